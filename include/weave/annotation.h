@@ -1,0 +1,97 @@
+// weave/annotation.h — one annotation on one method, as an interceptor sees it.
+//
+// weavegen validates every `[[name(arg=value, ...)]]` against the vocabulary
+// in annotations/*.json, fills in defaults, and emits the arguments as static
+// data. At run time an interceptor reads them with typed accessors:
+//
+//   void around(weave::Invocation& inv) override {
+//     const weave::Annotation& a = inv.annotation();
+//     std::string_view key = a.text("key");           // template, rendered for this call
+//     auto ttl = a.has("ttl") ? a.duration("ttl") : 30s;
+//     ...
+//   }
+//
+// Asking for an argument the annotation does not have, or as the wrong kind,
+// throws weave::UsageError naming the annotation and the argument.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weave {
+
+// The duration value written as `forever` (e.g. `wait=forever`).
+inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::max();
+
+// One argument value exactly as weavegen emitted it (all compile-time data).
+struct ArgValue {
+  enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list };
+  Kind kind = Kind::text;
+  std::string_view text{};               // text, enumerator
+  std::chrono::milliseconds duration{};  // duration (may be weave::forever)
+  std::int64_t integer = 0;              // integer, boolean (0/1)
+  int first = 0, count = 0;              // key_template(_list): slots in the rendered array
+
+  static constexpr ArgValue of_text(std::string_view s) { return {Kind::text, s}; }
+  static constexpr ArgValue of_enum(std::string_view s) { return {Kind::enumerator, s}; }
+  static constexpr ArgValue of_duration_ms(std::int64_t ms) {
+    return {Kind::duration, {}, std::chrono::milliseconds(ms)};
+  }
+  static constexpr ArgValue of_forever() { return {Kind::duration, {}, forever}; }
+  static constexpr ArgValue of_integer(std::int64_t v) { return {Kind::integer, {}, {}, v}; }
+  static constexpr ArgValue of_bool(bool v) { return {Kind::boolean, {}, {}, v ? 1 : 0}; }
+  // A key template rendered per call into slot `slot` of the call's rendered texts.
+  static constexpr ArgValue of_template(int slot) { return {Kind::key_template, {}, {}, 0, slot, 1}; }
+  static constexpr ArgValue of_template_list(int first_slot, int n) {
+    return {Kind::key_template_list, {}, {}, 0, first_slot, n};
+  }
+};
+
+struct ArgSpec {
+  std::string_view name;
+  ArgValue value;
+};
+
+// An annotation as written on a method, after validation and defaults.
+struct AnnotationSpec {
+  std::string_view name;  // "lock" (also for `weave::lock`)
+  int order = 0;          // chain position: lower runs outer
+  std::span<const ArgSpec> args;
+  int line = 0, column = 0;  // where the attribute stands in the header
+};
+
+// An annotation plus the key templates rendered for the current call.
+class Annotation {
+ public:
+  Annotation(const AnnotationSpec& spec, std::span<const std::string> rendered)
+      : spec_(&spec), rendered_(rendered) {}
+
+  std::string_view name() const noexcept { return spec_->name; }
+  int order() const noexcept { return spec_->order; }
+  const AnnotationSpec& spec() const noexcept { return *spec_; }
+
+  // True when the argument was written or has a default.
+  bool has(std::string_view arg) const noexcept { return find(arg) != nullptr; }
+
+  // Text, enumerator, or a key template rendered for this call.
+  std::string_view text(std::string_view arg) const;
+  // Every rendered template of a list argument (e.g. keys=[...]); a single
+  // template argument gives a list of one.
+  std::vector<std::string_view> texts(std::string_view arg) const;
+  std::chrono::milliseconds duration(std::string_view arg) const;
+  std::int64_t integer(std::string_view arg) const;
+  bool boolean(std::string_view arg) const;
+
+  const ArgValue* find(std::string_view arg) const noexcept;
+
+ private:
+  const ArgValue& require(std::string_view arg, std::initializer_list<ArgValue::Kind> kinds) const;
+  const AnnotationSpec* spec_;
+  std::span<const std::string> rendered_;
+};
+
+}  // namespace weave

@@ -1,0 +1,59 @@
+// weave/interceptor.h — the around-advice interface and the registry that
+// binds annotation names to interceptors at run time.
+//
+// Registering your own annotation takes two steps: describe its arguments in
+// a JSON vocabulary file passed to weave_generate(... ANNOTATIONS audit.json),
+// and register an interceptor under the same name before the first call:
+//
+//   weave::InterceptorRegistry::global().add("audit", [](weave::Invocation& inv) {
+//     audit_log(inv.annotation().text("event"), inv.method());
+//     inv.proceed();
+//   });
+//
+// Chain order: annotations run by their `order=` argument, lowest outermost;
+// equal orders keep the order they are written in on the method. The built-in
+// `lock` interceptor is registered on first use and can be replaced.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include "weave/invocation.h"
+
+namespace weave {
+
+class Interceptor {
+ public:
+  virtual ~Interceptor() = default;
+  // Do work, call inv.proceed() (or not, to skip the method), do work.
+  virtual void around(Invocation& inv) = 0;
+};
+
+class InterceptorRegistry {
+ public:
+  // The registry generated proxies use.
+  static InterceptorRegistry& global();
+
+  // Binds `annotation` to `interceptor`, replacing any earlier binding.
+  void add(std::string annotation, std::shared_ptr<Interceptor> interceptor);
+  void add(std::string annotation, std::function<void(Invocation&)> around);
+  // Returns false when nothing was bound to the name.
+  bool remove(std::string_view annotation);
+  std::shared_ptr<Interceptor> find(std::string_view annotation) const;
+
+  // Bumped by every add/remove; proxies cache their resolved chain against it.
+  std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name_;
+  std::atomic<std::uint64_t> version_{1};
+};
+
+}  // namespace weave

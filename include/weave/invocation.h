@@ -1,0 +1,112 @@
+// weave/invocation.h — one call through a woven method, as interceptors see it.
+//
+// An Invocation names the method, gives read access to its arguments, and
+// runs the rest of the chain with proceed():
+//
+//   void around(weave::Invocation& inv) override {
+//     auto t0 = std::chrono::steady_clock::now();
+//     inv.proceed();                                   // next interceptor, then the method
+//     log(inv.method(), inv.arg(0).text(), std::chrono::steady_clock::now() - t0);
+//   }
+//
+// An interceptor that returns without calling proceed() skips the method: the
+// proxy then returns what the method's skip rule says (nothing for void,
+// std::nullopt for std::optional, the annotation's fallback), or throws
+// weave::UsageError when the method has no way to skip.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+
+#include "weave/annotation.h"
+#include "weave/error.h"
+#include "weave/key.h"
+
+namespace weave {
+
+// A read-only, type-checked view of one argument of the call.
+class ArgRef {
+ public:
+  template <class T>
+  explicit ArgRef(const T& value) noexcept
+      : ptr_(&value), type_(&typeid(T)), append_(formatter<T>()) {}
+
+  const std::type_info& type() const noexcept { return *type_; }
+  // The argument if it has exactly type T (cv/ref stripped), else nullptr.
+  template <class T>
+  const T* get() const noexcept {
+    return typeid(T) == *type_ ? static_cast<const T*>(ptr_) : nullptr;
+  }
+  // False when the type has no key formatting (see weave/key.h).
+  bool formattable() const noexcept { return append_ != nullptr; }
+  // The value as key text; throws UsageError when not formattable.
+  std::string text() const;
+
+ private:
+  template <class T>
+  static void append_impl(std::string& out, const void* p) {
+    if constexpr (is_key_formattable_v<T>) append_key(out, *static_cast<const T*>(p));
+  }
+  template <class T>
+  static constexpr void (*formatter())(std::string&, const void*) {
+    return is_key_formattable_v<T> ? &append_impl<T> : nullptr;
+  }
+  const void* ptr_;
+  const std::type_info* type_;
+  void (*append_)(std::string&, const void*);
+
+};
+
+struct MethodInfo;
+namespace detail {
+bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
+               std::span<const std::string> rendered, void (*target)(void*), void* ctx);
+}  // namespace detail
+
+class Invocation {
+ public:
+  Invocation(const MethodInfo& method, std::span<const ArgRef> args,
+             std::span<const std::string> rendered, void (*target)(void*), void* target_ctx)
+      : method_(&method), args_(args), rendered_(rendered), target_(target), target_ctx_(target_ctx) {}
+  Invocation(const Invocation&) = delete;
+  Invocation& operator=(const Invocation&) = delete;
+
+  // "shop::OrderService::pay"
+  std::string_view method() const noexcept;
+  // The header and line the method is declared at.
+  std::string_view file() const noexcept;
+  int line() const noexcept;
+
+  std::size_t arg_count() const noexcept { return args_.size(); }
+  const ArgRef& arg(std::size_t i) const;
+  std::string_view arg_name(std::size_t i) const;
+
+  // The annotation of the interceptor that is running now.
+  const Annotation& annotation() const;
+
+  // Runs the next interceptor, or the method itself after the last one.
+  // Exceptions from the method pass through. Calling it again after the
+  // method returned normally is a UsageError.
+  void proceed();
+  // True once the method itself has returned normally.
+  bool proceeded() const noexcept { return target_done_; }
+
+ private:
+  friend bool detail::run_chain(const MethodInfo&, std::span<const ArgRef>,
+                                std::span<const std::string>, void (*)(void*), void*);
+  const MethodInfo* method_;
+  std::span<const ArgRef> args_;
+  std::span<const std::string> rendered_;
+  void (*target_)(void*);
+  void* target_ctx_;
+  const void* chain_ = nullptr;  // resolved interceptors (detail)
+  std::size_t depth_ = 0;        // index of the running interceptor + 1
+  Annotation current_{empty_spec(), {}};
+  bool target_done_ = false;
+  static const AnnotationSpec& empty_spec() noexcept;
+};
+
+}  // namespace weave

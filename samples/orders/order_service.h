@@ -1,0 +1,44 @@
+// The sample service: two locked methods, one plain one, one locked free function.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <string>
+
+namespace shop {
+
+struct Receipt {
+  std::string order_id;
+  int cents = 0;
+  std::string holder;  // who held the lock while paying
+};
+
+struct Item {
+  std::string sku;
+  std::string name;
+};
+
+class OrderService {
+ public:
+  virtual ~OrderService() = default;
+
+  // One payment per order at a time; the lease is fixed at 30 s.
+  [[lock(key="order:<arg0>", ttl=30s)]]
+  virtual Receipt pay(const std::string& order_id, int cents);
+
+  // Reservations of one SKU queue up for at most 2 s; the lease is renewed
+  // by the watchdog while the method runs.
+  [[weave::lock(key="stock:<item.sku>", wait=2s)]]
+  virtual void reserve(const Item& item, int qty);
+
+  int balance() const;  // not annotated: passes straight through
+
+ protected:
+  std::atomic<int> total_cents_{0};
+};
+
+[[lock(key="acct:<from>")]] void transfer(const std::string& from, const std::string& to, int cents);
+
+}  // namespace shop

@@ -1,0 +1,18 @@
+// The interceptors resolved for one woven method, in annotation order.
+#pragma once
+
+#include <vector>
+
+#include "weave/generated.h"
+
+namespace weave::detail {
+
+struct Chain {
+  std::vector<Interceptor*> interceptors;  // parallel to MethodInfo::annotations
+};
+
+// The chain for `info` under the current registry contents. Cached per thread
+// and per registry version; the pointer stays valid for the process lifetime.
+const Chain& resolve_chain(const MethodInfo& info);
+
+}  // namespace weave::detail

@@ -1,0 +1,119 @@
+#include <deque>
+#include <mutex>
+
+#include "builtin.h"
+#include "chain.h"
+#include "weave/interceptor.h"
+
+namespace weave {
+namespace {
+
+// Adapts a plain callable to the Interceptor interface.
+class FunctionInterceptor final : public Interceptor {
+ public:
+  explicit FunctionInterceptor(std::function<void(Invocation&)> f) : f_(std::move(f)) {}
+  void around(Invocation& inv) override { f_(inv); }
+
+ private:
+  std::function<void(Invocation&)> f_;
+};
+
+// Chains are never freed: a call in flight on another thread may still use
+// one after the registry changed. They are few (methods × registry changes).
+struct ChainStore {
+  std::mutex mutex;
+  std::deque<detail::Chain> chains;
+  std::deque<std::shared_ptr<Interceptor>> keep_alive;
+};
+ChainStore& chain_store() {
+  static ChainStore* store = new ChainStore;  // outlives static destructors
+  return *store;
+}
+
+}  // namespace
+
+InterceptorRegistry& InterceptorRegistry::global() {
+  static InterceptorRegistry* registry = new InterceptorRegistry;  // usable during exit
+  return *registry;
+}
+
+void InterceptorRegistry::add(std::string annotation, std::shared_ptr<Interceptor> interceptor) {
+  if (!interceptor) throw UsageError("null interceptor for annotation '" + annotation + "'");
+  std::unique_lock lock(mutex_);
+  by_name_[std::move(annotation)] = std::move(interceptor);
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void InterceptorRegistry::add(std::string annotation, std::function<void(Invocation&)> around) {
+  if (!around) throw UsageError("empty function for annotation '" + annotation + "'");
+  add(std::move(annotation), std::make_shared<FunctionInterceptor>(std::move(around)));
+}
+
+bool InterceptorRegistry::remove(std::string_view annotation) {
+  std::unique_lock lock(mutex_);
+  auto it = by_name_.find(annotation);
+  if (it == by_name_.end()) return false;
+  by_name_.erase(it);
+  version_.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+std::shared_ptr<Interceptor> InterceptorRegistry::find(std::string_view annotation) const {
+  std::shared_lock lock(mutex_);
+  auto it = by_name_.find(annotation);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+namespace detail {
+namespace {
+
+std::shared_ptr<Interceptor> find_or_install(InterceptorRegistry& registry, std::string_view name) {
+  if (auto found = registry.find(name)) return found;
+  auto builtin = make_builtin_interceptor(name);
+  if (builtin) registry.add(std::string(name), builtin);
+  return builtin;
+}
+
+const Chain& build_chain(const MethodInfo& info) {
+  InterceptorRegistry& registry = InterceptorRegistry::global();
+  Chain chain;
+  std::vector<std::shared_ptr<Interceptor>> owners;
+  for (const AnnotationSpec& a : info.annotations) {
+    auto interceptor = find_or_install(registry, a.name);
+    if (!interceptor)
+      throw UsageError("no interceptor registered for annotation '" + std::string(a.name) +
+                       "' (used by " + std::string(info.qualified_name) + " at " +
+                       std::string(info.file) + ":" + std::to_string(a.line) +
+                       "); call weave::InterceptorRegistry::global().add(\"" +
+                       std::string(a.name) + "\", ...) before the first call");
+    chain.interceptors.push_back(interceptor.get());
+    owners.push_back(std::move(interceptor));
+  }
+  ChainStore& store = chain_store();
+  std::lock_guard lock(store.mutex);
+  for (auto& o : owners) store.keep_alive.push_back(std::move(o));
+  return store.chains.emplace_back(std::move(chain));
+}
+
+}  // namespace
+
+const Chain& resolve_chain(const MethodInfo& info) {
+  // A small per-thread direct-mapped cache keeps the hot path free of locks.
+  struct Slot {
+    const MethodInfo* info = nullptr;
+    std::uint64_t version = 0;
+    const Chain* chain = nullptr;
+  };
+  thread_local Slot cache[64];
+  const std::uint64_t version = InterceptorRegistry::global().version();
+  Slot& slot = cache[(reinterpret_cast<std::uintptr_t>(&info) >> 4) % 64];
+  if (slot.info == &info && slot.version == version) return *slot.chain;
+  // Record the version read before building: a change racing with the build
+  // (or the built-in install itself) makes the next call rebuild once.
+  const Chain& chain = build_chain(info);
+  slot = {&info, version, &chain};
+  return chain;
+}
+
+}  // namespace detail
+}  // namespace weave

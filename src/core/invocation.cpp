@@ -1,0 +1,87 @@
+#include "weave/invocation.h"
+
+#include "chain.h"
+#include "weave/generated.h"
+
+namespace weave {
+
+std::string ArgRef::text() const {
+  if (!append_)
+    throw UsageError(std::string("argument of type ") + type_->name() +
+                     " has no key formatting (add weave_key or operator<<)");
+  std::string out;
+  append_(out, ptr_);
+  return out;
+}
+
+const AnnotationSpec& Invocation::empty_spec() noexcept {
+  static constexpr AnnotationSpec empty{};
+  return empty;
+}
+
+std::string_view Invocation::method() const noexcept { return method_->qualified_name; }
+std::string_view Invocation::file() const noexcept { return method_->file; }
+int Invocation::line() const noexcept { return method_->line; }
+
+const ArgRef& Invocation::arg(std::size_t i) const {
+  if (i >= args_.size())
+    throw UsageError("argument " + std::to_string(i) + " out of range: " +
+                     std::string(method()) + " has " + std::to_string(args_.size()));
+  return args_[i];
+}
+
+std::string_view Invocation::arg_name(std::size_t i) const {
+  arg(i);  // range check
+  return i < method_->param_names.size() ? method_->param_names[i] : std::string_view{};
+}
+
+const Annotation& Invocation::annotation() const {
+  if (depth_ == 0)
+    throw UsageError("Invocation::annotation() called outside an interceptor of " +
+                     std::string(method()));
+  return current_;
+}
+
+void Invocation::proceed() {
+  if (target_done_)
+    throw UsageError("proceed() called again after " + std::string(method()) + " returned");
+  const auto& chain = *static_cast<const detail::Chain*>(chain_);
+  if (depth_ == chain.interceptors.size()) {
+    target_(target_ctx_);
+    target_done_ = true;
+    return;
+  }
+  // Run the next interceptor; restore this level's view afterwards, also on throw.
+  struct Restore {
+    Invocation& inv;
+    std::size_t depth;
+    Annotation annotation;
+    ~Restore() {
+      inv.depth_ = depth;
+      inv.current_ = annotation;
+    }
+  } restore{*this, depth_, current_};
+  Interceptor* next = chain.interceptors[depth_];
+  current_ = Annotation(method_->annotations[depth_], rendered_);
+  ++depth_;
+  next->around(*this);
+}
+
+namespace detail {
+
+bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
+               std::span<const std::string> rendered, void (*target)(void*), void* ctx) {
+  Invocation inv(info, args, rendered, target, ctx);
+  inv.chain_ = &resolve_chain(info);
+  inv.proceed();
+  return inv.proceeded();
+}
+
+void throw_cannot_skip(const MethodInfo& info) {
+  throw UsageError("an interceptor skipped " + std::string(info.qualified_name) +
+                   ", which cannot skip: it returns a value and names no fallback "
+                   "(return void or std::optional, or add fallback=...)");
+}
+
+}  // namespace detail
+}  // namespace weave
