@@ -1,1 +1,30 @@
+# `cmake --install` layout and the find_package(Weave CONFIG) package:
+#   lib/libweave.a, bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
+#   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveTargets,WeaveGenerate}.cmake
+include(CMakePackageConfigHelpers)
 
+set(WEAVE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Weave")
+set(WEAVE_INSTALL_ANNOTATIONSDIR "${CMAKE_INSTALL_DATADIR}/weave/annotations")
+
+set(weave_install_targets weave)
+if(TARGET weavegen)
+  list(APPEND weave_install_targets weavegen)
+endif()
+install(TARGETS ${weave_install_targets} EXPORT WeaveTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/weave" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/annotations/" DESTINATION ${WEAVE_INSTALL_ANNOTATIONSDIR}
+  FILES_MATCHING PATTERN "*.json")
+install(EXPORT WeaveTargets NAMESPACE Weave:: DESTINATION ${WEAVE_INSTALL_CMAKEDIR})
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/WeaveConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/WeaveConfig.cmake"
+  INSTALL_DESTINATION ${WEAVE_INSTALL_CMAKEDIR}
+  PATH_VARS WEAVE_INSTALL_ANNOTATIONSDIR)
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/WeaveConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/WeaveConfig.cmake" "${PROJECT_BINARY_DIR}/WeaveConfigVersion.cmake"
+  "${PROJECT_SOURCE_DIR}/cmake/WeaveGenerate.cmake"
+  DESTINATION ${WEAVE_INSTALL_CMAKEDIR})

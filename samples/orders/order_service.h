@@ -24,8 +24,9 @@ class OrderService {
  public:
   virtual ~OrderService() = default;
 
-  // One payment per order at a time; the lease is fixed at 30 s.
-  [[lock(key="order:<arg0>", ttl=30s)]]
+  // One payment per order at a time: callers queue for up to 5 s; the lease
+  // is fixed at 30 s (no renewal).
+  [[lock(key="order:<arg0>", ttl=30s, wait=5s)]]
   virtual Receipt pay(const std::string& order_id, int cents);
 
   // Reservations of one SKU queue up for at most 2 s; the lease is renewed

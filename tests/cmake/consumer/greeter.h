@@ -1,0 +1,9 @@
+#pragma once
+#include <string>
+
+class Greeter {
+ public:
+  virtual ~Greeter() = default;
+  [[weave::lock(key="greet:<name>", ttl=5s)]]
+  virtual std::string greet(const std::string& name);
+};
