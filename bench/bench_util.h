@@ -1,0 +1,28 @@
+// A tiny timing harness: best-of-N repetitions of a tight loop, in ns per call.
+// Figures are only compared as ratios within one run (machines are noisy).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace bench {
+
+template <class T>
+inline void keep(const T& value) {
+  asm volatile("" : : "g"(&value) : "memory");
+}
+
+template <class F>
+double ns_per_call(long iterations, int repetitions, F&& body) {
+  double best = 1e300;
+  for (int r = 0; r < repetitions; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < iterations; ++i) body(i);
+    auto t1 = std::chrono::steady_clock::now();
+    best = std::min(best, std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations);
+  }
+  return best;
+}
+
+}  // namespace bench
