@@ -1,0 +1,54 @@
+// weave/config.h — where Weave's lock options come from.
+//
+// One loader fills weave::LockOptions from, highest precedence first:
+//   1. code: the fields set in ConfigSources::code
+//   2. the environment: WEAVE_LOCK_URL
+//   3. a JSON file: ConfigSources::file, else the path in $WEAVE_CONFIG
+//   4. the defaults of LockOptions
+//
+//   // weave.json: {"lock": {"url": "redis://cache:6379/2", "lease": "30s", "on_lost": "throw"}}
+//   weave::LockOptions o = weave::load_lock_options({.file = "weave.json"});
+//   weave::configure_locks(o);
+//
+// JSON keys under "lock": url, lease (watchdog lease), renew_interval,
+// on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size.
+// Durations are strings "250ms", "30s", "2min", "1h" or integer milliseconds.
+// Any problem (unreadable file, bad JSON, unknown key, bad value, bad URL)
+// throws weave::ConfigError naming the source and the problem.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "weave/lock.h"
+
+namespace weave {
+
+// Lock settings a source may or may not say; unset fields fall through to
+// the next source.
+struct LockConfig {
+  std::optional<std::string> url;
+  std::optional<std::chrono::milliseconds> lease;
+  std::optional<std::chrono::milliseconds> renew_interval;
+  std::optional<LeaseLostPolicy> on_lost;
+  std::optional<std::chrono::milliseconds> connect_timeout;
+  std::optional<std::chrono::milliseconds> command_timeout;
+  std::optional<int> pool_size;
+};
+
+struct ConfigSources {
+  LockConfig code;                  // highest precedence
+  std::optional<std::string> file;  // JSON file; when unset, $WEAVE_CONFIG (if set)
+  bool environment = true;          // read WEAVE_LOCK_URL and WEAVE_CONFIG
+};
+
+// Merges the sources over LockOptions' defaults and validates the URL.
+LockOptions load_lock_options(const ConfigSources& sources = {});
+
+// "250ms", "30s", "2min", "1h" -> milliseconds. Throws ConfigError
+// ("<what>: ...") on anything else.
+std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what = "duration");
+
+}  // namespace weave

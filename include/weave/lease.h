@@ -1,0 +1,136 @@
+// weave/lease.h — a held lock lease, and the call chain that holds it.
+//
+// A Lease is what a lock acquisition gives you: the key, the owner token that
+// proves ownership to the backend, a fencing token to hand to storage (strictly
+// increasing per key: reject writes carrying an older one), and a stop_token
+// that fires if the lease is lost while you still think you hold it.
+//
+//   [[lock(key="order:<id>")]] void pay(const std::string& id) {
+//     const weave::Lease* l = weave::current_lease("order:" + id);
+//     db.write(id, l->fencing_token());
+//     for (auto& step : steps) {
+//       if (l->stop_token().stop_requested()) return;   // lost: someone else may hold it now
+//       step();
+//     }
+//   }
+//
+// Ownership is the lease's owner token, not the thread: a call chain may hop
+// threads. The chain of leases held by the running call is thread-local; carry
+// it along with CallContext when the call continues elsewhere:
+//
+//   weave::CallContext ctx = weave::CallContext::capture();
+//   pool.submit([ctx] { weave::CallContext::Scope in(ctx); svc.pay("1"); });  // reuses the lease
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+namespace weave {
+
+class LockBackend;
+struct LockOptions;
+
+namespace detail {
+struct ChainNode;
+struct ClientShared;
+struct LeaseControl;
+struct LeaseInit;
+}  // namespace detail
+
+// One acquired lease. Created by LockClient; always owned through
+// std::shared_ptr and never moved, so `const Lease*` stays valid while the
+// handle (or the call chain) holds it. All accessors are thread-safe.
+class Lease {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  explicit Lease(detail::LeaseInit&& init);  // internal: use LockClient
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+
+  const std::string& key() const noexcept { return key_; }
+  // Unique per acquisition (a random UUID); the backend checks it on
+  // release and renewal.
+  const std::string& owner_token() const noexcept { return owner_; }
+  // Strictly increasing per key across acquisitions.
+  std::uint64_t fencing_token() const noexcept { return fence_; }
+  // Fires when the lease is lost (not on a normal release).
+  std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+  bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+  // Why it was lost ("" while not lost).
+  std::string lost_cause() const;
+
+  // True in watchdog mode (renewed while held); false for a fixed ttl.
+  bool renewed() const noexcept { return watchdog_; }
+  // The lease length: the fixed ttl, or the watchdog lease.
+  std::chrono::milliseconds lease_time() const noexcept { return lease_time_; }
+  clock::time_point acquired_at() const noexcept { return acquired_at_; }
+  // When the lease runs out unless renewed (a local, conservative estimate;
+  // moves forward with each renewal).
+  clock::time_point expires_at() const noexcept {
+    return clock::time_point(clock::duration(expires_at_.load(std::memory_order_acquire)));
+  }
+  // expires_at() - now, or 0.
+  std::chrono::milliseconds remaining() const noexcept;
+
+ private:
+  friend struct detail::LeaseControl;
+  std::string key_;
+  std::string owner_;
+  std::uint64_t fence_ = 0;
+  bool watchdog_ = false;
+  bool on_expiry_ = false;  // Release::on_expiry
+  std::chrono::milliseconds lease_time_{0};
+  clock::time_point acquired_at_;
+  std::atomic<clock::rep> expires_at_{0};
+  std::stop_source stop_;
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> lost_reported_{false};  // on_lost called
+  std::shared_ptr<const detail::ClientShared> client_;  // backend + options
+  mutable std::mutex mutex_;                // guards the fields below
+  std::string cause_;
+  int holds_ = 1;
+  bool released_ = false;
+};
+
+// The innermost lease held by the running call chain, or null.
+const Lease* current_lease() noexcept;
+// The innermost lease on `key` held by the running call chain, or null.
+const Lease* current_lease(std::string_view key) noexcept;
+
+// The chain of leases held by the running call (innermost first). Capture it
+// where a call continues on another thread, and install it there with Scope.
+// Installing it does not transfer anything: the leases stay owned by their
+// handles, which the original call releases as usual.
+class CallContext {
+ public:
+  CallContext() noexcept = default;
+  static CallContext capture() noexcept;
+  bool empty() const noexcept { return head_ == nullptr; }
+
+  // Installs a captured chain on this thread for the scope's lifetime, then
+  // restores what was there. Scopes nest; destroy them in reverse order.
+  class Scope {
+   public:
+    explicit Scope(const CallContext& ctx) noexcept;
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    std::shared_ptr<const detail::ChainNode> previous_;
+  };
+
+ private:
+  friend struct detail::LeaseControl;
+  std::shared_ptr<const detail::ChainNode> head_;
+};
+
+}  // namespace weave

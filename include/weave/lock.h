@@ -1,0 +1,170 @@
+// weave/lock.h — distributed locks: options, lock specs, the client and its
+// RAII lease handles.
+//
+// The `lock` annotation uses a process-wide LockClient; code can use one
+// directly too. A lease belongs to the call that acquired it (an owner token
+// from libuuid), never to a thread, so a handle may be moved to and released
+// from any thread, executor or coroutine.
+//
+//   weave::configure_locks({.url = "mem://"});            // optional; else from the environment
+//   weave::LockClient locks = weave::default_lock_client();
+//   {
+//     weave::LeaseHandle h = locks.acquire("order:1", {.wait = 2s});  // throws weave::LockBusy
+//     write_with_fence(h->fencing_token());
+//     if (h->stop_token().stop_requested()) return;       // the lease was lost: stop writing
+//     h.release();                                         // throws weave::LeaseLost if it was lost
+//   }                                                      // (or: released here, never throws)
+//
+// Without `ttl` a lease is in watchdog mode: it lasts LockOptions::watchdog_lease
+// and one background thread per process renews it every third of that while
+// it is held. With `ttl` it is fixed: never renewed; if it runs out while held
+// its stop_token fires and release() reports the loss.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "weave/annotation.h"  // weave::forever
+#include "weave/lease.h"
+
+namespace weave {
+
+class LockBackend;
+
+// What happens when a lease turns out to be lost (expired, or taken by another
+// owner) before it was released.
+enum class LeaseLostPolicy {
+  throw_at_release,  // LeaseHandle::release() (and the `lock` interceptor) throw weave::LeaseLost
+  callback,          // only LockOptions::on_lost is called; release() does not throw
+};
+
+struct LockOptions {
+  // Backend: "mem://" (in-process, the default; "mem://name" is a separate
+  // table) or "redis://[user:password@]host:port[/db]".
+  std::string url = "mem://";
+  // Lease length in watchdog mode (no `ttl`), renewed every `renew_interval`.
+  std::chrono::milliseconds watchdog_lease{30'000};
+  // 0 = watchdog_lease / 3.
+  std::chrono::milliseconds renew_interval{0};
+  LeaseLostPolicy lost_policy = LeaseLostPolicy::throw_at_release;
+  // Called once per lost lease, as soon as the loss is seen: on the watchdog
+  // thread (renewal failed / fixed ttl ran out while held) or in release().
+  // Called under either policy. Must not block for long and must not throw.
+  std::function<void(const Lease& lease, std::string_view cause)> on_lost;
+  // Reserved for networked backends (redis).
+  std::chrono::milliseconds connect_timeout{2'000};
+  std::chrono::milliseconds command_timeout{1'000};
+  int pool_size = 4;
+};
+
+// How to take one lock.
+struct LockSpec {
+  // 0 = watchdog mode (renewed while held); else a fixed lease, never renewed.
+  std::chrono::milliseconds ttl{0};
+  // 0 = try once; a duration = wait at most that long; weave::forever = until acquired.
+  std::chrono::milliseconds wait{0};
+  enum class Release {
+    on_return,  // released when the handle is released / destroyed
+    on_expiry,  // never released explicitly: runs out after `ttl` (needs ttl > 0)
+  };
+  Release release = Release::on_return;
+};
+
+class LockClient;
+
+// Move-only owner of one hold on a lease. Destroying a holding handle
+// releases it and never throws; release() reports a lost lease per policy.
+class LeaseHandle {
+ public:
+  LeaseHandle() noexcept = default;
+  LeaseHandle(LeaseHandle&& other) noexcept;
+  LeaseHandle& operator=(LeaseHandle&& other) noexcept;  // releases what it held first
+  LeaseHandle(const LeaseHandle&) = delete;
+  LeaseHandle& operator=(const LeaseHandle&) = delete;
+  ~LeaseHandle();
+
+  // True while the handle holds a lease (acquired, not yet released).
+  explicit operator bool() const noexcept { return lease_ != nullptr; }
+  bool holds() const noexcept { return lease_ != nullptr; }
+  const Lease& lease() const;  // UsageError when empty
+  const Lease* operator->() const { return &lease(); }
+  // True when this handle reuses a lease its call chain already held.
+  bool reentrant() const noexcept { return reentrant_; }
+
+  // Gives up this hold; the outermost hold releases the lease in the backend.
+  // With Release::on_expiry the lease is left to run out. Throws
+  // weave::LeaseLost when the lease was lost and the policy is
+  // throw_at_release; backend I/O errors propagate (the lease then runs out).
+  void release();
+
+  // The shared lease object (for LeaseScope / CallContext plumbing).
+  const std::shared_ptr<Lease>& shared() const noexcept { return lease_; }
+
+ private:
+  friend class LockClient;
+  friend struct LeaseHandleAccess;
+  LeaseHandle(std::shared_ptr<Lease> lease, bool reentrant) noexcept
+      : lease_(std::move(lease)), reentrant_(reentrant) {}
+  void drop(bool may_throw);
+  std::shared_ptr<Lease> lease_;
+  bool reentrant_ = false;
+};
+
+// A connection to one lock backend plus the options. Cheap to copy (copies
+// share the backend). Thread-safe.
+class LockClient {
+ public:
+  // Builds the backend named by options.url. Throws ConfigError for an
+  // unknown scheme or a backend that is not built.
+  explicit LockClient(LockOptions options = {});
+  // Uses `backend` as is (tests, custom backends); options.url is informational.
+  LockClient(LockOptions options, std::shared_ptr<LockBackend> backend);
+
+  // Acquires `key` (waiting per spec.wait) or throws weave::LockBusy naming
+  // the key and the time waited. If the current call chain (see CallContext)
+  // already holds `key` on this backend, reuses that lease (hold count + 1).
+  LeaseHandle acquire(std::string_view key, const LockSpec& spec = {});
+  // Same, but returns an empty handle when busy. `waited`, if given, receives
+  // the time spent.
+  LeaseHandle try_acquire(std::string_view key, const LockSpec& spec = {},
+                          std::chrono::milliseconds* waited = nullptr);
+
+  const LockOptions& options() const noexcept;
+  LockBackend& backend() const noexcept;
+
+ private:
+  std::shared_ptr<const detail::ClientShared> shared_;
+};
+
+// Sets the process-wide client the `lock` interceptor uses (replacing any
+// earlier one; leases already held keep their backend). Throws ConfigError.
+void configure_locks(LockOptions options);
+// The process-wide client; created on first use from the environment
+// (weave::load_lock_options(): WEAVE_LOCK_URL, WEAVE_CONFIG) when
+// configure_locks() was not called.
+LockClient default_lock_client();
+
+// Puts a lease on the current call chain for this scope, so that nested
+// acquisitions of the same key reuse it and current_lease() finds it. The
+// `lock` interceptor does this around the method; use it with LockClient
+// when code below should see the lease.
+//
+//   auto h = locks.acquire("order:1");
+//   weave::LeaseScope in_chain(h);
+//   svc.pay("1", 100);          // a woven [[lock(key="order:<arg0>")]] reuses h
+class LeaseScope {
+ public:
+  explicit LeaseScope(const LeaseHandle& handle);
+  ~LeaseScope();
+  LeaseScope(const LeaseScope&) = delete;
+  LeaseScope& operator=(const LeaseScope&) = delete;
+
+ private:
+  std::shared_ptr<const detail::ChainNode> previous_;
+};
+
+}  // namespace weave

@@ -1,0 +1,110 @@
+// weave/lock_backend.h — the seam between lock semantics and lock storage.
+//
+// For backend implementers. LockClient implements every lock rule (waiting,
+// watchdog, reentrancy, policies) on top of these few calls, so each backend
+// (mem://, redis://, ...) gets identical semantics. A backend only stores
+// leases: key -> (owner token, expiry, fencing token), and wakes waiters.
+//
+//   class MyBackend : public weave::LockBackend { ... };
+//   weave::register_lock_backend("my", [](const weave::LockOptions& o) {
+//     return std::make_shared<MyBackend>(weave::parse_lock_url(o.url));
+//   });
+//   weave::configure_locks({.url = "my://host:1234"});
+//
+// All calls are thread-safe and may throw weave::IoError (BackendUnavailable,
+// TimeoutError) when the backend cannot be reached. Times are durations, never
+// wall-clock instants, so clocks of different machines never meet.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weave/lock.h"
+
+namespace weave {
+
+struct AcquireResult {
+  bool acquired = false;
+  // When acquired: the new lease's fencing token, strictly greater than every
+  // token earlier handed out for this key.
+  std::uint64_t fencing_token = 0;
+  // When not acquired: how long the current holder's lease still runs (the
+  // earliest moment it may become free without a release); 0 if unknown.
+  std::chrono::milliseconds holder_ttl_left{0};
+};
+
+enum class ReleaseResult {
+  released,  // the key was held by this owner and is now free
+  lost,      // not held by this owner any more (expired, or taken by another)
+};
+
+struct RenewItem {
+  std::string_view key;
+  std::string_view owner_token;
+  std::chrono::milliseconds lease;  // new lease length from now
+};
+
+enum class RenewResult { owned, lost };
+
+// Waits for a release of one key. Created by LockBackend::prepare_wait()
+// BEFORE the try_acquire() it follows, so a release between the two is not
+// missed.
+class LockWaiter {
+ public:
+  virtual ~LockWaiter() = default;
+  // Returns true as soon as the key was released (or freed) at any time since
+  // prepare_wait(), false when `deadline` passed first. May return true
+  // spuriously (callers retry try_acquire anyway). Must not poll the backend.
+  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+class LockBackend {
+ public:
+  virtual ~LockBackend() = default;
+
+  // Takes `key` for `owner_token` for `lease` if it is free or its lease has
+  // run out. If `owner_token` already holds it, refreshes the lease and
+  // returns the same fencing token. Otherwise reports the holder's ttl left.
+  virtual AcquireResult try_acquire(std::string_view key, std::string_view owner_token,
+                                    std::chrono::milliseconds lease) = 0;
+
+  // Frees `key` if `owner_token` holds it and its lease has not run out, and
+  // wakes its waiters. Never frees another owner's lease.
+  virtual ReleaseResult release(std::string_view key, std::string_view owner_token) = 0;
+
+  // Extends each lease still held by its owner to `lease` from now; one result
+  // per item, in order. Never recreates a lease that was released or expired.
+  // One call for many leases so networked backends can pipeline.
+  virtual std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) = 0;
+
+  // A waiter for the next release of `key` (see LockWaiter).
+  virtual std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) = 0;
+};
+
+// A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".
+struct LockUrl {
+  std::string scheme;  // "mem", "redis", ...
+  std::string name;    // mem: table name ("" = the default table)
+  std::string user, password;
+  std::string host;
+  int port = 0;  // redis: 6379 when omitted
+  int db = 0;
+};
+// Throws ConfigError naming the URL and the problem.
+LockUrl parse_lock_url(std::string_view url);
+
+using LockBackendFactory = std::function<std::shared_ptr<LockBackend>(const LockOptions&)>;
+// Binds a URL scheme (without "://") to a factory, replacing an earlier one.
+// "mem" is built in.
+void register_lock_backend(std::string scheme, LockBackendFactory factory);
+// The backend for options.url. mem:// URLs with the same name share one table
+// within the process. Throws ConfigError for an unknown or unbuilt scheme.
+std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options);
+
+}  // namespace weave

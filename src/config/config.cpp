@@ -1,0 +1,277 @@
+// Lock configuration: code > WEAVE_LOCK_URL > JSON file > defaults.
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "weave/config.h"
+#include "weave/error.h"
+#include "weave/lock_backend.h"
+
+namespace weave {
+namespace detail {
+bool lock_scheme_known(std::string_view scheme);  // src/lock/backends.cpp
+}
+
+namespace {
+
+using std::chrono::milliseconds;
+
+bool parse_uint(std::string_view s, long long& out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && out >= 0;
+}
+
+std::string percent_decode(std::string_view s, const std::string& url) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '%') {
+      out += s[i];
+      continue;
+    }
+    auto hex = [](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    };
+    if (i + 2 >= s.size() + 0 || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0)
+      throw ConfigError("lock url '" + url + "': bad %-escape");
+    out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+milliseconds parse_duration(std::string_view text, std::string_view what) {
+  auto bad = [&](const std::string& why) {
+    return ConfigError(std::string(what) + ": '" + std::string(text) + "' " + why +
+                       " (write e.g. 250ms, 30s, 2min, 1h)");
+  };
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  long long n = 0;
+  if (i == 0 || !parse_uint(text.substr(0, i), n)) throw bad("is not a duration");
+  const std::string_view unit = text.substr(i);
+  long long scale;
+  if (unit == "ms")
+    scale = 1;
+  else if (unit == "s")
+    scale = 1000;
+  else if (unit == "min" || unit == "m")
+    scale = 60'000;
+  else if (unit == "h")
+    scale = 3'600'000;
+  else if (unit.empty())
+    throw bad("has no unit");
+  else
+    throw bad("has an unknown unit '" + std::string(unit) + "'");
+  if (n > (1LL << 40) / scale) throw bad("is too long");
+  return milliseconds(n * scale);
+}
+
+LockUrl parse_lock_url(std::string_view text) {
+  const std::string url(text);
+  auto bad = [&](const std::string& why) { return ConfigError("lock url '" + url + "': " + why); };
+  const auto sep = text.find("://");
+  if (sep == std::string_view::npos || sep == 0) throw bad("expected <scheme>://..., e.g. mem:// or redis://host:6379");
+  LockUrl u;
+  for (char c : text.substr(0, sep)) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.')
+      throw bad("bad scheme");
+    u.scheme += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  std::string_view rest = text.substr(sep + 3);
+  if (u.scheme == "mem") {
+    for (char c : rest)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+        throw bad("a mem:// URL takes only an optional table name ([A-Za-z0-9._-])");
+    u.name = std::string(rest);
+    return u;
+  }
+  // [user[:password]@]host[:port][/db]
+  if (const auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view info = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    const auto colon = info.find(':');
+    u.user = percent_decode(info.substr(0, colon), url);
+    if (colon != std::string_view::npos) u.password = percent_decode(info.substr(colon + 1), url);
+  }
+  std::string_view hostport = rest;
+  if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
+    hostport = rest.substr(0, slash);
+    std::string_view db = rest.substr(slash + 1);
+    long long n = 0;
+    if (!db.empty()) {
+      if (!parse_uint(db, n) || n > 1'000'000) throw bad("the database must be a number, got '" + std::string(db) + "'");
+      u.db = static_cast<int>(n);
+    }
+  }
+  std::string_view port;
+  if (!hostport.empty() && hostport.front() == '[') {  // [ipv6]:port
+    const auto close = hostport.find(']');
+    if (close == std::string_view::npos) throw bad("unclosed '[' in the host");
+    u.host = std::string(hostport.substr(1, close - 1));
+    std::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') throw bad("expected ':port' after ']'");
+      port = after.substr(1);
+      if (port.empty()) throw bad("empty port");
+    }
+  } else {
+    const auto colon = hostport.rfind(':');
+    u.host = std::string(hostport.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port = hostport.substr(colon + 1);
+      if (port.empty()) throw bad("empty port");
+    }
+  }
+  if (u.host.empty()) throw bad("no host");
+  if (!port.empty()) {
+    long long n = 0;
+    if (!parse_uint(port, n) || n < 1 || n > 65535) throw bad("bad port '" + std::string(port) + "'");
+    u.port = static_cast<int>(n);
+  } else if (u.scheme == "redis") {
+    u.port = 6379;
+  }
+  return u;
+}
+
+namespace {
+
+void check_url(const std::string& url, const std::string& source) {
+  try {
+    const LockUrl u = parse_lock_url(url);
+    if (!detail::lock_scheme_known(u.scheme))
+      throw ConfigError("lock url '" + url + "': unknown scheme '" + u.scheme +
+                        "' (known: mem, redis, or one added with register_lock_backend)");
+  } catch (const ConfigError& e) {
+    std::string what = e.what();
+    const std::string prefix = "weave config: ";
+    if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+    throw ConfigError(source + ": " + what);
+  }
+}
+
+// Overlays `over` on `base` (set fields win).
+void overlay(LockConfig& base, const LockConfig& over) {
+  if (over.url) base.url = over.url;
+  if (over.lease) base.lease = over.lease;
+  if (over.renew_interval) base.renew_interval = over.renew_interval;
+  if (over.on_lost) base.on_lost = over.on_lost;
+  if (over.connect_timeout) base.connect_timeout = over.connect_timeout;
+  if (over.command_timeout) base.command_timeout = over.command_timeout;
+  if (over.pool_size) base.pool_size = over.pool_size;
+}
+
+LockConfig read_file(const std::string& path, const std::string& source) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(source + ": cannot read '" + path + "'");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(buf.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(source + ": bad JSON: " + e.what());
+  }
+  if (!j.is_object()) throw ConfigError(source + ": expected a JSON object at the top");
+  LockConfig c;
+  for (auto& [k, v] : j.items())
+    if (k != "lock") throw ConfigError(source + ": unknown key '" + k + "' (known: lock)");
+  if (!j.contains("lock")) return c;
+  const nlohmann::json& lock = j["lock"];
+  if (!lock.is_object()) throw ConfigError(source + ": 'lock' must be an object");
+
+  auto duration = [&](const std::string& k, const nlohmann::json& v) {
+    const std::string what = source + ": lock." + k;
+    if (v.is_number_unsigned()) return milliseconds(v.get<std::uint64_t>());
+    if (v.is_string()) return parse_duration(v.get<std::string>(), what);
+    throw ConfigError(what + ": expected a duration like \"30s\" or integer milliseconds");
+  };
+  for (auto& [k, v] : lock.items()) {
+    const std::string what = source + ": lock." + k;
+    if (k == "url") {
+      if (!v.is_string()) throw ConfigError(what + ": expected a string");
+      c.url = v.get<std::string>();
+    } else if (k == "lease") {
+      c.lease = duration(k, v);
+    } else if (k == "renew_interval") {
+      c.renew_interval = duration(k, v);
+    } else if (k == "connect_timeout") {
+      c.connect_timeout = duration(k, v);
+    } else if (k == "command_timeout") {
+      c.command_timeout = duration(k, v);
+    } else if (k == "on_lost") {
+      const std::string s = v.is_string() ? v.get<std::string>() : "";
+      if (s == "throw")
+        c.on_lost = LeaseLostPolicy::throw_at_release;
+      else if (s == "callback")
+        c.on_lost = LeaseLostPolicy::callback;
+      else
+        throw ConfigError(what + ": expected \"throw\" or \"callback\", got " + v.dump());
+    } else if (k == "pool_size") {
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || v.get<std::uint64_t>() > 1024)
+        throw ConfigError(what + ": expected an integer 1..1024");
+      c.pool_size = static_cast<int>(v.get<std::uint64_t>());
+    } else {
+      throw ConfigError(source + ": unknown key 'lock." + k +
+                        "' (known: url, lease, renew_interval, on_lost, connect_timeout, "
+                        "command_timeout, pool_size)");
+    }
+  }
+  if (c.url) check_url(*c.url, source + ": lock.url");
+  return c;
+}
+
+}  // namespace
+
+LockOptions load_lock_options(const ConfigSources& sources) {
+  LockConfig merged;
+  // 3. the file
+  std::optional<std::string> path = sources.file;
+  std::string file_source;
+  if (path) {
+    file_source = "config file '" + *path + "'";
+  } else if (sources.environment) {
+    if (const char* p = std::getenv("WEAVE_CONFIG"); p && *p) {
+      path = p;
+      file_source = "config file '" + *path + "' (from WEAVE_CONFIG)";
+    }
+  }
+  if (path) overlay(merged, read_file(*path, file_source));
+  // 2. the environment
+  if (sources.environment) {
+    if (const char* u = std::getenv("WEAVE_LOCK_URL"); u && *u) {
+      check_url(u, "environment WEAVE_LOCK_URL");
+      merged.url = std::string(u);
+    }
+  }
+  // 1. code
+  if (sources.code.url) check_url(*sources.code.url, "code (ConfigSources::code.url)");
+  overlay(merged, sources.code);
+
+  LockOptions o;
+  if (merged.url) o.url = *merged.url;
+  if (merged.lease) {
+    if (merged.lease->count() <= 0) throw ConfigError("lock lease must be > 0");
+    o.watchdog_lease = *merged.lease;
+  }
+  if (merged.renew_interval) o.renew_interval = *merged.renew_interval;
+  if (o.renew_interval >= o.watchdog_lease)
+    throw ConfigError("lock renew_interval (" + std::to_string(o.renew_interval.count()) +
+                      " ms) must be shorter than the lease (" +
+                      std::to_string(o.watchdog_lease.count()) + " ms)");
+  if (merged.on_lost) o.lost_policy = *merged.on_lost;
+  if (merged.connect_timeout) o.connect_timeout = *merged.connect_timeout;
+  if (merged.command_timeout) o.command_timeout = *merged.command_timeout;
+  if (merged.pool_size) o.pool_size = *merged.pool_size;
+  return o;
+}
+
+}  // namespace weave

@@ -1,0 +1,67 @@
+// The backend factory, keyed by URL scheme.
+#include <map>
+#include <mutex>
+
+#include "mem_backend.h"
+#include "weave/error.h"
+#include "weave/lock_backend.h"
+
+namespace weave {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, LockBackendFactory, std::less<>> factories;
+  std::map<std::string, std::shared_ptr<LockBackend>, std::less<>> mem_tables;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // usable during exit
+  return *r;
+}
+
+}  // namespace
+
+namespace detail {
+bool lock_scheme_known(std::string_view scheme) {
+  if (scheme == "mem" || scheme == "redis") return true;
+  Registry& r = registry();
+  std::lock_guard g(r.mutex);
+  return r.factories.count(scheme) != 0;
+}
+}  // namespace detail
+
+void register_lock_backend(std::string scheme, LockBackendFactory factory) {
+  if (scheme.empty() || !factory) throw UsageError("register_lock_backend needs a scheme and a factory");
+  Registry& r = registry();
+  std::lock_guard g(r.mutex);
+  r.factories[std::move(scheme)] = std::move(factory);
+}
+
+std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
+  const LockUrl url = parse_lock_url(options.url);
+  Registry& r = registry();
+  LockBackendFactory factory;
+  {
+    std::lock_guard g(r.mutex);
+    if (auto it = r.factories.find(url.scheme); it != r.factories.end()) {
+      factory = it->second;
+    } else if (url.scheme == "mem") {
+      auto& table = r.mem_tables[url.name];
+      if (!table) table = detail::make_mem_backend();
+      return table;
+    } else if (url.scheme == "redis") {
+      throw ConfigError("lock url '" + options.url +
+                        "': the redis:// backend is not built yet (it arrives with the hiredis "
+                        "backend); use mem:// for now");
+    } else {
+      throw ConfigError("lock url '" + options.url + "': unknown scheme '" + url.scheme +
+                        "' (known: mem, redis, or one added with register_lock_backend)");
+    }
+  }
+  auto backend = factory(options);
+  if (!backend) throw ConfigError("lock url '" + options.url + "': the backend factory returned null");
+  return backend;
+}
+
+}  // namespace weave

@@ -1,0 +1,105 @@
+// Internals shared by the files of src/lock: the client's shared state, lease
+// construction and state changes, the call chain, the watchdog.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "weave/lease.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+namespace weave::detail {
+
+using Clock = std::chrono::steady_clock;
+
+struct ClientShared {
+  LockOptions options;
+  std::shared_ptr<LockBackend> backend;
+  std::chrono::milliseconds renew_interval() const noexcept {
+    auto r = options.renew_interval.count() > 0 ? options.renew_interval
+                                                : options.watchdog_lease / 3;
+    return r.count() > 0 ? r : std::chrono::milliseconds(1);
+  }
+};
+
+struct LeaseInit {
+  std::string key, owner;
+  std::uint64_t fence = 0;
+  bool watchdog = false;
+  bool on_expiry = false;
+  std::chrono::milliseconds lease_time{0};
+  Clock::time_point acquired_at;
+  std::shared_ptr<const ClientShared> client;
+};
+
+// One link of the (immutable, shareable) chain of leases held by a call.
+struct ChainNode {
+  std::shared_ptr<Lease> lease;
+  std::shared_ptr<const ChainNode> parent;
+};
+
+// A random owner token (libuuid, lower-case text form).
+std::string new_owner_token();
+
+struct LeaseControl {
+  static const ClientShared& client(const Lease& l) { return *l.client_; }
+  static bool on_expiry(const Lease& l) { return l.on_expiry_; }
+  static void set_expires_at(Lease& l, Clock::time_point t) {
+    l.expires_at_.store(t.time_since_epoch().count(), std::memory_order_release);
+  }
+  static bool released(const Lease& l) {
+    std::lock_guard g(l.mutex_);
+    return l.released_;
+  }
+  // Marks the lease lost (once), fires its stop_token and the on_lost
+  // callback. Ignored after release unless `even_if_released`.
+  static bool mark_lost(Lease& l, const std::string& cause, bool even_if_released = false);
+  // Another hold for a reentrant acquisition; false when already released.
+  // Throws LeaseLost when the lease was lost.
+  static bool add_hold(Lease& l);
+  // Gives up one hold; the last one releases in the backend.
+  static void drop_hold(const std::shared_ptr<Lease>& l, bool may_throw);
+
+  // The running call chain of this thread.
+  static std::shared_ptr<const ChainNode>& head();
+  static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
+};
+
+// The one background thread per process that renews watchdog leases and
+// notices fixed leases running out while held.
+class Watchdog {
+ public:
+  static Watchdog& instance();
+  void watch(const std::shared_ptr<Lease>& lease);
+  void unwatch(const Lease* lease);
+  // Number of leases watched (tests).
+  std::size_t size();
+  ~Watchdog();
+
+ private:
+  Watchdog() = default;
+  struct Entry {
+    std::shared_ptr<Lease> lease;
+    Clock::time_point due;
+  };
+  void run();
+  void process(std::vector<std::shared_ptr<Lease>>& due);
+  void reschedule(const Lease* l, Clock::time_point due);
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::unordered_map<const Lease*, Entry> entries_;
+  Clock::time_point wake_at_ = Clock::time_point::max();
+  bool stop_ = false;
+  bool started_ = false;
+  std::thread thread_;
+};
+
+}  // namespace weave::detail

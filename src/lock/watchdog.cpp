@@ -1,0 +1,146 @@
+// The lock watchdog: one thread per process. It sleeps until the earliest due
+// lease (no polling), renews every due watchdog lease with one renew_batch()
+// per backend, and marks lost the leases whose renewal failed or whose fixed
+// ttl ran out while still held.
+#include <algorithm>
+#include <map>
+
+#include "internal.h"
+
+namespace weave::detail {
+
+Watchdog& Watchdog::instance() {
+  static Watchdog w;  // joined at exit by the destructor
+  return w;
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard g(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
+  const ClientShared& c = LeaseControl::client(*lease);
+  const Clock::time_point due =
+      lease->renewed() ? lease->acquired_at() + c.renew_interval() : lease->expires_at();
+  bool wake;
+  {
+    std::lock_guard g(mutex_);
+    if (stop_) return;
+    entries_[lease.get()] = Entry{lease, due};
+    if (!started_) {
+      started_ = true;
+      thread_ = std::thread([this] { run(); });
+    }
+    wake = due < wake_at_;
+  }
+  if (wake) cv_.notify_one();
+}
+
+void Watchdog::unwatch(const Lease* lease) {
+  std::lock_guard g(mutex_);
+  entries_.erase(lease);
+}
+
+std::size_t Watchdog::size() {
+  std::lock_guard g(mutex_);
+  return entries_.size();
+}
+
+void Watchdog::reschedule(const Lease* l, Clock::time_point due) {
+  auto it = entries_.find(l);
+  if (it != entries_.end()) it->second.due = due;
+}
+
+void Watchdog::run() {
+  std::unique_lock lk(mutex_);
+  std::vector<std::shared_ptr<Lease>> due;
+  while (!stop_) {
+    const auto now = Clock::now();
+    Clock::time_point next = Clock::time_point::max();
+    due.clear();
+    for (auto& [_, e] : entries_) {
+      if (e.due <= now) {
+        due.push_back(e.lease);
+        e.due = Clock::time_point::max();  // until processed and rescheduled
+      } else {
+        next = std::min(next, e.due);
+      }
+    }
+    if (due.empty()) {
+      wake_at_ = next;
+      if (next == Clock::time_point::max())
+        cv_.wait(lk);
+      else
+        cv_.wait_until(lk, next);
+      wake_at_ = Clock::time_point::min();  // awake: no need to notify us
+      continue;
+    }
+    wake_at_ = Clock::time_point::min();
+    lk.unlock();
+    process(due);
+    due.clear();  // drop our references outside the lock
+    lk.lock();
+  }
+}
+
+void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
+  // Fixed leases whose ttl ran out while held.
+  std::map<LockBackend*, std::vector<std::shared_ptr<Lease>>> to_renew;
+  for (auto& l : due) {
+    if (l->renewed()) {
+      to_renew[LeaseControl::client(*l).backend.get()].push_back(l);
+      continue;
+    }
+    LeaseControl::mark_lost(*l, "its fixed ttl of " + std::to_string(l->lease_time().count()) +
+                                    " ms ran out while it was held");
+    unwatch(l.get());
+  }
+  // Watchdog leases: one renew_batch per backend.
+  for (auto& [backend, leases] : to_renew) {
+    std::vector<RenewItem> items;
+    items.reserve(leases.size());
+    for (auto& l : leases) items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time()});
+    const auto sent = Clock::now();
+    std::vector<RenewResult> results;
+    std::string error;
+    try {
+      results = backend->renew_batch(items);
+      if (results.size() != items.size()) error = "backend answered the wrong number of renewals";
+    } catch (const std::exception& e) {
+      error = e.what();
+    } catch (...) {
+      error = "unknown error";
+    }
+    const auto now = Clock::now();
+    std::vector<std::pair<Lease*, std::string>> lost;
+    std::unique_lock g(mutex_);
+    for (std::size_t i = 0; i < leases.size(); ++i) {
+      Lease& l = *leases[i];
+      const auto interval = LeaseControl::client(l).renew_interval();
+      if (error.empty() && results[i] == RenewResult::owned) {
+        LeaseControl::set_expires_at(l, sent + l.lease_time());
+        reschedule(&l, sent + interval);
+      } else if (error.empty()) {
+        entries_.erase(&l);
+        lost.emplace_back(&l, "the watchdog found it expired or taken by another owner");
+      } else if (now >= l.expires_at()) {
+        entries_.erase(&l);
+        lost.emplace_back(&l, "the watchdog could not renew it before it ran out: " + error);
+      } else {
+        // Retry soon, but not after the lease runs out.
+        auto retry = std::max(std::chrono::milliseconds(10), interval / 4);
+        reschedule(&l, std::min(now + retry, l.expires_at()));
+      }
+    }
+    g.unlock();
+    // Outside the lock: on_lost callbacks may release leases.
+    for (auto& [l, cause] : lost) LeaseControl::mark_lost(*l, cause);
+  }
+}
+
+}  // namespace weave::detail
