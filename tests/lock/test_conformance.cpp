@@ -1,0 +1,386 @@
+// Lock semantics, identical for every backend: run against each entry of
+// lock_test::LockBackends. Assertions are about outcomes and ordering; the
+// few times used are short and every bound has a wide margin, so a loaded
+// 2-core machine does not make them flaky.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "backends.h"
+#include "weave/error.h"
+#include "weave/lease.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using lock_test::unique_key;
+using weave::LockSpec;
+
+namespace {
+
+template <class B>
+weave::LockClient client(weave::LockOptions o = {}) {
+  o.url = B::url;
+  return weave::LockClient(std::move(o));
+}
+
+// Counts renewals per key, forwarding everything to the real backend.
+class CountingBackend : public weave::LockBackend {
+ public:
+  explicit CountingBackend(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
+  weave::AcquireResult try_acquire(std::string_view k, std::string_view o,
+                                   std::chrono::milliseconds l) override {
+    return inner_->try_acquire(k, o, l);
+  }
+  weave::ReleaseResult release(std::string_view k, std::string_view o) override {
+    return inner_->release(k, o);
+  }
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    {
+      std::lock_guard g(mutex_);
+      for (auto& i : items) ++renewals_[std::string(i.key)];
+    }
+    return inner_->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override {
+    return inner_->prepare_wait(k);
+  }
+  int renewals(const std::string& key) {
+    std::lock_guard g(mutex_);
+    return renewals_[key];
+  }
+
+ private:
+  std::shared_ptr<weave::LockBackend> inner_;
+  std::mutex mutex_;
+  std::map<std::string, int> renewals_;
+};
+
+}  // namespace
+
+TEMPLATE_LIST_TEST_CASE("lock: 8 threads x 10000 increments under one key end at 80000",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("counter");
+  long counter = 0;  // deliberately unsynchronised: only the lock protects it
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10'000; ++i) {
+        weave::LeaseHandle h = locks.acquire(key, {.wait = weave::forever});
+        long v = counter;
+        counter = v + 1;
+        h.release();
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(counter == 80'000);
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conformance]",
+                        lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("try-once");
+  weave::LeaseHandle a = locks.acquire(key);
+  REQUIRE(a);
+  CHECK_FALSE(locks.try_acquire(key));
+  try {
+    locks.acquire(key);
+    FAIL("acquired a held key");
+  } catch (const weave::LockBusy& e) {
+    CHECK(e.key() == key);
+    CHECK(e.retryable());
+  }
+  a.release();
+  CHECK(locks.try_acquire(key));
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("ttl");
+  weave::LeaseHandle a = locks.acquire(key, {.ttl = 100ms});
+  CHECK_FALSE(a->renewed());
+  CHECK_FALSE(locks.try_acquire(key));  // still held
+  // The waiter wakes when the holder's ttl runs out (nobody releases).
+  weave::LeaseHandle b = locks.acquire(key, {.wait = 10s});
+  REQUIRE(b);
+  CHECK(b->fencing_token() > a->fencing_token());
+  std::shared_ptr<weave::Lease> la = a.shared();
+  CHECK_THROWS_AS(a.release(), weave::LeaseLost);
+  CHECK(la->lost());
+  CHECK(la->stop_token().stop_requested());
+  CHECK_FALSE(b->lost());
+  b.release();  // releasing the expired lease did not free b's
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: waiting times out with LockBusy after at least the wait",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("timeout");
+  weave::LeaseHandle a = locks.acquire(key);
+  const auto t0 = Clock::now();
+  try {
+    locks.acquire(key, {.wait = 300ms});
+    FAIL("acquired a held key");
+  } catch (const weave::LockBusy& e) {
+    CHECK(e.key() == key);
+    CHECK(e.waited() >= 300ms);
+    CHECK(Clock::now() - t0 >= 300ms);
+  }
+  std::chrono::milliseconds waited{0};
+  CHECK_FALSE(locks.try_acquire(key, {.wait = 100ms}, &waited));
+  CHECK(waited >= 100ms);
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: a waiter gets the lock as soon as the holder releases",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("handoff");
+  weave::LeaseHandle a = locks.acquire(key);
+  std::promise<void> waiting;
+  auto b = std::async(std::launch::async, [&] {
+    waiting.set_value();
+    const auto t0 = Clock::now();
+    weave::LeaseHandle h = locks.acquire(key, {.wait = 20s});
+    return std::make_pair(Clock::now(), Clock::now() - t0);
+  });
+  waiting.get_future().wait();
+  std::this_thread::sleep_for(200ms);
+  const auto released_at = Clock::now();
+  a.release();
+  auto [acquired_at, waited] = b.get();
+  CHECK(acquired_at >= released_at);
+  CHECK(waited < 10s);  // woken by the release, not by its 20 s deadline
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: wait=forever waits until released", "[lock][conformance]",
+                        lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("forever");
+  weave::LeaseHandle a = locks.acquire(key);
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    weave::LeaseHandle h = locks.acquire(key, {.wait = weave::forever});
+    got = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(got);
+  a.release();
+  t.join();
+  CHECK(got);
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: reentrant in one call chain, exclusive for everyone else",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("reentrant");
+  weave::LeaseHandle outer = locks.acquire(key);
+  {
+    weave::LeaseScope in_chain(outer);
+    CHECK(weave::current_lease() == &outer.lease());
+    CHECK(weave::current_lease(key) == &outer.lease());
+    CHECK(weave::current_lease("other") == nullptr);
+
+    weave::LeaseHandle inner = locks.acquire(key);  // would deadlock if not reentrant
+    CHECK(inner.reentrant());
+    CHECK(&inner.lease() == &outer.lease());
+    CHECK(inner->fencing_token() == outer->fencing_token());
+
+    // Another thread (another call chain) is still shut out.
+    auto other = std::async(std::launch::async, [&] { return bool(locks.try_acquire(key, {.wait = 100ms})); });
+    CHECK_FALSE(other.get());
+
+    inner.release();  // not the outermost hold: the key stays held
+    auto still = std::async(std::launch::async, [&] { return bool(locks.try_acquire(key)); });
+    CHECK_FALSE(still.get());
+
+    // The chain travels to another thread with CallContext.
+    weave::CallContext ctx = weave::CallContext::capture();
+    auto carried = std::async(std::launch::async, [&, ctx] {
+      weave::CallContext::Scope s(ctx);
+      weave::LeaseHandle h = locks.acquire(key);
+      return h.reentrant() && h->owner_token() == outer->owner_token();
+    });
+    CHECK(carried.get());
+  }
+  CHECK(weave::current_lease() == nullptr);
+  outer.release();
+  auto after = std::async(std::launch::async, [&] { return bool(locks.try_acquire(key)); });
+  CHECK(after.get());
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: a lost lease fires its stop token and release reports it",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  const std::string key = unique_key("lost");
+  SECTION("policy throw_at_release (default)") {
+    auto locks = client<TestType>();
+    weave::LeaseHandle h = locks.acquire(key, {.ttl = 100ms});
+    std::promise<void> fired;
+    std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
+    // The method is still "running": the watchdog notices the fixed ttl ran out.
+    REQUIRE(fired.get_future().wait_for(10s) == std::future_status::ready);
+    CHECK(h->lost());
+    CHECK_FALSE(h->lost_cause().empty());
+    try {
+      h.release();
+      FAIL("release did not report the lost lease");
+    } catch (const weave::LeaseLost& e) {
+      CHECK(e.key() == key);
+      CHECK_FALSE(e.retryable());
+    }
+  }
+  SECTION("policy callback: called once, release does not throw") {
+    std::atomic<int> calls{0};
+    std::string seen_key;
+    weave::LockOptions o;
+    o.lost_policy = weave::LeaseLostPolicy::callback;
+    o.on_lost = [&](const weave::Lease& l, std::string_view) {
+      seen_key = l.key();
+      ++calls;
+    };
+    auto locks = client<TestType>(o);
+    weave::LeaseHandle h = locks.acquire(key, {.ttl = 100ms});
+    std::promise<void> fired;
+    std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
+    REQUIRE(fired.get_future().wait_for(10s) == std::future_status::ready);
+    CHECK_NOTHROW(h.release());
+    CHECK(calls == 1);
+    CHECK(seen_key == key);
+  }
+  SECTION("a lease taken over after expiry is reported lost at release") {
+    weave::LockOptions o;
+    o.lost_policy = weave::LeaseLostPolicy::throw_at_release;
+    auto locks = client<TestType>(o);
+    weave::LeaseHandle a = locks.acquire(key, {.ttl = 100ms});
+    weave::LeaseHandle b = locks.acquire(key, {.ttl = 10s, .wait = 10s});
+    CHECK_THROWS_AS(a.release(), weave::LeaseLost);
+    CHECK_NOTHROW(b.release());
+  }
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: the watchdog keeps a short lease alive while held",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  weave::LockOptions o;
+  o.watchdog_lease = 150ms;  // renewed every 50 ms
+  auto locks = client<TestType>(o);
+  const std::string key = unique_key("watchdog");
+  weave::LeaseHandle h = locks.acquire(key);
+  CHECK(h->renewed());
+  CHECK(h->lease_time() == 150ms);
+  // A contender waits ~1 s (over 6 lease lengths) and never gets in.
+  auto contender = std::async(std::launch::async, [&] {
+    std::chrono::milliseconds waited{0};
+    bool got = bool(locks.try_acquire(key, {.wait = 1s}, &waited));
+    return std::make_pair(got, waited);
+  });
+  auto [got, waited] = contender.get();
+  CHECK_FALSE(got);
+  CHECK(waited >= 1s);
+  CHECK_FALSE(h->lost());
+  CHECK_NOTHROW(h.release());
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: after release nothing renews the key", "[lock][conformance]",
+                        lock_test::LockBackends) {
+  weave::LockOptions o;
+  o.url = TestType::url;
+  o.watchdog_lease = 150ms;
+  auto counting = std::make_shared<CountingBackend>(weave::make_lock_backend(o));
+  weave::LockClient locks(o, counting);
+  const std::string key = unique_key("no-renew-after-release");
+  weave::LeaseHandle h = locks.acquire(key);
+  std::this_thread::sleep_for(400ms);
+  h.release();
+  CHECK(counting->renewals(key) >= 1);  // it was being renewed
+  std::this_thread::sleep_for(50ms);    // a renewal in flight at release has landed
+  const int at_release = counting->renewals(key);
+  std::this_thread::sleep_for(500ms);   // ten renew intervals
+  CHECK(counting->renewals(key) == at_release);
+  CHECK(locks.try_acquire(key));
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("on-expiry");
+  CHECK_THROWS_AS(locks.acquire(key, {.release = LockSpec::Release::on_expiry}), weave::UsageError);
+  weave::LeaseHandle h =
+      locks.acquire(key, {.ttl = 300ms, .release = LockSpec::Release::on_expiry});
+  CHECK_NOTHROW(h.release());
+  CHECK_FALSE(h);
+  CHECK_FALSE(locks.try_acquire(key));                // still held: a duplicate is refused
+  CHECK(locks.try_acquire(key, {.wait = 10s}));       // free once the ttl ran out
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][conformance]",
+                        lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string k1 = unique_key("fence-a");
+  const std::string k2 = unique_key("fence-b");
+  std::uint64_t last1 = 0, last2 = 0;
+  for (int i = 0; i < 500; ++i) {
+    auto a = locks.acquire(k1);
+    auto b = locks.acquire(k2);
+    CHECK(a->fencing_token() > last1);
+    CHECK(b->fencing_token() > last2);
+    last1 = a->fencing_token();
+    last2 = b->fencing_token();
+  }
+  // Also across threads: every acquisition's token is above the one before it.
+  std::mutex m;
+  std::vector<std::uint64_t> order;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&] {
+      for (int i = 0; i < 250; ++i) {
+        auto h = locks.acquire(k1, {.wait = weave::forever});
+        std::lock_guard g(m);
+        order.push_back(h->fencing_token());
+      }
+    });
+  for (auto& t : ts) t.join();
+  REQUIRE(order.size() == 1000);
+  CHECK(order.front() > last1);
+  for (std::size_t i = 1; i < order.size(); ++i) CHECK(order[i] > order[i - 1]);
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
+                        lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("owners");
+  std::unordered_set<std::string> seen;
+  for (int i = 0; i < 10'000; ++i) {
+    auto h = locks.acquire(key);
+    CHECK(h->owner_token().size() == 36);
+    seen.insert(h->owner_token());
+  }
+  CHECK(seen.size() == 10'000);
+}
+
+TEMPLATE_LIST_TEST_CASE("lock: handles are move-only RAII and release on destruction",
+                        "[lock][conformance]", lock_test::LockBackends) {
+  auto locks = client<TestType>();
+  const std::string key = unique_key("raii");
+  {
+    weave::LeaseHandle a = locks.acquire(key);
+    weave::LeaseHandle b = std::move(a);
+    CHECK_FALSE(a);
+    CHECK(b);
+    // Released from another thread: ownership is the token, not the thread.
+    std::thread([h = std::move(b)]() mutable { h.release(); }).join();
+  }
+  CHECK(locks.try_acquire(key));
+  { weave::LeaseHandle c = locks.acquire(key); }
+  CHECK(locks.try_acquire(key));
+  CHECK_THROWS_AS(weave::LeaseHandle{}.lease(), weave::UsageError);
+}

@@ -1,0 +1,241 @@
+// The built-in `lock` interceptor, driven the way generated proxies drive it
+// (weave::detail::invoke with hand-written MethodInfo constants).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "backends.h"
+#include "weave/error.h"
+#include "weave/generated.h"
+#include "weave/lease.h"
+#include "weave/lock.h"
+
+using namespace std::chrono_literals;
+using weave::AnnotationSpec;
+using weave::ArgSpec;
+using weave::ArgValue;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::string_view k_params[] = {"id"};
+
+// [[lock(key="t:<id>")]] — the vocabulary defaults: wait=0, on_busy=throw, release=on_return
+constexpr ArgSpec k_plain[] = {
+    {"key", ArgValue::of_template(0)},
+    {"wait", ArgValue::of_duration_ms(0)},
+    {"on_busy", ArgValue::of_enum("throw")},
+    {"release", ArgValue::of_enum("on_return")},
+};
+// [[lock(key="t:<id>", on_busy=skip)]]
+constexpr ArgSpec k_skip[] = {{"key", ArgValue::of_template(0)}, {"on_busy", ArgValue::of_enum("skip")}};
+// [[lock(key="t:<id>", on_busy=fallback)]]
+constexpr ArgSpec k_fallback[] = {{"key", ArgValue::of_template(0)},
+                                  {"on_busy", ArgValue::of_enum("fallback")}};
+// [[lock(key="t:<id>", wait=200ms, on_busy=skip)]]
+constexpr ArgSpec k_wait_skip[] = {{"key", ArgValue::of_template(0)},
+                                   {"wait", ArgValue::of_duration_ms(200)},
+                                   {"on_busy", ArgValue::of_enum("skip")}};
+// [[lock(key="t:<id>", wait=200ms)]]
+constexpr ArgSpec k_wait_throw[] = {{"key", ArgValue::of_template(0)},
+                                    {"wait", ArgValue::of_duration_ms(200)}};
+// [[lock(key="t:<id>", wait=forever)]]
+constexpr ArgSpec k_forever[] = {{"key", ArgValue::of_template(0)}, {"wait", ArgValue::of_forever()}};
+// [[lock(key="t:<id>", ttl=100ms)]]
+constexpr ArgSpec k_short_ttl[] = {{"key", ArgValue::of_template(0)}, {"ttl", ArgValue::of_duration_ms(100)}};
+// [[lock(key="t:<id>", ttl=300ms, release=on_expiry)]]
+constexpr ArgSpec k_on_expiry[] = {{"key", ArgValue::of_template(0)},
+                                   {"ttl", ArgValue::of_duration_ms(300)},
+                                   {"release", ArgValue::of_enum("on_expiry")}};
+// [[lock(keys=["t:<id>"])]]
+constexpr ArgSpec k_keys[] = {{"keys", ArgValue::of_template_list(0, 1)}};
+// [[lock(key="t:<id>", type=fair)]]
+constexpr ArgSpec k_fair[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("fair")}};
+
+#define WEAVE_TEST_METHOD(name, args)                                                  \
+  constexpr AnnotationSpec k_ann_##name[] = {{"lock", 0, args, 1, 1}};                 \
+  constexpr weave::MethodInfo k_info_##name{"test::Svc::" #name, "svc.h", 2, k_ann_##name, \
+                                            k_params};
+WEAVE_TEST_METHOD(plain, k_plain)
+WEAVE_TEST_METHOD(skip, k_skip)
+WEAVE_TEST_METHOD(fallback, k_fallback)
+WEAVE_TEST_METHOD(wait_skip, k_wait_skip)
+WEAVE_TEST_METHOD(wait_throw, k_wait_throw)
+WEAVE_TEST_METHOD(forever, k_forever)
+WEAVE_TEST_METHOD(short_ttl, k_short_ttl)
+WEAVE_TEST_METHOD(on_expiry, k_on_expiry)
+WEAVE_TEST_METHOD(keys, k_keys)
+WEAVE_TEST_METHOD(fair, k_fair)
+
+// What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
+template <class R, class F, class OnSkip>
+R call(const weave::MethodInfo& info, const std::string& id, F&& body, OnSkip&& on_skip) {
+  const weave::ArgRef args[] = {weave::ArgRef(id)};
+  std::string rendered[1];
+  rendered[0] += "t:";
+  weave::append_key(rendered[0], id);
+  return weave::detail::invoke<R>(info, args, rendered, std::forward<F>(body),
+                                  std::forward<OnSkip>(on_skip));
+}
+
+// Holds "t:<id>" from outside any woven call, as another process would.
+weave::LeaseHandle hold(const std::string& id, weave::LockSpec spec = {}) {
+  return weave::default_lock_client().acquire("t:" + id, spec);
+}
+
+bool is_free(const std::string& id) {
+  return std::async(std::launch::async, [&] {
+           return bool(weave::default_lock_client().try_acquire("t:" + id));
+         }).get();
+}
+
+struct UseMem {
+  UseMem() {
+    weave::LockOptions o;
+    o.url = "mem://interceptor";
+    weave::configure_locks(o);
+  }
+};
+
+std::string fresh_id() { return lock_test::unique_key("svc"); }
+
+}  // namespace
+
+TEST_CASE("lock interceptor: runs the method holding the lease, then releases it", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  std::uint64_t fence = 0;
+  int r = call<int>(k_info_plain, id, [&] {
+    const weave::Lease* l = weave::current_lease("t:" + id);
+    REQUIRE(l != nullptr);
+    CHECK(weave::current_lease() == l);
+    CHECK(l->renewed());  // no ttl: watchdog mode
+    fence = l->fencing_token();
+    CHECK_FALSE(is_free(id));
+    return 7;
+  }, weave::detail::CannotSkip{});
+  CHECK(r == 7);
+  CHECK(fence > 0);
+  CHECK(weave::current_lease() == nullptr);
+  CHECK(is_free(id));
+}
+
+TEST_CASE("lock interceptor: busy strategies", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  bool ran = false;
+  auto body = [&] { ran = true; return 1; };
+  weave::LeaseHandle other = hold(id);
+
+  SECTION("fail fast: wait=0, on_busy=throw (default) -> LockBusy") {
+    try {
+      call<int>(k_info_plain, id, body, weave::detail::CannotSkip{});
+      FAIL("no LockBusy");
+    } catch (const weave::LockBusy& e) {
+      CHECK(e.key() == "t:" + id);
+    }
+  }
+  SECTION("skip fast: wait=0, on_busy=skip -> std::nullopt without running") {
+    auto r = call<std::optional<int>>(k_info_skip, id, [&]() -> std::optional<int> { ran = true; return 1; },
+                                      [] { return std::optional<int>(); });
+    CHECK_FALSE(r.has_value());
+  }
+  SECTION("skip for void methods") {
+    call<void>(k_info_skip, id, [&] { ran = true; }, [] {});
+  }
+  SECTION("fallback: the proxy's fallback runs instead") {
+    int r = call<int>(k_info_fallback, id, body, [] { return -1; });
+    CHECK(r == -1);
+  }
+  SECTION("skip after timeout: wait=T, on_busy=skip") {
+    const auto t0 = Clock::now();
+    auto r = call<std::optional<int>>(k_info_wait_skip, id, [&]() -> std::optional<int> { ran = true; return 1; },
+                                      [] { return std::optional<int>(); });
+    CHECK_FALSE(r.has_value());
+    CHECK(Clock::now() - t0 >= 200ms);
+  }
+  SECTION("fail after timeout: wait=T -> LockBusy with waited >= T") {
+    try {
+      call<int>(k_info_wait_throw, id, body, weave::detail::CannotSkip{});
+      FAIL("no LockBusy");
+    } catch (const weave::LockBusy& e) {
+      CHECK(e.waited() >= 200ms);
+    }
+  }
+  SECTION("keep retrying: wait=forever gets in once the holder releases") {
+    auto f = std::async(std::launch::async, [&] { return call<int>(k_info_forever, id, body, weave::detail::CannotSkip{}); });
+    CHECK(f.wait_for(150ms) == std::future_status::timeout);
+    other.release();
+    CHECK(f.get() == 1);
+    CHECK(ran);
+    return;
+  }
+  CHECK_FALSE(ran);
+}
+
+TEST_CASE("lock interceptor: nested woven calls on the same key reuse the lease", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  std::string outer_owner, inner_owner;
+  bool contender_got = true;
+  call<void>(k_info_plain, id, [&] {
+    outer_owner = weave::current_lease()->owner_token();
+    call<void>(k_info_plain, id, [&] {  // would deadlock / be busy without reentrancy
+      inner_owner = weave::current_lease()->owner_token();
+      contender_got = std::async(std::launch::async, [&] {
+                        return bool(weave::default_lock_client().try_acquire("t:" + id, {.wait = 100ms}));
+                      }).get();
+    }, weave::detail::CannotSkip{});
+    CHECK_FALSE(is_free(id));  // the inner return did not release it
+  }, weave::detail::CannotSkip{});
+  CHECK(inner_owner == outer_owner);
+  CHECK_FALSE(contender_got);
+  CHECK(is_free(id));
+}
+
+TEST_CASE("lock interceptor: an exception from the method releases and propagates", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  CHECK_THROWS_WITH(call<int>(k_info_plain, id, []() -> int { throw std::runtime_error("boom"); },
+                              weave::detail::CannotSkip{}),
+                    "boom");
+  CHECK(is_free(id));
+  CHECK(weave::current_lease() == nullptr);
+}
+
+TEST_CASE("lock interceptor: a lease lost while the method runs", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  bool stopped = false;
+  CHECK_THROWS_AS(call<void>(k_info_short_ttl, id, [&] {
+    const weave::Lease* l = weave::current_lease();
+    std::promise<void> fired;
+    std::stop_callback cb(l->stop_token(), [&] { fired.set_value(); });
+    stopped = fired.get_future().wait_for(10s) == std::future_status::ready;
+  }, weave::detail::CannotSkip{}), weave::LeaseLost);
+  CHECK(stopped);
+}
+
+TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until the ttl", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  int runs = 0;
+  auto body = [&]() -> std::optional<int> { return ++runs; };
+  auto none = [] { return std::optional<int>(); };
+  CHECK(call<std::optional<int>>(k_info_on_expiry, id, body, none) == 1);
+  CHECK_FALSE(is_free(id));  // still held after the return
+  CHECK_THROWS_AS(call<std::optional<int>>(k_info_on_expiry, id, body, none), weave::LockBusy);
+  CHECK(runs == 1);
+  CHECK(weave::default_lock_client().try_acquire("t:" + id, {.wait = 10s}));  // runs out on its own
+}
+
+TEST_CASE("lock interceptor: unsupported arguments are usage errors", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  CHECK_THROWS_AS(call<void>(k_info_keys, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+  CHECK_THROWS_AS(call<void>(k_info_fair, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+}
