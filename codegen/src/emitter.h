@@ -1,0 +1,20 @@
+// Printing the proxy header and source from the Model.
+#pragma once
+
+#include <string>
+
+#include "model.h"
+
+namespace weavegen {
+
+struct EmitOptions {
+  std::string include_as;          // how the proxy header includes the original header
+  std::string header_path;         // output header path (as given)
+  std::string source_path;         // output source path (as given)
+  std::string header_from_source;  // how the source includes the proxy header
+};
+
+std::string emit_header(const Model& m, const EmitOptions& o);
+std::string emit_source(const Model& m, const EmitOptions& o);
+
+}  // namespace weavegen

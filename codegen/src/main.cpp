@@ -1,0 +1,160 @@
+// weavegen: reads a C++ header with [[lock(...)]]-style annotations and writes
+// a proxy header + source (see docs/weavegen.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "diagnostics.h"
+#include "emitter.h"
+#include "scanner.h"
+#include "vocabulary.h"
+
+#ifndef WEAVE_DEFAULT_ANNOTATIONS_DIR
+#define WEAVE_DEFAULT_ANNOTATIONS_DIR ""
+#endif
+
+namespace fs = std::filesystem;
+using namespace weavegen;
+
+namespace {
+
+constexpr const char* k_usage =
+    "usage: weavegen [--annotations <file.json|dir>]... --output-header <path.weave.h>\n"
+    "                --output-source <path.weave.cpp> [--depfile <path.d>] [--include-as <spelling>]\n"
+    "                <header.h> [-- <clang args: -I.. -D.. -std=c++20 ...>]\n";
+
+int usage_error(const std::string& msg) {
+  std::cerr << "weavegen: error: " << msg << "\n" << k_usage;
+  return 2;
+}
+
+std::string make_escape(const std::string& p) {
+  std::string r;
+  for (char c : p) {
+    if (c == ' ' || c == '#' || c == '\\') r += '\\';
+    if (c == '$') r += '$';
+    r += c;
+  }
+  return r;
+}
+
+// Writes all files or none: temp files first, then renames.
+bool write_all(const std::vector<std::pair<std::string, std::string>>& files, Reporter& rep) {
+  std::vector<std::string> temps;
+  auto cleanup = [&] {
+    for (const auto& t : temps) std::remove(t.c_str());
+  };
+  for (const auto& [path, content] : files) {
+    std::error_code ec;
+    fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) out << content;
+    out.close();
+    temps.push_back(tmp);
+    if (!out) {
+      rep.error("cannot write '" + path + "'");
+      cleanup();
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (std::rename(temps[i].c_str(), files[i].first.c_str()) != 0) {
+      rep.error("cannot rename '" + temps[i] + "' to '" + files[i].first + "': " + std::strerror(errno));
+      // Undo what was already moved into place so no partial output stays behind.
+      for (std::size_t j = 0; j < i; ++j) std::remove(files[j].first.c_str());
+      for (std::size_t j = i; j < temps.size(); ++j) std::remove(temps[j].c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> annotations;
+  std::string out_header, out_source, depfile, include_as, header;
+  std::vector<std::string> clang_args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string& dst) -> bool {
+      if (i + 1 >= argc) return false;
+      dst = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--") {
+      for (++i; i < argc; ++i) clang_args.push_back(argv[i]);
+      break;
+    } else if (a == "-h" || a == "--help") {
+      std::cout << k_usage;
+      return 0;
+    } else if (a == "--annotations") {
+      if (!value(v)) return usage_error("--annotations needs a value");
+      annotations.push_back(v);
+    } else if (a == "--output-header") {
+      if (!value(out_header)) return usage_error("--output-header needs a value");
+    } else if (a == "--output-source") {
+      if (!value(out_source)) return usage_error("--output-source needs a value");
+    } else if (a == "--depfile") {
+      if (!value(depfile)) return usage_error("--depfile needs a value");
+    } else if (a == "--include-as") {
+      if (!value(include_as)) return usage_error("--include-as needs a value");
+    } else if (a.size() > 1 && a[0] == '-') {
+      return usage_error("unknown option '" + a + "'");
+    } else if (header.empty()) {
+      header = a;
+    } else {
+      return usage_error("more than one input header ('" + header + "' and '" + a + "')");
+    }
+  }
+  if (header.empty()) return usage_error("no input header");
+  if (out_header.empty()) return usage_error("missing --output-header");
+  if (out_source.empty()) return usage_error("missing --output-source");
+  std::error_code ec;
+  if (!fs::is_regular_file(header, ec)) return usage_error("cannot read input header '" + header + "'");
+  if (annotations.empty()) annotations.push_back(WEAVE_DEFAULT_ANNOTATIONS_DIR);
+  for (const auto& a : annotations)
+    if (a.empty() || !fs::exists(a, ec)) return usage_error("annotation vocabulary '" + a + "' does not exist");
+
+  Reporter rep(std::cerr);
+  Vocabulary vocab;
+  for (const auto& a : annotations) vocab.load(a, rep);
+  if (rep.errors()) return 1;
+
+  Model model;
+  ScanOptions so{header, clang_args};
+  if (!scan(so, vocab, rep, model) || rep.errors()) return 1;
+
+  EmitOptions eo;
+  eo.include_as = include_as.empty() ? fs::absolute(header).lexically_normal().string() : include_as;
+  eo.header_path = out_header;
+  eo.source_path = out_source;
+  {
+    fs::path src_dir = fs::absolute(out_source).parent_path();
+    fs::path rel = fs::absolute(out_header).lexically_normal().lexically_relative(src_dir.lexically_normal());
+    eo.header_from_source = rel.empty() ? fs::absolute(out_header).string() : rel.string();
+  }
+  std::vector<std::pair<std::string, std::string>> files = {
+      {out_header, emit_header(model, eo)},
+      {out_source, emit_source(model, eo)},
+  };
+  if (!depfile.empty()) {
+    std::string d = make_escape(out_header) + ":";
+    std::vector<std::string> deps = model.dependencies;
+    for (const auto& f : vocab.files()) deps.push_back(f);
+    for (const auto& f : deps) d += " \\\n  " + make_escape(f);
+    d += "\n";
+    files.push_back({depfile, d});
+  }
+  if (!write_all(files, rep)) return 1;
+  return 0;
+}

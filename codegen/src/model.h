@@ -1,0 +1,79 @@
+// What the scanner hands to the emitter: validated, ready-to-print facts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace weavegen {
+
+struct NsPart {
+  std::string name;
+  bool is_inline = false;
+};
+
+struct ParamModel {
+  std::string name;          // as in the header, or arg<i> for unnamed parameters
+  std::string type;          // spelling usable in the generated code
+  std::string default_text;  // default argument source text, or ""
+  bool move = false;         // forward to the target with std::move
+};
+
+struct ArgEmit {
+  std::string name;
+  std::string value_code;  // e.g. ::weave::ArgValue::of_duration_ms(30000)
+};
+
+struct AnnotationModel {
+  std::string name;
+  int order = 0;
+  int line = 0, col = 0;
+  std::vector<ArgEmit> args;
+};
+
+// One rendered key template: literal parts and C++ expressions, appended in order.
+struct KeyRender {
+  int line = 0;  // header line of the template (for #line)
+  struct Part {
+    bool expr = false;
+    std::string text;
+  };
+  std::vector<Part> parts;
+};
+
+struct FunctionModel {
+  int id = 0;
+  bool member = false;
+  std::string name;            // "pay"
+  std::string qualified_name;  // "shop::OrderService::pay" (MethodInfo, lock default key)
+  std::string target;          // free functions: "::shop::transfer"
+  std::vector<ParamModel> params;
+  std::string ret;             // return type spelling
+  bool ret_void = false;
+  bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
+  std::string ref_qualifier;   // "", "&", "&&"
+  std::string noexcept_text;   // "", "noexcept", "noexcept(...)"
+  std::vector<AnnotationModel> annotations;  // sorted by order (stable)
+  std::vector<KeyRender> slots;
+  enum class Skip { cannot, nothing, nullopt, fallback } skip = Skip::cannot;
+  std::string fallback;        // name of the fallback function (Skip::fallback)
+  int decl_line = 0;
+  std::vector<NsPart> ns;      // free functions: enclosing namespaces
+};
+
+struct ClassModel {
+  std::string usr;
+  std::vector<NsPart> ns;      // namespaces around the (outermost) class
+  std::string qualified;       // "::shop::OrderService"
+  std::string ctor_name;       // "OrderService" (for `using X::X;`)
+  std::string proxy_name;      // "OrderService_woven" / "Outer_Inner_woven"
+  std::vector<FunctionModel> methods;
+};
+
+struct Model {
+  std::string header;          // header path as given
+  std::vector<ClassModel> classes;
+  std::vector<FunctionModel> functions;
+  std::vector<std::string> dependencies;  // every file the TU read
+};
+
+}  // namespace weavegen

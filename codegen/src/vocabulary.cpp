@@ -1,0 +1,163 @@
+#include "vocabulary.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace fs = std::filesystem;
+
+namespace weavegen {
+
+const char* to_string(ArgType t) {
+  switch (t) {
+    case ArgType::template_: return "template";
+    case ArgType::template_list: return "template_list";
+    case ArgType::duration: return "duration";
+    case ArgType::integer: return "integer";
+    case ArgType::enumeration: return "enum";
+    case ArgType::boolean: return "bool";
+    case ArgType::string: return "string";
+    case ArgType::identifier: return "identifier";
+  }
+  return "?";
+}
+
+static std::optional<ArgType> parse_type(const std::string& s) {
+  static const std::map<std::string, ArgType> m = {
+      {"template", ArgType::template_}, {"template_list", ArgType::template_list},
+      {"duration", ArgType::duration},  {"integer", ArgType::integer},
+      {"enum", ArgType::enumeration},   {"bool", ArgType::boolean},
+      {"string", ArgType::string},      {"identifier", ArgType::identifier}};
+  auto it = m.find(s);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+const ArgDef* AnnotationDef::find(const std::string& arg) const {
+  for (const auto& a : args)
+    if (a.name == arg) return &a;
+  return nullptr;
+}
+
+const AnnotationDef* Vocabulary::find(const std::string& name) const {
+  auto it = defs_.find(name);
+  return it == defs_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Vocabulary::names() const {
+  std::vector<std::string> r;
+  for (const auto& [n, d] : defs_) r.push_back(n);
+  return r;
+}
+
+bool Vocabulary::load(const std::string& path, Reporter& rep) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(path, ec))
+      if (e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    bool ok = true;
+    for (const auto& f : files) ok = load_file(f, rep) && ok;
+    return ok;
+  }
+  return load_file(path, rep);
+}
+
+bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
+  std::ifstream in(path);
+  if (!in) {
+    rep.error("cannot read annotation vocabulary '" + path + "'");
+    return false;
+  }
+  files_.push_back(fs::absolute(path).lexically_normal().string());
+  auto fail = [&](const std::string& msg) {
+    rep.error(path, {}, "invalid annotation vocabulary: " + msg);
+    return false;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  try {
+    AnnotationDef def;
+    def.file = path;
+    if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
+      return fail("expected an object with a string \"name\"");
+    def.name = j["name"];
+    def.doc = j.value("doc", "");
+    if (def.name.empty() || !(std::isalpha(static_cast<unsigned char>(def.name[0])) || def.name[0] == '_'))
+      return fail("annotation name must be an identifier");
+    if (defs_.count(def.name))
+      return fail("annotation '" + def.name + "' is already defined in " + defs_[def.name].file);
+    for (const auto& a : j.value("args", nlohmann::json::array())) {
+      ArgDef d;
+      d.name = a.at("name");
+      auto t = parse_type(a.at("type"));
+      if (!t) return fail("argument '" + d.name + "': unknown type " + a.at("type").dump());
+      d.type = *t;
+      d.doc = a.value("doc", "");
+      if (a.contains("values")) d.values = a["values"].get<std::vector<std::string>>();
+      if (d.type == ArgType::enumeration && d.values.empty())
+        return fail("argument '" + d.name + "': enum needs \"values\"");
+      d.forever = a.value("forever", false);
+      if (a.contains("default")) d.default_value = a["default"];
+      d.default_qualified_name = a.value("default_qualified_name", false);
+      d.required = a.value("required", false);
+      if (a.contains("conflicts")) d.conflicts = a["conflicts"].get<std::vector<std::string>>();
+      if (a.contains("required_if")) {
+        const auto& r = a["required_if"];
+        d.required_if_arg = r.at("arg");
+        d.required_if_values = r.at("values").get<std::vector<std::string>>();
+      }
+      if (a.contains("skip_values")) d.skip_values = a["skip_values"].get<std::vector<std::string>>();
+      d.is_fallback = a.value("fallback", false);
+      if (d.name == "order") return fail("'order' is implicit and cannot be redefined");
+      if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
+      def.args.push_back(std::move(d));
+    }
+    defs_.emplace(def.name, std::move(def));
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  return true;
+}
+
+std::string parse_duration(const std::string& text, std::int64_t& ms) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) return "expected a duration such as 30s, 250ms, 2min or 1h";
+  std::string digits = text.substr(0, i), unit = text.substr(i);
+  std::int64_t mult;
+  if (unit == "ms") mult = 1;
+  else if (unit == "s") mult = 1000;
+  else if (unit == "min") mult = 60'000;
+  else if (unit == "h") mult = 3'600'000;
+  else if (unit.empty()) return "duration '" + text + "' needs a unit (ms, s, min or h)";
+  else return "unknown duration unit '" + unit + "' (use ms, s, min or h)";
+  std::int64_t v = 0;
+  for (char c : digits) {
+    if (v > (std::numeric_limits<std::int64_t>::max() / 10) - 10) return "duration is too large";
+    v = v * 10 + (c - '0');
+  }
+  if (v > std::numeric_limits<std::int64_t>::max() / mult - 1) return "duration is too large";
+  ms = v * mult;
+  return "";
+}
+
+int edit_distance(const std::string& a, const std::string& b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace weavegen

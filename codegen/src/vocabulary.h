@@ -1,0 +1,66 @@
+// The annotation vocabulary: one JSON file per annotation (annotations/*.json).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnostics.h"
+
+namespace weavegen {
+
+enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier };
+
+const char* to_string(ArgType t);
+
+struct ArgDef {
+  std::string name;
+  ArgType type = ArgType::string;
+  std::string doc;
+  std::vector<std::string> values;              // enum
+  bool forever = false;                         // duration: accepts `forever`
+  std::optional<nlohmann::json> default_value;  // absent = no default
+  bool default_qualified_name = false;          // default = "ns::Class::method"
+  bool required = false;
+  std::vector<std::string> conflicts;           // mutually exclusive arguments
+  // Required iff another argument has one of these values (e.g. on_busy=fallback).
+  std::string required_if_arg;
+  std::vector<std::string> required_if_values;
+  // enum values that let the interceptor skip the method and return nothing
+  // (needs a void / std::optional return, or a fallback).
+  std::vector<std::string> skip_values;
+  bool is_fallback = false;                     // identifier naming the skip fallback
+};
+
+struct AnnotationDef {
+  std::string name;
+  std::string doc;
+  std::string file;
+  std::vector<ArgDef> args;
+  const ArgDef* find(const std::string& arg) const;
+};
+
+class Vocabulary {
+ public:
+  // Loads a .json file or every *.json in a directory. Errors go to `rep`.
+  bool load(const std::string& path, Reporter& rep);
+  const AnnotationDef* find(const std::string& name) const;
+  const std::vector<std::string>& files() const { return files_; }
+  std::vector<std::string> names() const;
+
+ private:
+  bool load_file(const std::string& path, Reporter& rep);
+  std::map<std::string, AnnotationDef> defs_;
+  std::vector<std::string> files_;
+};
+
+// "30s", "250ms", "2min", "1h" -> milliseconds. Returns an error text or "".
+std::string parse_duration(const std::string& text, std::int64_t& ms);
+
+int edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace weavegen
