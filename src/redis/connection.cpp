@@ -1,0 +1,167 @@
+#include "redis/connection.h"
+
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "weave/error.h"
+
+namespace weave::redis {
+namespace {
+
+timeval to_timeval(std::chrono::milliseconds ms) {
+  if (ms.count() <= 0) ms = std::chrono::milliseconds(1);
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+
+std::string reply_error(const redisReply* r) {
+  return r ? std::string(r->str, r->len) : std::string("no reply");
+}
+
+}  // namespace
+
+redisContext* connect_raw(const Endpoint& ep) {
+  redisContext* c = redisConnectWithTimeout(ep.host.c_str(), ep.port, to_timeval(ep.connect_timeout));
+  if (c == nullptr) throw BackendUnavailable("weave redis: cannot connect to " + ep.describe() + ": out of memory");
+  if (c->err) {
+    std::string why = c->errstr;
+    redisFree(c);
+    throw BackendUnavailable("weave redis: cannot connect to " + ep.describe() + ": " + why);
+  }
+  return c;
+}
+
+void handshake(redisContext* c, const Endpoint& ep) {
+  // The whole handshake runs under the connect timeout: a server that accepts
+  // but never answers is "unavailable", not a hang.
+  redisSetTimeout(c, to_timeval(ep.connect_timeout));
+  std::vector<Command> cmds;
+  std::string db = std::to_string(ep.db);
+  if (!ep.password.empty()) {
+    if (!ep.user.empty())
+      cmds.push_back(Command{"AUTH", ep.user, ep.password});
+    else
+      cmds.push_back(Command{"AUTH", ep.password});
+  }
+  if (ep.db != 0) cmds.push_back(Command{"SELECT", db});
+  if (cmds.empty()) cmds.push_back(Command{"PING"});
+  for (auto& cmd : cmds) redisAppendCommandArgv(c, cmd.argc(), cmd.argv(), cmd.lens());
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(c, &raw) != REDIS_OK) {
+      std::string why = c->errstr;
+      throw BackendUnavailable("weave redis: " + ep.describe() + " did not answer the handshake: " + why);
+    }
+    Reply r(static_cast<redisReply*>(raw));
+    if (r->type == REDIS_REPLY_ERROR) {
+      std::string what = i == 0 && !ep.password.empty() ? "AUTH" : (ep.db != 0 ? "SELECT" : "PING");
+      throw BackendUnavailable("weave redis: " + ep.describe() + " refused " + what + ": " + reply_error(r.get()));
+    }
+  }
+  redisSetTimeout(c, to_timeval(ep.command_timeout));
+}
+
+Connection::Connection(const Endpoint& ep) : where_(ep.describe()) {
+  ctx_ = connect_raw(ep);
+  try {
+    handshake(ctx_, ep);
+  } catch (...) {
+    redisFree(ctx_);
+    ctx_ = nullptr;
+    throw;
+  }
+}
+
+Connection::~Connection() {
+  if (ctx_) redisFree(ctx_);
+}
+
+void Connection::fail(const char* what) {
+  int saved = errno;
+  broken_ = true;
+  std::string why = ctx_->errstr;
+  bool timeout = ctx_->err == REDIS_ERR_IO && (saved == EAGAIN || saved == EWOULDBLOCK ||
+                                                why.find("temporarily unavailable") != std::string::npos);
+  failure_ = timeout ? IoFailure::timeout : IoFailure::closed;
+  if (timeout) throw TimeoutError(std::string("weave redis: ") + where_ + " did not answer " + what + " in time");
+  throw IoError(std::string("weave redis: ") + what + " to " + where_ + " failed: " + why);
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
+  for (const auto& c : commands) {
+    if (redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens()) != REDIS_OK) fail("a command");
+  }
+  std::vector<Reply> out;
+  out.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(ctx_, &raw) != REDIS_OK) fail("a command");
+    out.emplace_back(static_cast<redisReply*>(raw));
+  }
+  return out;
+}
+
+Reply Connection::command(const Command& c) {
+  void* raw = redisCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
+  if (raw == nullptr) fail("a command");
+  return Reply(static_cast<redisReply*>(raw));
+}
+
+// ---- Pool ----
+
+Pool::Pool(Endpoint endpoint, int size) : endpoint_(std::move(endpoint)), size_(size > 0 ? size : 1) {}
+
+Pool::~Pool() = default;
+
+Pool::Borrowed Pool::borrow() {
+  std::unique_lock g(mutex_);
+  auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
+  for (;;) {
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return Borrowed(this, std::move(c), false);
+    }
+    if (open_ < size_) {
+      ++open_;
+      g.unlock();
+      try {
+        return Borrowed(this, std::make_unique<Connection>(endpoint_), true);
+      } catch (...) {
+        g.lock();
+        --open_;
+        cv_.notify_one();
+        throw;
+      }
+    }
+    if (cv_.wait_until(g, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= size_)
+      throw TimeoutError("weave redis: no free connection to " + endpoint_.describe() +
+                         " (pool_size " + std::to_string(size_) + ")");
+  }
+}
+
+void Pool::give_back(std::unique_ptr<Connection> c) {
+  std::lock_guard g(mutex_);
+  if (c->broken()) {
+    --open_;
+  } else {
+    idle_.push_back(std::move(c));
+  }
+  cv_.notify_one();
+}
+
+void Pool::drop_idle() {
+  std::vector<std::unique_ptr<Connection>> dead;
+  {
+    std::lock_guard g(mutex_);
+    open_ -= static_cast<int>(idle_.size());
+    dead.swap(idle_);
+    cv_.notify_all();
+  }
+}
+
+}  // namespace weave::redis

@@ -1,0 +1,144 @@
+// Internals of the redis lock backend: one hiredis connection, a small pool,
+// and binary-safe argv commands.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace weave::redis {
+
+struct Endpoint {
+  std::string host;
+  int port = 6379;
+  std::string user, password;  // AUTH when password is set (user optional: Redis 6 ACL)
+  int db = 0;                  // SELECT when not 0
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds command_timeout{1000};
+  std::string describe() const { return host + ":" + std::to_string(port); }
+};
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const noexcept {
+    if (r) freeReplyObject(r);
+  }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+// One command as binary-safe argv (never a format string). The views must
+// outlive the call that sends it.
+class Command {
+ public:
+  Command() = default;
+  Command(std::initializer_list<std::string_view> args) {
+    for (auto a : args) add(a);
+  }
+  Command& add(std::string_view a) {
+    argv_.push_back(a.data());
+    lens_.push_back(a.size());
+    return *this;
+  }
+  int argc() const { return static_cast<int>(argv_.size()); }
+  const char** argv() const { return const_cast<const char**>(argv_.data()); }
+  const size_t* lens() const { return lens_.data(); }
+  void reserve(std::size_t n) {
+    argv_.reserve(n);
+    lens_.reserve(n);
+  }
+
+ private:
+  std::vector<const char*> argv_;
+  std::vector<size_t> lens_;
+};
+
+// How an I/O failure looked: a timeout, or the peer being gone / the socket
+// failing (a reused idle connection may have died while idle).
+enum class IoFailure { none, timeout, closed };
+
+// One blocking hiredis connection with connect / command timeouts and the
+// AUTH / SELECT handshake. Not thread-safe: the pool hands it to one user.
+class Connection {
+ public:
+  // Connects and runs the handshake within endpoint.connect_timeout.
+  // Throws BackendUnavailable.
+  explicit Connection(const Endpoint& endpoint);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends the commands in one write (pipelined) and reads one reply each.
+  // Throws TimeoutError / IoError (and marks the connection broken); error
+  // replies are returned, not thrown.
+  std::vector<Reply> pipeline(const std::vector<Command>& commands);
+  Reply command(const Command& c);
+
+  bool broken() const noexcept { return broken_; }
+  IoFailure last_failure() const noexcept { return failure_; }
+  redisContext* raw() noexcept { return ctx_; }
+
+ private:
+  [[noreturn]] void fail(const char* what);
+  redisContext* ctx_ = nullptr;
+  std::string where_;
+  bool broken_ = false;
+  IoFailure failure_ = IoFailure::none;
+};
+
+// Runs the AUTH / SELECT handshake on a fresh context (shared with the
+// subscriber). Throws BackendUnavailable.
+void handshake(redisContext* ctx, const Endpoint& endpoint);
+// Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
+redisContext* connect_raw(const Endpoint& endpoint);
+
+// At most `size` connections, opened lazily; a broken one is dropped and a
+// new one opened by a later borrow.
+class Pool {
+ public:
+  Pool(Endpoint endpoint, int size);
+  ~Pool();
+
+  class Borrowed {
+   public:
+    Borrowed(Pool* pool, std::unique_ptr<Connection> c, bool fresh)
+        : pool_(pool), conn_(std::move(c)), fresh_(fresh) {}
+    Borrowed(Borrowed&&) noexcept = default;
+    Borrowed& operator=(Borrowed&&) = delete;
+    ~Borrowed() {
+      if (conn_) pool_->give_back(std::move(conn_));
+    }
+    Connection* operator->() { return conn_.get(); }
+    Connection& operator*() { return *conn_; }
+    // True when just opened (not reused from the idle list).
+    bool fresh() const { return fresh_; }
+
+   private:
+    Pool* pool_;
+    std::unique_ptr<Connection> conn_;
+    bool fresh_;
+  };
+
+  // An idle connection, a new one, or waits (up to the command timeout) for
+  // one to come back. Throws BackendUnavailable / TimeoutError.
+  Borrowed borrow();
+  // Closes all idle connections (after a failure: they may be stale too).
+  void drop_idle();
+  const Endpoint& endpoint() const { return endpoint_; }
+
+ private:
+  void give_back(std::unique_ptr<Connection> c);
+  Endpoint endpoint_;
+  int size_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Connection>> idle_;
+  int open_ = 0;  // idle + borrowed
+};
+
+}  // namespace weave::redis

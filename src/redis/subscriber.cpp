@@ -1,0 +1,307 @@
+#include "redis/subscriber.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "weave/error.h"
+
+namespace weave::redis {
+
+struct Subscriber::Channel {
+  std::string name;
+  int refs = 0;
+  // The last command queued for it on the current connection was SUBSCRIBE.
+  bool active = false;
+  // SUBSCRIBE commands queued and "subscribe" confirmations received for this
+  // channel on the current connection; subscribed once active and confirmed >= want.
+  std::uint64_t want = 0, confirmed = 0;
+  // Bumped by every message, by a lost connection and by a resubscription
+  // after a reconnect (a release may have been missed in between).
+  std::uint64_t generation = 0;
+  bool resubscribed = false;
+  // Since when nobody waits on it; UNSUBSCRIBE goes out after kLinger, so a
+  // waiter that retries (LockClient prepares a new waiter per attempt) finds
+  // the subscription still confirmed and pays no round trip for it.
+  std::chrono::steady_clock::time_point idle_since;
+  std::condition_variable cv;
+};
+
+namespace {
+constexpr auto kLinger = std::chrono::milliseconds(2000);
+}
+
+Subscriber::Subscriber(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
+  if (::pipe2(pipe_, O_NONBLOCK | O_CLOEXEC) != 0)
+    throw IoError(std::string("weave redis: pipe: ") + std::strerror(errno));
+}
+
+Subscriber::~Subscriber() {
+  {
+    std::lock_guard g(mutex_);
+    stop_ = true;
+    for (auto& [name, ch] : channels_) ch->cv.notify_all();
+    state_cv_.notify_all();
+  }
+  wake_pipe();
+  if (thread_.joinable()) thread_.join();
+  if (ctx_) redisFree(ctx_);
+  ::close(pipe_[0]);
+  ::close(pipe_[1]);
+}
+
+void Subscriber::wake_pipe() {
+  char b = 1;
+  [[maybe_unused]] auto n = ::write(pipe_[1], &b, 1);  // full pipe = already woken
+}
+
+void Subscriber::start_locked() {
+  if (started_) return;
+  started_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {
+  outgoing_.emplace_back(subscribe, channel);
+}
+
+std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name) {
+  std::unique_lock g(mutex_);
+  start_locked();
+  auto& slot = channels_[name];
+  if (!slot) {
+    slot = std::make_shared<Channel>();
+    slot->name = name;
+  }
+  std::shared_ptr<Channel> ch = slot;
+  ++ch->refs;
+  auto ready = [&] { return connected_ && ch->active && ch->confirmed >= ch->want; };
+  if (ready()) return std::make_unique<Interest>(this, ch, ch->generation);  // no round trip
+  if (connected_ && !ch->active) {
+    ch->active = true;
+    ++ch->want;
+    enqueue_locked(true, name);
+  }
+  g.unlock();
+  wake_pipe();
+  g.lock();
+  auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
+  std::uint64_t failures_before = connect_failures_;
+  state_cv_.wait_until(g, deadline, [&] { return stop_ || connect_failures_ != failures_before || ready(); });
+  if (!stop_ && ready())
+    return std::make_unique<Interest>(this, ch, ch->generation);
+  std::string why = connected_ ? std::string() : last_error_;
+  g.unlock();
+  release_interest(ch);
+  if (!why.empty() || !connected_)
+    throw BackendUnavailable("weave redis: cannot subscribe at " + endpoint_.describe() + ": " +
+                             (why.empty() ? std::string("not connected") : why));
+  throw TimeoutError("weave redis: " + endpoint_.describe() + " did not confirm SUBSCRIBE in time");
+}
+
+void Subscriber::release_interest(const std::shared_ptr<Channel>& ch) {
+  bool wake = false;
+  {
+    std::lock_guard g(mutex_);
+    if (--ch->refs > 0) return;
+    if (connected_) {
+      ch->idle_since = std::chrono::steady_clock::now();
+      wake = true;  // the reader schedules the UNSUBSCRIBE
+    } else {
+      auto it = channels_.find(ch->name);
+      if (it != channels_.end() && it->second == ch) channels_.erase(it);
+    }
+  }
+  if (wake) wake_pipe();
+}
+
+Subscriber::Interest::~Interest() { sub_->release_interest(ch_); }
+
+bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock g(sub_->mutex_);
+  bool changed = ch_->cv.wait_until(g, deadline, [&] { return ch_->generation != seen_ || sub_->stop_; });
+  if (!changed) return false;
+  seen_ = ch_->generation;
+  return true;
+}
+
+bool Subscriber::connect_once() {
+  redisContext* c = nullptr;
+  try {
+    c = connect_raw(endpoint_);
+    handshake(c, endpoint_);
+  } catch (const std::exception& e) {
+    if (c) redisFree(c);
+    std::lock_guard g(mutex_);
+    last_error_ = e.what();
+    ++connect_failures_;
+    state_cv_.notify_all();
+    return false;
+  }
+  redisEnableKeepAlive(c);
+  std::lock_guard g(mutex_);
+  ctx_ = c;
+  connected_ = true;
+  bool again = ever_connected_;
+  ever_connected_ = true;
+  if (again) ++reconnects_;
+  outgoing_.clear();
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    auto& ch = it->second;
+    ch->want = ch->confirmed = 0;
+    if (ch->refs == 0) {
+      it = channels_.erase(it);
+      continue;
+    }
+    ch->want = 1;
+    ch->active = true;
+    ch->resubscribed = again;
+    enqueue_locked(true, ch->name);
+    ++it;
+  }
+  state_cv_.notify_all();
+  return true;
+}
+
+void Subscriber::disconnect_locked(const std::string& why) {
+  if (ctx_) redisFree(ctx_);
+  ctx_ = nullptr;
+  connected_ = false;
+  last_error_ = why;
+  outgoing_.clear();
+  for (auto it = channels_.begin(); it != channels_.end();) {
+    auto& ch = it->second;
+    ch->want = ch->confirmed = 0;
+    ch->active = false;
+    ++ch->generation;  // waiters retry their try_acquire
+    ch->cv.notify_all();
+    if (ch->refs == 0)
+      it = channels_.erase(it);
+    else
+      ++it;
+  }
+  state_cv_.notify_all();
+}
+
+void Subscriber::on_reply(redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
+      r->element[1]->type != REDIS_REPLY_STRING)
+    return;
+  std::string_view kind(r->element[0]->str, r->element[0]->len);
+  std::string name(r->element[1]->str, r->element[1]->len);
+  std::lock_guard g(mutex_);
+  auto it = channels_.find(name);
+  if (it == channels_.end()) return;
+  auto& ch = it->second;
+  if (kind == "message") {
+    ++ch->generation;
+    ch->cv.notify_all();
+  } else if (kind == "subscribe") {
+    ++ch->confirmed;
+    if (ch->resubscribed && ch->confirmed >= ch->want) {
+      ch->resubscribed = false;
+      ++ch->generation;
+      ch->cv.notify_all();
+    }
+    state_cv_.notify_all();
+  } else if (kind == "unsubscribe") {
+    if (ch->refs == 0 && !ch->active && ch->confirmed >= ch->want) channels_.erase(it);
+  }
+}
+
+void Subscriber::run() {
+  int backoff_ms = 50;
+  for (;;) {
+    bool want_connection;
+    {
+      std::lock_guard g(mutex_);
+      if (stop_) return;
+      want_connection = false;
+      for (auto& [name, ch] : channels_)
+        if (ch->refs > 0) want_connection = true;
+    }
+    if (!ctx_) {
+      if (want_connection && connect_once()) {
+        backoff_ms = 50;
+      } else {
+        // Nobody waits, or the server is down: sleep until woken (or the backoff).
+        pollfd p{pipe_[0], POLLIN, 0};
+        ::poll(&p, 1, want_connection ? backoff_ms : -1);
+        char buf[64];
+        while (::read(pipe_[0], buf, sizeof buf) > 0) {
+        }
+        if (want_connection) backoff_ms = std::min(backoff_ms * 2, 1000);
+        continue;
+      }
+    }
+    // Unsubscribe channels idle for kLinger; send what was queued.
+    std::deque<std::pair<bool, std::string>> out;
+    int poll_ms = -1;
+    {
+      std::lock_guard g(mutex_);
+      auto now = std::chrono::steady_clock::now();
+      for (auto& [name, ch] : channels_) {
+        if (ch->refs > 0 || !ch->active) continue;
+        auto idle = now - ch->idle_since;
+        if (idle >= kLinger) {
+          ch->active = false;
+          enqueue_locked(false, name);
+        } else {
+          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kLinger - idle).count() + 1;
+          if (poll_ms < 0 || left < poll_ms) poll_ms = static_cast<int>(left);
+        }
+      }
+      out.swap(outgoing_);
+    }
+    for (auto& [sub, name] : out) {
+      Command c{sub ? "SUBSCRIBE" : "UNSUBSCRIBE", name};
+      redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
+      if (sub) ++subscribes_sent_;
+    }
+    bool failed = false;
+    if (!out.empty()) {
+      int done = 0;
+      while (!done)
+        if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
+          failed = true;
+          break;
+        }
+    }
+    if (!failed) {
+      pollfd p[2] = {{ctx_->fd, POLLIN, 0}, {pipe_[0], POLLIN, 0}};
+      ::poll(p, 2, poll_ms);
+      if (p[1].revents) {
+        char buf[64];
+        while (::read(pipe_[0], buf, sizeof buf) > 0) {
+        }
+      }
+      if (p[0].revents) {
+        if (redisBufferRead(ctx_) != REDIS_OK) {
+          failed = true;
+        } else {
+          for (;;) {
+            void* raw = nullptr;
+            if (redisReaderGetReply(ctx_->reader, &raw) != REDIS_OK) {
+              failed = true;
+              break;
+            }
+            if (!raw) break;
+            Reply reply(static_cast<redisReply*>(raw));
+            on_reply(reply.get());
+          }
+        }
+      }
+    }
+    if (failed) {
+      std::lock_guard g(mutex_);
+      std::string why = ctx_->errstr[0] ? ctx_->errstr : "protocol error";
+      disconnect_locked("subscriber connection lost: " + why);
+    }
+  }
+}
+
+}  // namespace weave::redis
