@@ -5,6 +5,7 @@
 #include "mem_backend.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
+#include "weave/redis.h"
 
 namespace weave {
 namespace {
@@ -51,9 +52,7 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
       if (!table) table = detail::make_mem_backend();
       return table;
     } else if (url.scheme == "redis") {
-      throw ConfigError("lock url '" + options.url +
-                        "': the redis:// backend is not built yet (it arrives with the hiredis "
-                        "backend); use mem:// for now");
+      factory = [](const LockOptions& o) { return make_redis_lock_backend(o); };  // src/redis
     } else {
       throw ConfigError("lock url '" + options.url + "': unknown scheme '" + url.scheme +
                         "' (known: mem, redis, or one added with register_lock_backend)");
