@@ -1,0 +1,266 @@
+// Lock configuration: precedence (code > WEAVE_LOCK_URL > JSON file >
+// defaults), value formats, and one ConfigError per kind of mistake.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <unistd.h>
+
+#include "weave/config.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+using namespace std::chrono_literals;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Sets (or unsets) an environment variable for one scope.
+class EnvVar {
+ public:
+  EnvVar(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ~EnvVar() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// A JSON file removed at scope exit.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& text) {
+    char name[] = "/tmp/weave-config-test-XXXXXX";
+    int fd = ::mkstemp(name);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    path_ = name;
+    std::ofstream(path_) << text;
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// No stray settings from the environment of the test run.
+struct CleanEnv {
+  EnvVar url{"WEAVE_LOCK_URL", std::nullopt};
+  EnvVar cfg{"WEAVE_CONFIG", std::nullopt};
+};
+
+weave::ConfigSources from_file(const std::string& path) {
+  weave::ConfigSources s;
+  s.file = path;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("config: defaults when no source says anything", "[config]") {
+  CleanEnv env;
+  weave::LockOptions o = weave::load_lock_options();
+  CHECK(o.url == "mem://");
+  CHECK(o.watchdog_lease == 30s);
+  CHECK(o.renew_interval == 0ms);
+  CHECK(o.lost_policy == weave::LeaseLostPolicy::throw_at_release);
+}
+
+TEST_CASE("config: a JSON file fills every option", "[config]") {
+  CleanEnv env;
+  TempFile f(R"({"lock": {"url": "mem://cfg", "lease": "2min", "renew_interval": 20000,
+                 "on_lost": "callback", "connect_timeout": "250ms", "command_timeout": "1h",
+                 "pool_size": 8}})");
+  weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
+  CHECK(o.url == "mem://cfg");
+  CHECK(o.watchdog_lease == 120s);
+  CHECK(o.renew_interval == 20s);
+  CHECK(o.lost_policy == weave::LeaseLostPolicy::callback);
+  CHECK(o.connect_timeout == 250ms);
+  CHECK(o.command_timeout == 1h);
+  CHECK(o.pool_size == 8);
+}
+
+TEST_CASE("config: precedence is code > WEAVE_LOCK_URL > file > defaults", "[config]") {
+  CleanEnv env;
+  TempFile f(R"({"lock": {"url": "mem://from-file", "lease": "45s"}})");
+
+  SECTION("file over defaults") {
+    auto o = weave::load_lock_options(from_file(f.path()));
+    CHECK(o.url == "mem://from-file");
+    CHECK(o.watchdog_lease == 45s);
+  }
+  SECTION("WEAVE_CONFIG names the file when code does not") {
+    EnvVar cfg("WEAVE_CONFIG", f.path());
+    auto o = weave::load_lock_options();
+    CHECK(o.url == "mem://from-file");
+  }
+  SECTION("environment over file") {
+    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    auto o = weave::load_lock_options(from_file(f.path()));
+    CHECK(o.url == "mem://from-env");
+    CHECK(o.watchdog_lease == 45s);  // fields the environment does not say come from the file
+  }
+  SECTION("code over environment and file") {
+    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    auto s = from_file(f.path());
+    s.code.url = "mem://from-code";
+    s.code.lease = 5s;
+    auto o = weave::load_lock_options(s);
+    CHECK(o.url == "mem://from-code");
+    CHECK(o.watchdog_lease == 5s);
+  }
+  SECTION("environment can be ignored") {
+    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    auto s = from_file(f.path());
+    s.environment = false;
+    CHECK(weave::load_lock_options(s).url == "mem://from-file");
+  }
+}
+
+TEST_CASE("config: durations", "[config]") {
+  CHECK(weave::parse_duration("250ms") == 250ms);
+  CHECK(weave::parse_duration("30s") == 30s);
+  CHECK(weave::parse_duration("2min") == 2min);
+  CHECK(weave::parse_duration("1h") == 1h);
+  CHECK(weave::parse_duration("0ms") == 0ms);
+  for (const char* bad : {"", "30", "s", "-1s", "1.5s", "10 s", "3days", "1e3ms"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(weave::parse_duration(bad), weave::ConfigError);
+  }
+}
+
+TEST_CASE("config: lock URLs", "[config]") {
+  auto m = weave::parse_lock_url("mem://");
+  CHECK(m.scheme == "mem");
+  CHECK(m.name.empty());
+  CHECK(weave::parse_lock_url("mem://tenant-a").name == "tenant-a");
+
+  auto r = weave::parse_lock_url("redis://app:s%40cret@cache.local:6380/3");
+  CHECK(r.scheme == "redis");
+  CHECK(r.user == "app");
+  CHECK(r.password == "s@cret");
+  CHECK(r.host == "cache.local");
+  CHECK(r.port == 6380);
+  CHECK(r.db == 3);
+
+  auto d = weave::parse_lock_url("redis://127.0.0.1");
+  CHECK(d.port == 6379);
+  CHECK(d.db == 0);
+  CHECK(d.user.empty());
+  auto p = weave::parse_lock_url("redis://:pw@[::1]:7000");
+  CHECK(p.password == "pw");
+  CHECK(p.host == "::1");
+  CHECK(p.port == 7000);
+
+  for (const char* bad : {"localhost:6379", "://x", "redis://", "redis://host:0", "redis://host:99999",
+                          "redis://host:port", "redis://host/db", "mem://a/b", "redis://[::1"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(weave::parse_lock_url(bad), weave::ConfigError);
+  }
+}
+
+TEST_CASE("config: a redis:// URL from any source is parsed into the options", "[config]") {
+  CleanEnv env;
+  TempFile f(R"({"lock": {"url": "redis://user:pw@localhost:6379/1", "pool_size": 2}})");
+  weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
+  CHECK(o.url == "redis://user:pw@localhost:6379/1");
+  CHECK(o.pool_size == 2);
+  EnvVar url("WEAVE_LOCK_URL", "redis://cache:6380");
+  CHECK(weave::load_lock_options(from_file(f.path())).url == "redis://cache:6380");
+}
+
+TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]") {
+  CleanEnv env;
+  auto error_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const weave::ConfigError& e) {
+      return e.what();
+    }
+    return "(no ConfigError)";
+  };
+
+  SECTION("bad scheme in the environment") {
+    EnvVar url("WEAVE_LOCK_URL", "zookeeper://zk:2181");
+    auto what = error_of([] { weave::load_lock_options(); });
+    CHECK_THAT(what, Contains("WEAVE_LOCK_URL") && Contains("zookeeper"));
+  }
+  SECTION("bad scheme in code") {
+    weave::ConfigSources s;
+    s.code.url = "etcd://x:1";
+    CHECK_THAT(error_of([&] { weave::load_lock_options(s); }), Contains("code") && Contains("etcd"));
+  }
+  SECTION("bad URL in the file") {
+    TempFile f(R"({"lock": {"url": "localhost:6379"}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains(f.path()) && Contains("lock.url"));
+  }
+  SECTION("bad JSON") {
+    TempFile f(R"({"lock": {"url": "mem://",}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains(f.path()) && Contains("bad JSON"));
+  }
+  SECTION("unknown key under lock") {
+    TempFile f(R"({"lock": {"urll": "mem://"}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains(f.path()) && Contains("lock.urll"));
+  }
+  SECTION("unknown top-level key") {
+    TempFile f(R"({"locks": {}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains("unknown key 'locks'"));
+  }
+  SECTION("bad duration") {
+    TempFile f(R"({"lock": {"lease": "30 seconds"}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains("lock.lease") && Contains("30 seconds"));
+  }
+  SECTION("bad on_lost") {
+    TempFile f(R"({"lock": {"on_lost": "ignore"}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains("lock.on_lost") && Contains("ignore"));
+  }
+  SECTION("wrong value type") {
+    TempFile f(R"({"lock": {"url": 5}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }), Contains("lock.url"));
+  }
+  SECTION("unreadable file from WEAVE_CONFIG") {
+    EnvVar cfg("WEAVE_CONFIG", "/nonexistent/weave.json");
+    CHECK_THAT(error_of([] { weave::load_lock_options(); }),
+               Contains("WEAVE_CONFIG") && Contains("/nonexistent/weave.json"));
+  }
+  SECTION("renew interval not shorter than the lease") {
+    weave::ConfigSources s;
+    s.environment = false;
+    s.code.lease = 1s;
+    s.code.renew_interval = 1s;
+    CHECK_THAT(error_of([&] { weave::load_lock_options(s); }), Contains("renew_interval"));
+  }
+}
+
+TEST_CASE("config: configure_locks rejects a bad URL and keeps the client it had", "[config]") {
+  weave::LockOptions good;
+  good.url = "mem://configure-test";
+  weave::configure_locks(good);
+  weave::LockOptions bad;
+  bad.url = "nope://x";
+  CHECK_THROWS_AS(weave::configure_locks(bad), weave::ConfigError);
+  CHECK(weave::default_lock_client().options().url == "mem://configure-test");
+}
