@@ -113,7 +113,8 @@ class Scanner {
                    const std::function<void(int, int, const std::string&)>& err, std::string& expr);
   bool formattable(CXType t);
   void build_format_index();
-  std::vector<CXCursor> find_members(CXCursor record, const std::string& name, std::set<std::string>* all);
+  std::vector<CXCursor> find_members(CXCursor record, const std::string& name, std::set<std::string>* all,
+                                     bool* uncertain = nullptr);
   bool is_overloaded(CXCursor fn);
   bool fallback_exists(CXCursor fn, const std::string& name);
   std::string text(unsigned b, unsigned e) const { return source_.substr(b, e - b); }
@@ -458,7 +459,8 @@ bool Scanner::is_overloaded(CXCursor fn) {
   return n > 1;
 }
 
-std::vector<CXCursor> Scanner::find_members(CXCursor record, const std::string& name, std::set<std::string>* all) {
+std::vector<CXCursor> Scanner::find_members(CXCursor record, const std::string& name, std::set<std::string>* all,
+                                            bool* uncertain) {
   std::vector<CXCursor> out;
   std::function<void(CXCursor, int)> walk = [&](CXCursor rec, int depth) {
     if (depth > 16 || clang_Cursor_isNull(rec)) return;
@@ -480,7 +482,11 @@ std::vector<CXCursor> Scanner::find_members(CXCursor record, const std::string& 
     if (!any || out.empty()) {
       // Implicit template instantiations expose nothing; look at the template.
       CXCursor tmpl = clang_getSpecializedCursorTemplate(rec);
-      if (!clang_Cursor_isNull(tmpl) && !clang_equalCursors(tmpl, rec)) walk(tmpl, depth + 1);
+      if (!clang_Cursor_isNull(tmpl) && !clang_equalCursors(tmpl, rec)) {
+        // Members of dependent bases are invisible here: the answer is a guess.
+        if (uncertain) *uncertain = true;
+        walk(tmpl, depth + 1);
+      }
     }
   };
   walk(record, 0);
@@ -579,15 +585,20 @@ bool Scanner::placeholder(const KeyPiece& p, CXCursor fn, const FunctionModel& f
         if (cur.kind == CXType_Pointer) {
           cur = clang_getCanonicalType(clang_getPointeeType(cur));
         } else if (cur.kind == CXType_Record) {
-          auto ops = find_members(clang_getTypeDeclaration(cur), "operator->", nullptr);
-          if (ops.empty()) {
+          bool unsure = false;
+          auto ops = find_members(clang_getTypeDeclaration(cur), "operator->", nullptr, &unsure);
+          if (ops.empty() && unsure) {
+            known = false;  // e.g. std::shared_ptr: operator-> lives in a dependent base
+          } else if (ops.empty()) {
             err(st.pos, static_cast<int>(st.member.size()),
                 "'->' used on '" + tname + "', which is not a pointer; use '.'");
             return false;
           }
-          CXType r = clang_getCanonicalType(strip_ref(clang_getResultType(clang_getCursorType(ops.front()))));
-          if (r.kind == CXType_Pointer) cur = clang_getCanonicalType(clang_getPointeeType(r));
-          else known = false;  // smart pointer template: not resolvable here
+          if (known) {
+            CXType r = clang_getCanonicalType(strip_ref(clang_getResultType(clang_getCursorType(ops.front()))));
+            if (r.kind == CXType_Pointer) cur = clang_getCanonicalType(clang_getPointeeType(r));
+            else known = false;  // smart pointer template: not resolvable here
+          }
         } else {
           err(st.pos, static_cast<int>(st.member.size()),
               "'->' used on '" + tname + "', which is not a pointer; use '.'");
@@ -609,8 +620,14 @@ bool Scanner::placeholder(const KeyPiece& p, CXCursor fn, const FunctionModel& f
       }
       if (known) {
         std::set<std::string> all;
-        auto ms = find_members(clang_getTypeDeclaration(cur), st.member, &all);
+        bool unsure = false;
+        auto ms = find_members(clang_getTypeDeclaration(cur), st.member, &all, &unsure);
         std::string rec_name = unqual_spelling(cur);
+        if (ms.empty() && unsure) {
+          known = false;
+          expr += op + st.member + (st.call ? "()" : "");
+          continue;
+        }
         if (ms.empty()) {
           all.erase("operator->");
           std::vector<std::string> cands(all.begin(), all.end());
