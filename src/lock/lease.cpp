@@ -30,7 +30,7 @@ bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_re
     l.cause_ = cause;
     l.lost_.store(true, std::memory_order_release);
   }
-  l.stop_.request_stop();
+  // The callback first: whoever sees the stop_token fire also sees it done.
   if (!l.lost_reported_.exchange(true) && l.client_->options.on_lost) {
     try {
       l.client_->options.on_lost(l, cause);
@@ -38,6 +38,7 @@ bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_re
       // A callback must not throw; there is nobody to hand the error to.
     }
   }
+  l.stop_.request_stop();
   return true;
 }
 

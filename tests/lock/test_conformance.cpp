@@ -67,8 +67,9 @@ class CountingBackend : public weave::LockBackend {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("lock: 8 threads x 10000 increments under one key end at 80000",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: 8 threads x 10000 increments under one key end at 80000",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("counter");
   long counter = 0;  // deliberately unsynchronised: only the lock protects it
@@ -86,8 +87,9 @@ TEMPLATE_LIST_TEST_CASE("lock: 8 threads x 10000 increments under one key end at
   CHECK(counter == 80'000);
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conformance]",
-                        lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conformance]",
+                        WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("try-once");
   weave::LeaseHandle a = locks.acquire(key);
@@ -104,8 +106,9 @@ TEMPLATE_LIST_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conf
   CHECK(locks.try_acquire(key));
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("ttl");
   weave::LeaseHandle a = locks.acquire(key, {.ttl = 100ms});
@@ -123,8 +126,9 @@ TEMPLATE_LIST_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
   b.release();  // releasing the expired lease did not free b's
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: waiting times out with LockBusy after at least the wait",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: waiting times out with LockBusy after at least the wait",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("timeout");
   weave::LeaseHandle a = locks.acquire(key);
@@ -142,8 +146,9 @@ TEMPLATE_LIST_TEST_CASE("lock: waiting times out with LockBusy after at least th
   CHECK(waited >= 100ms);
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: a waiter gets the lock as soon as the holder releases",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: a waiter gets the lock as soon as the holder releases",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("handoff");
   weave::LeaseHandle a = locks.acquire(key);
@@ -163,8 +168,9 @@ TEMPLATE_LIST_TEST_CASE("lock: a waiter gets the lock as soon as the holder rele
   CHECK(waited < 10s);  // woken by the release, not by its 20 s deadline
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: wait=forever waits until released", "[lock][conformance]",
-                        lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: wait=forever waits until released", "[lock][conformance]",
+                        WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("forever");
   weave::LeaseHandle a = locks.acquire(key);
@@ -180,8 +186,9 @@ TEMPLATE_LIST_TEST_CASE("lock: wait=forever waits until released", "[lock][confo
   CHECK(got);
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: reentrant in one call chain, exclusive for everyone else",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: reentrant in one call chain, exclusive for everyone else",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("reentrant");
   weave::LeaseHandle outer = locks.acquire(key);
@@ -219,8 +226,9 @@ TEMPLATE_LIST_TEST_CASE("lock: reentrant in one call chain, exclusive for everyo
   CHECK(after.get());
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: a lost lease fires its stop token and release reports it",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports it",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   const std::string key = unique_key("lost");
   SECTION("policy throw_at_release (default)") {
     auto locks = client<TestType>();
@@ -268,8 +276,9 @@ TEMPLATE_LIST_TEST_CASE("lock: a lost lease fires its stop token and release rep
   }
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: the watchdog keeps a short lease alive while held",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: the watchdog keeps a short lease alive while held",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   weave::LockOptions o;
   o.watchdog_lease = 150ms;  // renewed every 50 ms
   auto locks = client<TestType>(o);
@@ -290,8 +299,9 @@ TEMPLATE_LIST_TEST_CASE("lock: the watchdog keeps a short lease alive while held
   CHECK_NOTHROW(h.release());
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: after release nothing renews the key", "[lock][conformance]",
-                        lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: after release nothing renews the key", "[lock][conformance]",
+                        WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   weave::LockOptions o;
   o.url = TestType::url;
   o.watchdog_lease = 150ms;
@@ -309,8 +319,9 @@ TEMPLATE_LIST_TEST_CASE("lock: after release nothing renews the key", "[lock][co
   CHECK(locks.try_acquire(key));
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("on-expiry");
   CHECK_THROWS_AS(locks.acquire(key, {.release = LockSpec::Release::on_expiry}), weave::UsageError);
@@ -322,8 +333,9 @@ TEMPLATE_LIST_TEST_CASE("lock: release=on_expiry leaves the key held until its t
   CHECK(locks.try_acquire(key, {.wait = 10s}));       // free once the ttl ran out
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][conformance]",
-                        lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][conformance]",
+                        WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string k1 = unique_key("fence-a");
   const std::string k2 = unique_key("fence-b");
@@ -354,8 +366,9 @@ TEMPLATE_LIST_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock
   for (std::size_t i = 1; i < order.size(); ++i) CHECK(order[i] > order[i - 1]);
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
-                        lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
+                        WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("owners");
   std::unordered_set<std::string> seen;
@@ -367,8 +380,9 @@ TEMPLATE_LIST_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
   CHECK(seen.size() == 10'000);
 }
 
-TEMPLATE_LIST_TEST_CASE("lock: handles are move-only RAII and release on destruction",
-                        "[lock][conformance]", lock_test::LockBackends) {
+TEMPLATE_TEST_CASE("lock: handles are move-only RAII and release on destruction",
+                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();
   const std::string key = unique_key("raii");
   {
