@@ -92,7 +92,9 @@ int main(int argc, char** argv) {
     };
     std::string v;
     if (a == "--") {
-      for (++i; i < argc; ++i) clang_args.push_back(argv[i]);
+      // Empty arguments (e.g. from empty CMake generator expressions) are dropped.
+      for (++i; i < argc; ++i)
+        if (argv[i][0] != '\0') clang_args.push_back(argv[i]);
       break;
     } else if (a == "-h" || a == "--help") {
       std::cout << k_usage;
