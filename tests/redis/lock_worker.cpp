@@ -1,0 +1,160 @@
+// A separate process holding / contending for redis locks, driven by
+// test_redis_multiprocess.cpp through argv, stdin and stdout lines.
+//
+//   lock_worker counter <url> <port> <lock key> <counter key> <threads> <iterations>
+//   lock_worker hold    <url> <key> <ttl ms (0 = watchdog)> <hold ms> <watchdog lease ms>
+//   lock_worker fenced  <url> <port> <key> <watchdog lease ms> <store name>
+//   lock_worker tokens  <url> <port> <key> <n> <list key>
+//   lock_worker owners  <url> <key> <n>
+//   lock_worker try     <url> <key> <wait ms>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fenced_store.h"
+#include "redis_server.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+namespace {
+
+void say(const std::string& line) {
+  std::cout << line << '\n' << std::flush;
+}
+
+weave::LockClient client(const std::string& url, milliseconds lease = 30'000ms) {
+  weave::LockOptions o;
+  o.url = url;
+  o.watchdog_lease = lease;
+  return weave::LockClient(o);
+}
+
+int counter(char** a) {
+  std::string url = a[0];
+  int port = std::stoi(a[1]);
+  std::string key = a[2], counter_key = a[3];
+  int threads = std::stoi(a[4]), iterations = std::stoi(a[5]);
+  auto locks = client(url);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&] {
+      redis_test::Raw raw(port);
+      for (int i = 0; i < iterations; ++i) {
+        auto h = locks.acquire(key, {.wait = weave::forever});
+        auto v = raw.cmd({"GET", counter_key});
+        long long n = v.nil() ? 0 : std::stoll(v.str);
+        raw.cmd({"SET", counter_key, std::to_string(n + 1)});  // not atomic: only the lock protects it
+        h.release();
+      }
+    });
+  for (auto& t : ts) t.join();
+  say("DONE");
+  return 0;
+}
+
+int hold(char** a) {
+  auto locks = client(a[0], milliseconds(std::stoi(a[4])));
+  milliseconds ttl(std::stoi(a[2])), hold_for(std::stoi(a[3]));
+  auto h = locks.acquire(a[1], {.ttl = ttl, .wait = 10s});
+  say("ACQUIRED " + std::to_string(h->fencing_token()));
+  std::this_thread::sleep_for(hold_for);
+  try {
+    h.release();
+    say("RELEASED");
+  } catch (const weave::LeaseLost& e) {
+    say(std::string("LOST ") + e.what());
+  }
+  return 0;
+}
+
+int fenced(char** a) {
+  std::string url = a[0];
+  int port = std::stoi(a[1]);
+  auto locks = client(url, milliseconds(std::stoi(a[3])));
+  auto h = locks.acquire(a[2], {.wait = 10s});
+  redis_test::Raw raw(port);
+  redis_test::FencedStore store(raw, a[4]);
+  store.write(h->fencing_token(), "first holder, before the pause");
+  say("ACQUIRED " + std::to_string(h->fencing_token()));
+  std::string go;
+  std::getline(std::cin, go);  // the test sends a line after SIGCONT
+  // A well-behaved holder checks its stop_token; give the watchdog time to run.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!h->stop_token().stop_requested() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  say(std::string("STOP ") + (h->stop_token().stop_requested() ? "1" : "0"));
+  // A stale writer that ignores it anyway: the store must refuse the old token.
+  bool ok = store.write(h->fencing_token(), "first holder, after the pause");
+  say(std::string("WRITE ") + (ok ? "accepted" : "rejected"));
+  try {
+    h.release();
+    say("RELEASE released");
+  } catch (const weave::LeaseLost&) {
+    say("RELEASE lost");
+  }
+  return 0;
+}
+
+int tokens(char** a) {
+  std::string url = a[0];
+  redis_test::Raw raw(std::stoi(a[1]));
+  std::string key = a[2], list = a[4];
+  int n = std::stoi(a[3]);
+  auto locks = client(url);
+  for (int i = 0; i < n; ++i) {
+    auto h = locks.acquire(key, {.wait = weave::forever});
+    raw.cmd({"RPUSH", list, std::to_string(h->fencing_token())});  // in acquisition order
+    say("T " + std::to_string(h->fencing_token()));
+    h.release();
+  }
+  return 0;
+}
+
+int owners(char** a) {
+  auto locks = client(a[0]);
+  int n = std::stoi(a[2]);
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    auto h = locks.acquire(a[1], {.ttl = 10s});
+    out += h->owner_token();
+    out += '\n';
+    h.release();
+  }
+  std::cout << out << std::flush;
+  return 0;
+}
+
+int try_acquire(char** a) {
+  auto locks = client(a[0]);
+  auto h = locks.try_acquire(a[1], {.ttl = 10s, .wait = milliseconds(std::stoi(a[2]))});
+  say(h ? "ACQUIRED" : "BUSY");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string mode = argv[1];
+  char** a = argv + 2;
+  int n = argc - 2;
+  try {
+    if (mode == "counter" && n == 6) return counter(a);
+    if (mode == "hold" && n == 5) return hold(a);
+    if (mode == "fenced" && n == 5) return fenced(a);
+    if (mode == "tokens" && n == 5) return tokens(a);
+    if (mode == "owners" && n == 3) return owners(a);
+    if (mode == "try" && n == 3) return try_acquire(a);
+  } catch (const std::exception& e) {
+    say(std::string("ERROR ") + e.what());
+    return 1;
+  }
+  std::cerr << "lock_worker: bad arguments\n";
+  return 2;
+}

@@ -1,0 +1,338 @@
+// The redis backend in one process: protocol, fencing, waiting without
+// polling, the watchdog, and failures (server restarted, unreachable).
+// Each test case starts its own redis-server on a free loopback port.
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "redis_server.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+#include "weave/redis.h"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+using redis_test::RedisServer;
+using std::chrono::milliseconds;
+
+namespace {
+
+weave::LockOptions options(const std::string& url) {
+  weave::LockOptions o;
+  o.url = url;
+  o.connect_timeout = 1000ms;
+  o.command_timeout = 2000ms;
+  return o;
+}
+
+milliseconds since(Clock::time_point t0) {
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
+}
+
+// Counts the calls each thread makes, forwarding to the real backend.
+class CountingBackend : public weave::LockBackend {
+ public:
+  explicit CountingBackend(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
+  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, milliseconds l) override {
+    ++tries();
+    return inner_->try_acquire(k, o, l);
+  }
+  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return inner_->release(k, o); }
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    renews_ += static_cast<int>(items.size());
+    return inner_->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return inner_->prepare_wait(k); }
+  static int& tries() {
+    thread_local int n = 0;
+    return n;
+  }
+  std::atomic<int> renews_{0};
+
+ private:
+  std::shared_ptr<weave::LockBackend> inner_;
+};
+
+}  // namespace
+
+TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release", "[redis]") {
+  RedisServer server;
+  auto b = weave::make_redis_lock_backend(options(server.url()));
+  auto raw = server.client();
+
+  auto a1 = b->try_acquire("order:1", "owner-a", 5000ms);
+  REQUIRE(a1.acquired);
+  CHECK(raw.cmd({"GET", "{weave:lock:order:1}"}).str == "owner-a");
+  auto pttl = raw.cmd({"PTTL", "{weave:lock:order:1}"}).integer;
+  CHECK(pttl > 0);
+  CHECK(pttl <= 5000);
+
+  auto again = b->try_acquire("order:1", "owner-a", 8000ms);  // same owner: refresh, same token
+  REQUIRE(again.acquired);
+  CHECK(again.fencing_token == a1.fencing_token);
+  CHECK(raw.cmd({"PTTL", "{weave:lock:order:1}"}).integer > 5000);
+
+  auto busy = b->try_acquire("order:1", "owner-b", 5000ms);
+  CHECK_FALSE(busy.acquired);
+  CHECK(busy.holder_ttl_left > 0ms);
+  CHECK(busy.holder_ttl_left <= 8000ms);
+
+  CHECK(b->release("order:1", "owner-b") == weave::ReleaseResult::lost);  // never frees another's lock
+  CHECK(raw.cmd({"GET", "{weave:lock:order:1}"}).str == "owner-a");
+  CHECK(b->release("order:1", "owner-a") == weave::ReleaseResult::released);
+  CHECK(raw.cmd({"EXISTS", "{weave:lock:order:1}"}).integer == 0);
+  CHECK(b->release("order:1", "owner-a") == weave::ReleaseResult::lost);
+
+  auto b2 = b->try_acquire("order:1", "owner-b", 5000ms);
+  REQUIRE(b2.acquired);
+  CHECK(b2.fencing_token > a1.fencing_token);
+  // The fencing counter shares the lock key's hash tag and does not expire.
+  CHECK(raw.cmd({"PTTL", "{weave:lock:order:1}:fence"}).integer == -1);
+}
+
+TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto b = weave::make_redis_lock_backend(options(server.url()), {.key_prefix = "app:"});
+  const std::string key("we\0ird} %s\r\n{key", 17);
+  const std::string owner("own\0er", 6);
+  REQUIRE(b->try_acquire(key, owner, 5000ms).acquired);
+  CHECK(raw.cmd({"GET", "{app:" + key + "}"}).str == owner);
+  CHECK_FALSE(b->try_acquire(key, "other", 5000ms).acquired);
+  CHECK(b->try_acquire(std::string("we"), "other", 5000ms).acquired);  // a prefix of it is another key
+  CHECK(b->release(key, owner) == weave::ReleaseResult::released);
+}
+
+TEST_CASE("redis: fencing tokens keep increasing across backends, script flushes and a restart", "[redis]") {
+  RedisServer server;
+  auto b1 = weave::make_redis_lock_backend(options(server.url()));
+  auto b2 = weave::make_redis_lock_backend(options(server.url()));
+  std::uint64_t last = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto& b = i % 2 ? b1 : b2;
+    auto r = b->try_acquire("k", "o" + std::to_string(i), 5000ms);
+    REQUIRE(r.acquired);
+    CHECK(r.fencing_token > last);
+    last = r.fencing_token;
+    REQUIRE(b->release("k", "o" + std::to_string(i)) == weave::ReleaseResult::released);
+    if (i == 10) server.client().cmd({"SCRIPT", "FLUSH"});  // NOSCRIPT -> EVAL fallback
+  }
+  server.restart();  // no persistence: the counter is gone; it restarts from the server's clock
+  auto r = b1->try_acquire("k", "after-restart", 5000ms);
+  REQUIRE(r.acquired);
+  CHECK(r.fencing_token > last);
+}
+
+TEST_CASE("redis: renew_batch renews only leases still owned, in one round trip", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto b = weave::make_redis_lock_backend(options(server.url()));
+  std::vector<std::string> keys, owners;
+  for (int i = 0; i < 600; ++i) {  // more than one script chunk
+    keys.push_back("r:" + std::to_string(i));
+    owners.push_back("o" + std::to_string(i));
+    REQUIRE(b->try_acquire(keys.back(), owners.back(), 1000ms).acquired);
+  }
+  REQUIRE(b->release(keys[5], owners[5]) == weave::ReleaseResult::released);
+  raw.cmd({"SET", "{weave:lock:" + keys[7] + "}", "someone-else", "PX", "5000"});
+  std::vector<weave::RenewItem> items;
+  for (int i = 0; i < 600; ++i) items.push_back({keys[i], owners[i], 60000ms});
+  long long evalsha_before = raw.calls("evalsha");
+  auto res = b->renew_batch(items);
+  long long evalsha_after = raw.calls("evalsha");
+  REQUIRE(res.size() == 600);
+  for (int i = 0; i < 600; ++i) {
+    INFO(i);
+    CHECK(res[i] == (i == 5 || i == 7 ? weave::RenewResult::lost : weave::RenewResult::owned));
+  }
+  CHECK(evalsha_after - evalsha_before == 3);  // ceil(600 / 256) script calls, pipelined
+  CHECK(raw.cmd({"PTTL", "{weave:lock:r:0}"}).integer > 1000);
+  CHECK(raw.cmd({"EXISTS", "{weave:lock:" + keys[5] + "}"}).integer == 0);  // not recreated
+  CHECK(raw.cmd({"GET", "{weave:lock:" + keys[7] + "}"}).str == "someone-else");
+}
+
+TEST_CASE("redis: URL with user, password and db does AUTH and SELECT", "[redis]") {
+  RedisServer server({"--requirepass", "s3cret"});
+  weave::LockClient locks(options(server.url() + "/3"));  // no password: refused
+  CHECK_THROWS_AS(locks.acquire("k"), weave::BackendUnavailable);
+  std::string url = "redis://default:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/3";
+  weave::LockClient ok(options(url));
+  auto h = ok.acquire("k", {.ttl = 5000ms});
+  redis_test::Raw raw(server.port());
+  raw.cmd({"AUTH", "s3cret"});
+  raw.cmd({"SELECT", "3"});
+  CHECK(raw.cmd({"GET", "{weave:lock:k}"}).str == h->owner_token());
+  h.release();
+}
+
+TEST_CASE("redis: an unreachable server fails acquire with BackendUnavailable within the connect timeout",
+          "[redis]") {
+  SECTION("nothing listens on the port") {
+    int port = redis_test::free_port();
+    auto o = options("redis://127.0.0.1:" + std::to_string(port));
+    o.connect_timeout = 500ms;
+    weave::LockClient locks(o);
+    auto t0 = Clock::now();
+    CHECK_THROWS_AS(locks.acquire("k", {.wait = 2s}), weave::BackendUnavailable);
+    CHECK(since(t0) < 500ms + 1500ms);
+  }
+  SECTION("a listener that never answers (accepts in the kernel, never replies)") {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(::listen(fd, 16) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    auto o = options("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)));
+    o.connect_timeout = 500ms;
+    weave::LockClient locks(o);
+    auto t0 = Clock::now();
+    CHECK_THROWS_AS(locks.acquire("k"), weave::BackendUnavailable);
+    auto took = since(t0);
+    CHECK(took >= 400ms);
+    CHECK(took < 500ms + 1500ms);
+    ::close(fd);
+  }
+  SECTION("the server comes back: the next acquire reconnects") {
+    RedisServer server;
+    weave::LockClient locks(options(server.url()));
+    locks.acquire("k", {.ttl = 1000ms}).release();
+    server.stop();
+    CHECK_THROWS_AS(locks.acquire("k", {.ttl = 1000ms}), weave::IoError);
+    server.start();
+    CHECK_NOTHROW(locks.acquire("k", {.ttl = 1000ms}).release());
+  }
+}
+
+TEST_CASE("redis: a restart without persistence while a lease is held: the holder learns it lost it",
+          "[redis]") {
+  RedisServer server;
+  std::atomic<int> lost_calls{0};
+  auto o = options(server.url());
+  o.watchdog_lease = 600ms;
+  o.on_lost = [&](const weave::Lease&, std::string_view) { ++lost_calls; };
+  weave::LockClient locks(o);
+  auto h = locks.acquire("job");
+  server.restart();
+  auto deadline = Clock::now() + 10s;
+  while (!h->stop_token().stop_requested() && Clock::now() < deadline) std::this_thread::sleep_for(10ms);
+  CHECK(h->stop_token().stop_requested());
+  CHECK(h->lost());
+  CHECK(lost_calls == 1);
+  CHECK_THROWS_AS(h.release(), weave::LeaseLost);
+  // And the key is free for others afterwards.
+  CHECK(locks.try_acquire("job", {.ttl = 1000ms}));
+}
+
+TEST_CASE("redis: the watchdog keeps a lease for 10x its length; after release nothing renews", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto o = options(server.url());
+  o.watchdog_lease = 300ms;
+  weave::LockClient holder(o);
+  weave::LockClient contender(options(server.url()));
+  std::atomic<bool> done{false};
+  std::atomic<int> contender_got_in{0};
+  auto h = holder.acquire("wd");
+  std::thread t([&] {
+    while (!done) {
+      if (contender.try_acquire("wd", {.ttl = 1000ms, .wait = 200ms})) ++contender_got_in;
+    }
+  });
+  std::this_thread::sleep_for(3000ms);  // 10 x the lease
+  done = true;
+  t.join();
+  CHECK(contender_got_in == 0);
+  CHECK_FALSE(h->lost());
+  CHECK_NOTHROW(h.release());
+  CHECK(raw.cmd({"EXISTS", "{weave:lock:wd}"}).integer == 0);
+  std::this_thread::sleep_for(300ms);  // let an in-flight tick finish
+  long long before = raw.calls("evalsha") + raw.calls("eval");
+  std::this_thread::sleep_for(1000ms);  // > 3 renew intervals
+  long long after = raw.calls("evalsha") + raw.calls("eval");
+  CHECK(after == before);
+}
+
+TEST_CASE("redis: 8 waiters on one key all get it one at a time, without polling", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto counting = std::make_shared<CountingBackend>(weave::make_redis_lock_backend(options(server.url())));
+  weave::LockClient locks(options(server.url()), counting);
+  weave::LockClient holder(options(server.url()));
+  auto h = holder.acquire("hot");  // watchdog lease 30 s: waiters have no reason to wake before release
+
+  constexpr int kWaiters = 8;
+  std::atomic<int> inside{0}, max_inside{0}, started{0};
+  std::mutex m;
+  std::vector<int> order, tries(kWaiters);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kWaiters; ++i)
+    ts.emplace_back([&, i] {
+      ++started;
+      auto w = locks.acquire("hot", {.wait = 60s});
+      int now = ++inside;
+      int prev = max_inside.load();
+      while (now > prev && !max_inside.compare_exchange_weak(prev, now)) {
+      }
+      std::this_thread::sleep_for(20ms);
+      --inside;
+      {
+        std::lock_guard g(m);
+        order.push_back(i);
+      }
+      tries[i] = CountingBackend::tries();
+      w.release();
+    });
+  while (started < kWaiters) std::this_thread::sleep_for(5ms);
+  std::this_thread::sleep_for(500ms);  // everyone has tried once and is waiting
+  long long before = raw.calls("evalsha") + raw.calls("eval");
+  long long subs_before = raw.calls("subscribe");
+  std::this_thread::sleep_for(1500ms);  // waiting: no commands at all
+  long long after = raw.calls("evalsha") + raw.calls("eval");
+  CHECK(after == before);
+  CHECK(raw.calls("subscribe") == subs_before);
+  h.release();
+  for (auto& t : ts) t.join();
+  CHECK(order.size() == kWaiters);
+  CHECK(max_inside == 1);
+  // Each hand-off wakes the remaining waiters once (one PUBLISH): a waiter
+  // tries at most once per hand-off it sat through, plus its first try and a
+  // few spurious wake-ups, whatever the waiting time was.
+  for (int i = 0; i < kWaiters; ++i) {
+    INFO("waiter " << i << " tried " << tries[i] << " times");
+    CHECK(tries[i] >= 1);
+    CHECK(tries[i] <= kWaiters + 3);
+  }
+  // The whole run issued a bounded number of commands: 8 waiters x 9 tries + releases.
+  CHECK(raw.calls("evalsha") + raw.calls("eval") - before <= kWaiters * (kWaiters + 3) + 2 * kWaiters);
+}
+
+TEST_CASE("redis: hand-off wakes a waiter on release, not at its deadline", "[redis]") {
+  RedisServer server;
+  weave::LockClient a(options(server.url())), b(options(server.url()));
+  auto h = a.acquire("handoff");  // 30 s watchdog lease
+  std::atomic<bool> got{false};
+  Clock::time_point got_at;
+  std::thread t([&] {
+    auto w = b.acquire("handoff", {.wait = 20s});
+    got_at = Clock::now();
+    got = true;
+  });
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(got);
+  auto released_at = Clock::now();
+  h.release();
+  t.join();
+  CHECK(got);
+  CHECK(got_at - released_at < 5s);  // woken by the PUBLISH (generous: the wait was 20 s, the lease 30 s)
+}
