@@ -15,6 +15,10 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// Longer waits count as forever; longer ttls are refused (clock arithmetic
+// on steady_clock nanoseconds would overflow).
+constexpr milliseconds k_longest = std::chrono::hours(24 * 365 * 10);
+
 milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
 }
@@ -22,9 +26,9 @@ milliseconds since(Clock::time_point t0) {
 void validate(std::string_view key, const LockSpec& spec) {
   if (key.empty()) throw UsageError("lock key is empty");
   if (spec.ttl < milliseconds(0)) throw UsageError("lock ttl is negative");
-  if (spec.ttl == forever)
+  if (spec.ttl > k_longest)
     throw UsageError("lock '" + std::string(key) +
-                     "': ttl=forever is not supported; omit ttl for a lease the watchdog renews");
+                     "': ttl=forever (or over 10 years) is not supported; omit ttl for a lease the watchdog renews");
   if (spec.wait < milliseconds(0)) throw UsageError("lock wait is negative");
   if (spec.release == LockSpec::Release::on_expiry && spec.ttl == milliseconds(0))
     throw UsageError("lock '" + std::string(key) +
@@ -78,7 +82,7 @@ LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
   LockBackend& backend = *shared_->backend;
   const bool watchdog = spec.ttl == milliseconds(0);
   const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
-  const bool forever_wait = spec.wait == forever;
+  const bool forever_wait = spec.wait == forever || spec.wait > k_longest;  // no clock overflow
   const Clock::time_point deadline =
       forever_wait ? Clock::time_point::max() : start + spec.wait;
   std::string owner = detail::new_owner_token();

@@ -1,6 +1,10 @@
 // The built-in `lock` interceptor: reads the annotation, acquires through the
 // process-wide LockClient, keeps the lease on the call chain while the method
 // runs, and releases per `release=`.
+#include <algorithm>
+#include <exception>
+#include <vector>
+
 #include "core/builtin.h"
 #include "internal.h"
 #include "weave/error.h"
@@ -19,9 +23,17 @@ class LockInterceptor final : public Interceptor {
   void around(Invocation& inv) override {
     const Annotation& a = inv.annotation();
     const std::string where = " (lock on " + std::string(inv.method()) + ")";
-    if (a.has("keys"))
-      throw UsageError("lock keys=[...] (several keys) is not yet supported" + where);
-    const std::string key(a.text("key"));
+    // One key, or several taken all-or-nothing in sorted order (so two calls
+    // locking overlapping sets cannot deadlock).
+    std::vector<std::string> keys;
+    if (a.has("keys")) {
+      for (std::string_view k : a.texts("keys")) keys.emplace_back(k);
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      if (keys.empty()) throw UsageError("lock keys=[] names no key" + where);
+    } else {
+      keys.emplace_back(a.text("key"));
+    }
 
     LockSpec spec;
     if (a.has("ttl")) spec.ttl = a.duration("ttl");
@@ -50,17 +62,48 @@ class LockInterceptor final : public Interceptor {
     }
 
     LockClient client = default_lock_client();
-    milliseconds waited{0};
-    LeaseHandle lease = client.try_acquire(key, spec, &waited);
-    if (!lease) {
-      if (on_busy == OnBusy::fail) throw LockBusy(key, waited);
-      return;  // skip / fallback: the proxy decides what the call returns
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<LeaseHandle> leases;
+    leases.reserve(keys.size());
+    for (const std::string& key : keys) {
+      LockSpec one = spec;
+      if (spec.wait != forever && spec.wait > milliseconds(0)) {  // one budget for all keys
+        auto left = spec.wait - std::chrono::duration_cast<milliseconds>(
+                                    std::chrono::steady_clock::now() - start);
+        one.wait = std::max(left, milliseconds(0));
+      }
+      milliseconds waited{0};
+      LeaseHandle lease = client.try_acquire(key, one, &waited);
+      if (!lease) {
+        leases.clear();  // all or nothing: give back what we took
+        if (on_busy == OnBusy::fail)
+          throw LockBusy(key, std::chrono::duration_cast<milliseconds>(
+                                  std::chrono::steady_clock::now() - start));
+        return;  // skip / fallback: the proxy decides what the call returns
+      }
+      leases.push_back(std::move(lease));
     }
     {
-      LeaseScope in_chain(lease);
-      inv.proceed();  // on an exception the handle releases quietly on unwinding
+      // The leases are on the call chain while the method runs.
+      struct RestoreChain {
+        std::shared_ptr<const detail::ChainNode> saved = detail::LeaseControl::head();
+        ~RestoreChain() { detail::LeaseControl::head() = std::move(saved); }
+      } restore;
+      auto& head = detail::LeaseControl::head();
+      for (auto& l : leases)
+        head = std::make_shared<const detail::ChainNode>(detail::ChainNode{l.shared(), head});
+      inv.proceed();  // on an exception the handles release quietly on unwinding
     }
-    lease.release();  // reports a lost lease per policy
+    // Release every lease, then report the first loss (per policy).
+    std::exception_ptr first;
+    for (auto& l : leases) {
+      try {
+        l.release();
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <optional>
 #include <string>
@@ -51,8 +52,11 @@ constexpr ArgSpec k_short_ttl[] = {{"key", ArgValue::of_template(0)}, {"ttl", Ar
 constexpr ArgSpec k_on_expiry[] = {{"key", ArgValue::of_template(0)},
                                    {"ttl", ArgValue::of_duration_ms(300)},
                                    {"release", ArgValue::of_enum("on_expiry")}};
-// [[lock(keys=["t:<id>"])]]
-constexpr ArgSpec k_keys[] = {{"keys", ArgValue::of_template_list(0, 1)}};
+// [[lock(keys=["u:<id>", "t:<id>"], on_busy=skip)]]
+constexpr ArgSpec k_keys[] = {{"keys", ArgValue::of_template_list(0, 2)},
+                              {"on_busy", ArgValue::of_enum("skip")}};
+// [[lock(keys=["u:<id>", "t:<id>"])]]
+constexpr ArgSpec k_keys_throw[] = {{"keys", ArgValue::of_template_list(0, 2)}};
 // [[lock(key="t:<id>", type=fair)]]
 constexpr ArgSpec k_fair[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("fair")}};
 
@@ -69,6 +73,7 @@ WEAVE_TEST_METHOD(forever, k_forever)
 WEAVE_TEST_METHOD(short_ttl, k_short_ttl)
 WEAVE_TEST_METHOD(on_expiry, k_on_expiry)
 WEAVE_TEST_METHOD(keys, k_keys)
+WEAVE_TEST_METHOD(keys_throw, k_keys_throw)
 WEAVE_TEST_METHOD(fair, k_fair)
 
 // What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
@@ -236,6 +241,43 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
 TEST_CASE("lock interceptor: unsupported arguments are usage errors", "[lock][interceptor]") {
   UseMem mem;
   const std::string id = fresh_id();
-  CHECK_THROWS_AS(call<void>(k_info_keys, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
   CHECK_THROWS_AS(call<void>(k_info_fair, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+}
+
+namespace {
+// A proxy for `void method(const std::string& id)` with keys=["u:<id>", "t:<id>"].
+bool call_two_keys(const weave::MethodInfo& info, const std::string& id, const std::function<void()>& body) {
+  const weave::ArgRef args[] = {weave::ArgRef(id)};
+  std::string rendered[2] = {"u:" + id, "t:" + id};
+  bool ran = true;
+  weave::detail::invoke<void>(info, args, rendered, body, [&] { ran = false; });
+  return ran;
+}
+}  // namespace
+
+TEST_CASE("lock interceptor: keys=[...] takes every key or none", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  bool both = false;
+  CHECK(call_two_keys(k_info_keys, id, [&] {
+    both = weave::current_lease("t:" + id) && weave::current_lease("u:" + id);
+    CHECK_FALSE(is_free(id));
+  }));
+  CHECK(both);
+  CHECK(is_free(id));
+  CHECK(weave::default_lock_client().try_acquire("u:" + id));  // released too
+
+  weave::LeaseHandle u = weave::default_lock_client().acquire("u:" + id);
+  bool ran = false;
+  CHECK_FALSE(call_two_keys(k_info_keys, id, [&] { ran = true; }));  // skipped
+  CHECK_FALSE(ran);
+  CHECK(is_free(id));  // "t:<id>" (taken first, in sorted order) was given back
+  try {
+    call_two_keys(k_info_keys_throw, id, [] {});
+    FAIL("no LockBusy");
+  } catch (const weave::LockBusy& e) {
+    CHECK(e.key() == "u:" + id);
+  }
+  CHECK(is_free(id));
+  CHECK(weave::current_lease() == nullptr);
 }
