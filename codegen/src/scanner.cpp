@@ -160,7 +160,8 @@ bool Scanner::parse() {
                                                static_cast<int>(argv.size()), nullptr, 0,
                                                CXTranslationUnit_None, &tu_);
   if (ec != CXError_Success || !tu_) {
-    rep_.error("cannot parse '" + opt_.header + "' (libclang error " + std::to_string(ec) + ")");
+    rep_.error("cannot parse '" + opt_.header + "' (libclang error " + std::to_string(ec) +
+               "; check the clang arguments after --)");
     return false;
   }
   bool failed = false;
