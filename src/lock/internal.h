@@ -81,6 +81,8 @@ class Watchdog {
   void unwatch(const Lease* lease);
   // Number of leases watched (tests).
   std::size_t size();
+  // Stops and joins the thread (at exit); later watch() calls are ignored.
+  void stop();
   ~Watchdog();
 
  private:

@@ -10,11 +10,18 @@
 namespace weave::detail {
 
 Watchdog& Watchdog::instance() {
-  static Watchdog w;  // joined at exit by the destructor
-  return w;
+  // Never freed, so handles destroyed late during exit can still unwatch; the
+  // thread is stopped and joined by `stopper` at exit. After that nothing is
+  // renewed any more (the leases run out on their own).
+  static Watchdog* w = new Watchdog;
+  static struct Stopper {
+    Watchdog* w;
+    ~Stopper() { w->stop(); }
+  } stopper{w};
+  return *w;
 }
 
-Watchdog::~Watchdog() {
+void Watchdog::stop() {
   {
     std::lock_guard g(mutex_);
     stop_ = true;
@@ -22,6 +29,8 @@ Watchdog::~Watchdog() {
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
+
+Watchdog::~Watchdog() { stop(); }
 
 void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
   const ClientShared& c = LeaseControl::client(*lease);
