@@ -127,7 +127,9 @@ class LockClient {
 
   // Acquires `key` (waiting per spec.wait) or throws weave::LockBusy naming
   // the key and the time waited. If the current call chain (see CallContext)
-  // already holds `key` on this backend, reuses that lease (hold count + 1).
+  // already holds `key` on this backend, reuses that lease (hold count + 1;
+  // the outer lease's ttl/release terms apply, `spec` is not re-applied; a
+  // lost outer lease throws weave::LeaseLost).
   LeaseHandle acquire(std::string_view key, const LockSpec& spec = {});
   // Same, but returns an empty handle when busy. `waited`, if given, receives
   // the time spent.
