@@ -43,9 +43,6 @@ function(weave_generate target)
 
   set(incs "$<TARGET_PROPERTY:${target},INCLUDE_DIRECTORIES>")
   set(defs "$<TARGET_PROPERTY:${target},COMPILE_DEFINITIONS>")
-  set(clang_args
-    "$<$<BOOL:${incs}>:-I$<JOIN:${incs},;-I>>"
-    "$<$<BOOL:${defs}>:-D$<JOIN:${defs},;-D>>")
 
   foreach(header IN LISTS WG_HEADERS)
     get_filename_component(header_abs "${header}" ABSOLUTE)
@@ -58,7 +55,11 @@ function(weave_generate target)
       COMMAND Weave::weavegen ${vocab_args}
               --output-header "${out_h}" --output-source "${out_cpp}"
               --depfile "${out_h}.d" --include-as "${header_abs}"
-              "${header_abs}" -- ${clang_args}
+              "${header_abs}" --
+              # Quoted so the ';' survives until the generator expression is
+              # evaluated; COMMAND_EXPAND_LISTS then splits it into arguments.
+              "$<$<BOOL:${incs}>:-I$<JOIN:${incs},;-I>>"
+              "$<$<BOOL:${defs}>:-D$<JOIN:${defs},;-D>>"
       DEPENDS "${header_abs}" Weave::weavegen ${vocab_deps}
       DEPFILE "${out_h}.d"
       COMMENT "weavegen ${shown}"
