@@ -3,6 +3,9 @@
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 set(build "${WORK_DIR}/build")
+# Work on a copy: the test touches a header to check regeneration.
+set(source "${WORK_DIR}/src")
+file(COPY "${CONSUMER_SOURCE_DIR}/" DESTINATION "${source}")
 
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -13,9 +16,26 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
-run(${CMAKE_COMMAND} -S "${CONSUMER_SOURCE_DIR}" -B "${build}"
+run(${CMAKE_COMMAND} -S "${source}" -B "${build}"
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
 run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(NOT last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "the first build did not run weavegen:\n${last_output}")
+endif()
+
+# Nothing changed: weavegen must not run again (AUTOMOC-like).
+run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "weavegen ran again although nothing changed:\n${last_output}")
+endif()
+
+# A header the annotated header includes changed: regenerate (depfile).
+file(TOUCH "${source}/greeting.h")
+run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(NOT last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "weavegen did not rerun after an included header changed:\n${last_output}")
+endif()
+
 run("${build}/consumer")
 if(NOT last_output MATCHES "locked greet:world")
   message(FATAL_ERROR "consumer printed unexpected output:\n${last_output}")

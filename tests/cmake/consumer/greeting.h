@@ -1,0 +1,3 @@
+#pragma once
+// Included by greeter.h: touching it must regenerate greeter's proxy.
+enum class Greeting { plain, loud };
