@@ -33,6 +33,7 @@ struct Subscriber::Channel {
 
 namespace {
 constexpr auto kLinger = std::chrono::milliseconds(2000);
+constexpr int kSweepMs = 1000;
 }
 
 Subscriber::Subscriber(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
@@ -104,19 +105,16 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
 }
 
 void Subscriber::release_interest(const std::shared_ptr<Channel>& ch) {
-  bool wake = false;
-  {
-    std::lock_guard g(mutex_);
-    if (--ch->refs > 0) return;
-    if (connected_) {
-      ch->idle_since = std::chrono::steady_clock::now();
-      wake = true;  // the reader schedules the UNSUBSCRIBE
-    } else {
-      auto it = channels_.find(ch->name);
-      if (it != channels_.end() && it->second == ch) channels_.erase(it);
-    }
+  std::lock_guard g(mutex_);
+  if (--ch->refs > 0) return;
+  if (connected_) {
+    // The reader sweeps idle channels at least every kLinger / 2 while any
+    // subscription is active: no wake-up (and context switch) per waiter.
+    ch->idle_since = std::chrono::steady_clock::now();
+  } else {
+    auto it = channels_.find(ch->name);
+    if (it != channels_.end() && it->second == ch) channels_.erase(it);
   }
-  if (wake) wake_pipe();
 }
 
 Subscriber::Interest::~Interest() { sub_->release_interest(ch_); }
@@ -245,6 +243,7 @@ void Subscriber::run() {
       std::lock_guard g(mutex_);
       auto now = std::chrono::steady_clock::now();
       for (auto& [name, ch] : channels_) {
+        if (ch->active) poll_ms = poll_ms < 0 ? kSweepMs : std::min(poll_ms, kSweepMs);
         if (ch->refs > 0 || !ch->active) continue;
         auto idle = now - ch->idle_since;
         if (idle >= kLinger) {
