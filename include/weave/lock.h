@@ -60,6 +60,8 @@ struct LockOptions {
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
   int pool_size = 4;
+  // redis: prepended to every lock key ("order:1" -> "{weave:lock:order:1}").
+  std::string key_prefix = "weave:lock:";
 };
 
 // How to take one lock.
