@@ -68,8 +68,8 @@ class Waiter final : public LockWaiter {
 
 class RedisLockBackend final : public LockBackend {
  public:
-  RedisLockBackend(Endpoint ep, int pool_size, RedisLockSettings settings)
-      : pool_(ep, pool_size), sub_(std::make_shared<Subscriber>(ep)), settings_(std::move(settings)) {}
+  RedisLockBackend(Endpoint ep, int pool_size, std::string key_prefix)
+      : pool_(ep, pool_size), sub_(std::make_shared<Subscriber>(ep)), prefix_(std::move(key_prefix)) {}
 
   AcquireResult try_acquire(std::string_view key, std::string_view owner,
                             std::chrono::milliseconds lease) override {
@@ -135,9 +135,9 @@ class RedisLockBackend final : public LockBackend {
   // ("{...}:fence") always lands in the same cluster slot.
   std::string lock_key(std::string_view key) const {
     std::string k;
-    k.reserve(settings_.key_prefix.size() + key.size() + 2);
+    k.reserve(prefix_.size() + key.size() + 2);
     k += '{';
-    k += settings_.key_prefix;
+    k += prefix_;
     k += key;
     k += '}';
     return k;
@@ -213,7 +213,7 @@ class RedisLockBackend final : public LockBackend {
 
   Pool pool_;
   std::shared_ptr<Subscriber> sub_;
-  RedisLockSettings settings_;
+  std::string prefix_;
   std::mutex sha_mutex_;
   std::atomic<bool> shas_loaded_{false};
   std::string shas_[3];
@@ -222,8 +222,7 @@ class RedisLockBackend final : public LockBackend {
 }  // namespace
 }  // namespace redis
 
-std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options,
-                                                     const RedisLockSettings& settings) {
+std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options) {
   LockUrl url = parse_lock_url(options.url);
   if (url.scheme != "redis") throw ConfigError("'" + options.url + "' is not a redis:// URL");
   redis::Endpoint ep;
@@ -234,7 +233,7 @@ std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options,
   ep.db = url.db;
   ep.connect_timeout = options.connect_timeout;
   ep.command_timeout = options.command_timeout;
-  return std::make_shared<redis::RedisLockBackend>(std::move(ep), options.pool_size, settings);
+  return std::make_shared<redis::RedisLockBackend>(std::move(ep), options.pool_size, options.key_prefix);
 }
 
 }  // namespace weave

@@ -101,7 +101,9 @@ TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release",
 TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  auto b = weave::make_redis_lock_backend(options(server.url()), {.key_prefix = "app:"});
+  auto o = options(server.url());
+  o.key_prefix = "app:";
+  auto b = weave::make_redis_lock_backend(o);
   const std::string key("we\0ird} %s\r\n{key", 17);
   const std::string owner("own\0er", 6);
   REQUIRE(b->try_acquire(key, owner, 5000ms).acquired);
