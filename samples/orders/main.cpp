@@ -1,6 +1,6 @@
 // Several threads pay through the woven OrderService: payments of one order run
 // one at a time, payments of different orders run in parallel. Each line shows
-// when a call held its key (ms since start) and the lease it saw.
+// which key the call held, from when to when (ms since start), and its fencing token.
 //
 //   WEAVE_LOCK_URL=mem:// ./orders        (the default: embedded backend)
 #include <chrono>
@@ -18,18 +18,18 @@ using Clock = std::chrono::steady_clock;
 const Clock::time_point t0 = Clock::now();
 std::mutex print_mutex;
 
-long ms_since_start() {
-  return static_cast<long>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count());
+long ms(Clock::time_point t) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(t - t0).count());
 }
 
 void pay_and_report(shop::OrderService& svc, int worker, const std::string& order) {
-  const long start = ms_since_start();
+  const Clock::time_point called = Clock::now();
   shop::Receipt r = svc.pay(order, 100);  // through the proxy: locks order:<order>
-  const long end = ms_since_start();
   std::lock_guard lock(print_mutex);
-  std::printf("worker %d  paid %-4s  returned at %4ld ms (called at %3ld ms)  lease: %s\n", worker,
-              order.c_str(), end, start, r.holder.c_str());
+  std::printf("worker %d  paid %-4s  called at %3ld ms  held %-10s from %3ld to %3ld ms (%ld ms)  fencing %llu\n",
+              worker, order.c_str(), ms(called), r.lock_key.c_str(), ms(r.held_from),
+              ms(r.held_until), ms(r.held_until) - ms(r.held_from),
+              static_cast<unsigned long long>(r.fencing_token));
 }
 }  // namespace
 
@@ -46,12 +46,12 @@ int main() {
   for (auto& t : workers) t.join();
   workers.clear();
 
-  const long parallel_start = ms_since_start();
+  const Clock::time_point parallel_start = Clock::now();
   for (int w = 0; w < 4; ++w)
     workers.emplace_back([&, w] { pay_and_report(*service, w, "o-" + std::to_string(w + 1)); });
   for (auto& t : workers) t.join();
   std::printf("different orders took %ld ms in all (one payment takes ~40 ms)\n",
-              ms_since_start() - parallel_start);
+              ms(Clock::now()) - ms(parallel_start));
 
   service->reserve(shop::Item{"sku-7", "lamp"}, 1);
   shop::woven::transfer("alice", "bob", 500);  // the woven entry point of a free function

@@ -7,19 +7,20 @@
 
 namespace shop {
 
-namespace {
-// Who holds the lock right now, as the running method sees its own lease.
-std::string lease_description() {
-  const weave::Lease* lease = weave::current_lease();
-  if (!lease) return "no lease";
-  return lease->key() + " fencing=" + std::to_string(lease->fencing_token());
-}
-}  // namespace
-
 Receipt OrderService::pay(const std::string& order_id, int cents) {
+  Receipt r;
+  r.order_id = order_id;
+  r.cents = cents;
+  // The running method can see its own lease: key, fencing token, stop_token.
+  if (const weave::Lease* lease = weave::current_lease()) {
+    r.lock_key = lease->key();
+    r.fencing_token = lease->fencing_token();
+    r.held_from = lease->acquired_at();
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(40));  // talk to the payment provider
   total_cents_ += cents;
-  return Receipt{order_id, cents, lease_description()};
+  r.held_until = std::chrono::steady_clock::now();
+  return r;
 }
 
 void OrderService::reserve(const Item& item, int qty) {

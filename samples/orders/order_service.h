@@ -2,9 +2,8 @@
 #pragma once
 
 #include <atomic>
-#include <map>
-#include <mutex>
-#include <ostream>
+#include <chrono>
+#include <cstdint>
 #include <string>
 
 namespace shop {
@@ -12,7 +11,10 @@ namespace shop {
 struct Receipt {
   std::string order_id;
   int cents = 0;
-  std::string holder;  // who held the lock while paying
+  // The lease the payment ran under, as the method saw it.
+  std::string lock_key;
+  std::uint64_t fencing_token = 0;
+  std::chrono::steady_clock::time_point held_from, held_until;
 };
 
 struct Item {
