@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "redis_server.h"
+#include "weave/config.h"
 #include "weave/error.h"
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
@@ -337,4 +338,33 @@ TEST_CASE("redis: hand-off wakes a waiter on release, not at its deadline", "[re
   t.join();
   CHECK(got);
   CHECK(got_at - released_at < 5s);  // woken by the PUBLISH (generous: the wait was 20 s, the lease 30 s)
+}
+
+TEST_CASE("redis: chosen by WEAVE_LOCK_URL and by a JSON config file", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  SECTION("environment") {
+    ::setenv("WEAVE_LOCK_URL", server.url().c_str(), 1);
+    weave::LockOptions o = weave::load_lock_options();
+    ::unsetenv("WEAVE_LOCK_URL");
+    weave::LockClient locks(o);
+    auto h = locks.acquire("env", {.ttl = 5000ms});
+    CHECK(raw.cmd({"GET", "{weave:lock:env}"}).str == h->owner_token());
+  }
+  SECTION("JSON file") {
+    std::string path = "/tmp/weave-redis-test-" + std::to_string(::getpid()) + ".json";
+    {
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      REQUIRE(f);
+      std::fprintf(f, R"({"lock": {"url": "%s/2", "pool_size": 2, "connect_timeout": "300ms"}})", server.url().c_str());
+      std::fclose(f);
+    }
+    weave::LockOptions o = weave::load_lock_options({.code = {}, .file = path, .environment = false});
+    std::remove(path.c_str());
+    CHECK(o.pool_size == 2);
+    weave::LockClient locks(o);
+    auto h = locks.acquire("json", {.ttl = 5000ms});
+    raw.cmd({"SELECT", "2"});
+    CHECK(raw.cmd({"GET", "{weave:lock:json}"}).str == h->owner_token());
+  }
 }
