@@ -22,7 +22,8 @@ class LockInterceptor final : public Interceptor {
  public:
   void around(Invocation& inv) override {
     const Annotation& a = inv.annotation();
-    const std::string where = " (lock on " + std::string(inv.method()) + ")";
+    // Built only on the error paths: the hot path allocates nothing for it.
+    auto where = [&inv] { return " (lock on " + std::string(inv.method()) + ")"; };
     // One key, or several taken all-or-nothing in sorted order (so two calls
     // locking overlapping sets cannot deadlock).
     std::vector<std::string> keys;
@@ -30,7 +31,7 @@ class LockInterceptor final : public Interceptor {
       for (std::string_view k : a.texts("keys")) keys.emplace_back(k);
       std::sort(keys.begin(), keys.end());
       keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-      if (keys.empty()) throw UsageError("lock keys=[] names no key" + where);
+      if (keys.empty()) throw UsageError("lock keys=[] names no key" + where());
     } else {
       keys.emplace_back(a.text("key"));
     }
@@ -43,7 +44,7 @@ class LockInterceptor final : public Interceptor {
       if (r == "on_expiry")
         spec.release = LockSpec::Release::on_expiry;
       else if (r != "on_return")
-        throw UsageError("lock release='" + std::string(r) + "' is not one of on_return, on_expiry" + where);
+        throw UsageError("lock release='" + std::string(r) + "' is not one of on_return, on_expiry" + where());
     }
     OnBusy on_busy = OnBusy::fail;
     if (a.has("on_busy")) {
@@ -53,12 +54,12 @@ class LockInterceptor final : public Interceptor {
       else if (b == "fallback")
         on_busy = OnBusy::fallback;
       else if (b != "throw")
-        throw UsageError("lock on_busy='" + std::string(b) + "' is not one of throw, skip, fallback" + where);
+        throw UsageError("lock on_busy='" + std::string(b) + "' is not one of throw, skip, fallback" + where());
     }
     if (a.has("type")) {
       std::string_view t = a.text("type");
       if (t != "reentrant")
-        throw UsageError("lock type='" + std::string(t) + "' is not supported yet (only reentrant)" + where);
+        throw UsageError("lock type='" + std::string(t) + "' is not supported yet (only reentrant)" + where());
     }
 
     LockClient client = default_lock_client();
