@@ -77,7 +77,7 @@ class RedisLockBackend final : public LockBackend {
     std::string fence = lock + ":fence";
     std::string ms = std::to_string(lease.count() > 0 ? lease.count() : 1);
     ScriptCall call{kAcquire, {lock, fence}, {owner, ms}};
-    Reply r = run_one(call, "acquire");
+    Reply r = run_one(std::move(call), "acquire");
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) bad_reply(r.get(), "acquire");
     AcquireResult out;
     long long flag = int_at(r.get(), 0), value = int_at(r.get(), 1);
@@ -94,7 +94,7 @@ class RedisLockBackend final : public LockBackend {
     std::string lock = lock_key(key);
     std::string channel = lock + ":released";
     ScriptCall call{kRelease, {lock}, {owner, channel}};
-    Reply r = run_one(call, "release");
+    Reply r = run_one(std::move(call), "release");
     if (r->type != REDIS_REPLY_INTEGER) bad_reply(r.get(), "release");
     return r->integer == 1 ? ReleaseResult::released : ReleaseResult::lost;
   }
@@ -143,9 +143,9 @@ class RedisLockBackend final : public LockBackend {
     return k;
   }
 
-  Reply run_one(const ScriptCall& call, const char* what) {
+  Reply run_one(ScriptCall&& call, const char* what) {
     std::vector<ScriptCall> one;
-    one.push_back(call);
+    one.push_back(std::move(call));
     return std::move(run(one, what).front());
   }
 
