@@ -368,3 +368,34 @@ TEST_CASE("redis: chosen by WEAVE_LOCK_URL and by a JSON config file", "[redis]"
     CHECK(raw.cmd({"GET", "{weave:lock:json}"}).str == h->owner_token());
   }
 }
+
+TEST_CASE("redis: waiters survive a server restart (the subscriber reconnects and resubscribes)", "[redis]") {
+  RedisServer server;
+  weave::LockClient a(options(server.url())), b(options(server.url()));
+  auto h = a.acquire("sub", {.ttl = 30s});
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    // Woken by the lost connection; retries until the restarted server answers.
+    for (auto until = Clock::now() + 20s; !got && Clock::now() < until;) {
+      try {
+        if (b.try_acquire("sub", {.ttl = 30s, .wait = 10s})) got = true;
+      } catch (const weave::IoError&) {
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+  });
+  std::this_thread::sleep_for(300ms);
+  server.restart();  // the 30 s lease is gone with the data
+  t.join();
+  CHECK(got);
+  // After the restart a second waiter is woken by a release again (resubscribed).
+  auto h2 = a.acquire("sub2", {.ttl = 30s});
+  std::atomic<bool> got2{false};
+  std::thread t2([&] { got2 = static_cast<bool>(b.try_acquire("sub2", {.ttl = 30s, .wait = 20s})); });
+  std::this_thread::sleep_for(300ms);
+  auto released_at = Clock::now();
+  h2.release();
+  t2.join();
+  CHECK(got2);
+  CHECK(Clock::now() - released_at < 10s);
+}
