@@ -11,7 +11,8 @@
 //   weave::configure_locks(o);
 //
 // JSON keys under "lock": url, lease (watchdog lease), renew_interval,
-// on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size.
+// on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size,
+// key_prefix (redis: namespace of every lock key, a non-empty string).
 // Durations are strings "250ms", "30s", "2min", "1h" or integer milliseconds.
 // Any problem (unreadable file, bad JSON, unknown key, bad value, bad URL)
 // throws weave::ConfigError naming the source and the problem.
@@ -36,6 +37,7 @@ struct LockConfig {
   std::optional<std::chrono::milliseconds> connect_timeout;
   std::optional<std::chrono::milliseconds> command_timeout;
   std::optional<int> pool_size;
+  std::optional<std::string> key_prefix;
 };
 
 struct ConfigSources {

@@ -167,6 +167,7 @@ void overlay(LockConfig& base, const LockConfig& over) {
   if (over.connect_timeout) base.connect_timeout = over.connect_timeout;
   if (over.command_timeout) base.command_timeout = over.command_timeout;
   if (over.pool_size) base.pool_size = over.pool_size;
+  if (over.key_prefix) base.key_prefix = over.key_prefix;
 }
 
 LockConfig read_file(const std::string& path, const std::string& source) {
@@ -219,10 +220,14 @@ LockConfig read_file(const std::string& path, const std::string& source) {
       if (!v.is_number_unsigned() || v.get<std::uint64_t>() == 0 || v.get<std::uint64_t>() > 1024)
         throw ConfigError(what + ": expected an integer 1..1024");
       c.pool_size = static_cast<int>(v.get<std::uint64_t>());
+    } else if (k == "key_prefix") {
+      if (!v.is_string() || v.get<std::string>().empty())
+        throw ConfigError(what + ": expected a non-empty string");
+      c.key_prefix = v.get<std::string>();
     } else {
       throw ConfigError(source + ": unknown key 'lock." + k +
                         "' (known: url, lease, renew_interval, on_lost, connect_timeout, "
-                        "command_timeout, pool_size)");
+                        "command_timeout, pool_size, key_prefix)");
     }
   }
   if (c.url) check_url(*c.url, source + ": lock.url");
@@ -271,6 +276,10 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   if (merged.connect_timeout) o.connect_timeout = *merged.connect_timeout;
   if (merged.command_timeout) o.command_timeout = *merged.command_timeout;
   if (merged.pool_size) o.pool_size = *merged.pool_size;
+  if (merged.key_prefix) {
+    if (merged.key_prefix->empty()) throw ConfigError("lock key_prefix must not be empty");
+    o.key_prefix = *merged.key_prefix;
+  }
   return o;
 }
 

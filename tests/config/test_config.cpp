@@ -86,7 +86,7 @@ TEST_CASE("config: a JSON file fills every option", "[config]") {
   CleanEnv env;
   TempFile f(R"({"lock": {"url": "mem://cfg", "lease": "2min", "renew_interval": 20000,
                  "on_lost": "callback", "connect_timeout": "250ms", "command_timeout": "1h",
-                 "pool_size": 8}})");
+                 "pool_size": 8, "key_prefix": "shop:locks:"}})");
   weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
   CHECK(o.url == "mem://cfg");
   CHECK(o.watchdog_lease == 120s);
@@ -95,6 +95,31 @@ TEST_CASE("config: a JSON file fills every option", "[config]") {
   CHECK(o.connect_timeout == 250ms);
   CHECK(o.command_timeout == 1h);
   CHECK(o.pool_size == 8);
+  CHECK(o.key_prefix == "shop:locks:");
+}
+
+TEST_CASE("config: key_prefix from the file, overridden by code, validated", "[config]") {
+  CleanEnv env;
+  SECTION("default") { CHECK(weave::load_lock_options().key_prefix == "weave:lock:"); }
+  SECTION("file, then code over file") {
+    TempFile f(R"({"lock": {"key_prefix": "app1:"}})");
+    CHECK(weave::load_lock_options(from_file(f.path())).key_prefix == "app1:");
+    auto s = from_file(f.path());
+    s.code.key_prefix = "app2:";
+    CHECK(weave::load_lock_options(s).key_prefix == "app2:");
+  }
+  SECTION("not a string, or empty") {
+    TempFile num(R"({"lock": {"key_prefix": 3}})");
+    CHECK_THROWS_MATCHES(weave::load_lock_options(from_file(num.path())), weave::ConfigError,
+                         Catch::Matchers::Message(
+                             "weave config: config file '" + num.path() +
+                             "': lock.key_prefix: expected a non-empty string"));
+    TempFile empty(R"({"lock": {"key_prefix": ""}})");
+    CHECK_THROWS_AS(weave::load_lock_options(from_file(empty.path())), weave::ConfigError);
+    weave::ConfigSources s;
+    s.code.key_prefix = "";
+    CHECK_THROWS_AS(weave::load_lock_options(s), weave::ConfigError);
+  }
 }
 
 TEST_CASE("config: precedence is code > WEAVE_LOCK_URL > file > defaults", "[config]") {
