@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "weave/lease.h"
@@ -98,6 +99,7 @@ class Watchdog {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::unordered_map<const Lease*, Entry> entries_;
+  std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due
   Clock::time_point wake_at_ = Clock::time_point::max();
   bool stop_ = false;
   bool started_ = false;

@@ -72,8 +72,22 @@ void Watchdog::run() {
     const auto now = Clock::now();
     Clock::time_point next = Clock::time_point::max();
     due.clear();
+    // Backends with a watchdog lease due now: their leases due within half a
+    // renew interval are renewed in the same batch, so leases acquired at
+    // different times coalesce into ~one batch per period instead of one
+    // round trip per due time. Fixed-ttl leases are never taken early (their
+    // due time is their expiry).
+    coalesce_.clear();
+    for (auto& [_, e] : entries_)
+      if (e.due <= now && e.lease->renewed())
+        coalesce_.insert(LeaseControl::client(*e.lease).backend.get());
     for (auto& [_, e] : entries_) {
-      if (e.due <= now) {
+      bool take = e.due <= now;
+      if (!take && e.lease->renewed() && e.due != Clock::time_point::max()) {
+        const ClientShared& c = LeaseControl::client(*e.lease);
+        take = e.due - now <= c.renew_interval() / 2 && coalesce_.count(c.backend.get()) != 0;
+      }
+      if (take) {
         due.push_back(e.lease);
         e.due = Clock::time_point::max();  // until processed and rescheduled
       } else {
