@@ -29,6 +29,8 @@ struct Subscriber::Channel {
   // the subscription still confirmed and pays no round trip for it.
   std::chrono::steady_clock::time_point idle_since;
   std::condition_variable cv;
+  std::vector<Bell*> bells;  // of live Interests that asked for one
+  std::string error;         // the server refused the last SUBSCRIBE (e.g. MOVED)
 };
 
 namespace {
@@ -36,7 +38,7 @@ constexpr auto kLinger = std::chrono::milliseconds(2000);
 constexpr int kSweepMs = 1000;
 }
 
-Subscriber::Subscriber(Endpoint endpoint) : endpoint_(std::move(endpoint)) {
+Subscriber::Subscriber(Endpoint endpoint, bool sharded) : endpoint_(std::move(endpoint)), sharded_(sharded) {
   if (::pipe2(pipe_, O_NONBLOCK | O_CLOEXEC) != 0)
     throw IoError(std::string("weave redis: pipe: ") + std::strerror(errno));
 }
@@ -70,7 +72,18 @@ void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {
   outgoing_.emplace_back(subscribe, channel);
 }
 
-std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name) {
+Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell)
+    : sub_(s), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)) {
+  if (bell_) ch_->bells.push_back(bell_.get());  // under sub_->mutex_ (see subscribe)
+}
+
+void Subscriber::bump_locked(Channel& ch) {
+  ++ch.generation;
+  ch.cv.notify_all();
+  for (Bell* b : ch.bells) b->ring();
+}
+
+std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell) {
   std::unique_lock g(mutex_);
   start_locked();
   auto& slot = channels_[name];
@@ -81,8 +94,9 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   std::shared_ptr<Channel> ch = slot;
   ++ch->refs;
   auto ready = [&] { return connected_ && ch->active && ch->confirmed >= ch->want; };
-  if (ready()) return std::make_unique<Interest>(this, ch, ch->generation);  // no round trip
+  if (ready()) return std::make_unique<Interest>(this, ch, ch->generation, bell);  // no round trip
   if (connected_ && !ch->active) {
+    ch->error.clear();
     ch->active = true;
     ++ch->want;
     enqueue_locked(true, name);
@@ -92,20 +106,26 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   g.lock();
   auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
   std::uint64_t failures_before = connect_failures_;
-  state_cv_.wait_until(g, deadline, [&] { return stop_ || connect_failures_ != failures_before || ready(); });
+  state_cv_.wait_until(g, deadline, [&] {
+    return stop_ || connect_failures_ != failures_before || ready() || !ch->error.empty();
+  });
   if (!stop_ && ready())
-    return std::make_unique<Interest>(this, ch, ch->generation);
+    return std::make_unique<Interest>(this, ch, ch->generation, bell);
   std::string why = connected_ ? std::string() : last_error_;
+  std::string refused = ch->error;
   g.unlock();
-  release_interest(ch);
+  release_interest(ch, nullptr);
+  if (!refused.empty())
+    throw IoError("weave redis: " + endpoint_.describe() + " refused to subscribe: " + refused);
   if (!why.empty() || !connected_)
     throw BackendUnavailable("weave redis: cannot subscribe at " + endpoint_.describe() + ": " +
                              (why.empty() ? std::string("not connected") : why));
   throw TimeoutError("weave redis: " + endpoint_.describe() + " did not confirm SUBSCRIBE in time");
 }
 
-void Subscriber::release_interest(const std::shared_ptr<Channel>& ch) {
+void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell) {
   std::lock_guard g(mutex_);
+  if (bell) std::erase(ch->bells, bell);
   if (--ch->refs > 0) return;
   if (connected_) {
     // The reader sweeps idle channels at least every kLinger / 2 while any
@@ -117,7 +137,7 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch) {
   }
 }
 
-Subscriber::Interest::~Interest() { sub_->release_interest(ch_); }
+Subscriber::Interest::~Interest() { sub_->release_interest(ch_, bell_.get()); }
 
 bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock g(sub_->mutex_);
@@ -148,9 +168,11 @@ bool Subscriber::connect_once() {
   ever_connected_ = true;
   if (again) ++reconnects_;
   outgoing_.clear();
+  sent_subscribes_.clear();
   for (auto it = channels_.begin(); it != channels_.end();) {
     auto& ch = it->second;
     ch->want = ch->confirmed = 0;
+    ch->error.clear();
     if (ch->refs == 0) {
       it = channels_.erase(it);
       continue;
@@ -171,12 +193,12 @@ void Subscriber::disconnect_locked(const std::string& why) {
   connected_ = false;
   last_error_ = why;
   outgoing_.clear();
+  sent_subscribes_.clear();
   for (auto it = channels_.begin(); it != channels_.end();) {
     auto& ch = it->second;
     ch->want = ch->confirmed = 0;
     ch->active = false;
-    ++ch->generation;  // waiters retry their try_acquire
-    ch->cv.notify_all();
+    bump_locked(*ch);  // waiters retry their try_acquire
     if (ch->refs == 0)
       it = channels_.erase(it);
     else
@@ -186,27 +208,51 @@ void Subscriber::disconnect_locked(const std::string& why) {
 }
 
 void Subscriber::on_reply(redisReply* r) {
+  if (r->type == REDIS_REPLY_ERROR) {
+    // A refused (S)SUBSCRIBE, e.g. MOVED when the channel's slot is served
+    // elsewhere; replies come in the order the commands were sent.
+    std::lock_guard g(mutex_);
+    if (sent_subscribes_.empty()) return;
+    std::string name = std::move(sent_subscribes_.front());
+    sent_subscribes_.pop_front();
+    auto it = channels_.find(name);
+    if (it == channels_.end()) return;
+    auto& ch = it->second;
+    ch->error.assign(r->str, r->len);
+    ch->active = false;
+    ch->want = ch->confirmed;
+    state_cv_.notify_all();
+    return;
+  }
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 3 || r->element[0]->type != REDIS_REPLY_STRING ||
       r->element[1]->type != REDIS_REPLY_STRING)
     return;
   std::string_view kind(r->element[0]->str, r->element[0]->len);
+  if (sharded_ && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
   std::string name(r->element[1]->str, r->element[1]->len);
   std::lock_guard g(mutex_);
   auto it = channels_.find(name);
   if (it == channels_.end()) return;
   auto& ch = it->second;
   if (kind == "message") {
-    ++ch->generation;
-    ch->cv.notify_all();
+    bump_locked(*ch);
   } else if (kind == "subscribe") {
+    if (!sent_subscribes_.empty() && sent_subscribes_.front() == name) sent_subscribes_.pop_front();
     ++ch->confirmed;
     if (ch->resubscribed && ch->confirmed >= ch->want) {
       ch->resubscribed = false;
-      ++ch->generation;
-      ch->cv.notify_all();
+      bump_locked(*ch);
     }
     state_cv_.notify_all();
   } else if (kind == "unsubscribe") {
+    if (sharded_ && ch->active && ch->confirmed >= ch->want && ch->confirmed > 0) {
+      // The server dropped a sharded subscription (its slot moved): wake the
+      // waiters; their next prepare_wait subscribes again (and is routed anew).
+      ch->active = false;
+      ch->want = ch->confirmed = 0;
+      bump_locked(*ch);
+      return;
+    }
     if (ch->refs == 0 && !ch->active && ch->confirmed >= ch->want) channels_.erase(it);
   }
 }
@@ -257,9 +303,13 @@ void Subscriber::run() {
       out.swap(outgoing_);
     }
     for (auto& [sub, name] : out) {
-      Command c{sub ? "SUBSCRIBE" : "UNSUBSCRIBE", name};
+      Command c{sub ? (sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE") : (sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"), name};
       redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
-      if (sub) ++subscribes_sent_;
+      if (sub) {
+        ++subscribes_sent_;
+        std::lock_guard g(mutex_);
+        sent_subscribes_.push_back(name);
+      }
     }
     bool failed = false;
     if (!out.empty()) {

@@ -18,9 +18,26 @@
 
 namespace weave::redis {
 
+// Rung whenever a subscribed channel's generation moves (message, lost
+// connection, resubscription, moved slot): lets one waiter wait for several
+// subscriptions at once (redlock: one per master).
+struct Bell {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::uint64_t rings = 0;
+  void ring() {
+    {
+      std::lock_guard g(mutex);
+      ++rings;
+    }
+    cv.notify_all();
+  }
+};
+
 class Subscriber {
  public:
-  explicit Subscriber(Endpoint endpoint);
+  // `sharded`: SSUBSCRIBE / SUNSUBSCRIBE (Redis 7 sharded Pub/Sub, cluster).
+  explicit Subscriber(Endpoint endpoint, bool sharded = false);
   ~Subscriber();
   Subscriber(const Subscriber&) = delete;
   Subscriber& operator=(const Subscriber&) = delete;
@@ -30,8 +47,7 @@ class Subscriber {
   // interest goes) on destruction.
   class Interest {
    public:
-    Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen)
-        : sub_(s), ch_(std::move(ch)), seen_(seen) {}
+    Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell = nullptr);
     ~Interest();
     Interest(const Interest&) = delete;
     Interest& operator=(const Interest&) = delete;
@@ -43,19 +59,22 @@ class Subscriber {
     Subscriber* sub_;
     std::shared_ptr<Channel> ch_;
     std::uint64_t seen_;
+    std::shared_ptr<Bell> bell_;
   };
 
   // Subscribes to `channel` (refcounted) and returns once Redis confirmed
   // the subscription, so any PUBLISH after this returns is seen. Throws
-  // BackendUnavailable / TimeoutError.
-  std::unique_ptr<Interest> subscribe(const std::string& channel);
+  // BackendUnavailable / TimeoutError, or IoError with the server's error
+  // (e.g. "MOVED ..." for a sharded channel whose slot moved). `bell`, if
+  // given, is rung on every change of this subscription until the Interest goes.
+  std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr);
 
   // Counters for tests and benches.
   std::uint64_t subscribe_commands() const noexcept { return subscribes_sent_.load(); }
   std::uint64_t reconnects() const noexcept { return reconnects_.load(); }
 
  private:
-  void release_interest(const std::shared_ptr<Channel>& ch);
+  void release_interest(const std::shared_ptr<Channel>& ch, Bell* bell);
   void start_locked();
   void run();
   bool connect_once();
@@ -63,12 +82,15 @@ class Subscriber {
   void enqueue_locked(bool subscribe, const std::string& channel);
   void wake_pipe();
   void disconnect_locked(const std::string& why);
+  void bump_locked(Channel& ch);
 
   Endpoint endpoint_;
+  bool sharded_ = false;
   std::mutex mutex_;
   std::condition_variable state_cv_;  // connection state / confirmations
   std::unordered_map<std::string, std::shared_ptr<Channel>> channels_;
   std::deque<std::pair<bool, std::string>> outgoing_;  // (subscribe?, channel)
+  std::deque<std::string> sent_subscribes_;            // awaiting confirmation or error, in order
   redisContext* ctx_ = nullptr;                        // owned by the reader thread
   bool connected_ = false;
   bool ever_connected_ = false;

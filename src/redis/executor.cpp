@@ -1,0 +1,167 @@
+#include "redis/executor.h"
+
+#include <algorithm>
+
+#include "weave/error.h"
+
+namespace weave::redis {
+
+Command ScriptCall::build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const {
+  Command c;
+  c.reserve(3 + keys.size() + args.size());
+  c.add(head).add(sha_or_body).add(numkeys);
+  for (auto k : keys) c.add(k);
+  for (auto a : args) c.add(a);
+  return c;
+}
+
+bool is_noscript(const redisReply* r) {
+  return r->type == REDIS_REPLY_ERROR && r->len >= 8 && std::string_view(r->str, 8) == "NOSCRIPT";
+}
+
+void bad_reply(const redisReply* r, const char* what) {
+  if (r->type == REDIS_REPLY_ERROR)
+    throw IoError(std::string("weave redis: ") + what + " failed: " + std::string(r->str, r->len));
+  throw IoError(std::string("weave redis: unexpected reply to ") + what);
+}
+
+Endpoint endpoint_from(const LockUrl& url, const LockOptions& options) {
+  Endpoint ep;
+  ep.host = url.host.empty() ? "127.0.0.1" : url.host;
+  ep.port = url.port > 0 ? url.port : 6379;
+  ep.user = url.user;
+  ep.password = url.password;
+  ep.db = url.db;
+  ep.connect_timeout = options.connect_timeout;
+  ep.command_timeout = options.command_timeout;
+  return ep;
+}
+
+NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)
+    : pool_(endpoint, pool_size), sub_(std::make_shared<Subscriber>(endpoint, sharded)), sharded_(sharded) {}
+
+std::vector<Reply> NodeExecutor::run(const std::vector<ScriptCall>& calls, const char* what) {
+  std::vector<Reply> replies = run_raw(calls);
+  for (auto& r : replies)
+    if (r->type == REDIS_REPLY_ERROR) bad_reply(r.get(), what);
+  return replies;
+}
+
+std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe(const std::string& channel, std::shared_ptr<Bell> bell) {
+  return sub_->subscribe(channel, std::move(bell));
+}
+
+// All calls in one pipelined round trip on one pooled connection (plus one
+// more for EVAL when the server lost its script cache). A reused connection
+// that turns out to be dead (server restarted while it idled) is dropped and
+// the calls are sent once more on a new one.
+std::vector<Reply> NodeExecutor::run_raw(const std::vector<ScriptCall>& calls, bool asking) {
+  for (int attempt = 0;; ++attempt) {
+    auto conn = pool_.borrow();
+    try {
+      return run_on(*conn, calls, asking);
+    } catch (const IoError&) {
+      if (!conn->broken()) throw;
+      pool_.drop_idle();
+      if (attempt == 0 && !conn.fresh() && conn->last_failure() == IoFailure::closed) continue;
+      throw;
+    }
+  }
+}
+
+Reply NodeExecutor::command(const Command& c) {
+  for (int attempt = 0;; ++attempt) {
+    auto conn = pool_.borrow();
+    try {
+      return conn->command(c);
+    } catch (const IoError&) {
+      if (!conn->broken()) throw;
+      pool_.drop_idle();
+      if (attempt == 0 && !conn.fresh() && conn->last_failure() == IoFailure::closed) continue;
+      throw;
+    }
+  }
+}
+
+const std::string& NodeExecutor::body_of(const char* body) {
+  {
+    std::shared_lock g(sha_mutex_);
+    if (auto it = scripts_.find(body); it != scripts_.end()) return it->second.first;
+  }
+  std::string text = body;
+  if (sharded_) {
+    // Sharded Pub/Sub: the release channel lives in the lock key's slot.
+    const std::string from = "'PUBLISH'", to = "'SPUBLISH'";
+    for (auto p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
+      text.replace(p, from.size(), to);
+  }
+  std::unique_lock g(sha_mutex_);
+  return scripts_.try_emplace(body, std::move(text), std::string()).first->second.first;
+}
+
+// The SHA of each call's script; scripts not loaded yet are loaded with one
+// pipelined SCRIPT LOAD round trip.
+std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vector<ScriptCall>& calls) {
+  std::vector<std::string> out(calls.size());
+  std::vector<const char*> missing;
+  {
+    std::shared_lock g(sha_mutex_);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      auto it = scripts_.find(calls[i].body);
+      if (it != scripts_.end() && !it->second.second.empty())
+        out[i] = it->second.second;
+      else if (std::find(missing.begin(), missing.end(), calls[i].body) == missing.end())
+        missing.push_back(calls[i].body);
+    }
+  }
+  if (missing.empty()) return out;
+  std::vector<Command> loads;
+  for (const char* b : missing) loads.push_back(Command{"SCRIPT", "LOAD", body_of(b)});
+  auto replies = conn.pipeline(loads);
+  {
+    std::unique_lock g(sha_mutex_);
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+      if (replies[i]->type != REDIS_REPLY_STRING) bad_reply(replies[i].get(), "SCRIPT LOAD");
+      scripts_[missing[i]].second.assign(replies[i]->str, replies[i]->len);
+    }
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      if (out[i].empty()) out[i] = scripts_[calls[i].body].second;
+  }
+  return out;
+}
+
+std::vector<Reply> NodeExecutor::run_on(Connection& conn, const std::vector<ScriptCall>& calls, bool asking) {
+  const std::vector<std::string> shas = shas_for(conn, calls);
+  std::vector<std::string> numkeys;
+  numkeys.reserve(calls.size());
+  for (const auto& c : calls) numkeys.push_back(std::to_string(c.keys.size()));
+  auto send = [&](const std::vector<std::size_t>& which, bool eval) {
+    std::vector<Command> cmds;
+    cmds.reserve(which.size() * (asking ? 2 : 1));
+    for (auto i : which) {
+      if (asking) cmds.push_back(Command{"ASKING"});
+      cmds.push_back(eval ? calls[i].build("EVAL", body_of(calls[i].body), numkeys[i])
+                          : calls[i].build("EVALSHA", shas[i], numkeys[i]));
+    }
+    std::vector<Reply> got = conn.pipeline(cmds);
+    if (!asking) return got;
+    std::vector<Reply> out;
+    for (std::size_t j = 1; j < got.size(); j += 2) out.push_back(std::move(got[j]));
+    return out;
+  };
+  std::vector<std::size_t> all(calls.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<Reply> replies = send(all, false);
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < replies.size(); ++i)
+    if (is_noscript(replies[i].get())) missing.push_back(i);
+  if (!missing.empty()) {
+    // The server lost its script cache (restart, SCRIPT FLUSH): EVAL
+    // caches the body again under the same SHA.
+    std::vector<Reply> again = send(missing, true);
+    for (std::size_t j = 0; j < missing.size(); ++j) replies[missing[j]] = std::move(again[j]);
+  }
+  return replies;
+}
+
+}  // namespace weave::redis

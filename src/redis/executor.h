@@ -1,0 +1,87 @@
+// How the redis lock backend reaches Redis: it builds script calls, and an
+// Executor runs them. One node (redis://, and each master of redlock://) is a
+// NodeExecutor: a connection pool, the script SHA cache and one Pub/Sub
+// subscriber. src/cluster routes the same calls by hash slot. See docs/redis.md
+// and docs/scale-out.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redis/connection.h"
+#include "redis/subscriber.h"
+#include "weave/lock_backend.h"
+
+namespace weave::redis {
+
+// One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
+// `body` is one of the scripts of scripts.h (its address identifies it).
+// Every key of one call must hash to the same cluster slot.
+struct ScriptCall {
+  const char* body = nullptr;
+  std::vector<std::string_view> keys, args;
+  Command build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const;
+};
+
+bool is_noscript(const redisReply* r);
+[[noreturn]] void bad_reply(const redisReply* r, const char* what);
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Runs the calls (pipelined) and returns one reply per call, in order.
+  // Error replies throw IoError; so do I/O failures (TimeoutError,
+  // BackendUnavailable).
+  virtual std::vector<Reply> run(const std::vector<ScriptCall>& calls, const char* what) = 0;
+  // Calls whose keys have different shards (cluster slots) must not share a
+  // script call. 0 for a single node.
+  virtual unsigned shard_of(std::string_view /*key*/) const { return 0; }
+  // A confirmed subscription to a release channel (see Subscriber).
+  virtual std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel,
+                                                          std::shared_ptr<Bell> bell = nullptr) = 0;
+};
+
+// One Redis node: pool, SHA cache, subscriber. `sharded` publishes with
+// SPUBLISH and waits with SSUBSCRIBE (Redis Cluster): every script body is
+// loaded with its 'PUBLISH' calls turned into 'SPUBLISH'.
+class NodeExecutor final : public Executor {
+ public:
+  NodeExecutor(Endpoint endpoint, int pool_size, bool sharded = false);
+
+  std::vector<Reply> run(const std::vector<ScriptCall>& calls, const char* what) override;
+  std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel,
+                                                  std::shared_ptr<Bell> bell = nullptr) override;
+
+  // The replies as the server sent them (error replies included, NOSCRIPT
+  // already handled). With `asking`, each call is preceded by ASKING (a
+  // cluster ASK redirect). Throws only on I/O failures.
+  std::vector<Reply> run_raw(const std::vector<ScriptCall>& calls, bool asking = false);
+  // One plain command on a pooled connection (CLUSTER SLOTS and the like).
+  Reply command(const Command& c);
+  const Endpoint& endpoint() const { return pool_.endpoint(); }
+  const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
+
+ private:
+  std::vector<Reply> run_on(Connection& conn, const std::vector<ScriptCall>& calls, bool asking);
+  const std::string& body_of(const char* body);
+  std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
+
+  Pool pool_;
+  std::shared_ptr<Subscriber> sub_;
+  bool sharded_;
+  std::shared_mutex sha_mutex_;
+  std::map<const char*, std::pair<std::string, std::string>> scripts_;  // body -> (sent body, sha)
+};
+
+// The redis lock backend (scripts of scripts.h) over any executor.
+std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, std::string key_prefix);
+
+// redis://... URL fields + options -> Endpoint (host, port 6379 by default).
+Endpoint endpoint_from(const LockUrl& url, const LockOptions& options);
+
+}  // namespace weave::redis
