@@ -37,6 +37,10 @@ struct AcquireResult {
   // When not acquired: how long the current holder's lease still runs (the
   // earliest moment it may become free without a release); 0 if unknown.
   std::chrono::milliseconds holder_ttl_left{0};
+  // When acquired: how long the lease is known to hold, counted from the
+  // moment try_acquire() was called; 0 = the whole lease. A backend that pays
+  // for time spent acquiring or for clock drift (redlock://) reports less.
+  std::chrono::milliseconds validity{0};
 };
 
 enum class ReleaseResult {
@@ -48,6 +52,7 @@ struct RenewItem {
   std::string_view key;
   std::string_view owner_token;
   std::chrono::milliseconds lease;  // new lease length from now
+  LockType type = LockType::reentrant;  // read leases live apart from exclusive ones
 };
 
 enum class RenewResult { owned, lost };
@@ -85,6 +90,36 @@ class LockBackend {
 
   // A waiter for the next release of `key` (see LockWaiter).
   virtual std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) = 0;
+
+  // ---- lock types (fair, read, write). A backend that implements none of
+  // them overrides nothing below: LockClient then refuses those types with a
+  // UsageError naming the type and the backend's URL scheme.
+
+  // True when try_acquire_as / release_as implement `type`. Default: only
+  // reentrant.
+  virtual bool supports(LockType type) const;
+
+  // try_acquire for a lock type. `queue_entry` > 0 (fair, write, when the
+  // caller will wait): if not acquired, create or refresh the caller's place
+  // in line so that it expires `queue_entry` from now unless refreshed again;
+  // 0: try without queueing. When not acquired, holder_ttl_left is the
+  // earliest moment something may change without a release (a holder's or a
+  // queued waiter's entry running out).
+  //   fair:  granted when free and the caller is first in line (or the line
+  //          is empty); waiters whose entry ran out leave the line.
+  //   read:  granted unless a writer holds the key or a writer waits.
+  //   write: granted when no writer holds it and no reader's lease is live.
+  // Each read acquisition is its own lease (owner token) with its own fencing
+  // token; tokens of all types strictly increase per key.
+  // Default: reentrant calls try_acquire, others throw UsageError.
+  virtual AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner_token,
+                                       std::chrono::milliseconds lease, std::chrono::milliseconds queue_entry);
+  // release for a lock type (a read release wakes waiters once no reader is
+  // left). Default: reentrant calls release, others throw UsageError.
+  virtual ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner_token);
+  // Gives up the caller's place in line (a waiter that times out or fails),
+  // waking the others if that may let one of them in. Default: nothing.
+  virtual void leave_queue(LockType type, std::string_view key, std::string_view owner_token);
 };
 
 // A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".

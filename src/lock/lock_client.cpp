@@ -104,6 +104,8 @@ LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
       init.acquired_at = sent;  // conservative: the backend's lease started later
       init.client = shared_;
       auto lease = std::make_shared<Lease>(std::move(init));
+      if (r.validity > milliseconds(0) && r.validity < lease_time)
+        LeaseControl::set_expires_at(*lease, sent + r.validity);  // the backend's shorter validity
       detail::Watchdog::instance().watch(lease);
       if (waited) *waited = since(start);
       return LeaseHandle(std::move(lease), false);
