@@ -35,6 +35,7 @@ namespace weave {
 
 class LockBackend;
 struct LockOptions;
+enum class LockType;
 
 namespace detail {
 struct ChainNode;
@@ -56,6 +57,8 @@ class Lease {
   ~Lease();
 
   const std::string& key() const noexcept { return key_; }
+  // reentrant, fair, read or write.
+  LockType type() const noexcept { return type_; }
   // Unique per acquisition (a random UUID); the backend checks it on
   // release and renewal.
   const std::string& owner_token() const noexcept { return owner_; }
@@ -83,6 +86,7 @@ class Lease {
  private:
   friend struct detail::LeaseControl;
   std::string key_;
+  LockType type_;
   std::string owner_;
   std::uint64_t fence_ = 0;
   bool watchdog_ = false;

@@ -35,6 +35,17 @@ namespace weave {
 
 class LockBackend;
 
+// What kind of lock (the `type=` of [[lock]]). A key should be used with one
+// family: reentrant/fair (exclusive), or read/write.
+enum class LockType {
+  reentrant,  // exclusive; reentrant within one call chain (the default)
+  fair,       // exclusive, granted in arrival order (FIFO) to waiters
+  read,       // shared with other readers; excludes writers
+  write,      // exclusive against readers and writers; waiting writers go before new readers
+};
+// "reentrant", "fair", "read", "write".
+std::string_view to_string(LockType type) noexcept;
+
 // What happens when a lease turns out to be lost (expired, or taken by another
 // owner) before it was released.
 enum class LeaseLostPolicy {
@@ -62,6 +73,10 @@ struct LockOptions {
   int pool_size = 4;
   // redis: prepended to every lock key ("order:1" -> "{weave:lock:order:1}").
   std::string key_prefix = "weave:lock:";
+  // fair and write locks: how long a waiter's place in line lasts unless its
+  // waiter refreshes it (every third of this while it waits). A crashed
+  // waiter stalls the line for at most about this long.
+  std::chrono::milliseconds queue_entry{5'000};
 };
 
 // How to take one lock.
@@ -75,6 +90,7 @@ struct LockSpec {
     on_expiry,  // never released explicitly: runs out after `ttl` (needs ttl > 0)
   };
   Release release = Release::on_return;
+  LockType type = LockType::reentrant;
 };
 
 class LockClient;
@@ -131,7 +147,11 @@ class LockClient {
   // the key and the time waited. If the current call chain (see CallContext)
   // already holds `key` on this backend, reuses that lease (hold count + 1;
   // the outer lease's ttl/release terms apply, `spec` is not re-applied; a
-  // lost outer lease throws weave::LeaseLost).
+  // lost outer lease throws weave::LeaseLost). Reuse follows the type: an
+  // exclusive hold (reentrant, fair, write) serves any exclusive or read
+  // request; a read hold serves reads only (asking for write while holding
+  // read on the same key is a UsageError: an upgrade could deadlock).
+  // A type the backend does not implement is a UsageError naming it.
   LeaseHandle acquire(std::string_view key, const LockSpec& spec = {});
   // Same, but returns an empty handle when busy. `waited`, if given, receives
   // the time spent.

@@ -32,6 +32,7 @@ struct ClientShared {
 
 struct LeaseInit {
   std::string key, owner;
+  LockType type = LockType::reentrant;
   std::uint64_t fence = 0;
   bool watchdog = false;
   bool on_expiry = false;

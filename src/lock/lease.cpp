@@ -69,7 +69,8 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
     if (!l.on_expiry_) {
       ReleaseResult r;
       try {
-        r = c.backend->release(l.key_, l.owner_);
+        r = l.type_ == LockType::reentrant ? c.backend->release(l.key_, l.owner_)
+                                           : c.backend->release_as(l.type_, l.key_, l.owner_);
       } catch (...) {
         if (may_throw) throw;
         return;
@@ -88,6 +89,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
 
 Lease::Lease(detail::LeaseInit&& init)
     : key_(std::move(init.key)),
+      type_(init.type),
       owner_(std::move(init.owner)),
       fence_(init.fence),
       watchdog_(init.watchdog),

@@ -58,8 +58,14 @@ class LockInterceptor final : public Interceptor {
     }
     if (a.has("type")) {
       std::string_view t = a.text("type");
-      if (t != "reentrant")
-        throw UsageError("lock type='" + std::string(t) + "' is not supported yet (only reentrant)" + where());
+      if (t == "fair")
+        spec.type = LockType::fair;
+      else if (t == "read")
+        spec.type = LockType::read;
+      else if (t == "write")
+        spec.type = LockType::write;
+      else if (t != "reentrant")
+        throw UsageError("lock type='" + std::string(t) + "' is not one of reentrant, fair, read, write" + where());
     }
 
     LockClient client = default_lock_client();

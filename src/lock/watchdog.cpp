@@ -127,7 +127,7 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
   for (auto& [backend, leases] : to_renew) {
     std::vector<RenewItem> items;
     items.reserve(leases.size());
-    for (auto& l : leases) items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time()});
+    for (auto& l : leases) items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time(), l->type()});
     const auto sent = Clock::now();
     std::vector<RenewResult> results;
     std::string error;

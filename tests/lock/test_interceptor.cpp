@@ -57,8 +57,8 @@ constexpr ArgSpec k_keys[] = {{"keys", ArgValue::of_template_list(0, 2)},
                               {"on_busy", ArgValue::of_enum("skip")}};
 // [[lock(keys=["u:<id>", "t:<id>"])]]
 constexpr ArgSpec k_keys_throw[] = {{"keys", ArgValue::of_template_list(0, 2)}};
-// [[lock(key="t:<id>", type=fair)]]
-constexpr ArgSpec k_fair[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("fair")}};
+// [[lock(key="t:<id>", type=bogus)]] (weavegen would refuse it; the runtime checks too)
+constexpr ArgSpec k_bogus_type[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("bogus")}};
 
 #define WEAVE_TEST_METHOD(name, args)                                                  \
   constexpr AnnotationSpec k_ann_##name[] = {{"lock", 0, args, 1, 1}};                 \
@@ -74,7 +74,7 @@ WEAVE_TEST_METHOD(short_ttl, k_short_ttl)
 WEAVE_TEST_METHOD(on_expiry, k_on_expiry)
 WEAVE_TEST_METHOD(keys, k_keys)
 WEAVE_TEST_METHOD(keys_throw, k_keys_throw)
-WEAVE_TEST_METHOD(fair, k_fair)
+WEAVE_TEST_METHOD(bogus_type, k_bogus_type)
 
 // What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
 template <class R, class F, class OnSkip>
@@ -241,7 +241,7 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
 TEST_CASE("lock interceptor: unsupported arguments are usage errors", "[lock][interceptor]") {
   UseMem mem;
   const std::string id = fresh_id();
-  CHECK_THROWS_AS(call<void>(k_info_fair, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+  CHECK_THROWS_AS(call<void>(k_info_bogus_type, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
 }
 
 namespace {
