@@ -1,7 +1,11 @@
 // LockClient: acquisition (waiting without polling, reentrancy through the
 // call chain), and the process-wide client.
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "internal.h"
 #include "weave/config.h"
@@ -65,38 +69,156 @@ LeaseHandle LockClient::acquire(std::string_view key, const LockSpec& spec) {
   return h;
 }
 
+namespace {
+
+bool exclusive(LockType t) { return t != LockType::read; }
+
+// One local leader per (backend, key): of the callers of this process waiting
+// for the same exclusive key, only the leader talks to the backend (prepares
+// its wait, tries, waits for a release); the others sleep on a local condition
+// variable. When the leader acquires or gives up it hands leadership on, and
+// the next leader prepares its own wait before its first try, so no release
+// is missed. A release therefore costs one acquire attempt per process, not
+// one per waiter. Fair locks do not use it (every waiter must keep its own
+// place in the backend's line), nor do readers (they may all get in at once).
+class LocalGate {
+ public:
+  LocalGate(const LockBackend* backend, std::string_view key) {
+    id_.reserve(key.size() + 20);
+    id_ = std::to_string(reinterpret_cast<std::uintptr_t>(backend));
+    id_ += '/';
+    id_ += key;
+    std::lock_guard g(table().mutex);
+    auto& slot = table().gates[id_];
+    if (!slot) slot = std::make_shared<Gate>();
+    gate_ = slot;
+    ++gate_->users;
+  }
+  ~LocalGate() {
+    resign();
+    std::lock_guard g(table().mutex);
+    if (--gate_->users == 0) table().gates.erase(id_);
+  }
+  LocalGate(const LocalGate&) = delete;
+  LocalGate& operator=(const LocalGate&) = delete;
+
+  // Becomes the leader, or returns false at `deadline`.
+  bool lead(Clock::time_point deadline) {
+    if (leading_) return true;
+    std::unique_lock lk(gate_->mutex);
+    auto free = [&] { return !gate_->leader; };
+    bool got = deadline == Clock::time_point::max() ? (gate_->cv.wait(lk, free), true)
+                                                    : gate_->cv.wait_until(lk, deadline, free);
+    if (!got) {
+      lk.unlock();
+      gate_->cv.notify_one();  // a hand-over may have come with our timeout: pass it on
+      return false;
+    }
+    gate_->leader = leading_ = true;
+    return true;
+  }
+  void resign() {
+    if (!leading_) return;
+    {
+      std::lock_guard g(gate_->mutex);
+      gate_->leader = leading_ = false;
+    }
+    gate_->cv.notify_one();
+  }
+
+ private:
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool leader = false;
+    int users = 0;  // guarded by the table's mutex
+  };
+  struct Table {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
+  };
+  static Table& table() {
+    static Table* t = new Table;  // usable during exit
+    return *t;
+  }
+  std::string id_;
+  std::shared_ptr<Gate> gate_;
+  bool leading_ = false;
+};
+
+}  // namespace
+
 LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
                                     milliseconds* waited) {
   validate(key, spec);
   const auto start = Clock::now();
   if (waited) *waited = milliseconds(0);
+  LockBackend& backend = *shared_->backend;
+  const LockType type = spec.type;
 
-  // Reentrancy: the running call chain already holds this key here.
+  // Reentrancy: the running call chain already holds this key here. An
+  // exclusive hold serves every request; a read hold serves reads only.
   for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
     Lease& outer = *n->lease;
     if (outer.key() != key || LeaseControl::client(outer).backend != shared_->backend) continue;
+    if (!exclusive(outer.type()) && exclusive(type))
+      throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
+                       std::string(to_string(type)) + " (upgrading a read lock is not supported)");
     if (LeaseControl::add_hold(outer)) return LeaseHandle(n->lease, true);
     break;  // released already (a stale chain): acquire afresh
   }
 
-  LockBackend& backend = *shared_->backend;
+  if (type != LockType::reentrant && !backend.supports(type)) {
+    const std::string& url = shared_->options.url;
+    throw UsageError("lock type '" + std::string(to_string(type)) + "' is not supported by backend " +
+                     url.substr(0, url.find("://") + 3));
+  }
   const bool watchdog = spec.ttl == milliseconds(0);
   const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
   const bool forever_wait = spec.wait == forever || spec.wait > k_longest;  // no clock overflow
   const Clock::time_point deadline =
       forever_wait ? Clock::time_point::max() : start + spec.wait;
+  const bool waits = spec.wait > milliseconds(0);
+  // fair / write waiters hold a place in the backend's line, refreshed while waiting.
+  const milliseconds queue_entry =
+      waits && (type == LockType::fair || type == LockType::write)
+          ? std::max(shared_->options.queue_entry, milliseconds(30))
+          : milliseconds(0);
   std::string owner = detail::new_owner_token();
 
+  std::optional<LocalGate> gate;
+  if (waits && (type == LockType::reentrant || type == LockType::write)) gate.emplace(&backend, key);
+  // Leaves the backend's line on every way out but success.
+  struct Queued {
+    LockBackend* backend = nullptr;
+    LockType type;
+    std::string_view key, owner;
+    ~Queued() {
+      if (!backend) return;
+      try {
+        backend->leave_queue(type, key, owner);
+      } catch (...) {
+        // The entry runs out on its own.
+      }
+    }
+  } queued{queue_entry > milliseconds(0) ? &backend : nullptr, type, key, owner};
+
   for (;;) {
+    if (gate && !gate->lead(deadline)) break;  // timed out behind another local waiter
     // Prepared before trying, so a release in between is not missed.
     std::unique_ptr<LockWaiter> waiter;
-    if (spec.wait > milliseconds(0)) waiter = backend.prepare_wait(key);
+    if (waits) waiter = backend.prepare_wait(key);
     const auto sent = Clock::now();
-    AcquireResult r = backend.try_acquire(key, owner, lease_time);
+    AcquireResult r = type == LockType::reentrant
+                          ? backend.try_acquire(key, owner, lease_time)
+                          : backend.try_acquire_as(type, key, owner, lease_time, queue_entry);
     if (r.acquired) {
+      queued.backend = nullptr;
+      if (gate) gate->resign();
       detail::LeaseInit init;
       init.key.assign(key);
       init.owner = std::move(owner);
+      init.type = type;
       init.fence = r.fencing_token;
       init.watchdog = watchdog;
       init.on_expiry = spec.release == LockSpec::Release::on_expiry;
@@ -111,16 +233,17 @@ LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
       return LeaseHandle(std::move(lease), false);
     }
     const auto now = Clock::now();
-    if (!waiter || now >= deadline) {
-      if (waited) *waited = since(start);
-      return {};
-    }
-    // Wake on a release, when the holder's lease runs out, or at our deadline.
+    if (!waiter || now >= deadline) break;
+    // Wake on a release, when the holder's lease runs out, at our deadline,
+    // or in time to refresh our place in line.
     Clock::time_point wake = deadline;
     if (r.holder_ttl_left > milliseconds(0) && r.holder_ttl_left < deadline - now)
       wake = now + r.holder_ttl_left + milliseconds(1);
+    if (queue_entry > milliseconds(0)) wake = std::min(wake, now + queue_entry / 3);
     waiter->wait_until(wake);
   }
+  if (waited) *waited = since(start);
+  return {};
 }
 
 // ---- the process-wide client ----
