@@ -37,6 +37,52 @@ Endpoint endpoint_from(const LockUrl& url, const LockOptions& options) {
   return ep;
 }
 
+std::vector<Endpoint> endpoints_from_list(const LockOptions& options) {
+  const std::string& text = options.url;
+  auto bad = [&](const std::string& why) { return ConfigError("lock url '" + text + "': " + why); };
+  const auto sep = text.find("://");
+  if (sep == std::string::npos) throw bad("expected <scheme>://host:port,host:port,...");
+  std::string rest = text.substr(sep + 3), userinfo, db;
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    userinfo = rest.substr(0, at + 1);
+    rest = rest.substr(at + 1);
+  }
+  if (const auto slash = rest.find('/'); slash != std::string::npos) {
+    db = rest.substr(slash);
+    rest = rest.substr(0, slash);
+  }
+  std::vector<Endpoint> out;
+  std::size_t start = 0;
+  for (;;) {
+    const auto comma = rest.find(',', start);
+    const std::string host = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (host.empty()) throw bad("empty host in the list");
+    LockUrl one;
+    try {
+      one = parse_lock_url("redis://" + userinfo + host + db);
+    } catch (const ConfigError&) {
+      throw bad("bad host '" + host + "'");
+    }
+    Endpoint ep = endpoint_from(one, options);
+    for (const auto& e : out)
+      if (e.host == ep.host && e.port == ep.port) throw bad("host " + ep.describe() + " is listed twice");
+    out.push_back(std::move(ep));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string lock_key_for(std::string_view prefix, std::string_view key) {
+  std::string k;
+  k.reserve(prefix.size() + key.size() + 2);
+  k += '{';
+  k += prefix;
+  k += key;
+  k += '}';
+  return k;
+}
+
 NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)
     : pool_(endpoint, pool_size), sub_(std::make_shared<Subscriber>(endpoint, sharded)), sharded_(sharded) {}
 

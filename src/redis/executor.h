@@ -83,5 +83,12 @@ std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> execu
 
 // redis://... URL fields + options -> Endpoint (host, port 6379 by default).
 Endpoint endpoint_from(const LockUrl& url, const LockOptions& options);
+// "<scheme>://[user:password@]h1:p1,h2:p2,...[/db]" (redlock://, redis+cluster://)
+// -> one Endpoint per host; user, password and db apply to each. Throws
+// ConfigError (also for an empty list or a repeated host).
+std::vector<Endpoint> endpoints_from_list(const LockOptions& options);
+// The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
+// counter "{...}:fence" and release channel "{...}:released" share its slot).
+std::string lock_key_for(std::string_view prefix, std::string_view key);
 
 }  // namespace weave::redis

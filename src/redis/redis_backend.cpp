@@ -125,15 +125,7 @@ class RedisLockBackend final : public LockBackend {
  private:
   // "{<prefix><key>}": the braces make it a hash tag, so the fencing counter
   // ("{...}:fence") always lands in the same cluster slot.
-  std::string lock_key(std::string_view key) const {
-    std::string k;
-    k.reserve(prefix_.size() + key.size() + 2);
-    k += '{';
-    k += prefix_;
-    k += key;
-    k += '}';
-    return k;
-  }
+  std::string lock_key(std::string_view key) const { return lock_key_for(prefix_, key); }
 
   Reply run_one(ScriptCall&& call, const char* what) {
     std::vector<ScriptCall> one;

@@ -1,0 +1,69 @@
+// The redis+cluster:// backend: the redis backend's scripts routed by hash
+// slot over a Redis Cluster (see docs/scale-out.md).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "redis/executor.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+namespace weave::cluster {
+
+constexpr unsigned kSlots = 16384;
+
+// The cluster slot of a key: CRC16 (XMODEM) of the key, or of the text
+// between the first '{' and the next '}' when that is not empty, mod 16384.
+unsigned key_slot(std::string_view key) noexcept;
+
+// Routes script calls to the master serving each call's slot (the slot of its
+// first key), one pipeline per node; follows MOVED (updates the map and
+// refreshes it from CLUSTER SLOTS) and ASK (ASKING + the call, once per
+// redirect); refreshes the map after a connection error and retries.
+// Release channels use sharded Pub/Sub on the slot's node.
+class ClusterExecutor final : public redis::Executor {
+ public:
+  ClusterExecutor(std::vector<redis::Endpoint> seeds, int pool_size);
+
+  std::vector<redis::Reply> run(const std::vector<redis::ScriptCall>& calls, const char* what) override;
+  unsigned shard_of(std::string_view key) const override { return key_slot(key); }
+  std::unique_ptr<redis::Subscriber::Interest> subscribe(const std::string& channel,
+                                                         std::shared_ptr<redis::Bell> bell = nullptr) override;
+
+  // For tests: redirects followed and slot-map refreshes so far, and the
+  // node ("host:port") that currently serves `slot` in the client's map.
+  std::uint64_t moved() const noexcept { return moved_.load(); }
+  std::uint64_t asked() const noexcept { return asked_.load(); }
+  std::uint64_t refreshes() const noexcept { return refreshes_.load(); }
+  std::string node_of(unsigned slot);
+
+ private:
+  using NodePtr = std::shared_ptr<redis::NodeExecutor>;
+  NodePtr node(const std::string& host, int port);
+  NodePtr route(unsigned slot);
+  void refresh();  // CLUSTER SLOTS from any reachable node; throws BackendUnavailable
+
+  std::vector<redis::Endpoint> seeds_;
+  int pool_size_;
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string, NodePtr> nodes_;  // "host:port"
+  std::vector<NodePtr> slots_;                      // kSlots entries, null = unknown
+  std::mutex refresh_mutex_;
+  std::atomic<std::uint64_t> moved_{0}, asked_{0}, refreshes_{0};
+};
+
+// options.url = "redis+cluster://[user:password@]h1:p1,h2:p2,...": any
+// reachable nodes of the cluster (the rest is discovered).
+std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options);
+// Same, also handing out the executor (tests inspect its counters).
+std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options,
+                                                  std::shared_ptr<ClusterExecutor>* executor);
+
+}  // namespace weave::cluster

@@ -1,0 +1,274 @@
+#include <chrono>
+#include <map>
+#include <optional>
+#include <mutex>
+#include <thread>
+
+#include "cluster/cluster.h"
+#include "weave/error.h"
+
+namespace weave::cluster {
+namespace {
+
+std::uint16_t crc16(std::string_view s) noexcept {
+  std::uint16_t crc = 0;
+  for (unsigned char c : s) {
+    crc ^= static_cast<std::uint16_t>(c) << 8;
+    for (int b = 0; b < 8; ++b)
+      crc = (crc & 0x8000) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021) : static_cast<std::uint16_t>(crc << 1);
+  }
+  return crc;
+}
+
+// "MOVED <slot> <host>:<port>" / "ASK <slot> <host>:<port>".
+struct Redirect {
+  bool ask = false;
+  unsigned slot = 0;
+  std::string host;
+  int port = 0;
+};
+
+std::optional<Redirect> redirect_of(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ERROR) return std::nullopt;
+  std::string_view e(r->str, r->len);
+  Redirect out;
+  if (e.rfind("MOVED ", 0) == 0)
+    e.remove_prefix(6);
+  else if (e.rfind("ASK ", 0) == 0) {
+    e.remove_prefix(4);
+    out.ask = true;
+  } else
+    return std::nullopt;
+  const auto sp = e.find(' ');
+  const auto colon = e.rfind(':');
+  if (sp == std::string_view::npos || colon == std::string_view::npos || colon < sp) return std::nullopt;
+  try {
+    out.slot = static_cast<unsigned>(std::stoul(std::string(e.substr(0, sp))));
+    out.host = std::string(e.substr(sp + 1, colon - sp - 1));
+    out.port = std::stoi(std::string(e.substr(colon + 1)));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (out.slot >= kSlots) return std::nullopt;
+  return out;
+}
+
+bool is_tryagain(const redisReply* r) {
+  return r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).rfind("TRYAGAIN", 0) == 0;
+}
+
+// Redirect rounds per run(): a slot that keeps moving is an error.
+constexpr int kRounds = 5;
+
+}  // namespace
+
+unsigned key_slot(std::string_view key) noexcept {
+  if (const auto open = key.find('{'); open != std::string_view::npos) {
+    const auto close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) key = key.substr(open + 1, close - open - 1);
+  }
+  return crc16(key) % kSlots;
+}
+
+ClusterExecutor::ClusterExecutor(std::vector<redis::Endpoint> seeds, int pool_size)
+    : seeds_(std::move(seeds)), pool_size_(pool_size), slots_(kSlots) {}
+
+ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port) {
+  const std::string name = host + ":" + std::to_string(port);
+  {
+    std::shared_lock g(mutex_);
+    if (auto it = nodes_.find(name); it != nodes_.end()) return it->second;
+  }
+  redis::Endpoint ep = seeds_.front();  // credentials and timeouts
+  ep.host = host;
+  ep.port = port;
+  ep.db = 0;
+  std::unique_lock g(mutex_);
+  auto& slot = nodes_[name];
+  if (!slot) slot = std::make_shared<redis::NodeExecutor>(ep, pool_size_, /*sharded=*/true);
+  return slot;
+}
+
+std::string ClusterExecutor::node_of(unsigned slot) {
+  NodePtr n = route(slot);
+  return n->endpoint().describe();
+}
+
+ClusterExecutor::NodePtr ClusterExecutor::route(unsigned slot) {
+  {
+    std::shared_lock g(mutex_);
+    if (slots_[slot]) return slots_[slot];
+  }
+  refresh();
+  std::shared_lock g(mutex_);
+  if (!slots_[slot])
+    throw BackendUnavailable("weave cluster: no node serves slot " + std::to_string(slot) +
+                             " (is the cluster fully configured?)");
+  return slots_[slot];
+}
+
+void ClusterExecutor::refresh() {
+  std::lock_guard only_one(refresh_mutex_);
+  std::vector<std::pair<std::string, int>> candidates;
+  {
+    std::shared_lock g(mutex_);
+    for (auto& [name, n] : nodes_) candidates.emplace_back(n->endpoint().host, n->endpoint().port);
+  }
+  for (auto& s : seeds_) candidates.emplace_back(s.host, s.port);
+  std::string last_error = "no node to ask";
+  for (auto& [host, port] : candidates) {
+    redis::Reply r;
+    try {
+      r = node(host, port)->command(redis::Command{"CLUSTER", "SLOTS"});
+    } catch (const IoError& e) {
+      last_error = e.what();
+      continue;
+    }
+    if (r->type != REDIS_REPLY_ARRAY) {
+      last_error = r->type == REDIS_REPLY_ERROR ? std::string(r->str, r->len) : "unexpected CLUSTER SLOTS reply";
+      continue;
+    }
+    std::vector<std::tuple<unsigned, unsigned, std::string, int>> ranges;
+    for (std::size_t i = 0; i < r->elements; ++i) {
+      const redisReply* e = r->element[i];
+      if (e->type != REDIS_REPLY_ARRAY || e->elements < 3) continue;
+      const redisReply* m = e->element[2];
+      if (m->type != REDIS_REPLY_ARRAY || m->elements < 2) continue;
+      std::string h(m->element[0]->str ? m->element[0]->str : "", m->element[0]->len);
+      if (h.empty() || h == "?") h = host;  // "unknown endpoint": the node we asked
+      ranges.emplace_back(static_cast<unsigned>(e->element[0]->integer),
+                          static_cast<unsigned>(e->element[1]->integer), h,
+                          static_cast<int>(m->element[1]->integer));
+    }
+    if (ranges.empty()) {
+      last_error = "CLUSTER SLOTS lists no slots";
+      continue;
+    }
+    std::vector<NodePtr> fresh(kSlots);
+    for (auto& [lo, hi, h, p] : ranges) {
+      NodePtr n = node(h, p);
+      for (unsigned s = lo; s <= hi && s < kSlots; ++s) fresh[s] = n;
+    }
+    std::unique_lock g(mutex_);
+    slots_.swap(fresh);
+    ++refreshes_;
+    return;
+  }
+  throw BackendUnavailable("weave cluster: cannot read the slot map: " + last_error);
+}
+
+std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCall>& calls, const char* what) {
+  std::vector<redis::Reply> replies(calls.size());
+  std::vector<std::size_t> pending(calls.size());
+  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
+  std::string last_io;
+  for (int round = 0; !pending.empty(); ++round) {
+    if (round == kRounds)
+      throw IoError(std::string("weave cluster: ") + what + " still redirected after " + std::to_string(kRounds) +
+                    " rounds" + (last_io.empty() ? "" : ": " + last_io));
+    // One pipeline per node.
+    std::map<NodePtr, std::vector<std::size_t>> by_node;
+    for (auto i : pending) by_node[route(key_slot(calls[i].keys.empty() ? "" : calls[i].keys[0]))].push_back(i);
+    pending.clear();
+    std::map<std::string, std::vector<std::size_t>> asks;  // "host:port" -> calls
+    std::map<std::string, std::pair<std::string, int>> ask_targets;
+    bool stale = false;
+    auto collect = [&](const std::vector<std::size_t>& idx, std::vector<redis::Reply>& got) {
+      for (std::size_t j = 0; j < idx.size(); ++j) {
+        const std::size_t i = idx[j];
+        if (auto rd = redirect_of(got[j].get())) {
+          if (rd->ask) {
+            ++asked_;
+            const std::string name = rd->host + ":" + std::to_string(rd->port);
+            asks[name].push_back(i);
+            ask_targets[name] = {rd->host, rd->port};
+          } else {
+            ++moved_;
+            NodePtr to = node(rd->host, rd->port);
+            std::unique_lock g(mutex_);
+            slots_[rd->slot] = to;
+            stale = true;
+            pending.push_back(i);
+          }
+        } else if (is_tryagain(got[j].get())) {
+          pending.push_back(i);  // a multi-key call during a slot migration
+        } else {
+          replies[i] = std::move(got[j]);
+        }
+      }
+    };
+    for (auto& [n, idx] : by_node) {
+      std::vector<redis::ScriptCall> part;
+      part.reserve(idx.size());
+      for (auto i : idx) part.push_back(calls[i]);
+      std::vector<redis::Reply> got;
+      try {
+        got = n->run_raw(part);
+      } catch (const IoError& e) {
+        // The node may be gone (failover, resharding): re-read the map and retry.
+        if (round + 1 >= kRounds) throw;
+        last_io = e.what();
+        stale = true;
+        for (auto i : idx) pending.push_back(i);
+        continue;
+      }
+      collect(idx, got);
+    }
+    for (auto& [name, idx] : asks) {
+      std::vector<redis::ScriptCall> part;
+      for (auto i : idx) part.push_back(calls[i]);
+      auto& [h, p] = ask_targets[name];
+      std::vector<redis::Reply> got = node(h, p)->run_raw(part, /*asking=*/true);
+      for (std::size_t j = 0; j < idx.size(); ++j) {
+        if (redirect_of(got[j].get()) || is_tryagain(got[j].get()))
+          pending.push_back(idx[j]);  // retried through the map next round
+        else
+          replies[idx[j]] = std::move(got[j]);
+      }
+    }
+    if (stale) {
+      try {
+        refresh();
+      } catch (const IoError& e) {
+        if (round + 1 >= kRounds) throw;
+        last_io = e.what();
+      }
+    }
+    if (!pending.empty() && round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
+  }
+  for (auto& r : replies)
+    if (r->type == REDIS_REPLY_ERROR) redis::bad_reply(r.get(), what);
+  return replies;
+}
+
+std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
+                                                                        std::shared_ptr<redis::Bell> bell) {
+  const unsigned slot = key_slot(channel);
+  for (int attempt = 0;; ++attempt) {
+    NodePtr n = route(slot);
+    try {
+      return n->subscribe(channel, bell);
+    } catch (const IoError& e) {
+      // MOVED (the slot moved since the map was read) or a dead node: re-read
+      // the map and subscribe where the slot is now.
+      if (attempt >= 2) throw;
+      refresh();
+    }
+  }
+}
+
+std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options,
+                                                  std::shared_ptr<ClusterExecutor>* executor) {
+  std::vector<redis::Endpoint> seeds = redis::endpoints_from_list(options);
+  for (auto& s : seeds)
+    if (s.db != 0) throw ConfigError("lock url '" + options.url + "': Redis Cluster has only database 0");
+  auto exec = std::make_shared<ClusterExecutor>(std::move(seeds), options.pool_size);
+  if (executor) *executor = exec;
+  return redis::make_script_backend(std::move(exec), options.key_prefix);
+}
+
+std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options) {
+  return make_cluster_backend(options, nullptr);
+}
+
+}  // namespace weave::cluster

@@ -1,0 +1,37 @@
+// A small fixed thread pool that runs one task per master in parallel and
+// waits for all of them: every redlock request reaches all masters at once.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace weave::redlock {
+
+class FanOut {
+ public:
+  explicit FanOut(int threads);
+  ~FanOut();
+  FanOut(const FanOut&) = delete;
+  FanOut& operator=(const FanOut&) = delete;
+
+  // Runs task(0) ... task(n-1) concurrently (task(0) on the calling thread)
+  // and returns when all have finished. Tasks must not throw.
+  void run(std::size_t n, const std::function<void(std::size_t)>& task);
+
+ private:
+  struct Batch;
+  void work();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace weave::redlock
