@@ -2,7 +2,9 @@
 #include <map>
 #include <mutex>
 
+#include "cluster/cluster.h"
 #include "mem_backend.h"
+#include "redlock/redlock.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 #include "weave/redis.h"
@@ -25,7 +27,7 @@ Registry& registry() {
 
 namespace detail {
 bool lock_scheme_known(std::string_view scheme) {
-  if (scheme == "mem" || scheme == "redis") return true;
+  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster") return true;
   Registry& r = registry();
   std::lock_guard g(r.mutex);
   return r.factories.count(scheme) != 0;
@@ -86,9 +88,13 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
       return table;
     } else if (url.scheme == "redis") {
       factory = [](const LockOptions& o) { return make_redis_lock_backend(o); };  // src/redis
+    } else if (url.scheme == "redlock") {
+      factory = [](const LockOptions& o) { return redlock::make_redlock_backend(o); };  // src/redlock
+    } else if (url.scheme == "redis+cluster") {
+      factory = [](const LockOptions& o) { return cluster::make_cluster_backend(o); };  // src/cluster
     } else {
       throw ConfigError("lock url '" + options.url + "': unknown scheme '" + url.scheme +
-                        "' (known: mem, redis, or one added with register_lock_backend)");
+                        "' (known: mem, redis, redlock, redis+cluster, or one added with register_lock_backend)");
     }
   }
   auto backend = factory(options);
