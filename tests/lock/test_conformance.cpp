@@ -405,3 +405,291 @@ TEMPLATE_TEST_CASE("lock: handles are move-only RAII and release on destruction"
   CHECK(locks.try_acquire(key));
   CHECK_THROWS_AS(weave::LeaseHandle{}.lease(), weave::UsageError);
 }
+
+// ---- lock types: fair, read, write ----
+
+namespace {
+
+template <class B>
+weave::LockOptions options_for() {
+  weave::LockOptions o;
+  o.url = B::url;
+  B::tune(o);
+  return o;
+}
+
+// Forwards everything to the real backend and remembers which owners a typed
+// acquisition refused: a refused waiter holds its place in line from then on,
+// so a test can let waiters arrive in a known order.
+class LineWatcher : public weave::LockBackend {
+ public:
+  explicit LineWatcher(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
+  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
+    return inner_->try_acquire(k, o, l);
+  }
+  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return inner_->release(k, o); }
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    return inner_->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return inner_->prepare_wait(k); }
+  bool supports(weave::LockType t) const override { return inner_->supports(t); }
+  weave::AcquireResult try_acquire_as(weave::LockType t, std::string_view k, std::string_view o,
+                                      std::chrono::milliseconds l, std::chrono::milliseconds e) override {
+    auto r = inner_->try_acquire_as(t, k, o, l, e);
+    if (!r.acquired) {
+      std::lock_guard g(mutex_);
+      refused_.insert(std::string(o));
+      cv_.notify_all();
+    }
+    return r;
+  }
+  weave::ReleaseResult release_as(weave::LockType t, std::string_view k, std::string_view o) override {
+    return inner_->release_as(t, k, o);
+  }
+  void leave_queue(weave::LockType t, std::string_view k, std::string_view o) override {
+    inner_->leave_queue(t, k, o);
+  }
+  // True once `n` distinct owners were refused (false after 20 s).
+  bool refused_at_least(std::size_t n) {
+    std::unique_lock g(mutex_);
+    return cv_.wait_for(g, 20s, [&] { return refused_.size() >= n; });
+  }
+
+ private:
+  std::shared_ptr<weave::LockBackend> inner_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::set<std::string> refused_;
+};
+
+using weave::LockType;
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lock][conformance][fair]",
+                   WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto o = options_for<TestType>();
+  auto watcher = std::make_shared<LineWatcher>(weave::make_lock_backend(o));
+  weave::LockClient locks(o, watcher);
+  const std::string key = unique_key("fair-order");
+  weave::LeaseHandle holder = locks.acquire(key, {.type = LockType::fair});
+  constexpr int n = 6;
+  std::mutex m;
+  std::vector<int> order;
+  lock_test::Workers waiters;
+  for (int i = 0; i < n; ++i) {
+    waiters.spawn([&, i] {
+      weave::LeaseHandle h = locks.acquire(key, {.wait = 60s, .type = LockType::fair});
+      {
+        std::lock_guard g(m);
+        order.push_back(i);
+      }
+      std::this_thread::sleep_for(2ms);
+      h.release();
+    });
+    REQUIRE(watcher->refused_at_least(i + 1));  // waiter i is in line before i + 1 arrives
+  }
+  holder.release();
+  waiters.join();
+  std::vector<int> expected(n);
+  for (int i = 0; i < n; ++i) expected[i] = i;
+  CHECK(order == expected);
+}
+
+TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not stall the line",
+                   "[lock][conformance][fair]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto o = options_for<TestType>();
+  o.queue_entry = 300ms;  // a place in line lasts 300 ms unless refreshed
+  auto backend = weave::make_lock_backend(o);
+  weave::LockClient locks(o, backend);
+  const std::string key = unique_key("fair-dead");
+  weave::LeaseHandle holder = locks.acquire(key, {.type = LockType::fair});
+  // A waiter that queues and then crashes: it never refreshes its place.
+  const std::string dead = "dead-waiter-0000-0000-0000-000000000000";
+  REQUIRE_FALSE(backend->try_acquire_as(LockType::fair, key, dead, 10s, 300ms).acquired);
+  // A fixed-ttl try never jumps the line, but the line does not block the holder's release.
+  auto live = std::async(std::launch::async, [&] {
+    std::chrono::milliseconds waited{0};
+    weave::LeaseHandle h = locks.try_acquire(key, {.wait = 30s, .type = LockType::fair}, &waited);
+    return std::make_pair(bool(h), waited);
+  });
+  std::this_thread::sleep_for(50ms);
+  holder.release();
+  auto [got, waited] = live.get();
+  CHECK(got);
+  CHECK(waited < 15s);  // the bound is ~300 ms; a generous margin for a loaded machine
+  CHECK(backend->release_as(LockType::fair, key, dead) == weave::ReleaseResult::lost);  // it never held it
+}
+
+TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conformance][fair]",
+                   WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("fair-counter");
+  const int n = std::max(50, TestType::increments / 50);
+  long counter = 0;
+  lock_test::Workers workers;
+  for (int t = 0; t < 4; ++t)
+    workers.spawn([&] {
+      for (int i = 0; i < n; ++i) {
+        weave::LeaseHandle h = locks.acquire(key, {.wait = weave::forever, .type = LockType::fair});
+        long v = counter;
+        counter = v + 1;
+        h.release();
+      }
+    });
+  workers.join();
+  CHECK(counter == 4L * n);
+}
+
+TEMPLATE_TEST_CASE("lock type read/write: readers overlap, a writer excludes readers and writers",
+                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("rw");
+  weave::LeaseHandle r1 = locks.acquire(key, {.type = LockType::read});
+  weave::LeaseHandle r2 = locks.acquire(key, {.type = LockType::read});  // no wait: readers share
+  CHECK(r1->type() == LockType::read);
+  CHECK(r1->owner_token() != r2->owner_token());  // each reader has its own lease
+  CHECK(r2->fencing_token() > r1->fencing_token());
+  CHECK_FALSE(locks.try_acquire(key, {.type = LockType::write}));
+  r1.release();
+  CHECK_FALSE(locks.try_acquire(key, {.type = LockType::write}));  // r2 still reads
+  const auto last_read = r2->fencing_token();
+  r2.release();
+  weave::LeaseHandle w = locks.acquire(key, {.wait = 10s, .type = LockType::write});
+  CHECK(w->fencing_token() > last_read);
+  CHECK_FALSE(locks.try_acquire(key, {.type = LockType::read}));
+  CHECK_FALSE(locks.try_acquire(key, {.type = LockType::write}));
+  CHECK_FALSE(locks.try_acquire(key, {.wait = 100ms, .type = LockType::read}));
+  w.release();
+  CHECK(locks.try_acquire(key, {.type = LockType::read}));
+}
+
+TEMPLATE_TEST_CASE("lock type write: a waiting writer is not starved by a stream of readers",
+                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("rw-starve");
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0};
+  std::atomic<int> reading{0};
+  lock_test::Workers readers;
+  for (int t = 0; t < 4; ++t)
+    readers.spawn([&] {
+      while (!stop) {
+        weave::LeaseHandle h = locks.acquire(key, {.wait = 60s, .type = LockType::read});
+        ++reading;
+        ++reads;
+        std::this_thread::sleep_for(5ms);  // the readers' holds overlap: never a gap
+        --reading;
+        h.release();
+      }
+    });
+  for (int i = 0; i < 2000 && reads < 20; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(reads >= 20);  // the stream is running
+  std::chrono::milliseconds waited{0};
+  weave::LeaseHandle w = locks.try_acquire(key, {.wait = 30s, .type = LockType::write}, &waited);
+  const bool got = bool(w);
+  const int readers_inside = reading.load();
+  stop = true;
+  if (w) w.release();
+  readers.join();
+  CHECK(got);
+  CHECK(readers_inside == 0);
+}
+
+TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is reentrant",
+                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("rw-reentrant");
+  weave::LeaseHandle w = locks.acquire(key, {.type = LockType::write});
+  {
+    weave::LeaseScope in_chain(w);
+    weave::LeaseHandle r = locks.acquire(key, {.type = LockType::read});  // would wait forever if not reentrant
+    CHECK(r.reentrant());
+    CHECK(&r.lease() == &w.lease());
+    auto other = std::async(std::launch::async, [&] {
+      return bool(locks.try_acquire(key, {.wait = 100ms, .type = LockType::read}));
+    });
+    CHECK_FALSE(other.get());
+    r.release();
+    CHECK_FALSE(std::async(std::launch::async, [&] {
+                  return bool(locks.try_acquire(key, {.type = LockType::read}));
+                }).get());  // the write hold remains
+  }
+  w.release();
+  // read then write in one chain: an upgrade is refused, not deadlocked
+  weave::LeaseHandle r = locks.acquire(key, {.type = LockType::read});
+  {
+    weave::LeaseScope in_chain(r);
+    CHECK_THROWS_AS(locks.acquire(key, {.wait = 1s, .type = LockType::write}), weave::UsageError);
+    weave::LeaseHandle again = locks.acquire(key, {.type = LockType::read});
+    CHECK(again.reentrant());
+  }
+}
+
+TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers; a crashed reader's share runs out",
+                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto o = options_for<TestType>();
+  o.watchdog_lease = 150ms;  // renewed every 50 ms
+  auto backend = weave::make_lock_backend(o);
+  weave::LockClient locks(o, backend);
+  const std::string key = unique_key("rw-expiry");
+  weave::LeaseHandle r = locks.acquire(key, {.type = LockType::read});
+  // A reader that crashed: a 200 ms share nobody renews.
+  REQUIRE(backend->try_acquire_as(LockType::read, key, "crashed-reader", 200ms, 0ms).acquired);
+  std::this_thread::sleep_for(600ms);  // four lease lengths
+  CHECK_FALSE(r->lost());
+  CHECK_FALSE(locks.try_acquire(key, {.type = LockType::write}));
+  CHECK_NOTHROW(r.release());
+  weave::LeaseHandle w = locks.try_acquire(key, {.wait = 10s, .type = LockType::write});
+  CHECK(w);
+  CHECK(backend->release_as(LockType::read, key, "crashed-reader") == weave::ReleaseResult::lost);
+}
+
+TEMPLATE_TEST_CASE("lock types: fencing tokens strictly increase per key across types",
+                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("rw-fence");
+  std::uint64_t last = 0;
+  const LockType types[] = {LockType::read, LockType::write, LockType::read, LockType::read, LockType::write};
+  for (int i = 0; i < 100; ++i) {
+    weave::LeaseHandle h = locks.acquire(key, {.wait = 10s, .type = types[i % 5]});
+    CHECK(h->fencing_token() > last);
+    last = h->fencing_token();
+  }
+}
+
+namespace {
+// A backend with no lock types (like one written before they existed).
+class PlainBackend : public weave::LockBackend {
+ public:
+  std::shared_ptr<weave::LockBackend> mem = weave::make_lock_backend({});
+  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
+    return mem->try_acquire(k, o, l);
+  }
+  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return mem->release(k, o); }
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    return mem->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return mem->prepare_wait(k); }
+};
+}  // namespace
+
+TEST_CASE("lock types: a backend without them refuses them clearly", "[lock][types]") {
+  weave::LockOptions o;
+  o.url = "plain://somewhere";
+  weave::LockClient locks(o, std::make_shared<PlainBackend>());
+  const std::string key = unique_key("plain");
+  for (LockType t : {LockType::fair, LockType::read, LockType::write})
+    CHECK_THROWS_MATCHES(locks.acquire(key, {.type = t}), weave::UsageError,
+                         Catch::Matchers::Message("weave: lock type '" + std::string(weave::to_string(t)) +
+                                                  "' is not supported by backend plain://"));
+  CHECK(locks.acquire(key));  // reentrant still works
+}
