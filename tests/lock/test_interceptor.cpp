@@ -60,6 +60,11 @@ constexpr ArgSpec k_keys_throw[] = {{"keys", ArgValue::of_template_list(0, 2)}};
 // [[lock(key="t:<id>", type=bogus)]] (weavegen would refuse it; the runtime checks too)
 constexpr ArgSpec k_bogus_type[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("bogus")}};
 
+// [[lock(key="t:<id>", type=fair)]], type=read, type=write
+constexpr ArgSpec k_fair[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("fair")}};
+constexpr ArgSpec k_read[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("read")}};
+constexpr ArgSpec k_write[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("write")}};
+
 #define WEAVE_TEST_METHOD(name, args)                                                  \
   constexpr AnnotationSpec k_ann_##name[] = {{"lock", 0, args, 1, 1}};                 \
   constexpr weave::MethodInfo k_info_##name{"test::Svc::" #name, "svc.h", 2, k_ann_##name, \
@@ -75,6 +80,9 @@ WEAVE_TEST_METHOD(on_expiry, k_on_expiry)
 WEAVE_TEST_METHOD(keys, k_keys)
 WEAVE_TEST_METHOD(keys_throw, k_keys_throw)
 WEAVE_TEST_METHOD(bogus_type, k_bogus_type)
+WEAVE_TEST_METHOD(fair, k_fair)
+WEAVE_TEST_METHOD(read, k_read)
+WEAVE_TEST_METHOD(write, k_write)
 
 // What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
 template <class R, class F, class OnSkip>
@@ -242,6 +250,30 @@ TEST_CASE("lock interceptor: unsupported arguments are usage errors", "[lock][in
   UseMem mem;
   const std::string id = fresh_id();
   CHECK_THROWS_AS(call<void>(k_info_bogus_type, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+}
+
+TEST_CASE("lock interceptor: type=fair|read|write", "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  auto no_skip = weave::detail::CannotSkip{};
+  weave::LockType seen{};
+  call<void>(k_info_fair, id, [&] { seen = weave::current_lease()->type(); }, no_skip);
+  CHECK(seen == weave::LockType::fair);
+  CHECK(is_free(id));
+  // Readers share: a read method runs while another reader holds the key.
+  weave::LeaseHandle reader = hold(id, {.type = weave::LockType::read});
+  bool ran = false;
+  call<void>(k_info_read, id, [&] { ran = weave::current_lease()->type() == weave::LockType::read; }, no_skip);
+  CHECK(ran);
+  CHECK_THROWS_AS(call<void>(k_info_write, id, [] {}, no_skip), weave::LockBusy);  // a writer does not
+  reader.release();
+  // A write method may call a read method on the same key (reentrant).
+  bool inner = false;
+  call<void>(k_info_write, id, [&] {
+    call<void>(k_info_read, id, [&] { inner = weave::current_lease()->type() == weave::LockType::write; }, no_skip);
+  }, no_skip);
+  CHECK(inner);  // the read reused the write lease
+  CHECK(weave::default_lock_client().try_acquire("t:" + id, {.type = weave::LockType::write}));
 }
 
 namespace {
