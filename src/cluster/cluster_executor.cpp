@@ -162,10 +162,17 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
   std::vector<std::size_t> pending(calls.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::string last_io;
-  for (int round = 0; !pending.empty(); ++round) {
+  // TRYAGAIN (a multi-key script while its slot migrates) is retried until
+  // the command timeout; redirects and I/O errors for kRounds rounds.
+  const auto tryagain_deadline = std::chrono::steady_clock::now() + seeds_.front().command_timeout;
+  int round = 0;
+  while (!pending.empty()) {
     if (round == kRounds)
       throw IoError(std::string("weave cluster: ") + what + " still redirected after " + std::to_string(kRounds) +
                     " rounds" + (last_io.empty() ? "" : ": " + last_io));
+    if (std::chrono::steady_clock::now() > tryagain_deadline)
+      throw TimeoutError(std::string("weave cluster: ") + what + " not served in time: " + last_io);
+    bool redirected = false, tryagain = false;
     // One pipeline per node.
     std::map<NodePtr, std::vector<std::size_t>> by_node;
     for (auto i : pending) by_node[route(key_slot(calls[i].keys.empty() ? "" : calls[i].keys[0]))].push_back(i);
@@ -176,14 +183,16 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
     auto collect = [&](const std::vector<std::size_t>& idx, std::vector<redis::Reply>& got) {
       for (std::size_t j = 0; j < idx.size(); ++j) {
         const std::size_t i = idx[j];
+        if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
         if (auto rd = redirect_of(got[j].get())) {
           if (rd->ask) {
             ++asked_;
             const std::string name = rd->host + ":" + std::to_string(rd->port);
             asks[name].push_back(i);
-            ask_targets[name] = {rd->host, rd->port};
+            ask_targets[name] = {rd->host, rd->port};  // a migration: bounded by the deadline
           } else {
             ++moved_;
+            redirected = true;
             NodePtr to = node(rd->host, rd->port);
             std::unique_lock g(mutex_);
             slots_[rd->slot] = to;
@@ -191,6 +200,7 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
             pending.push_back(i);
           }
         } else if (is_tryagain(got[j].get())) {
+          tryagain = true;
           pending.push_back(i);  // a multi-key call during a slot migration
         } else {
           replies[i] = std::move(got[j]);
@@ -208,7 +218,7 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
         // The node may be gone (failover, resharding): re-read the map and retry.
         if (round + 1 >= kRounds) throw;
         last_io = e.what();
-        stale = true;
+        stale = redirected = true;
         for (auto i : idx) pending.push_back(i);
         continue;
       }
@@ -220,8 +230,11 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
       auto& [h, p] = ask_targets[name];
       std::vector<redis::Reply> got = node(h, p)->run_raw(part, /*asking=*/true);
       for (std::size_t j = 0; j < idx.size(); ++j) {
-        if (redirect_of(got[j].get()) || is_tryagain(got[j].get()))
+        if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
+        if (redirect_of(got[j].get()) || is_tryagain(got[j].get())) {
+          tryagain = true;
           pending.push_back(idx[j]);  // retried through the map next round
+        }
         else
           replies[idx[j]] = std::move(got[j]);
       }
@@ -234,7 +247,11 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
         last_io = e.what();
       }
     }
-    if (!pending.empty() && round > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
+    if (redirected) ++round;
+    if (tryagain)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    else if (!pending.empty() && round > 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
   }
   for (auto& r : replies)
     if (r->type == REDIS_REPLY_ERROR) redis::bad_reply(r.get(), what);

@@ -1,0 +1,128 @@
+// A real 3-master Redis Cluster on free loopback ports: three redis-server
+// processes with --cluster-enabled (each in its own temporary directory),
+// joined by `redis-cli --cluster create`, ready once every node reports
+// cluster_state:ok and the same slot map. One per test executable (shared()),
+// killed at exit; tests use distinct keys.
+#pragma once
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redis_server.h"
+
+namespace cluster_test {
+
+using namespace std::chrono_literals;
+
+class Cluster {
+ public:
+  Cluster() {
+    for (int i = 0; i < 3; ++i) {
+      char tmpl[] = "/tmp/weave-cluster-XXXXXX";
+      if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
+      dirs_.emplace_back(tmpl);
+      nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
+          "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--dir", tmpl,
+          "--cluster-node-timeout", "5000"}));
+    }
+    std::vector<std::string> argv = {"/usr/bin/redis-cli", "--cluster", "create"};
+    for (auto& n : nodes_) argv.push_back("127.0.0.1:" + std::to_string(n->port()));
+    argv.insert(argv.end(), {"--cluster-replicas", "0", "--cluster-yes"});
+    redis_test::Child create(argv);
+    create.lines_until_eof(60s);
+    if (create.wait() != 0) throw std::runtime_error("redis-cli --cluster create failed");
+    wait_ok();
+  }
+  ~Cluster() {
+    nodes_.clear();  // SIGKILL
+    for (auto& d : dirs_) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+
+  static Cluster& shared() {
+    static Cluster c;
+    return c;
+  }
+
+  std::string url() const { return "redis+cluster://127.0.0.1:" + std::to_string(nodes_[0]->port()); }
+  std::size_t size() const { return nodes_.size(); }
+  redis_test::RedisServer& node(std::size_t i) { return *nodes_[i]; }
+  std::string name(std::size_t i) const { return "127.0.0.1:" + std::to_string(nodes_[i]->port()); }
+  std::string id(std::size_t i) { return nodes_[i]->client().cmd({"CLUSTER", "MYID"}).str; }
+
+  // The node index serving `slot`, read from node 0.
+  std::size_t owner(long long slot) {
+    auto slots = nodes_[0]->client().cmd({"CLUSTER", "SLOTS"}).elements;
+    for (auto& r : slots)
+      if (r.elements[0].integer <= slot && slot <= r.elements[1].integer) {
+        int port = static_cast<int>(r.elements[2].elements[1].integer);
+        for (std::size_t i = 0; i < nodes_.size(); ++i)
+          if (nodes_[i]->port() == port) return i;
+      }
+    throw std::runtime_error("slot not served");
+  }
+  long long slot_of(const std::string& key) { return nodes_[0]->client().cmd({"CLUSTER", "KEYSLOT", key}).integer; }
+
+  // Moves `slot` (and its keys) from node `from` to node `to`, the way
+  // redis-cli --cluster reshard does: IMPORTING / MIGRATING, MIGRATE, NODE.
+  void migrate(long long slot, std::size_t from, std::size_t to) {
+    const std::string s = std::to_string(slot), from_id = id(from), to_id = id(to);
+    auto src = nodes_[from]->client();
+    auto dst = nodes_[to]->client();
+    dst.cmd({"CLUSTER", "SETSLOT", s, "IMPORTING", from_id});
+    src.cmd({"CLUSTER", "SETSLOT", s, "MIGRATING", to_id});
+    for (;;) {
+      auto keys = src.cmd({"CLUSTER", "GETKEYSINSLOT", s, "100"}).elements;
+      if (keys.empty()) break;
+      std::vector<std::string> cmd = {"MIGRATE", "127.0.0.1", std::to_string(nodes_[to]->port()), "", "0", "5000", "KEYS"};
+      for (auto& k : keys) cmd.push_back(k.str);
+      src.cmd(cmd);
+    }
+    finish(slot, to);
+  }
+  // Assigns `slot` to node `to` on every node (ends a migration).
+  void finish(long long slot, std::size_t to) {
+    const std::string s = std::to_string(slot), to_id = id(to);
+    for (auto& n : nodes_) n->client().cmd({"CLUSTER", "SETSLOT", s, "NODE", to_id});
+    wait_ok();
+  }
+
+  void wait_ok() {
+    auto deadline = std::chrono::steady_clock::now() + 30s;
+    for (;;) {
+      bool ok = true;
+      std::string first;
+      for (auto& n : nodes_) {
+        auto c = n->client();
+        if (c.cmd({"CLUSTER", "INFO"}).str.find("cluster_state:ok") == std::string::npos) ok = false;
+        auto slots = c.cmd({"CLUSTER", "SLOTS"}).elements;
+        std::string shape;
+        for (auto& r : slots)
+          shape += std::to_string(r.elements[0].integer) + "-" + std::to_string(r.elements[1].integer) + "@" +
+                   std::to_string(r.elements[2].elements[1].integer) + ";";
+        std::sort(shape.begin(), shape.end());
+        if (first.empty()) first = shape;
+        if (shape != first || shape.empty()) ok = false;
+      }
+      if (ok) return;
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("cluster not ok in time");
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+  std::vector<std::unique_ptr<redis_test::RedisServer>> nodes_;
+};
+
+}  // namespace cluster_test

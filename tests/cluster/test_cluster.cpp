@@ -1,0 +1,227 @@
+// redis+cluster:// against a real 3-master Redis Cluster: slot hashing, keys
+// spread over nodes, batched renewal across nodes, MOVED and ASK redirects
+// during a slot migration, waiting with sharded Pub/Sub.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "cluster_fixture.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+using namespace std::chrono_literals;
+using cluster_test::Cluster;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Client {
+  std::shared_ptr<weave::cluster::ClusterExecutor> exec;
+  std::shared_ptr<weave::LockBackend> backend;
+  weave::LockClient locks;
+};
+
+Client make_client(weave::LockOptions o = {}) {
+  o.url = Cluster::shared().url();
+  o.command_timeout = 5s;
+  std::shared_ptr<weave::cluster::ClusterExecutor> exec;
+  auto backend = weave::cluster::make_cluster_backend(o, &exec);
+  return Client{exec, backend, weave::LockClient(o, backend)};
+}
+
+std::string lease_key(const std::string& key) { return "{weave:lock:" + key + "}"; }
+
+std::string next_key(const std::string& name) {
+  static std::atomic<int> n{0};
+  static const std::string run = std::to_string(::getpid());
+  return "cluster-test:" + run + ":" + name + ":" + std::to_string(n.fetch_add(1));
+}
+
+// The node indexes holding `redis_key`.
+std::vector<std::size_t> holders(const std::string& redis_key) {
+  std::vector<std::size_t> out;
+  auto& c = Cluster::shared();
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    auto raw = c.node(i).client();
+    raw.cmd({"READONLY"});
+    redisReply* r = static_cast<redisReply*>(redisCommand(raw.context(), "EXISTS %b", redis_key.data(), redis_key.size()));
+    bool here = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;  // MOVED errors elsewhere
+    if (r) freeReplyObject(r);
+    if (here) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: key slots match CLUSTER KEYSLOT, hash tags included", "[cluster]") {
+  auto& c = Cluster::shared();
+  for (std::string k : {"", "a", "order:1", "{user1000}.following", "foo{}{bar}", "foo{{bar}}zap", "foo{bar}{zap}",
+                        "{weave:lock:order:1}", "{weave:lock:order:1}:fence", "{weave:lock:order:1}:released",
+                        "123456789"}) {
+    INFO(k);
+    REQUIRE(weave::cluster::key_slot(k) == static_cast<unsigned>(c.slot_of(k)));
+  }
+  REQUIRE(weave::cluster::key_slot("123456789") == (0x31C3 % 16384));  // the CRC16/XMODEM check value
+}
+
+TEST_CASE("cluster: keys land on different nodes and one renewal batch spans them", "[cluster]") {
+  auto& c = Cluster::shared();
+  auto cl = make_client();
+  std::vector<std::string> keys;
+  std::vector<weave::LeaseHandle> held;
+  std::set<std::size_t> nodes;
+  for (int i = 0; i < 30; ++i) {
+    keys.push_back(next_key("spread"));
+    held.push_back(cl.locks.acquire(keys.back(), {.ttl = 20s}));
+    auto where = holders(lease_key(keys.back()));
+    REQUIRE(where.size() == 1);
+    REQUIRE(where[0] == c.owner(c.slot_of(lease_key(keys.back()))));
+    nodes.insert(where[0]);
+  }
+  REQUIRE(nodes.size() == 3);
+  // One renew_batch over all of them: grouped per slot, one pipeline per node.
+  std::vector<weave::RenewItem> items;
+  for (auto& h : held) items.push_back({h->key(), h->owner_token(), 20s});
+  auto renewed = cl.backend->renew_batch(items);
+  REQUIRE(renewed == std::vector<weave::RenewResult>(items.size(), weave::RenewResult::owned));
+  items[3].owner_token = "not-the-owner";
+  renewed = cl.backend->renew_batch(items);
+  REQUIRE(renewed[3] == weave::RenewResult::lost);
+  REQUIRE(renewed[4] == weave::RenewResult::owned);
+  for (auto& h : held) h.release();
+  for (auto& k : keys) REQUIRE(holders(lease_key(k)).empty());
+}
+
+TEST_CASE("cluster: the watchdog keeps leases on every node alive", "[cluster]") {
+  weave::LockOptions o;
+  o.watchdog_lease = 600ms;
+  auto cl = make_client(o);
+  std::vector<weave::LeaseHandle> held;
+  for (int i = 0; i < 12; ++i) held.push_back(cl.locks.acquire(next_key("watchdog")));
+  std::this_thread::sleep_for(1500ms);  // 2.5 leases
+  for (auto& h : held) {
+    REQUIRE_FALSE(h->lost());
+    REQUIRE_NOTHROW(h.release());
+  }
+}
+
+TEST_CASE("cluster: a migrated slot is followed through MOVED, and ASK and TRYAGAIN during a migration", "[cluster]") {
+  auto& c = Cluster::shared();
+  auto cl = make_client();
+  auto waiter_client = make_client();
+  const std::string key = next_key("moved");
+  const long long slot = c.slot_of(lease_key(key));
+  const std::size_t from = c.owner(slot), to = (from + 1) % c.size();
+
+  auto h = cl.locks.acquire(key, {.ttl = 10s});
+  const std::uint64_t before = h->fencing_token();
+  h.release();
+  REQUIRE(waiter_client.exec->node_of(static_cast<unsigned>(slot)) == c.name(from));  // both maps read
+
+  c.migrate(slot, from, to);  // the lease key's counter moves along
+  const auto moved_before = cl.exec->moved();
+  h = cl.locks.acquire(key, {.ttl = 10s});
+  REQUIRE(cl.exec->moved() > moved_before);
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot)) == c.name(to));
+  REQUIRE(holders(lease_key(key)) == std::vector<std::size_t>{to});
+  REQUIRE(h->fencing_token() > before);
+
+  // A client whose map still names the old node waits (SSUBSCRIBE is refused
+  // with MOVED there: it re-reads the map) and is woken by the release.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(300ms);
+    h.release();
+  });
+  const auto start = Clock::now();
+  auto h2 = waiter_client.locks.acquire(key, {.ttl = 10s, .wait = 10s});
+  const auto took = Clock::now() - start;
+  releaser.join();
+  REQUIRE(h2);
+  REQUIRE(took < 5s);  // the release woke it (the holder's ttl was 10 s)
+  h2.release();
+
+  // ASK: the lease of a slot in the middle of a migration has already moved
+  // to the target; its release is redirected there with ASK.
+  std::string other;
+  long long slot2 = -1;
+  for (int i = 0; i < 1000 && slot2 < 0; ++i) {
+    other = next_key("ask");
+    long long s = c.slot_of(lease_key(other));
+    if (c.owner(s) == from && c.node(from).client().cmd({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s)}).integer == 0)
+      slot2 = s;
+  }
+  REQUIRE(slot2 >= 0);
+  const std::string s2 = std::to_string(slot2);
+  auto h3 = cl.locks.acquire(other, {.ttl = 10s});
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(from));
+  c.node(to).client().cmd({"CLUSTER", "SETSLOT", s2, "IMPORTING", c.id(from)});
+  c.node(from).client().cmd({"CLUSTER", "SETSLOT", s2, "MIGRATING", c.id(to)});
+  c.node(from).client().cmd({"MIGRATE", "127.0.0.1", std::to_string(c.node(to).port()), "", "0", "5000", "KEYS",
+                             lease_key(other), lease_key(other) + ":fence"});
+  const auto asked_before = cl.exec->asked();
+  REQUIRE_NOTHROW(h3.release());
+  REQUIRE(cl.exec->asked() > asked_before);
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(from));  // ASK does not change the map
+  REQUIRE(holders(lease_key(other)).empty());
+  // A multi-key acquire during the migration gets TRYAGAIN (the counter is
+  // on the target, the lease nowhere) and is retried until the slot settles.
+  std::string finish_error;
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(300ms);
+    try {
+      c.finish(slot2, to);
+    } catch (const std::exception& e) {
+      finish_error = e.what();
+    }
+  });
+  weave::LeaseHandle h4;
+  std::string acquire_error;
+  try {
+    h4 = cl.locks.acquire(other, {.ttl = 10s});
+  } catch (const std::exception& e) {
+    acquire_error = e.what();
+  }
+  finisher.join();
+  REQUIRE(acquire_error == "");
+  REQUIRE(finish_error.empty());
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(to));
+  REQUIRE(holders(lease_key(other)) == std::vector<std::size_t>{to});
+  h4.release();
+}
+
+TEST_CASE("cluster: waiters on keys of different nodes are woken by their releases", "[cluster]") {
+  auto holder = make_client(), waiter = make_client();
+  std::vector<std::string> keys;
+  for (int i = 0; i < 6; ++i) keys.push_back(next_key("wake"));
+  std::vector<weave::LeaseHandle> held;
+  for (auto& k : keys) held.push_back(holder.locks.acquire(k, {.ttl = 30s}));
+  std::atomic<int> got{0};
+  std::vector<std::thread> ts;
+  const auto start = Clock::now();
+  for (auto& k : keys)
+    ts.emplace_back([&, k] {
+      auto h = waiter.locks.try_acquire(k, {.ttl = 5s, .wait = 15s});
+      if (h) ++got;
+    });
+  std::this_thread::sleep_for(300ms);
+  for (auto& h : held) h.release();
+  for (auto& t : ts) t.join();
+  REQUIRE(got == 6);
+  REQUIRE(Clock::now() - start < 10s);
+}
+
+TEST_CASE("cluster: bad URLs are configuration errors", "[cluster]") {
+  weave::LockOptions o;
+  o.url = "redis+cluster://127.0.0.1:1/3";
+  REQUIRE_THROWS_AS(weave::LockClient(o), weave::ConfigError);
+  o.url = "redis+cluster://127.0.0.1:1,";
+  REQUIRE_THROWS_AS(weave::LockClient(o), weave::ConfigError);
+}
