@@ -30,6 +30,8 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace weave {
 
@@ -56,14 +58,23 @@ class Lease {
   Lease& operator=(const Lease&) = delete;
   ~Lease();
 
+  // The key; for a multi-key lease (LockClient::acquire_all) the first of
+  // its keys in sorted order.
   const std::string& key() const noexcept { return key_; }
+  // Every key of the lease, sorted (one for a single-key lease).
+  std::vector<std::string_view> keys() const;
+  // True when `key` is one of the lease's keys.
+  bool holds(std::string_view key) const noexcept;
   // reentrant, fair, read or write.
   LockType type() const noexcept { return type_; }
   // Unique per acquisition (a random UUID); the backend checks it on
   // release and renewal.
   const std::string& owner_token() const noexcept { return owner_; }
-  // Strictly increasing per key across acquisitions.
+  // Strictly increasing per key across acquisitions. For a multi-key lease,
+  // the token of key().
   std::uint64_t fencing_token() const noexcept { return fence_; }
+  // The token of one of the lease's keys; UsageError for a key it does not hold.
+  std::uint64_t fencing_token(std::string_view key) const;
   // Fires when the lease is lost (not on a normal release).
   std::stop_token stop_token() const noexcept { return stop_.get_token(); }
   bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
@@ -86,6 +97,7 @@ class Lease {
  private:
   friend struct detail::LeaseControl;
   std::string key_;
+  std::vector<std::pair<std::string, std::uint64_t>> more_;  // multi-key: the other keys, tokens
   LockType type_;
   std::string owner_;
   std::uint64_t fence_ = 0;

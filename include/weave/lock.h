@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -158,10 +159,26 @@ class LockClient {
   LeaseHandle try_acquire(std::string_view key, const LockSpec& spec = {},
                           std::chrono::milliseconds* waited = nullptr);
 
+  // Several keys as ONE lease: taken all or none, in sorted order (so calls
+  // locking overlapping sets in any order never deadlock), under one owner
+  // token, renewed by one watchdog entry in one batch; the lease has a fencing
+  // token per key (Lease::fencing_token(key)) and is lost if any key is.
+  // Duplicates count once; one `wait` budget for all keys. Keys the call
+  // chain already holds are reused, not taken again. LockBusy names the key
+  // that stayed busy.
+  //   std::string_view keys[] = {"acct:alice", "acct:bob"};
+  //   auto h = locks.acquire_all(keys, {.wait = 2s});
+  LeaseHandle acquire_all(std::span<const std::string_view> keys, const LockSpec& spec = {});
+  // Same, but returns an empty handle when busy; `busy_key`, if given,
+  // receives the key that stayed busy.
+  LeaseHandle try_acquire_all(std::span<const std::string_view> keys, const LockSpec& spec = {},
+                              std::chrono::milliseconds* waited = nullptr, std::string* busy_key = nullptr);
+
   const LockOptions& options() const noexcept;
   LockBackend& backend() const noexcept;
 
  private:
+  void give_back(std::string_view key, std::string_view owner, LockType type) const;
   std::shared_ptr<const detail::ClientShared> shared_;
 };
 

@@ -32,6 +32,7 @@ struct ClientShared {
 
 struct LeaseInit {
   std::string key, owner;
+  std::vector<std::pair<std::string, std::uint64_t>> more;  // further keys of a multi-key lease
   LockType type = LockType::reentrant;
   std::uint64_t fence = 0;
   bool watchdog = false;
@@ -53,6 +54,8 @@ std::string new_owner_token();
 struct LeaseControl {
   static const ClientShared& client(const Lease& l) { return *l.client_; }
   static bool on_expiry(const Lease& l) { return l.on_expiry_; }
+  // The further keys of a multi-key lease (empty for one key).
+  static const std::vector<std::pair<std::string, std::uint64_t>>& more_keys(const Lease& l) { return l.more_; }
   static void set_expires_at(Lease& l, Clock::time_point t) {
     l.expires_at_.store(t.time_since_epoch().count(), std::memory_order_release);
   }

@@ -1,6 +1,7 @@
 // Lease state changes, LeaseHandle, and the per-thread call chain.
 #include <uuid/uuid.h>
 
+#include <exception>
 #include <utility>
 
 #include "internal.h"
@@ -67,16 +68,25 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
       mark_lost(l, "its fixed ttl of " + std::to_string(l.lease_time_.count()) +
                        " ms ran out before release", true);
     if (!l.on_expiry_) {
-      ReleaseResult r;
-      try {
-        r = l.type_ == LockType::reentrant ? c.backend->release(l.key_, l.owner_)
-                                           : c.backend->release_as(l.type_, l.key_, l.owner_);
-      } catch (...) {
-        if (may_throw) throw;
+      // Every key, even after a failure (the others must not wait for their ttl).
+      bool lost = false;
+      std::exception_ptr error;
+      auto release = [&](const std::string& key) {
+        try {
+          ReleaseResult r = l.type_ == LockType::reentrant ? c.backend->release(key, l.owner_)
+                                                           : c.backend->release_as(l.type_, key, l.owner_);
+          lost = lost || r == ReleaseResult::lost;
+        } catch (...) {
+          if (!error) error = std::current_exception();
+        }
+      };
+      release(l.key_);
+      for (const auto& [key, fence] : l.more_) release(key);
+      if (lost) mark_lost(l, "it expired or was taken by another owner before release", true);
+      if (error) {
+        if (may_throw) std::rethrow_exception(error);
         return;
       }
-      if (r == ReleaseResult::lost)
-        mark_lost(l, "it expired or was taken by another owner before release", true);
     }
   }
   if (may_throw && l.lost() && c.options.lost_policy == LeaseLostPolicy::throw_at_release)
@@ -89,6 +99,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
 
 Lease::Lease(detail::LeaseInit&& init)
     : key_(std::move(init.key)),
+      more_(std::move(init.more)),
       type_(init.type),
       owner_(std::move(init.owner)),
       fence_(init.fence),
@@ -100,6 +111,26 @@ Lease::Lease(detail::LeaseInit&& init)
       client_(std::move(init.client)) {}
 
 Lease::~Lease() = default;
+
+std::vector<std::string_view> Lease::keys() const {
+  std::vector<std::string_view> out{key_};
+  for (const auto& [key, fence] : more_) out.push_back(key);
+  return out;
+}
+
+bool Lease::holds(std::string_view key) const noexcept {
+  if (key == key_) return true;
+  for (const auto& [k, fence] : more_)
+    if (k == key) return true;
+  return false;
+}
+
+std::uint64_t Lease::fencing_token(std::string_view key) const {
+  if (key == key_) return fence_;
+  for (const auto& [k, fence] : more_)
+    if (k == key) return fence;
+  throw UsageError("lease on '" + key_ + "' does not hold key '" + std::string(key) + "'");
+}
 
 std::string Lease::lost_cause() const {
   std::lock_guard g(mutex_);
@@ -121,7 +152,7 @@ const Lease* current_lease() noexcept {
 
 const Lease* current_lease(std::string_view key) noexcept {
   for (const detail::ChainNode* n = detail::LeaseControl::head().get(); n; n = n->parent.get())
-    if (n->lease->key() == key) return n->lease.get();
+    if (n->lease->holds(key)) return n->lease.get();
   return nullptr;
 }
 

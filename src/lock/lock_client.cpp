@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <vector>
 #include <unordered_map>
 
 #include "internal.h"
@@ -148,44 +150,20 @@ class LocalGate {
 
 }  // namespace
 
-LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
-                                    milliseconds* waited) {
-  validate(key, spec);
-  const auto start = Clock::now();
-  if (waited) *waited = milliseconds(0);
-  LockBackend& backend = *shared_->backend;
-  const LockType type = spec.type;
+namespace {
 
-  // Reentrancy: the running call chain already holds this key here. An
-  // exclusive hold serves every request; a read hold serves reads only.
-  for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
-    Lease& outer = *n->lease;
-    if (outer.key() != key || LeaseControl::client(outer).backend != shared_->backend) continue;
-    if (!exclusive(outer.type()) && exclusive(type))
-      throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
-                       std::string(to_string(type)) + " (upgrading a read lock is not supported)");
-    if (LeaseControl::add_hold(outer)) return LeaseHandle(n->lease, true);
-    break;  // released already (a stale chain): acquire afresh
-  }
-
-  if (type != LockType::reentrant && !backend.supports(type)) {
-    const std::string& url = shared_->options.url;
-    throw UsageError("lock type '" + std::string(to_string(type)) + "' is not supported by backend " +
-                     url.substr(0, url.find("://") + 3));
-  }
-  const bool watchdog = spec.ttl == milliseconds(0);
-  const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
-  const bool forever_wait = spec.wait == forever || spec.wait > k_longest;  // no clock overflow
-  const Clock::time_point deadline =
-      forever_wait ? Clock::time_point::max() : start + spec.wait;
-  const bool waits = spec.wait > milliseconds(0);
+// One key, until acquired or `deadline` (with a local leader among exclusive
+// waiters, a place in line for fair / write waiters, waits capped at the
+// holder's ttl). `sent` receives when the winning attempt was sent.
+std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::string_view key,
+                                      std::string_view owner, LockType type, milliseconds lease_time,
+                                      bool waits, Clock::time_point deadline, Clock::time_point& sent) {
+  LockBackend& backend = *shared.backend;
   // fair / write waiters hold a place in the backend's line, refreshed while waiting.
   const milliseconds queue_entry =
       waits && (type == LockType::fair || type == LockType::write)
-          ? std::max(shared_->options.queue_entry, milliseconds(30))
+          ? std::max(shared.options.queue_entry, milliseconds(30))
           : milliseconds(0);
-  std::string owner = detail::new_owner_token();
-
   std::optional<LocalGate> gate;
   if (waits && (type == LockType::reentrant || type == LockType::write)) gate.emplace(&backend, key);
   // Leaves the backend's line on every way out but success.
@@ -204,36 +182,20 @@ LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
   } queued{queue_entry > milliseconds(0) ? &backend : nullptr, type, key, owner};
 
   for (;;) {
-    if (gate && !gate->lead(deadline)) break;  // timed out behind another local waiter
+    if (gate && !gate->lead(deadline)) return std::nullopt;  // timed out behind another local waiter
     // Prepared before trying, so a release in between is not missed.
     std::unique_ptr<LockWaiter> waiter;
     if (waits) waiter = backend.prepare_wait(key);
-    const auto sent = Clock::now();
+    sent = Clock::now();
     AcquireResult r = type == LockType::reentrant
                           ? backend.try_acquire(key, owner, lease_time)
                           : backend.try_acquire_as(type, key, owner, lease_time, queue_entry);
     if (r.acquired) {
       queued.backend = nullptr;
-      if (gate) gate->resign();
-      detail::LeaseInit init;
-      init.key.assign(key);
-      init.owner = std::move(owner);
-      init.type = type;
-      init.fence = r.fencing_token;
-      init.watchdog = watchdog;
-      init.on_expiry = spec.release == LockSpec::Release::on_expiry;
-      init.lease_time = lease_time;
-      init.acquired_at = sent;  // conservative: the backend's lease started later
-      init.client = shared_;
-      auto lease = std::make_shared<Lease>(std::move(init));
-      if (r.validity > milliseconds(0) && r.validity < lease_time)
-        LeaseControl::set_expires_at(*lease, sent + r.validity);  // the backend's shorter validity
-      detail::Watchdog::instance().watch(lease);
-      if (waited) *waited = since(start);
-      return LeaseHandle(std::move(lease), false);
+      return r;  // the gate hands leadership on as it goes
     }
     const auto now = Clock::now();
-    if (!waiter || now >= deadline) break;
+    if (!waiter || now >= deadline) return std::nullopt;
     // Wake on a release, when the holder's lease runs out, at our deadline,
     // or in time to refresh our place in line.
     Clock::time_point wake = deadline;
@@ -242,8 +204,125 @@ LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
     if (queue_entry > milliseconds(0)) wake = std::min(wake, now + queue_entry / 3);
     waiter->wait_until(wake);
   }
+}
+
+}  // namespace
+
+LeaseHandle LockClient::try_acquire(std::string_view key, const LockSpec& spec,
+                                    milliseconds* waited) {
+  return try_acquire_all(std::span<const std::string_view>(&key, 1), spec, waited);
+}
+
+LeaseHandle LockClient::acquire_all(std::span<const std::string_view> keys, const LockSpec& spec) {
+  milliseconds waited{0};
+  std::string busy;
+  LeaseHandle h = try_acquire_all(keys, spec, &waited, &busy);
+  if (!h) throw LockBusy(busy, waited);
+  return h;
+}
+
+LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_in, const LockSpec& spec,
+                                        milliseconds* waited, std::string* busy_key) {
+  const auto start = Clock::now();
+  if (waited) *waited = milliseconds(0);
+  if (keys_in.empty()) throw UsageError("lock: no key given");
+  for (std::string_view k : keys_in) validate(k, spec);
+  LockBackend& backend = *shared_->backend;
+  const LockType type = spec.type;
+
+  // Sorted and unique: every caller takes overlapping sets in the same order.
+  std::vector<std::string_view> keys(keys_in.begin(), keys_in.end());
+  if (keys.size() > 1) {
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  }
+
+  // Reentrancy: keys the running call chain already holds here are not taken
+  // again. An exclusive hold serves every request; a read hold serves reads only.
+  std::shared_ptr<Lease> reuse;  // the innermost chain lease holding the first held key
+  std::vector<std::string_view> missing;
+  for (std::string_view key : keys) {
+    bool held = false;
+    for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
+      Lease& outer = *n->lease;
+      if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
+      if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
+      if (!exclusive(outer.type()) && exclusive(type))
+        throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
+                         std::string(to_string(type)) + " (upgrading a read lock is not supported)");
+      if (!reuse) reuse = n->lease;
+      held = true;
+      break;
+    }
+    if (!held) missing.push_back(key);
+  }
+  if (missing.empty() && reuse && LeaseControl::add_hold(*reuse)) return LeaseHandle(reuse, true);
+  if (missing.empty()) missing = keys;  // released meanwhile: acquire afresh
+
+  if (type != LockType::reentrant && !backend.supports(type)) {
+    const std::string& url = shared_->options.url;
+    throw UsageError("lock type '" + std::string(to_string(type)) + "' is not supported by backend " +
+                     url.substr(0, url.find("://") + 3));
+  }
+  const bool watchdog = spec.ttl == milliseconds(0);
+  const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
+  const bool forever_wait = spec.wait == forever || spec.wait > k_longest;  // no clock overflow
+  const Clock::time_point deadline =
+      forever_wait ? Clock::time_point::max() : start + spec.wait;
+  const bool waits = spec.wait > milliseconds(0);
+  std::string owner = detail::new_owner_token();  // one owner for every key of the lease
+
+  detail::LeaseInit init;
+  Clock::time_point first_sent{}, expires = Clock::time_point::max();
+  // All or nothing, in sorted order; one wait budget for all keys.
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    Clock::time_point sent;
+    std::optional<AcquireResult> r;
+    try {
+      r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline, sent);
+    } catch (...) {
+      for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
+      throw;
+    }
+    if (!r) {
+      for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
+      if (busy_key) busy_key->assign(missing[i]);
+      if (waited) *waited = since(start);
+      return {};
+    }
+    if (i == 0) {
+      first_sent = sent;
+      init.key.assign(missing[i]);
+      init.fence = r->fencing_token;
+    } else {
+      init.more.emplace_back(std::string(missing[i]), r->fencing_token);
+    }
+    if (r->validity > milliseconds(0) && r->validity < lease_time)
+      expires = std::min(expires, sent + r->validity);  // the backend's shorter validity
+  }
+  init.owner = std::move(owner);
+  init.type = type;
+  init.watchdog = watchdog;
+  init.on_expiry = spec.release == LockSpec::Release::on_expiry;
+  init.lease_time = lease_time;
+  init.acquired_at = first_sent;  // conservative: the backend's lease started later
+  init.client = shared_;
+  auto lease = std::make_shared<Lease>(std::move(init));
+  if (expires != Clock::time_point::max()) LeaseControl::set_expires_at(*lease, expires);
+  detail::Watchdog::instance().watch(lease);
   if (waited) *waited = since(start);
-  return {};
+  return LeaseHandle(std::move(lease), false);
+}
+
+void LockClient::give_back(std::string_view key, std::string_view owner, LockType type) const {
+  try {
+    if (type == LockType::reentrant)
+      shared_->backend->release(key, owner);
+    else
+      shared_->backend->release_as(type, key, owner);
+  } catch (...) {
+    // Runs out with its lease.
+  }
 }
 
 // ---- the process-wide client ----

@@ -1,8 +1,8 @@
 // The built-in `lock` interceptor: reads the annotation, acquires through the
 // process-wide LockClient, keeps the lease on the call chain while the method
 // runs, and releases per `release=`.
-#include <algorithm>
-#include <exception>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/builtin.h"
@@ -24,17 +24,18 @@ class LockInterceptor final : public Interceptor {
     const Annotation& a = inv.annotation();
     // Built only on the error paths: the hot path allocates nothing for it.
     auto where = [&inv] { return " (lock on " + std::string(inv.method()) + ")"; };
-    // One key, or several taken all-or-nothing in sorted order (so two calls
-    // locking overlapping sets cannot deadlock).
-    std::vector<std::string> keys;
+    // One key, or several as one lease taken all-or-nothing in sorted order
+    // (so two calls locking overlapping sets cannot deadlock).
+    std::vector<std::string_view> many;
+    std::string_view one_key;
     if (a.has("keys")) {
-      for (std::string_view k : a.texts("keys")) keys.emplace_back(k);
-      std::sort(keys.begin(), keys.end());
-      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-      if (keys.empty()) throw UsageError("lock keys=[] names no key" + where());
+      many = a.texts("keys");
+      if (many.empty()) throw UsageError("lock keys=[] names no key" + where());
     } else {
-      keys.emplace_back(a.text("key"));
+      one_key = a.text("key");
     }
+    std::span<const std::string_view> keys =
+        many.empty() ? std::span<const std::string_view>(&one_key, 1) : std::span<const std::string_view>(many);
 
     LockSpec spec;
     if (a.has("ttl")) spec.ttl = a.duration("ttl");
@@ -69,48 +70,24 @@ class LockInterceptor final : public Interceptor {
     }
 
     LockClient client = default_lock_client();
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<LeaseHandle> leases;
-    leases.reserve(keys.size());
-    for (const std::string& key : keys) {
-      LockSpec one = spec;
-      if (spec.wait != forever && spec.wait > milliseconds(0)) {  // one budget for all keys
-        auto left = spec.wait - std::chrono::duration_cast<milliseconds>(
-                                    std::chrono::steady_clock::now() - start);
-        one.wait = std::max(left, milliseconds(0));
-      }
-      milliseconds waited{0};
-      LeaseHandle lease = client.try_acquire(key, one, &waited);
-      if (!lease) {
-        leases.clear();  // all or nothing: give back what we took
-        if (on_busy == OnBusy::fail)
-          throw LockBusy(key, std::chrono::duration_cast<milliseconds>(
-                                  std::chrono::steady_clock::now() - start));
-        return;  // skip / fallback: the proxy decides what the call returns
-      }
-      leases.push_back(std::move(lease));
+    milliseconds waited{0};
+    std::string busy_key;
+    LeaseHandle lease = client.try_acquire_all(keys, spec, &waited, &busy_key);
+    if (!lease) {
+      if (on_busy == OnBusy::fail) throw LockBusy(busy_key, waited);
+      return;  // skip / fallback: the proxy decides what the call returns
     }
     {
-      // The leases are on the call chain while the method runs.
+      // The lease is on the call chain while the method runs.
       struct RestoreChain {
         std::shared_ptr<const detail::ChainNode> saved = detail::LeaseControl::head();
         ~RestoreChain() { detail::LeaseControl::head() = std::move(saved); }
       } restore;
       auto& head = detail::LeaseControl::head();
-      for (auto& l : leases)
-        head = std::make_shared<const detail::ChainNode>(detail::ChainNode{l.shared(), head});
-      inv.proceed();  // on an exception the handles release quietly on unwinding
+      head = std::make_shared<const detail::ChainNode>(detail::ChainNode{lease.shared(), head});
+      inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
-    // Release every lease, then report the first loss (per policy).
-    std::exception_ptr first;
-    for (auto& l : leases) {
-      try {
-        l.release();
-      } catch (...) {
-        if (!first) first = std::current_exception();
-      }
-    }
-    if (first) std::rethrow_exception(first);
+    lease.release();  // reports a lost lease per policy
   }
 };
 

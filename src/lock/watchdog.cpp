@@ -125,9 +125,14 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
   }
   // Watchdog leases: one renew_batch per backend.
   for (auto& [backend, leases] : to_renew) {
+    // One item per key; a multi-key lease is owned only if all its keys are.
     std::vector<RenewItem> items;
     items.reserve(leases.size());
-    for (auto& l : leases) items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time(), l->type()});
+    for (auto& l : leases) {
+      items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time(), l->type()});
+      for (const auto& [key, fence] : LeaseControl::more_keys(*l))
+        items.push_back(RenewItem{key, l->owner_token(), l->lease_time(), l->type()});
+    }
     const auto sent = Clock::now();
     std::vector<RenewResult> results;
     std::string error;
@@ -142,10 +147,14 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
     const auto now = Clock::now();
     std::vector<std::pair<Lease*, std::string>> lost;
     std::unique_lock g(mutex_);
+    std::size_t item = 0;
     for (std::size_t i = 0; i < leases.size(); ++i) {
       Lease& l = *leases[i];
       const auto interval = LeaseControl::client(l).renew_interval();
-      if (error.empty() && results[i] == RenewResult::owned) {
+      bool owned = true;
+      for (std::size_t k = 0, n = 1 + LeaseControl::more_keys(l).size(); k < n; ++k, ++item)
+        owned = owned && error.empty() && results[item] == RenewResult::owned;
+      if (owned) {
         LeaseControl::set_expires_at(l, sent + l.lease_time());
         reschedule(&l, sent + interval);
       } else if (error.empty()) {
