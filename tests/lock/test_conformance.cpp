@@ -466,9 +466,26 @@ using weave::LockType;
 
 }  // namespace
 
+// After LOCK_TEST_REQUIRE_BACKEND in a lock-type case: a backend that does not
+// implement `type` (e.g. redlock://) must refuse it with a UsageError; the
+// rest of the case is then not run for it.
+#define LOCK_TEST_REQUIRE_TYPE(wanted)                                                          \
+  do {                                                                                        \
+    weave::LockOptions o_ = options_for<TestType>();                                          \
+    auto b_ = weave::make_lock_backend(o_);                                                   \
+    if (!b_->supports(wanted)) {                                                                \
+      weave::LockClient c_(o_, b_);                                                           \
+      CHECK_THROWS_AS(c_.acquire(unique_key("unsupported"), {.type = wanted}), weave::UsageError); \
+      WARN("backend " << TestType::url << " does not implement lock type "                    \
+                      << weave::to_string(wanted) << "; it refuses it (checked)");              \
+      return;                                                                                 \
+    }                                                                                         \
+  } while (0)
+
 TEMPLATE_TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lock][conformance][fair]",
                    WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::fair);
   auto o = options_for<TestType>();
   auto watcher = std::make_shared<LineWatcher>(weave::make_lock_backend(o));
   weave::LockClient locks(o, watcher);
@@ -500,6 +517,7 @@ TEMPLATE_TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lo
 TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not stall the line",
                    "[lock][conformance][fair]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::fair);
   auto o = options_for<TestType>();
   o.queue_entry = 300ms;  // a place in line lasts 300 ms unless refreshed
   auto backend = weave::make_lock_backend(o);
@@ -526,6 +544,7 @@ TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not 
 TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conformance][fair]",
                    WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::fair);
   auto locks = client<TestType>();
   const std::string key = unique_key("fair-counter");
   const int n = std::max(50, TestType::increments / 50);
@@ -547,6 +566,8 @@ TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conform
 TEMPLATE_TEST_CASE("lock type read/write: readers overlap, a writer excludes readers and writers",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::read);
+  LOCK_TEST_REQUIRE_TYPE(LockType::write);
   auto locks = client<TestType>();
   const std::string key = unique_key("rw");
   weave::LeaseHandle r1 = locks.acquire(key, {.type = LockType::read});
@@ -571,6 +592,8 @@ TEMPLATE_TEST_CASE("lock type read/write: readers overlap, a writer excludes rea
 TEMPLATE_TEST_CASE("lock type write: a waiting writer is not starved by a stream of readers",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::read);
+  LOCK_TEST_REQUIRE_TYPE(LockType::write);
   auto locks = client<TestType>();
   const std::string key = unique_key("rw-starve");
   std::atomic<bool> stop{false};
@@ -604,6 +627,8 @@ TEMPLATE_TEST_CASE("lock type write: a waiting writer is not starved by a stream
 TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is reentrant",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::read);
+  LOCK_TEST_REQUIRE_TYPE(LockType::write);
   auto locks = client<TestType>();
   const std::string key = unique_key("rw-reentrant");
   weave::LeaseHandle w = locks.acquire(key, {.type = LockType::write});
@@ -635,6 +660,8 @@ TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is
 TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers; a crashed reader's share runs out",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::read);
+  LOCK_TEST_REQUIRE_TYPE(LockType::write);
   auto o = options_for<TestType>();
   o.watchdog_lease = 150ms;  // renewed every 50 ms
   auto backend = weave::make_lock_backend(o);
@@ -655,6 +682,8 @@ TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers; a crashed reade
 TEMPLATE_TEST_CASE("lock types: fencing tokens strictly increase per key across types",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_TYPE(LockType::read);
+  LOCK_TEST_REQUIRE_TYPE(LockType::write);
   auto locks = client<TestType>();
   const std::string key = unique_key("rw-fence");
   std::uint64_t last = 0;
