@@ -167,7 +167,10 @@ TEST_CASE("redlock: fencing tokens strictly increase across clients and master r
   take();
   masters[2].start();
 
-  // Two processes and this one, interleaved, with a restart in the middle.
+  // Two processes and this one, interleaved. (No restart in this phase: an
+  // immediate restart of a master without its data while a lease that counted
+  // it is held is exactly the hazard docs/scale-out.md warns about — a second
+  // owner can then win a majority; this test saw it happen.)
   std::vector<std::unique_ptr<Child>> children;
   for (int p = 0; p < 2; ++p)
     children.push_back(std::make_unique<Child>(std::vector<std::string>{
@@ -176,10 +179,10 @@ TEST_CASE("redlock: fencing tokens strictly increase across clients and master r
     auto h = locks.acquire(key, {.ttl = 10s, .wait = 20s});
     store.client().cmd({"RPUSH", list, std::to_string(h->fencing_token())});
     h.release();
-    if (i == 10) masters[1].restart();
   }
   for (auto& c : children) {
-    c->lines_until_eof(120s);
+    auto out = c->lines_until_eof(120s);
+    INFO((out.empty() ? std::string("(no output)") : out.back()));
     REQUIRE(c->wait() == 0);
   }
   auto all = store.client().cmd({"LRANGE", list, "0", "-1"}).elements;
