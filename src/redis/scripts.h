@@ -73,7 +73,8 @@ return out
 // auxiliary key gets a PEXPIRE covering its longest member, so nothing lingers.
 
 // Shared Lua helpers: server time in ms, the next fencing token of a counter
-// (seeded from TIME like kAcquireScript), and "make key k live at least ms".
+// (seeded from TIME like kAcquireScript), "make key k live at least ms", and
+// dropping readers and waiting writers whose time ran out.
 inline constexpr char kTypeHelpers[] = R"lua(
 local function now_ms()
   local t = redis.call('TIME')
@@ -88,6 +89,25 @@ local function next_fence(k)
 end
 local function live_for(k, ms)
   if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+end
+-- The caller takes the exclusive key; its new token.
+local function take(lock, counter, owner, ms)
+  local fence = next_fence(counter)
+  redis.call('SET', lock, owner, 'PX', ms)
+  return {1, fence}
+end
+-- The caller holds it already (a resent acquire): extend, same token.
+local function refresh(lock, counter, ms)
+  redis.call('PEXPIRE', lock, ms)
+  return {1, tonumber(redis.call('GET', counter) or '0')}
+end
+local function prune_rw(readers, reader_fences, writers, now)
+  local gone = redis.call('ZRANGEBYSCORE', readers, '-inf', now)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', readers, '-inf', now)
+    redis.call('HDEL', reader_fences, unpack(gone))
+  end
+  redis.call('ZREMRANGEBYSCORE', writers, '-inf', now)
 end
 )lua";
 
@@ -113,19 +133,14 @@ local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 for _, o in ipairs(dead) do redis.call('LREM', KEYS[3], 0, o) end
 if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now) end
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
-end
+if holder == ARGV[1] then return refresh(KEYS[1], KEYS[2], ARGV[2]) end
 local first = redis.call('LINDEX', KEYS[3], 0)
 if holder == false and (first == false or first == ARGV[1]) then
   if first then
     redis.call('LPOP', KEYS[3])
     redis.call('ZREM', KEYS[4], ARGV[1])
   end
-  local fence = next_fence(KEYS[2])
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, fence}
+  return take(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 end
 local entry = tonumber(ARGV[3])
 if entry > 0 then
@@ -146,12 +161,7 @@ inline constexpr const char* kAcquireFairScript = kAcquireFairScriptBody.text;
 // (writer preference). Returns {1, token} or {0, ms until that may change}.
 inline constexpr JoinedScript kAcquireReadScriptBody{kTypeHelpers, R"lua(
 local now = now_ms()
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-if #gone > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  redis.call('HDEL', KEYS[4], unpack(gone))
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+prune_rw(KEYS[3], KEYS[4], KEYS[5], now)
 local lease = tonumber(ARGV[2])
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) then
   redis.call('ZADD', KEYS[3], now + lease, ARGV[1])
@@ -177,22 +187,12 @@ inline constexpr const char* kAcquireReadScript = kAcquireReadScriptBody.text;
 // L:writers (which holds back new readers). Returns {1, token} or {0, ms}.
 inline constexpr JoinedScript kAcquireWriteScriptBody{kTypeHelpers, R"lua(
 local now = now_ms()
-local gone = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-if #gone > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  redis.call('HDEL', KEYS[4], unpack(gone))
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+prune_rw(KEYS[3], KEYS[4], KEYS[5], now)
 local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
-end
+if holder == ARGV[1] then return refresh(KEYS[1], KEYS[2], ARGV[2]) end
 if holder == false and redis.call('ZCARD', KEYS[3]) == 0 then
   redis.call('ZREM', KEYS[5], ARGV[1])
-  local fence = next_fence(KEYS[2])
-  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-  return {1, fence}
+  return take(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 end
 local entry = tonumber(ARGV[3])
 if entry > 0 then
