@@ -34,10 +34,11 @@ weave::LockClient client(weave::LockOptions o = {}) {
   return weave::LockClient(std::move(o));
 }
 
-// Counts renewals per key, forwarding everything to the real backend.
-class CountingBackend : public weave::LockBackend {
+// Forwards the four basic calls to another backend; tests derive from it to
+// observe calls. Lock types are not forwarded (a derived class may).
+class Forwarding : public weave::LockBackend {
  public:
-  explicit CountingBackend(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
+  explicit Forwarding(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
   weave::AcquireResult try_acquire(std::string_view k, std::string_view o,
                                    std::chrono::milliseconds l) override {
     return inner_->try_acquire(k, o, l);
@@ -46,14 +47,26 @@ class CountingBackend : public weave::LockBackend {
     return inner_->release(k, o);
   }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    return inner_->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override {
+    return inner_->prepare_wait(k);
+  }
+
+ protected:
+  std::shared_ptr<weave::LockBackend> inner_;
+};
+
+// Counts renewals per key.
+class CountingBackend : public Forwarding {
+ public:
+  using Forwarding::Forwarding;
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     {
       std::lock_guard g(mutex_);
       for (auto& i : items) ++renewals_[std::string(i.key)];
     }
     return inner_->renew_batch(items);
-  }
-  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override {
-    return inner_->prepare_wait(k);
   }
   int renewals(const std::string& key) {
     std::lock_guard g(mutex_);
@@ -61,7 +74,6 @@ class CountingBackend : public weave::LockBackend {
   }
 
  private:
-  std::shared_ptr<weave::LockBackend> inner_;
   std::mutex mutex_;
   std::map<std::string, int> renewals_;
 };
@@ -421,17 +433,9 @@ weave::LockOptions options_for() {
 // Forwards everything to the real backend and remembers which owners a typed
 // acquisition refused: a refused waiter holds its place in line from then on,
 // so a test can let waiters arrive in a known order.
-class LineWatcher : public weave::LockBackend {
+class LineWatcher : public Forwarding {
  public:
-  explicit LineWatcher(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
-    return inner_->try_acquire(k, o, l);
-  }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return inner_->release(k, o); }
-  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
-    return inner_->renew_batch(items);
-  }
-  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return inner_->prepare_wait(k); }
+  using Forwarding::Forwarding;
   bool supports(weave::LockType t) const override { return inner_->supports(t); }
   weave::AcquireResult try_acquire_as(weave::LockType t, std::string_view k, std::string_view o,
                                       std::chrono::milliseconds l, std::chrono::milliseconds e) override {
@@ -456,7 +460,6 @@ class LineWatcher : public weave::LockBackend {
   }
 
  private:
-  std::shared_ptr<weave::LockBackend> inner_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::set<std::string> refused_;
@@ -697,17 +700,9 @@ TEMPLATE_TEST_CASE("lock types: fencing tokens strictly increase per key across 
 
 namespace {
 // A backend with no lock types (like one written before they existed).
-class PlainBackend : public weave::LockBackend {
+class PlainBackend : public Forwarding {
  public:
-  std::shared_ptr<weave::LockBackend> mem = weave::make_lock_backend({});
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
-    return mem->try_acquire(k, o, l);
-  }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return mem->release(k, o); }
-  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
-    return mem->renew_batch(items);
-  }
-  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return mem->prepare_wait(k); }
+  PlainBackend() : Forwarding(weave::make_lock_backend({})) {}
 };
 }  // namespace
 
