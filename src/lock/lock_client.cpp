@@ -231,33 +231,42 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   const LockType type = spec.type;
 
   // Sorted and unique: every caller takes overlapping sets in the same order.
-  std::vector<std::string_view> keys(keys_in.begin(), keys_in.end());
-  if (keys.size() > 1) {
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  // (No allocation for the common single key.)
+  std::vector<std::string_view> sorted;
+  std::span<const std::string_view> keys = keys_in;
+  if (keys_in.size() > 1) {
+    sorted.assign(keys_in.begin(), keys_in.end());
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    keys = sorted;
   }
 
   // Reentrancy: keys the running call chain already holds here are not taken
   // again. An exclusive hold serves every request; a read hold serves reads only.
   std::shared_ptr<Lease> reuse;  // the innermost chain lease holding the first held key
-  std::vector<std::string_view> missing;
-  for (std::string_view key : keys) {
-    bool held = false;
-    for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
-      Lease& outer = *n->lease;
-      if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
-      if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
-      if (!exclusive(outer.type()) && exclusive(type))
-        throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
-                         std::string(to_string(type)) + " (upgrading a read lock is not supported)");
-      if (!reuse) reuse = n->lease;
-      held = true;
-      break;
+  std::vector<std::string_view> not_held;
+  std::span<const std::string_view> missing = keys;
+  if (LeaseControl::head()) {
+    for (std::string_view key : keys) {
+      bool held = false;
+      for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
+        Lease& outer = *n->lease;
+        if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
+        if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
+        if (!exclusive(outer.type()) && exclusive(type))
+          throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
+                           std::string(to_string(type)) + " (upgrading a read lock is not supported)");
+        if (!reuse) reuse = n->lease;
+        held = true;
+        break;
+      }
+      if (!held) not_held.push_back(key);
     }
-    if (!held) missing.push_back(key);
+    if (reuse) {
+      if (not_held.empty() && LeaseControl::add_hold(*reuse)) return LeaseHandle(reuse, true);
+      if (!not_held.empty()) missing = not_held;  // else released meanwhile: acquire afresh
+    }
   }
-  if (missing.empty() && reuse && LeaseControl::add_hold(*reuse)) return LeaseHandle(reuse, true);
-  if (missing.empty()) missing = keys;  // released meanwhile: acquire afresh
 
   if (type != LockType::reentrant && !backend.supports(type)) {
     const std::string& url = shared_->options.url;
