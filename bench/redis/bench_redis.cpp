@@ -175,8 +175,7 @@ int main() {
                 periods);
     std::printf("   renew_batch round trips per period %.1f; leases renewed per period %.0f; lost %d\n",
                 double(b1 - b0) / periods, double(i1 - i0) / periods, lost);
-    std::printf("   (the watchdog renews each lease on its own schedule, so leases acquired at different\n"
-                "    times land in different batches; see the direct renew_batch figure below)\n");
+    std::printf("   (leases due within half an interval are renewed together, so the batches coalesce)\n");
     std::printf("   client CPU per period %.1f ms (whole process, incl. the idle test threads)\n",
                 (cpu1 - cpu0) * 1e3 / periods);
     std::printf("   redis-server script time per period %.1f ms (INFO commandstats evalsha usec)\n",
