@@ -10,14 +10,17 @@
 
 namespace fencing {
 
-// Storage that remembers the newest fencing token it accepted per key and
-// refuses writes carrying an older one. The check and the write happen under
-// one mutex here; in a database they are one conditional UPDATE, in Redis one
-// Lua script (see docs/redis.md).
+// Storage that remembers the newest fencing token that touched each key and
+// refuses writes carrying an older one. Reads present the token too, so a
+// newer holder's read already shuts out an older holder's late write (see
+// "Read-modify-write" in docs/redis.md). Here the check and the access share
+// one mutex; in a database they are one conditional statement, in Redis one
+// Lua script.
 class FencedStore {
  public:
   bool write(const std::string& key, int value, std::uint64_t token);
-  int read(const std::string& key) const;
+  int read(const std::string& key, std::uint64_t token);
+  int value(const std::string& key) const;
 
  private:
   mutable std::mutex mutex_;

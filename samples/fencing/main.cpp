@@ -32,6 +32,6 @@ int main() {
   });
   slow.join();
   fast.join();
-  std::printf("lamp stock: %d (the stale +5 was refused)\n", store.read("lamp"));
-  return store.read("lamp") == 3 ? 0 : 1;
+  std::printf("lamp stock: %d (the stale +5 was refused)\n", store.value("lamp"));
+  return store.value("lamp") == 3 ? 0 : 1;
 }
