@@ -65,7 +65,7 @@ TEST_CASE("woven traits name the generated proxies", "[codegen][corpus]") {
   STATIC_REQUIRE(std::is_same_v<weave::Woven<corpus::shop::Outer::Inner>, corpus::shop::Outer_Inner_woven>);
 }
 
-TEST_CASE("keys by index and name; virtual dispatch through Base& reaches the proxy", "[codegen][corpus]") {
+TEST_CASE("keys by index and name, virtual dispatch through Base& reaches the proxy", "[codegen][corpus]") {
   Recorder r;
   WovenService svc("tagged");  // inherited constructor
   Service& base = svc;
@@ -161,7 +161,7 @@ TEST_CASE("static members, unnamed parameters, enums and operator<<", "[codegen]
   CHECK(r.seen[2].keys[0] == "m:120c:eu:acct-ann");
 }
 
-TEST_CASE("several annotations run by order; user vocabulary; literal < and >", "[codegen][corpus]") {
+TEST_CASE("several annotations run by order, user vocabulary, literal < and >", "[codegen][corpus]") {
   Recorder r;
   WovenService svc;
   svc.refund("zoe");

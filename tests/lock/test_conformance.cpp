@@ -660,7 +660,7 @@ TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is
   }
 }
 
-TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers; a crashed reader's share runs out",
+TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers, a crashed reader's share runs out",
                    "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
@@ -760,7 +760,7 @@ TEMPLATE_TEST_CASE("lock: several keys are one lease with a fencing token per ke
   CHECK(locks.try_acquire(b));
 }
 
-TEMPLATE_TEST_CASE("lock: several keys are all or nothing; LockBusy names the busy key",
+TEMPLATE_TEST_CASE("lock: several keys are all or nothing, LockBusy names the busy key",
                    "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
   auto locks = client<TestType>();

@@ -237,7 +237,7 @@ TEST_CASE("redis: a restart without persistence while a lease is held: the holde
   CHECK(locks.try_acquire("job", {.ttl = 1000ms}));
 }
 
-TEST_CASE("redis: the watchdog keeps a lease for 10x its length; after release nothing renews", "[redis]") {
+TEST_CASE("redis: the watchdog keeps a lease for 10x its length, after release nothing renews", "[redis]") {
   RedisServer server;
   auto raw = server.client();
   auto o = options(server.url());

@@ -56,7 +56,7 @@ TEST_CASE("redis mp: 4 processes x 2 threads x 500 non-atomic increments under o
   CHECK(server.client().cmd({"GET", "counter"}).str == "4000");
 }
 
-TEST_CASE("redis mp: a fixed ttl runs out while held; another process gets in; the release deletes nothing",
+TEST_CASE("redis mp: a fixed ttl runs out while held, another process gets in, the release deletes nothing",
           "[redis][multiprocess]") {
   RedisServer server;
   auto raw = server.client();
@@ -112,7 +112,7 @@ TEST_CASE("redis mp: a SIGKILLed holder's lock is taken over within the lease + 
   CHECK(h->fencing_token() > std::stoull(first->substr(9)));
 }
 
-TEST_CASE("redis mp: a SIGSTOPped holder loses its lease; its stale write is fenced off", "[redis][multiprocess]") {
+TEST_CASE("redis mp: a SIGSTOPped holder loses its lease, its stale write is fenced off", "[redis][multiprocess]") {
   RedisServer server;
   auto raw = server.client();
   const milliseconds lease = 500ms;
