@@ -3,12 +3,14 @@
 // which key the call held, from when to when (ms since start), and its fencing token.
 //
 //   WEAVE_LOCK_URL=mem:// ./orders        (the default: embedded backend)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "order_service.weave.h"
@@ -22,10 +24,13 @@ long ms(Clock::time_point t) {
   return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(t - t0).count());
 }
 
+std::vector<shop::Receipt> receipts;  // guarded by print_mutex
+
 void pay_and_report(shop::OrderService& svc, int worker, const std::string& order) {
   const Clock::time_point called = Clock::now();
   shop::Receipt r = svc.pay(order, 100);  // through the proxy: locks order:<order>
   std::lock_guard lock(print_mutex);
+  receipts.push_back(r);
   std::printf("worker %d  paid %-4s  called at %3ld ms  held %-10s from %3ld to %3ld ms (%ld ms)  fencing %llu\n",
               worker, order.c_str(), ms(called), r.lock_key.c_str(), ms(r.held_from),
               ms(r.held_until), ms(r.held_until) - ms(r.held_from),
@@ -56,5 +61,19 @@ int main() {
   service->reserve(shop::Item{"sku-7", "lamp"}, 1);
   shop::woven::transfer("alice", "bob", 500);  // the woven entry point of a free function
   std::printf("balance: %d cents\n", service->balance());
+
+  // The point of the lock: two payments of one order never overlapped.
+  std::sort(receipts.begin(), receipts.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.order_id, a.held_from) < std::tie(b.order_id, b.held_from);
+  });
+  for (std::size_t i = 1; i < receipts.size(); ++i) {
+    const auto& prev = receipts[i - 1];
+    const auto& cur = receipts[i];
+    if (prev.order_id == cur.order_id && cur.held_from < prev.held_until) {
+      std::printf("OVERLAP: two payments of %s held the lock at once\n", cur.order_id.c_str());
+      return 1;
+    }
+  }
+  std::printf("payments of one order never overlapped\n");
   return 0;
 }
