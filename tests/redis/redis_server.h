@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -81,6 +82,16 @@ class Raw {
   }
   redisContext* context() { return c_; }
 
+  // Commands the server has processed (INFO stats total_commands_processed),
+  // not counting this INFO itself but counting every earlier one.
+  long long total_commands() {
+    std::string info = cmd({"INFO", "stats"}).str;
+    const std::string tag = "total_commands_processed:";
+    auto p = info.find(tag);
+    if (p == std::string::npos) throw std::runtime_error("INFO stats: no total_commands_processed");
+    return std::stoll(info.substr(p + tag.size()));
+  }
+
   // calls=<n> of one command in INFO commandstats (0 when never called).
   long long calls(const std::string& command) {
     std::string info = cmd({"INFO", "commandstats"}).str;
@@ -102,6 +113,58 @@ class Raw {
     return o;
   }
   redisContext* c_ = nullptr;
+};
+
+// The commands clients send, as MONITOR sees them (without the ones Lua
+// scripts call): mark() puts a marker in the stream; commands_since(marker)
+// returns the top-level commands seen after it, except markers.
+class Monitor {
+ public:
+  explicit Monitor(int port) : mon_(port), marker_conn_(port) {
+    auto* r = static_cast<redisReply*>(redisCommand(mon_.context(), "MONITOR"));
+    if (!r) throw std::runtime_error("MONITOR failed");
+    freeReplyObject(r);
+  }
+  // Marks the current point of the stream; pass it to commands_between().
+  std::string mark() {
+    std::string m = "weave-monitor-mark-" + std::to_string(++marks_);
+    marker_conn_.cmd({"ECHO", m});
+    return m;
+  }
+  // Top-level commands (lower case, e.g. "evalsha") seen after marker `from`
+  // and before marker `to`.
+  std::vector<std::string> commands_between(const std::string& from, const std::string& to) {
+    const std::string qfrom = "\"" + from + "\"", qto = "\"" + to + "\"";
+    while (lines_.empty() || lines_.back().find(qto) == std::string::npos) {
+      void* v = nullptr;
+      if (redisGetReply(mon_.context(), &v) != REDIS_OK || !v) throw std::runtime_error("MONITOR read failed");
+      auto* r = static_cast<redisReply*>(v);
+      lines_.emplace_back(r->str ? r->str : "", r->str ? r->len : 0);
+      freeReplyObject(r);
+    }
+    std::vector<std::string> out;
+    bool in = false;
+    for (const auto& line : lines_) {
+      if (line.find(qto) != std::string::npos) break;
+      if (line.find(qfrom) != std::string::npos) {
+        in = true;
+        continue;
+      }
+      if (!in || line.find(" lua] ") != std::string::npos) continue;  // called by a script
+      auto q = line.find("] \"");
+      if (q == std::string::npos) continue;
+      std::string name = line.substr(q + 3, line.find('"', q + 3) - q - 3);
+      for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      out.push_back(name);
+    }
+    return out;
+  }
+
+ private:
+  Raw mon_;
+  Raw marker_conn_;
+  int marks_ = 0;
+  std::vector<std::string> lines_;
 };
 
 // redis-server on 127.0.0.1:<free port>, no persistence, killed at the end.

@@ -298,12 +298,18 @@ TEST_CASE("redis: 8 waiters on one key all get it one at a time, without polling
     });
   while (started < kWaiters) std::this_thread::sleep_for(5ms);
   std::this_thread::sleep_for(500ms);  // everyone has tried once and is waiting
+  const long long total_before = raw.total_commands();
   long long before = raw.calls("evalsha") + raw.calls("eval");
   long long subs_before = raw.calls("subscribe");
   std::this_thread::sleep_for(1500ms);  // waiting: no commands at all
   long long after = raw.calls("evalsha") + raw.calls("eval");
+  const long long subs_after = raw.calls("subscribe");
+  // Any command at all (a poll need not be a script: GET, PTTL, EXISTS, PING...)
+  // besides the 1 + 6 INFO this test sent itself.
+  const long long others = raw.total_commands() - total_before - 7;
   CHECK(after == before);
-  CHECK(raw.calls("subscribe") == subs_before);
+  CHECK(subs_after == subs_before);
+  CHECK(others == 0);
   h.release();
   for (auto& t : ts) t.join();
   CHECK(order.size() == kWaiters);
@@ -398,4 +404,23 @@ TEST_CASE("redis: waiters survive a server restart (the subscriber reconnects an
   t2.join();
   CHECK(got2);
   CHECK(Clock::now() - released_at < 10s);
+}
+
+TEST_CASE("redis: an uncontended acquire is one command, its release is one command", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  weave::LockClient locks(options(server.url()));
+  for (int i = 0; i < 8; ++i) locks.acquire("warm-up", {.ttl = 5000ms}).release();  // pool connected, scripts loaded
+  redis_test::Monitor monitor(server.port());
+  for (const weave::LockSpec spec : {weave::LockSpec{.ttl = 5000ms}, weave::LockSpec{}}) {
+    INFO("ttl " << spec.ttl.count() << " ms (0 = watchdog)");
+    const auto m0 = monitor.mark();
+    auto h = locks.acquire("one-trip", spec);
+    const auto m1 = monitor.mark();
+    h.release();
+    const auto m2 = monitor.mark();
+    CHECK(monitor.commands_between(m0, m1) == std::vector<std::string>{"evalsha"});
+    CHECK(monitor.commands_between(m1, m2) == std::vector<std::string>{"evalsha"});
+    CHECK(raw.cmd({"EXISTS", "{weave:lock:one-trip}"}).integer == 0);
+  }
 }
