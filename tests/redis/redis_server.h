@@ -184,6 +184,7 @@ class RedisServer {
   int port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }  // e.g. to SIGSTOP / SIGCONT the server
 
   // Starts on the same port (after stop()); true once PING answers.
   bool start() {

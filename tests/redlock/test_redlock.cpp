@@ -221,3 +221,64 @@ TEST_CASE("redlock: bad URLs are configuration errors", "[redlock]") {
   REQUIRE_THROWS_AS(client("redlock://127.0.0.1:1,127.0.0.1:1"), weave::ConfigError);
   REQUIRE_THROWS_AS(client("redlock://127.0.0.1:1,127.0.0.1:99999"), weave::ConfigError);
 }
+
+TEST_CASE("redlock: a SIGSTOPped master does not stall acquire beyond the per-node timeout", "[redlock]") {
+  Masters masters(5);
+  weave::LockOptions o;
+  o.url = masters.url();
+  o.command_timeout = 500ms;  // the per-node timeout
+  o.connect_timeout = 500ms;
+  weave::LockClient locks(o);
+  locks.acquire(next_key("warm-up"), {.ttl = 10s}).release();  // every node connected
+  const std::string key = next_key("paused");
+  ::kill(masters[0].pid(), SIGSTOP);  // frozen: accepts nothing, answers nothing
+  const auto start = Clock::now();
+  weave::LeaseHandle h;
+  try {
+    h = locks.acquire(key, {.ttl = 10s});
+  } catch (...) {
+    ::kill(masters[0].pid(), SIGCONT);
+    throw;
+  }
+  const auto took = Clock::now() - start;
+  h.release();  // also reaches the frozen master only up to its timeout
+  const auto with_release = Clock::now() - start;
+  ::kill(masters[0].pid(), SIGCONT);
+  INFO("acquire took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(took < 500ms + 1000ms);  // at most the per-node timeout plus a loaded machine's margin
+  CHECK(with_release < 2 * 500ms + 1500ms);
+  for (std::size_t i = 1; i < masters.size(); ++i)
+    CHECK(masters[i].client().cmd({"EXISTS", lease_key(key)}).integer == 0);
+}
+
+TEST_CASE("redlock: renewal needs a majority, the lease is lost without one", "[redlock]") {
+  Masters masters(3);
+  weave::LockOptions o;
+  o.url = masters.url();
+  o.command_timeout = 500ms;
+  o.connect_timeout = 500ms;
+  o.watchdog_lease = 1500ms;  // renewed every 500 ms
+  weave::LockClient locks(o);
+  auto h = locks.acquire(next_key("renew-majority"));
+  masters[0].stop();  // a minority down: renewals still reach a majority
+  std::this_thread::sleep_for(2000ms);  // over a lease length
+  CHECK_FALSE(h->lost());
+  CHECK_FALSE(h->stop_token().stop_requested());
+  masters[1].stop();  // now a majority is down
+  const auto down_at = Clock::now();
+  while (!h->stop_token().stop_requested() && Clock::now() - down_at < 10s) std::this_thread::sleep_for(10ms);
+  CHECK(h->stop_token().stop_requested());
+  CHECK(h->lost());
+  CHECK(Clock::now() - down_at < 1500ms + 1500ms);  // by the lease's end (plus margin)
+  // The release reports the loss; with most masters down it may report the
+  // I/O failure instead (lock.h: "backend I/O errors propagate").
+  bool reported = false;
+  try {
+    h.release();
+  } catch (const weave::LeaseLost&) {
+    reported = true;
+  } catch (const weave::IoError&) {
+    reported = true;
+  }
+  CHECK(reported);
+}
