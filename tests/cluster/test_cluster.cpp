@@ -3,6 +3,7 @@
 // during a slot migration, waiting with sharded Pub/Sub.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -224,4 +225,64 @@ TEST_CASE("cluster: bad URLs are configuration errors", "[cluster]") {
   REQUIRE_THROWS_AS(weave::LockClient(o), weave::ConfigError);
   o.url = "redis+cluster://127.0.0.1:1,";
   REQUIRE_THROWS_AS(weave::LockClient(o), weave::ConfigError);
+}
+
+TEST_CASE("cluster: counters under keys on every master stay exact while a slot migrates mid-run", "[cluster]") {
+  auto& c = Cluster::shared();
+  // One lock key per master; the counters live in this process (only the locks protect them).
+  std::vector<std::string> keys(c.size());
+  std::vector<bool> found(c.size(), false);
+  for (int i = 0; i < 1000 && std::count(found.begin(), found.end(), true) < static_cast<long>(c.size()); ++i) {
+    std::string k = next_key("mcounter");
+    std::size_t n = c.owner(c.slot_of(lease_key(k)));
+    if (!found[n]) {
+      found[n] = true;
+      keys[n] = k;
+    }
+  }
+  REQUIRE(std::count(found.begin(), found.end(), true) == static_cast<long>(c.size()));
+  const long long slot = c.slot_of(lease_key(keys[0]));
+  const std::size_t from = c.owner(slot), to = (from + 1) % c.size();
+  auto cl = make_client();
+  constexpr int kThreads = 6, kIterations = 400;
+  std::vector<long> counters(keys.size(), 0);
+  std::atomic<int> errors{0}, done{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < kIterations; ++i) {
+          const std::size_t k = static_cast<std::size_t>((t + i) % static_cast<int>(keys.size()));
+          auto h = cl.locks.acquire(keys[k], {.wait = 30s});
+          long v = counters[k];
+          std::this_thread::yield();
+          counters[k] = v + 1;
+          h.release();
+          ++done;
+        }
+      } catch (const std::exception& e) {
+        ++errors;
+        WARN(e.what());
+      }
+    });
+  while (done < kThreads * kIterations / 4) std::this_thread::sleep_for(1ms);
+  const auto moved_before = cl.exec->moved() + cl.exec->asked();
+  c.migrate(slot, from, to);  // during the run: MOVED / ASK for keys[0]'s slot
+  const int done_after_migration = done;
+  for (auto& t : ts) t.join();
+  CHECK(done_after_migration < kThreads * kIterations);  // the slot really moved mid-run
+  CHECK(errors == 0);
+  long total = 0;
+  for (long v : counters) total += v;
+  CHECK(total == kThreads * kIterations);
+  // Each key's counter is exactly the number of increments it was given.
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    long expected = 0;
+    for (int t = 0; t < kThreads; ++t)
+      for (int i = 0; i < kIterations; ++i) expected += (t + i) % static_cast<int>(keys.size()) == static_cast<int>(k);
+    CHECK(counters[k] == expected);
+  }
+  CHECK(cl.exec->node_of(static_cast<unsigned>(slot)) == c.name(to));
+  CHECK(cl.exec->moved() + cl.exec->asked() > moved_before);  // the client was redirected
+  CHECK(done == kThreads * kIterations);
 }
