@@ -57,6 +57,12 @@ using corpus::Calls;
 using Service = corpus::shop::Service;
 using WovenService = weave::Woven<corpus::shop::Service>;
 
+template <class W>
+concept can_call_guarded = requires(W& w) { w.guarded(1); };
+struct GuardedCaller {
+  int guarded(int v) { return v; }
+};
+
 }  // namespace
 
 TEST_CASE("woven traits name the generated proxies", "[codegen][corpus]") {
@@ -129,7 +135,9 @@ TEST_CASE("reference returns refer to the target's object", "[codegen][corpus]")
   WovenService svc;
   svc.tag() = "changed";
   CHECK(svc.tag() == "changed");
-  CHECK(r.seen.size() == 2);
+  CHECK(&svc.tag() == &svc.tag_);  // the target's member, not a copy
+  CHECK(svc.tag_ == "changed");
+  CHECK(r.seen.size() == 3);
 }
 
 TEST_CASE("skipping: void, optional, fallback, and methods that cannot skip", "[codegen][corpus]") {
@@ -155,6 +163,7 @@ TEST_CASE("static members, unnamed parameters, enums and operator<<", "[codegen]
   acct.owner = "ann";
   svc.money(corpus::Money{120}, acct);
   REQUIRE(r.seen.size() == 3);
+  CHECK(Calls::log() == std::vector<std::string>{"unnamed", "money 120"});  // the targets ran
   CHECK(r.seen[0].keys[0] == "static:21");
   CHECK(r.seen[1].keys[0] == "u:5:3");
   CHECK(r.seen[1].arg_names == std::vector<std::string>{"arg0", "arg1"});
@@ -179,6 +188,7 @@ TEST_CASE("keys=[...] renders every template", "[codegen][corpus]") {
   svc.multi(1, 2);
   REQUIRE(r.seen.size() == 1);
   CHECK(r.seen[0].keys == std::vector<std::string>{"a:1", "b:2"});
+  CHECK(Calls::log() == std::vector<std::string>{"multi 3"});
 }
 
 TEST_CASE("self-calls of virtual annotated methods go through the proxy", "[codegen][corpus]") {
@@ -196,6 +206,8 @@ TEST_CASE("protected methods are woven and stay protected", "[codegen][corpus]")
   CHECK(svc.call_guarded(2) == 6);
   REQUIRE(r.seen.size() == 1);
   CHECK(r.seen[0].keys[0] == "prot:2");
+  STATIC_REQUIRE_FALSE(can_call_guarded<WovenService>);  // not made public by the proxy
+  STATIC_REQUIRE(can_call_guarded<GuardedCaller>);      // (the concept does detect a public one)
 }
 
 TEST_CASE("nested classes get a namespace-scope proxy", "[codegen][corpus]") {
@@ -217,4 +229,35 @@ TEST_CASE("free functions get an entry point in namespace woven", "[codegen][cor
   CHECK(r.seen[0].keys[0] == "acct:a");
   CHECK(r.seen[1].keys[0] == "void_free");
   CHECK(Calls::log() == std::vector<std::string>{"transfer a->b 5", "free_void"});
+}
+
+TEST_CASE("every public method is callable on the proxy, unannotated ones pass straight through",
+          "[codegen][corpus]") {
+  Recorder r;
+  WovenService svc;
+  const WovenService& csvc = svc;
+  CHECK(csvc.plain() == 42);
+  CHECK(svc.put(std::string("ab")) == 2);
+  CHECK(r.seen.empty());
+}
+
+TEST_CASE("annotated virtual methods stay woven through T*, unique_ptr<T> and shared_ptr<T>, "
+          "non-virtual ones only through the proxy type",
+          "[codegen][corpus]") {
+  Recorder r;
+  std::unique_ptr<Service> up = std::make_unique<WovenService>();
+  std::shared_ptr<Service> sp = std::make_shared<WovenService>();
+  Service* raw = sp.get();
+  CHECK(up->pay("u", 1) == "paid:u");
+  CHECK(sp->pay("s", 2) == "paid:s");
+  CHECK(raw->pay("r", 3) == "paid:r");
+  REQUIRE(r.seen.size() == 3);
+  CHECK(r.seen[0].keys == std::vector<std::string>{"order:u/1"});
+  CHECK(r.seen[1].keys == std::vector<std::string>{"order:s/2"});
+  CHECK(r.seen[2].keys == std::vector<std::string>{"order:r/3"});
+  // put(int) is annotated but not virtual: through Service* it is not intercepted (README).
+  CHECK(raw->put(1) == 2);
+  CHECK(r.seen.size() == 3);
+  CHECK(static_cast<WovenService*>(raw)->put(1) == 2);
+  CHECK(r.seen.size() == 4);
 }
