@@ -36,6 +36,26 @@ if(NOT last_output MATCHES "weavegen greeter.h")
   message(FATAL_ERROR "weavegen did not rerun after an included header changed:\n${last_output}")
 endif()
 
+# The annotated header itself changed: regenerate.
+file(TOUCH "${source}/greeter.h")
+run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(NOT last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "weavegen did not rerun after the annotated header changed:\n${last_output}")
+endif()
+
+# weavegen itself changed (a newer install): regenerate.
+file(TOUCH "${prefix}/bin/weavegen")
+run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(NOT last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "weavegen did not rerun after weavegen changed:\n${last_output}")
+endif()
+
+# And nothing changed again: no rerun.
+run(${CMAKE_COMMAND} --build "${build}" -j 2)
+if(last_output MATCHES "weavegen greeter.h")
+  message(FATAL_ERROR "weavegen ran again although nothing changed:\n${last_output}")
+endif()
+
 run("${build}/consumer")
 if(NOT last_output MATCHES "locked greet:world")
   message(FATAL_ERROR "consumer printed unexpected output:\n${last_output}")
