@@ -118,7 +118,8 @@ class LeaseHandle {
   // Gives up this hold; the outermost hold releases the lease in the backend.
   // With Release::on_expiry the lease is left to run out. Throws
   // weave::LeaseLost when the lease was lost and the policy is
-  // throw_at_release; backend I/O errors propagate (the lease then runs out).
+  // throw_at_release; backend I/O errors propagate (the lease then runs out),
+  // except for a lease already known lost, which reports only the loss.
   void release();
 
   // The shared lease object (for LeaseScope / CallContext plumbing).

@@ -83,7 +83,9 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
       release(l.key_);
       for (const auto& [key, fence] : l.more_) release(key);
       if (lost) mark_lost(l, "it expired or was taken by another owner before release", true);
-      if (error) {
+      // A lease already known lost owns nothing the failed call could free: the
+      // loss is what the caller must hear (per policy), not the I/O error.
+      if (error && !l.lost()) {
         if (may_throw) std::rethrow_exception(error);
         return;
       }
