@@ -3,6 +3,8 @@
 // Each test case starts its own redis-server on a free loopback port.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
 #include <sys/socket.h>
 
 #include <atomic>
@@ -235,6 +237,44 @@ TEST_CASE("redis: a restart without persistence while a lease is held: the holde
   CHECK_THROWS_AS(h.release(), weave::LeaseLost);
   // And the key is free for others afterwards.
   CHECK(locks.try_acquire("job", {.ttl = 1000ms}));
+}
+
+TEST_CASE("redis: an unreachable server while held: the watchdog retries until the deadline, then the lease is lost",
+          "[redis]") {
+  RedisServer server;
+  auto o = options(server.url());
+  o.watchdog_lease = 900ms;  // renewed every 300 ms
+  o.command_timeout = 150ms;
+  o.connect_timeout = 150ms;
+  weave::LockClient locks(o);
+
+  SECTION("a pause shorter than the lease: renewals fail, a retry gets through, the lease survives") {
+    auto h = locks.acquire("paused");
+    std::this_thread::sleep_for(100ms);
+    ::kill(server.pid(), SIGSTOP);  // the server stops answering; the connection stays up
+    std::this_thread::sleep_for(400ms);  // a renewal falls into the pause
+    ::kill(server.pid(), SIGCONT);
+    std::this_thread::sleep_for(1500ms);  // well past the original deadline
+    CHECK_FALSE(h->lost());
+    CHECK_FALSE(h->stop_token().stop_requested());
+    CHECK(server.client().cmd({"GET", "{weave:lock:paused}"}).str == h->owner_token());
+    h.release();
+  }
+  SECTION("a pause past the lease's deadline: the lease is lost by then") {
+    auto h = locks.acquire("paused");
+    const auto acquired = Clock::now();
+    ::kill(server.pid(), SIGSTOP);
+    auto deadline = Clock::now() + 10s;
+    while (!h->stop_token().stop_requested() && Clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    const auto noticed = Clock::now() - acquired;
+    ::kill(server.pid(), SIGCONT);
+    CHECK(h->lost());
+    // Declared lost once the last renewal's deadline passed: not before the
+    // lease (900 ms), and not long after it (retries are bounded by timeouts).
+    CHECK(noticed >= 800ms);
+    CHECK(noticed < 900ms + 1500ms);
+    CHECK_THROWS_AS(h.release(), weave::LeaseLost);
+  }
 }
 
 TEST_CASE("redis: the watchdog keeps a lease for 10x its length, after release nothing renews", "[redis]") {
