@@ -143,7 +143,7 @@ class Outer {
 
 // free functions
 [[lock(key="acct:<from>", ttl=1min)]] int transfer(const std::string& from, const std::string& to, int cents = 5);
-[[lock(key="void_free")]] void free_void();
+[[lock(ttl=5s)]] void free_void();  // default key: the qualified name
 
 }  // namespace shop
 }  // namespace corpus
