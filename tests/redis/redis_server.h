@@ -17,6 +17,8 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,18 +27,33 @@ namespace redis_test {
 
 using namespace std::chrono_literals;
 
-// A port the kernel just handed out for 127.0.0.1 (bound to 0, then closed).
-inline int free_port() {
+// Binds 127.0.0.1:<port> (0 = any) and closes it again; the port it got, or 0.
+inline int try_bind(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("bind");
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  int got = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    got = ntohs(a.sin_port);
+  }
   ::close(fd);
-  return ntohs(a.sin_port);
+  return got;
+}
+
+// A port the kernel just handed out for 127.0.0.1. With `cluster_bus`, also
+// <port> + 10000 is free and in range: a cluster node listens there too.
+inline int free_port(bool cluster_bus = false) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = try_bind(0);
+    if (port == 0) throw std::runtime_error("bind");
+    if (!cluster_bus) return port;
+    if (port + 10000 <= 65535 && try_bind(port + 10000) != 0) return port;
+  }
+  throw std::runtime_error("no free port pair for a cluster node");
 }
 
 // A raw hiredis connection (argv commands only).
@@ -171,8 +188,9 @@ class Monitor {
 class RedisServer {
  public:
   explicit RedisServer(std::vector<std::string> extra_args = {}) : extra_(std::move(extra_args)) {
+    const bool cluster = std::find(extra_.begin(), extra_.end(), "--cluster-enabled") != extra_.end();
     for (int attempt = 0; attempt < 5; ++attempt) {
-      port_ = free_port();
+      port_ = free_port(cluster);
       if (start()) return;
     }
     throw std::runtime_error("could not start redis-server");
@@ -213,9 +231,11 @@ class RedisServer {
         return false;
       }
       try {
+        // Our own process must answer: another test's server may have taken
+        // the port between free_port() and our bind (ours then dies).
         Raw r(port_, 200ms);
-        auto pong = r.cmd({"PING"});
-        if (pong.str == "PONG") return true;
+        auto info = r.cmd({"INFO", "server"});
+        if (info.str.find("process_id:" + std::to_string(pid_) + "\r") != std::string::npos) return true;
       } catch (const std::runtime_error& e) {
         if (std::string(e.what()).find("NOAUTH") != std::string::npos) return true;  // --requirepass
       }
