@@ -28,9 +28,8 @@ struct Redirect {
   int port = 0;
 };
 
-std::optional<Redirect> redirect_of(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ERROR) return std::nullopt;
-  std::string_view e(r->str, r->len);
+// Parses a redirect error's text ("MOVED 5168 127.0.0.1:7001").
+std::optional<Redirect> parse_redirect(std::string_view e) {
   Redirect out;
   if (e.rfind("MOVED ", 0) == 0)
     e.remove_prefix(6);
@@ -51,6 +50,11 @@ std::optional<Redirect> redirect_of(const redisReply* r) {
   }
   if (out.slot >= kSlots) return std::nullopt;
   return out;
+}
+
+std::optional<Redirect> redirect_of(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ERROR) return std::nullopt;
+  return parse_redirect(std::string_view(r->str, r->len));
 }
 
 bool is_tryagain(const redisReply* r) {
@@ -261,15 +265,23 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
 std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
                                                                         std::shared_ptr<redis::Bell> bell) {
   const unsigned slot = key_slot(channel);
+  NodePtr n = route(slot);
   for (int attempt = 0;; ++attempt) {
-    NodePtr n = route(slot);
     try {
       return n->subscribe(channel, bell);
     } catch (const IoError& e) {
-      // MOVED (the slot moved since the map was read) or a dead node: re-read
-      // the map and subscribe where the slot is now.
-      if (attempt >= 2) throw;
-      refresh();
+      if (attempt >= kRounds) throw;
+      // MOVED: the slot moved since the map was read (during a migration the
+      // other nodes may not know yet): go where the refusal points. A dead
+      // node: re-read the map and subscribe where the slot is now.
+      const std::string_view what = e.what();
+      const auto at = what.find("MOVED ");
+      if (auto moved = at == std::string_view::npos ? std::nullopt : parse_redirect(what.substr(at))) {
+        n = node(moved->host, moved->port);
+      } else {
+        refresh();
+        n = route(slot);
+      }
     }
   }
 }
