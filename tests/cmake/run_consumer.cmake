@@ -18,43 +18,28 @@ endfunction()
 run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
 run(${CMAKE_COMMAND} -S "${source}" -B "${build}"
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(NOT last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "the first build did not run weavegen:\n${last_output}")
-endif()
+# Builds the consumer and checks whether weavegen ran: `expected` is YES or NO.
+function(build_expecting_weavegen expected why)
+  run(${CMAKE_COMMAND} --build "${build}" -j 2)
+  if(last_output MATCHES "weavegen greeter.h")
+    set(ran YES)
+  else()
+    set(ran NO)
+  endif()
+  if(NOT ran STREQUAL expected)
+    message(FATAL_ERROR "weavegen ran: ${ran}, expected ${expected} (${why}):\n${last_output}")
+  endif()
+endfunction()
 
-# Nothing changed: weavegen must not run again (AUTOMOC-like).
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "weavegen ran again although nothing changed:\n${last_output}")
-endif()
-
-# A header the annotated header includes changed: regenerate (depfile).
+build_expecting_weavegen(YES "first build")
+build_expecting_weavegen(NO "nothing changed (AUTOMOC-like)")
 file(TOUCH "${source}/greeting.h")
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(NOT last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "weavegen did not rerun after an included header changed:\n${last_output}")
-endif()
-
-# The annotated header itself changed: regenerate.
+build_expecting_weavegen(YES "a header the annotated header includes changed (depfile)")
 file(TOUCH "${source}/greeter.h")
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(NOT last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "weavegen did not rerun after the annotated header changed:\n${last_output}")
-endif()
-
-# weavegen itself changed (a newer install): regenerate.
+build_expecting_weavegen(YES "the annotated header changed")
 file(TOUCH "${prefix}/bin/weavegen")
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(NOT last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "weavegen did not rerun after weavegen changed:\n${last_output}")
-endif()
-
-# And nothing changed again: no rerun.
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
-if(last_output MATCHES "weavegen greeter.h")
-  message(FATAL_ERROR "weavegen ran again although nothing changed:\n${last_output}")
-endif()
+build_expecting_weavegen(YES "weavegen itself changed (a newer install)")
+build_expecting_weavegen(NO "nothing changed again")
 
 run("${build}/consumer")
 if(NOT last_output MATCHES "locked greet:world")
