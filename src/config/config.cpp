@@ -13,7 +13,8 @@
 
 namespace weave {
 namespace detail {
-bool lock_scheme_known(std::string_view scheme);  // src/lock/backends.cpp
+// Throws ConfigError naming the URL and the known schemes (src/lock/backends.cpp).
+void require_known_scheme(const std::string& url, std::string_view scheme);
 }
 
 namespace {
@@ -146,10 +147,7 @@ namespace {
 
 void check_url(const std::string& url, const std::string& source) {
   try {
-    const LockUrl u = parse_lock_url(url);
-    if (!detail::lock_scheme_known(u.scheme))
-      throw ConfigError("lock url '" + url + "': unknown scheme '" + u.scheme +
-                        "' (known: mem, redis, or one added with register_lock_backend)");
+    detail::require_known_scheme(url, parse_lock_url(url).scheme);
   } catch (const ConfigError& e) {
     std::string what = e.what();
     const std::string prefix = "weave config: ";

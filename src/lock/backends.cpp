@@ -23,14 +23,19 @@ Registry& registry() {
   return *r;
 }
 
+ConfigError unknown_scheme(const std::string& url, std::string_view scheme) {
+  return ConfigError("lock url '" + url + "': unknown scheme '" + std::string(scheme) +
+                     "' (known: mem, redis, redlock, redis+cluster, or one added with register_lock_backend)");
+}
+
 }  // namespace
 
 namespace detail {
-bool lock_scheme_known(std::string_view scheme) {
-  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster") return true;
+void require_known_scheme(const std::string& url, std::string_view scheme) {
+  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster") return;
   Registry& r = registry();
   std::lock_guard g(r.mutex);
-  return r.factories.count(scheme) != 0;
+  if (r.factories.count(scheme) == 0) throw unknown_scheme(url, scheme);
 }
 }  // namespace detail
 
@@ -93,8 +98,7 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
     } else if (url.scheme == "redis+cluster") {
       factory = [](const LockOptions& o) { return cluster::make_cluster_backend(o); };  // src/cluster
     } else {
-      throw ConfigError("lock url '" + options.url + "': unknown scheme '" + url.scheme +
-                        "' (known: mem, redis, redlock, redis+cluster, or one added with register_lock_backend)");
+      throw unknown_scheme(options.url, url.scheme);
     }
   }
   auto backend = factory(options);
