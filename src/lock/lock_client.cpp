@@ -45,6 +45,9 @@ std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
                                                               std::shared_ptr<LockBackend> b) {
   if (!b) throw UsageError("LockClient needs a backend");
   if (o.watchdog_lease <= milliseconds(0)) throw UsageError("LockOptions::watchdog_lease must be > 0");
+  // Longer ones overflow the clock arithmetic (and Redis refuses the PX).
+  if (o.watchdog_lease > k_longest) throw UsageError("LockOptions::watchdog_lease over 10 years is not supported");
+  if (o.renew_interval > k_longest) throw UsageError("LockOptions::renew_interval over 10 years is not supported");
   auto s = std::make_shared<detail::ClientShared>();
   s->options = std::move(o);
   s->backend = std::move(b);

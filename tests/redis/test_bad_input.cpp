@@ -1,0 +1,171 @@
+// Bad input at the public API, against a private redis-server: odd keys,
+// odd durations, a lock key of the wrong Redis type, SCRIPT FLUSH between
+// calls, and a Redis user without permission. Each is either valid (and then
+// leaves no lease behind) or a typed weave error; never a crash or a hang.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "redis_server.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+
+using namespace std::chrono_literals;
+using redis_test::RedisServer;
+using std::chrono::milliseconds;
+
+namespace {
+
+weave::LockOptions options(const std::string& url) {
+  weave::LockOptions o;
+  o.url = url;
+  o.connect_timeout = 1000ms;
+  o.command_timeout = 2000ms;
+  return o;
+}
+
+// Lease keys still in Redis (every lease name ends in '}'; counters in ':fence').
+long long leases_left(RedisServer& server) {
+  auto raw = server.client();
+  long long n = 0;
+  for (const auto& k : raw.cmd({"KEYS", "*"}).elements)
+    if (!k.str.empty() && k.str.back() == '}') ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("bad input: empty, 1 MB and binary keys", "[redis][bad-input]") {
+  RedisServer server;
+  weave::LockClient locks(options(server.url()));
+
+  CHECK_THROWS_AS(locks.acquire(""), weave::UsageError);
+  CHECK_THROWS_AS(locks.try_acquire("", {.wait = 10ms}), weave::UsageError);
+
+  const std::string big(1 << 20, 'x');
+  const std::string binary("a\0b\xff\r\n}{ %s %n\x01", 16);
+  for (const std::string& key : {big, binary, std::string("\0", 1), std::string("}")}) {
+    auto h = locks.acquire(key, {.wait = 2s});
+    REQUIRE(h);
+    CHECK(h->key() == key);
+    CHECK(h->fencing_token() > 0);
+    CHECK(leases_left(server) == 1);
+    // Another owner cannot take it.
+    weave::LockClient other(options(server.url()));
+    CHECK_FALSE(other.try_acquire(key));
+    h.release();
+    CHECK(leases_left(server) == 0);
+  }
+  // Keys that differ only after a NUL byte are different locks.
+  auto a = locks.acquire(std::string("k\0a", 3));
+  weave::LockClient other(options(server.url()));
+  CHECK(other.try_acquire(std::string("k\0b", 3)));
+}
+
+TEST_CASE("bad input: zero, negative and overflowing durations", "[redis][bad-input]") {
+  RedisServer server;
+  weave::LockClient locks(options(server.url()));
+
+  CHECK_THROWS_AS(locks.acquire("d", {.ttl = -1ms}), weave::UsageError);
+  CHECK_THROWS_AS(locks.acquire("d", {.wait = -1ms}), weave::UsageError);
+  CHECK_THROWS_AS(locks.acquire("d", {.ttl = milliseconds::max()}), weave::UsageError);
+  CHECK_THROWS_AS(locks.acquire("d", {.ttl = milliseconds::min()}), weave::UsageError);
+  CHECK_THROWS_AS(locks.acquire("d", {.wait = milliseconds::min()}), weave::UsageError);
+  CHECK_THROWS_AS(locks.acquire("d", {.release = weave::LockSpec::Release::on_expiry}), weave::UsageError);
+  CHECK(leases_left(server) == 0);
+
+  {  // ttl 0 = watchdog mode; wait 0 = try once; wait = max counts as forever
+    auto h = locks.acquire("d", {.ttl = 0ms, .wait = milliseconds::max()});
+    REQUIRE(h);
+    h.release();
+  }
+  {  // the shortest fixed ttl runs out at once; the lock is free again
+    auto h = locks.acquire("d", {.ttl = 1ms});
+    std::this_thread::sleep_for(50ms);
+    weave::LockClient other(options(server.url()));
+    CHECK(other.try_acquire("d"));
+  }
+  CHECK(leases_left(server) == 0);
+
+  for (milliseconds lease : {0ms, -1ms, milliseconds::min()}) {
+    auto o = options(server.url());
+    o.watchdog_lease = lease;
+    CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+  }
+}
+
+TEST_CASE("bad input: overflowing LockOptions durations", "[redis][bad-input]") {
+  RedisServer server;
+  // Was: accepted, then every acquire failed with IoError "invalid expire time"
+  // from Redis (a huge renew_interval overflowed the watchdog's clock arithmetic).
+  for (milliseconds lease : {milliseconds::max(), milliseconds(std::chrono::hours(24 * 365 * 11))}) {
+    auto o = options(server.url());
+    o.watchdog_lease = lease;
+    CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+  }
+  auto o = options(server.url());
+  o.renew_interval = milliseconds::max();
+  CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+  o.renew_interval = -5ms;  // <= 0 means the default (lease / 3)
+  weave::LockClient locks(o);
+  locks.acquire("huge").release();
+  CHECK(leases_left(server) == 0);
+}
+
+TEST_CASE("bad input: a lock key holding another Redis type", "[redis][bad-input]") {
+  RedisServer server;
+  auto raw = server.client();
+  raw.cmd({"RPUSH", "{weave:lock:wrongtype}", "x"});
+  raw.cmd({"HSET", "{weave:lock:wrongfence}:fence", "f", "v"});
+  weave::LockClient locks(options(server.url()));
+  try {
+    locks.acquire("wrongtype");
+    FAIL("acquired a key that holds a list");
+  } catch (const weave::IoError& e) {  // Redis's WRONGTYPE, passed on with its text
+    CHECK_THAT(e.what(), Catch::Contains("WRONGTYPE"));
+  }
+  try {
+    locks.acquire("wrongfence");
+    FAIL("acquired a key whose counter is a hash");
+  } catch (const weave::IoError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("WRONGTYPE"));
+  }
+  CHECK(raw.cmd({"TYPE", "{weave:lock:wrongtype}"}).str == "list");  // left alone
+  CHECK(leases_left(server) == 1);                                   // only the list
+}
+
+TEST_CASE("bad input: SCRIPT FLUSH between calls", "[redis][bad-input]") {
+  RedisServer server;
+  auto raw = server.client();
+  weave::LockClient locks(options(server.url()));
+  auto h = locks.acquire("f");
+  raw.cmd({"SCRIPT", "FLUSH"});
+  h.release();
+  raw.cmd({"SCRIPT", "FLUSH"});
+  auto h2 = locks.acquire("f");
+  raw.cmd({"SCRIPT", "FLUSH"});
+  CHECK(h2->fencing_token() > 0);
+  h2.release();
+  CHECK(leases_left(server) == 0);
+}
+
+TEST_CASE("bad input: a Redis user without permission", "[redis][bad-input]") {
+  RedisServer server;
+  auto raw = server.client();
+  // May connect and PING, nothing else.
+  raw.cmd({"ACL", "SETUSER", "weak", "on", ">secret", "~*", "&*", "-@all", "+ping", "+auth", "+select", "+hello"});
+  const std::string base = "redis://weak:secret@127.0.0.1:" + std::to_string(server.port());
+  weave::LockClient locks(options(base));
+  try {
+    locks.acquire("p");
+    FAIL("acquired without permission");
+  } catch (const weave::IoError& e) {  // Redis's NOPERM, passed on with its text
+    CHECK_THAT(e.what(), Catch::Contains("NOPERM"));
+  }
+  // Wrong password: refused at the handshake.
+  weave::LockClient wrong(options("redis://weak:nope@127.0.0.1:" + std::to_string(server.port())));
+  CHECK_THROWS_AS(wrong.acquire("p"), weave::BackendUnavailable);
+  CHECK(leases_left(server) == 0);
+}
