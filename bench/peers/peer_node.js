@@ -21,9 +21,12 @@ const emit = (o) => process.stdout.write(JSON.stringify({ contender, workload: w
 
 async function commands() {
   const info = await clients[0].info('commandstats');
-  let total = 0;
-  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) if (m[1] !== 'info') total += Number(m[2]);
-  return total;
+  let total = 0, scripts = 0; // all calls except INFO; EVAL/EVALSHA/FCALL calls (= requests)
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) {
+    if (m[1] !== 'info') total += Number(m[2]);
+    if (m[1].startsWith('eval') || m[1].startsWith('fcall')) scripts += Number(m[2]);
+  }
+  return [total, scripts];
 }
 
 // Documented defaults except where a workload needs otherwise (noted in the report).
@@ -90,10 +93,10 @@ async function main() {
     await allAcquired;
     const c0 = await commands(), cpu0 = cpu();
     await sleep(ms);
-    const used = cpu() - cpu0, cmds = (await commands()) - c0;
+    const used = cpu() - cpu0, c1 = await commands();
     release();
     await Promise.all(held);
-    emit({ leases, secs: ms / 1000, commands: cmds, cpu_s: used });
+    emit({ leases, secs: ms / 1000, commands: c1[0] - c0[0], scripts: c1[1] - c0[1], cpu_s: used });
   } else {
     process.exitCode = 2;
   }

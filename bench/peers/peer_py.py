@@ -27,8 +27,10 @@ def cpu():
     return u.ru_utime + u.ru_stime
 
 
-def commands():
-    return sum(v["calls"] for k, v in r.info("commandstats").items() if k != "cmdstat_info")
+def commands():  # (all calls except INFO, EVAL/EVALSHA/FCALL calls = requests)
+    st = r.info("commandstats")
+    return (sum(v["calls"] for k, v in st.items() if k != "cmdstat_info"),
+            sum(v["calls"] for k, v in st.items() if k.startswith(("cmdstat_eval", "cmdstat_fcall"))))
 
 
 def emit(**kw):
@@ -81,9 +83,9 @@ elif wl == "holders":
     time.sleep(secs)
     stop.set()
     th.join()
-    used, cmds = cpu() - cpu0, commands() - c0
+    used, c1 = cpu() - cpu0, commands()
     for lk in locks:
         lk.release()
-    emit(leases=leases, secs=secs, commands=cmds, cpu_s=used)
+    emit(leases=leases, secs=secs, commands=c1[0] - c0[0], scripts=c1[1] - c0[1], cpu_s=used)
 else:
     sys.exit(2)

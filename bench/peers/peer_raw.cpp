@@ -37,18 +37,22 @@ std::string load(redisContext* c, const char* script) {
   freeReplyObject(r);
   return s;
 }
-long long commands(redisContext* c) {
+// {all calls except INFO, calls of EVAL/EVALSHA(_RO)/FCALL: one request each}
+std::pair<long long, long long> commands(redisContext* c) {
   auto* r = run(c, {"INFO", "commandstats"});
   std::string s(r->str, r->len);
   freeReplyObject(r);
-  long long total = 0;
+  long long total = 0, scripts = 0;
   size_t p = 0;
   while ((p = s.find("cmdstat_", p)) != std::string::npos) {
     auto colon = s.find(':', p);
-    if (s.substr(p + 8, colon - p - 8) != "info") total += std::stoll(s.substr(s.find("calls=", colon) + 6));
+    const std::string name = s.substr(p + 8, colon - p - 8);
+    const long long n = std::stoll(s.substr(s.find("calls=", colon) + 6));
+    if (name != "info") total += n;
+    if (name.rfind("eval", 0) == 0 || name.rfind("fcall", 0) == 0) scripts += n;
     p = colon;
   }
-  return total;
+  return {total, scripts};
 }
 }  // namespace
 
@@ -68,6 +72,11 @@ int main(int argc, char** argv) {
   auto release = [&](size_t i, const std::string& key) {
     append(cs[i], {"EVALSHA", rel[i], "1", key, kOwner, key + ":released"});
   };
+  auto flush_all = [&] {  // send to every master before waiting on any reply
+    for (auto* c : cs)
+      for (int done = 0; !done;)
+        if (redisBufferWrite(c, &done) != REDIS_OK) std::exit(1);
+  };
   auto reply_ok = [&](size_t i) {  // acquire reply {1, token} or release reply 1
     redisReply* r = nullptr;
     redisGetReply(cs[i], reinterpret_cast<void**>(&r));
@@ -84,8 +93,10 @@ int main(int argc, char** argv) {
     auto once = [&](long id) {
       const std::string key = "{peers:raw:" + std::to_string(id) + "}";
       for (size_t i = 0; i < cs.size(); ++i) acquire(i, key);
+      flush_all();
       for (size_t i = 0; i < cs.size(); ++i) reply_ok(i);
       for (size_t i = 0; i < cs.size(); ++i) release(i, key);
+      flush_all();
       for (size_t i = 0; i < cs.size(); ++i) reply_ok(i);
     };
     for (long i = 0; i < 200; ++i) once(base - 1 - i);
@@ -126,7 +137,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> renew{"EVALSHA", ren[0], std::to_string(leases)};
     for (auto& k : keys) renew.push_back(k);
     for (long i = 0; i < leases; ++i) renew.push_back(kOwner), renew.push_back(std::to_string(lease_ms));
-    const long long c0 = commands(cs[0]);
+    const auto c0 = commands(cs[0]);
     const double cpu0 = peers::cpu_seconds();
     const long long start = peers::now_ns();
     for (long k = 1; k * renew_ms <= until_ms; ++k) {
@@ -136,11 +147,12 @@ int main(int argc, char** argv) {
     }
     std::this_thread::sleep_for(std::chrono::nanoseconds(start + until_ms * 1'000'000LL - peers::now_ns()));
     const double cpu = peers::cpu_seconds() - cpu0;
-    const long long cmds = commands(cs[0]) - c0;
+    const auto c1 = commands(cs[0]);
     for (auto& k : keys) release(0, k);
     for (long i = 0; i < leases; ++i) reply_ok(0);
     peers::emit("raw", wl, ",\"leases\":" + std::to_string(leases) + ",\"secs\":" + std::to_string(until_ms / 1000.0) +
-                               ",\"commands\":" + std::to_string(cmds) + ",\"cpu_s\":" + std::to_string(cpu));
+                               ",\"commands\":" + std::to_string(c1.first - c0.first) +
+                               ",\"scripts\":" + std::to_string(c1.second - c0.second) + ",\"cpu_s\":" + std::to_string(cpu));
   } else {
     return 2;
   }

@@ -19,20 +19,23 @@ using namespace std::chrono_literals;
 
 namespace {
 long long g_acq_ns = 0, g_rel_ns = 0;  // lock held / about to release (end of body)
-long long commands(redisContext* c) {  // all calls in INFO commandstats except INFO itself
+// {all calls except INFO, calls of EVAL/EVALSHA(_RO)/FCALL: one request each}
+std::pair<long long, long long> commands(redisContext* c) {  // all calls in INFO commandstats except INFO itself
   auto* r = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
   std::string s(r->str, r->len);
   freeReplyObject(r);
-  long long total = 0;
+  long long total = 0, scripts = 0;
   size_t p = 0;
   while ((p = s.find("cmdstat_", p)) != std::string::npos) {
     auto colon = s.find(':', p);
     std::string name = s.substr(p + 8, colon - p - 8);
     auto c2 = s.find("calls=", colon);
-    if (name != "info") total += std::stoll(s.substr(c2 + 6));
+    const long long n = std::stoll(s.substr(c2 + 6));
+    if (name != "info") total += n;
+    if (name.rfind("eval", 0) == 0 || name.rfind("fcall", 0) == 0) scripts += n;
     p = colon;
   }
-  return total;
+  return {total, scripts};
 }
 }  // namespace
 
@@ -92,15 +95,16 @@ int main(int argc, char** argv) {
     weave::LockClient locks = weave::default_lock_client();
     std::vector<weave::LeaseHandle> held;
     for (long i = 0; i < leases; ++i) held.push_back(locks.acquire("peers:hold:" + std::to_string(i)));
-    const long long c0 = commands(c);
+    const auto c0 = commands(c);
     const double cpu0 = peers::cpu_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(secs));
     const double cpu = peers::cpu_seconds() - cpu0;
-    const long long cmds = commands(c) - c0;
+    const auto c1 = commands(c);
     for (auto& h : held) h.release();
     redisFree(c);
     peers::emit("weave", wl, ",\"leases\":" + std::to_string(leases) + ",\"secs\":" + std::to_string(secs) +
-                                 ",\"commands\":" + std::to_string(cmds) + ",\"cpu_s\":" + std::to_string(cpu));
+                                 ",\"commands\":" + std::to_string(c1.first - c0.first) +
+                                 ",\"scripts\":" + std::to_string(c1.second - c0.second) + ",\"cpu_s\":" + std::to_string(cpu));
   } else {
     std::fprintf(stderr, "unknown workload %s\n", wl.c_str());
     return 2;
