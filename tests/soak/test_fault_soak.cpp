@@ -66,9 +66,10 @@ std::vector<std::vector<Event>> read_logs(const std::filesystem::path& dir) {
 
 double ms(long long us) { return static_cast<double>(us) / 1000.0; }
 
-}  // namespace
-
-TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
+// redlock = false: one lock server; the nemesis restarts it and stalls it.
+// redlock = true: three masters (redlock://); the nemesis restarts one master
+// at once, or kills one and restarts it after more than the lease.
+void soak(bool redlock) {
   const char* env = std::getenv("WEAVE_FAULT_SOAK_SECONDS");
   const int seconds = env ? std::atoi(env) : 300;
   const int workers_n = 16, keys = 4, lease_ms = 500;
@@ -82,7 +83,14 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
     dir = tmpl;
   }
 
-  RedisServer lock_server;
+  std::vector<std::unique_ptr<RedisServer>> lock_servers;
+  for (int i = 0; i < (redlock ? 3 : 1); ++i) lock_servers.push_back(std::make_unique<RedisServer>());
+  RedisServer& lock_server = *lock_servers[0];
+  std::string lock_url = lock_server.url();
+  if (redlock) {
+    lock_url = "redlock://";
+    for (auto& s : lock_servers) lock_url += "127.0.0.1:" + std::to_string(s->port()) + (&s == &lock_servers.back() ? "" : ",");
+  }
   RedisServer oracle_server;
   auto oracle = oracle_server.client();
   const auto start = std::chrono::steady_clock::now();
@@ -94,7 +102,7 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
     const auto left = std::chrono::duration_cast<std::chrono::seconds>(until - std::chrono::steady_clock::now());
     const auto log = dir / ("w" + std::to_string(i) + "." + std::to_string(generation[i]++) + ".log");
     workers[i] = std::make_unique<Child>(std::vector<std::string>{
-        WEAVE_SOAK_WORKER, lock_server.url(), std::to_string(oracle_server.port()), std::to_string(keys),
+        WEAVE_SOAK_WORKER, lock_url, std::to_string(oracle_server.port()), std::to_string(keys),
         std::to_string(lease_ms), log.string(), "w" + std::to_string(i),
         std::to_string(std::max<long>(1, left.count()))});
   };
@@ -133,6 +141,17 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
         workers[i]->signal(SIGSTOP);
         std::this_thread::sleep_for(std::chrono::milliseconds(lease_ms + 500 + rng() % 500));
         workers[i]->signal(SIGCONT);
+      }
+    } else if (redlock) {
+      auto& master = *lock_servers[rng() % lock_servers.size()];
+      if (action == 2) {  // a master restarts at once without its data
+        faults.push_back({now_us(), "restart", ""});
+        master.restart();
+      } else {  // a master crashes and comes back after more than the lease
+        faults.push_back({now_us(), "stall", ""});
+        master.stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(lease_ms + 500 + rng() % 500));
+        if (!master.start()) throw std::runtime_error("master did not come back");
       }
     } else if (action == 2) {  // restart the lock server (no persistence: every lease is gone)
       faults.push_back({now_us(), "restart", ""});
@@ -187,6 +206,7 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
     for (const auto& [id, _] : refused)
       if (finished.count(id) && !signalled.count(id)) ++unsignalled;
   }
+  for (auto& [key, times] : acquired_at) std::sort(times.begin(), times.end());  // merged from many logs
   long long longest_takeover = 0;
   for (const auto& f : faults) {
     if (f.kind != "kill") continue;
@@ -211,10 +231,10 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
   const long long stale_accepted = sa.nil() ? 0 : std::stoll(sa.str);
 
   std::ostringstream r;
-  r << "fault soak: " << seconds << " s, " << workers_n << " workers, " << keys << " keys, lease " << lease_ms
+  r << (redlock ? "redlock " : "") << "fault soak: " << seconds << " s, " << workers_n << " workers, " << keys << " keys, lease " << lease_ms
     << " ms, logs in " << dir.string() << "\n"
     << "  faults: kill " << fault_count["kill"] << ", stop " << fault_count["stop"] << ", restart "
-    << fault_count["restart"] << ", stall " << fault_count["stall"] << "\n"
+    << fault_count["restart"] << (redlock ? ", master down > lease " : ", stall ") << fault_count["stall"] << "\n"
     << "  acquisitions " << acquisitions << " (failed " << acquire_failed << ", unknown " << acquire_unknown << ")\n"
     << "  overlaps seen by the occupancy set " << overlaps << "\n"
     << "  oracle: writes accepted " << writes_ok << ", stale reads rejected " << reads_rejected
@@ -235,3 +255,9 @@ TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") {
   CHECK(acquisitions > 10L * seconds);  // progress despite the faults
   CHECK(fault_count["kill"] + fault_count["stop"] > 0);
 }
+
+}  // namespace
+
+TEST_CASE("fault soak: 16 processes, nemesis, fenced oracle", "[soak][redis]") { soak(false); }
+
+TEST_CASE("fault soak, redlock: 3 masters restarted at once and after the lease", "[soak][redlock]") { soak(true); }
