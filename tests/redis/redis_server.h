@@ -23,7 +23,18 @@
 #include <thread>
 #include <vector>
 
+#include "weave/lock.h"
+
 namespace redis_test {
+
+// Options for a client of a test server: short timeouts so a dead server fails fast.
+inline weave::LockOptions lock_options(const std::string& url) {
+  weave::LockOptions o;
+  o.url = url;
+  o.connect_timeout = std::chrono::milliseconds(1000);
+  o.command_timeout = std::chrono::milliseconds(2000);
+  return o;
+}
 
 using namespace std::chrono_literals;
 

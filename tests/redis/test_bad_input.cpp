@@ -18,13 +18,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-weave::LockOptions options(const std::string& url) {
-  weave::LockOptions o;
-  o.url = url;
-  o.connect_timeout = 1000ms;
-  o.command_timeout = 2000ms;
-  return o;
-}
 
 // Lease keys still in Redis (every lease name ends in '}'; counters in ':fence').
 long long leases_left(RedisServer& server) {
@@ -39,7 +32,7 @@ long long leases_left(RedisServer& server) {
 
 TEST_CASE("bad input: empty, 1 MB and binary keys", "[redis][bad-input]") {
   RedisServer server;
-  weave::LockClient locks(options(server.url()));
+  weave::LockClient locks(redis_test::lock_options(server.url()));
 
   CHECK_THROWS_AS(locks.acquire(""), weave::UsageError);
   CHECK_THROWS_AS(locks.try_acquire("", {.wait = 10ms}), weave::UsageError);
@@ -53,20 +46,20 @@ TEST_CASE("bad input: empty, 1 MB and binary keys", "[redis][bad-input]") {
     CHECK(h->fencing_token() > 0);
     CHECK(leases_left(server) == 1);
     // Another owner cannot take it.
-    weave::LockClient other(options(server.url()));
+    weave::LockClient other(redis_test::lock_options(server.url()));
     CHECK_FALSE(other.try_acquire(key));
     h.release();
     CHECK(leases_left(server) == 0);
   }
   // Keys that differ only after a NUL byte are different locks.
   auto a = locks.acquire(std::string("k\0a", 3));
-  weave::LockClient other(options(server.url()));
+  weave::LockClient other(redis_test::lock_options(server.url()));
   CHECK(other.try_acquire(std::string("k\0b", 3)));
 }
 
 TEST_CASE("bad input: zero, negative and overflowing durations", "[redis][bad-input]") {
   RedisServer server;
-  weave::LockClient locks(options(server.url()));
+  weave::LockClient locks(redis_test::lock_options(server.url()));
 
   CHECK_THROWS_AS(locks.acquire("d", {.ttl = -1ms}), weave::UsageError);
   CHECK_THROWS_AS(locks.acquire("d", {.wait = -1ms}), weave::UsageError);
@@ -84,13 +77,13 @@ TEST_CASE("bad input: zero, negative and overflowing durations", "[redis][bad-in
   {  // the shortest fixed ttl runs out at once; the lock is free again
     auto h = locks.acquire("d", {.ttl = 1ms});
     std::this_thread::sleep_for(50ms);
-    weave::LockClient other(options(server.url()));
+    weave::LockClient other(redis_test::lock_options(server.url()));
     CHECK(other.try_acquire("d"));
   }
   CHECK(leases_left(server) == 0);
 
   for (milliseconds lease : {0ms, -1ms, milliseconds::min()}) {
-    auto o = options(server.url());
+    auto o = redis_test::lock_options(server.url());
     o.watchdog_lease = lease;
     CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
   }
@@ -101,11 +94,11 @@ TEST_CASE("bad input: overflowing LockOptions durations", "[redis][bad-input]") 
   // Was: accepted, then every acquire failed with IoError "invalid expire time"
   // from Redis (a huge renew_interval overflowed the watchdog's clock arithmetic).
   for (milliseconds lease : {milliseconds::max(), milliseconds(std::chrono::hours(24 * 365 * 11))}) {
-    auto o = options(server.url());
+    auto o = redis_test::lock_options(server.url());
     o.watchdog_lease = lease;
     CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
   }
-  auto o = options(server.url());
+  auto o = redis_test::lock_options(server.url());
   o.renew_interval = milliseconds::max();
   CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
   o.renew_interval = -5ms;  // <= 0 means the default (lease / 3)
@@ -119,7 +112,7 @@ TEST_CASE("bad input: a lock key holding another Redis type", "[redis][bad-input
   auto raw = server.client();
   raw.cmd({"RPUSH", "{weave:lock:wrongtype}", "x"});
   raw.cmd({"HSET", "{weave:lock:wrongfence}:fence", "f", "v"});
-  weave::LockClient locks(options(server.url()));
+  weave::LockClient locks(redis_test::lock_options(server.url()));
   try {
     locks.acquire("wrongtype");
     FAIL("acquired a key that holds a list");
@@ -139,7 +132,7 @@ TEST_CASE("bad input: a lock key holding another Redis type", "[redis][bad-input
 TEST_CASE("bad input: SCRIPT FLUSH between calls", "[redis][bad-input]") {
   RedisServer server;
   auto raw = server.client();
-  weave::LockClient locks(options(server.url()));
+  weave::LockClient locks(redis_test::lock_options(server.url()));
   auto h = locks.acquire("f");
   raw.cmd({"SCRIPT", "FLUSH"});
   h.release();
@@ -157,7 +150,7 @@ TEST_CASE("bad input: a Redis user without permission", "[redis][bad-input]") {
   // May connect and PING, nothing else.
   raw.cmd({"ACL", "SETUSER", "weak", "on", ">secret", "~*", "&*", "-@all", "+ping", "+auth", "+select", "+hello"});
   const std::string base = "redis://weak:secret@127.0.0.1:" + std::to_string(server.port());
-  weave::LockClient locks(options(base));
+  weave::LockClient locks(redis_test::lock_options(base));
   try {
     locks.acquire("p");
     FAIL("acquired without permission");
@@ -165,7 +158,7 @@ TEST_CASE("bad input: a Redis user without permission", "[redis][bad-input]") {
     CHECK_THAT(e.what(), Catch::Contains("NOPERM"));
   }
   // Wrong password: refused at the handshake.
-  weave::LockClient wrong(options("redis://weak:nope@127.0.0.1:" + std::to_string(server.port())));
+  weave::LockClient wrong(redis_test::lock_options("redis://weak:nope@127.0.0.1:" + std::to_string(server.port())));
   CHECK_THROWS_AS(wrong.acquire("p"), weave::BackendUnavailable);
   CHECK(leases_left(server) == 0);
 }

@@ -28,13 +28,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-weave::LockOptions options(const std::string& url) {
-  weave::LockOptions o;
-  o.url = url;
-  o.connect_timeout = 1000ms;
-  o.command_timeout = 2000ms;
-  return o;
-}
 
 milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
@@ -68,7 +61,7 @@ class CountingBackend : public weave::LockBackend {
 
 TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release", "[redis]") {
   RedisServer server;
-  auto b = weave::make_redis_lock_backend(options(server.url()));
+  auto b = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
   auto raw = server.client();
 
   auto a1 = b->try_acquire("order:1", "owner-a", 5000ms);
@@ -104,7 +97,7 @@ TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release",
 TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  auto o = options(server.url());
+  auto o = redis_test::lock_options(server.url());
   o.key_prefix = "app:";
   auto b = weave::make_redis_lock_backend(o);
   const std::string key("we\0ird} %s\r\n{key", 17);
@@ -118,8 +111,8 @@ TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redi
 
 TEST_CASE("redis: fencing tokens keep increasing across backends, script flushes and a restart", "[redis]") {
   RedisServer server;
-  auto b1 = weave::make_redis_lock_backend(options(server.url()));
-  auto b2 = weave::make_redis_lock_backend(options(server.url()));
+  auto b1 = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
+  auto b2 = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
   std::uint64_t last = 0;
   for (int i = 0; i < 20; ++i) {
     auto& b = i % 2 ? b1 : b2;
@@ -139,7 +132,7 @@ TEST_CASE("redis: fencing tokens keep increasing across backends, script flushes
 TEST_CASE("redis: renew_batch renews only leases still owned, in one round trip", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  auto b = weave::make_redis_lock_backend(options(server.url()));
+  auto b = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
   std::vector<std::string> keys, owners;
   for (int i = 0; i < 600; ++i) {  // more than one script chunk
     keys.push_back("r:" + std::to_string(i));
@@ -166,10 +159,10 @@ TEST_CASE("redis: renew_batch renews only leases still owned, in one round trip"
 
 TEST_CASE("redis: URL with user, password and db does AUTH and SELECT", "[redis]") {
   RedisServer server({"--requirepass", "s3cret"});
-  weave::LockClient locks(options(server.url() + "/3"));  // no password: refused
+  weave::LockClient locks(redis_test::lock_options(server.url() + "/3"));  // no password: refused
   CHECK_THROWS_AS(locks.acquire("k"), weave::BackendUnavailable);
   std::string url = "redis://default:s3cret@127.0.0.1:" + std::to_string(server.port()) + "/3";
-  weave::LockClient ok(options(url));
+  weave::LockClient ok(redis_test::lock_options(url));
   auto h = ok.acquire("k", {.ttl = 5000ms});
   redis_test::Raw raw(server.port());
   raw.cmd({"AUTH", "s3cret"});
@@ -182,7 +175,7 @@ TEST_CASE("redis: an unreachable server fails acquire with BackendUnavailable wi
           "[redis]") {
   SECTION("nothing listens on the port") {
     int port = redis_test::free_port();
-    auto o = options("redis://127.0.0.1:" + std::to_string(port));
+    auto o = redis_test::lock_options("redis://127.0.0.1:" + std::to_string(port));
     o.connect_timeout = 500ms;
     weave::LockClient locks(o);
     auto t0 = Clock::now();
@@ -198,7 +191,7 @@ TEST_CASE("redis: an unreachable server fails acquire with BackendUnavailable wi
     REQUIRE(::listen(fd, 16) == 0);
     socklen_t len = sizeof a;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    auto o = options("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)));
+    auto o = redis_test::lock_options("redis://127.0.0.1:" + std::to_string(ntohs(a.sin_port)));
     o.connect_timeout = 500ms;
     weave::LockClient locks(o);
     auto t0 = Clock::now();
@@ -210,7 +203,7 @@ TEST_CASE("redis: an unreachable server fails acquire with BackendUnavailable wi
   }
   SECTION("the server comes back: the next acquire reconnects") {
     RedisServer server;
-    weave::LockClient locks(options(server.url()));
+    weave::LockClient locks(redis_test::lock_options(server.url()));
     locks.acquire("k", {.ttl = 1000ms}).release();
     server.stop();
     CHECK_THROWS_AS(locks.acquire("k", {.ttl = 1000ms}), weave::IoError);
@@ -223,7 +216,7 @@ TEST_CASE("redis: a restart without persistence while a lease is held: the holde
           "[redis]") {
   RedisServer server;
   std::atomic<int> lost_calls{0};
-  auto o = options(server.url());
+  auto o = redis_test::lock_options(server.url());
   o.watchdog_lease = 600ms;
   o.on_lost = [&](const weave::Lease&, std::string_view) { ++lost_calls; };
   weave::LockClient locks(o);
@@ -242,7 +235,7 @@ TEST_CASE("redis: a restart without persistence while a lease is held: the holde
 TEST_CASE("redis: an unreachable server while held: the watchdog retries until the deadline, then the lease is lost",
           "[redis]") {
   RedisServer server;
-  auto o = options(server.url());
+  auto o = redis_test::lock_options(server.url());
   o.watchdog_lease = 900ms;  // renewed every 300 ms
   o.command_timeout = 150ms;
   o.connect_timeout = 150ms;
@@ -280,10 +273,10 @@ TEST_CASE("redis: an unreachable server while held: the watchdog retries until t
 TEST_CASE("redis: the watchdog keeps a lease for 10x its length, after release nothing renews", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  auto o = options(server.url());
+  auto o = redis_test::lock_options(server.url());
   o.watchdog_lease = 300ms;
   weave::LockClient holder(o);
-  weave::LockClient contender(options(server.url()));
+  weave::LockClient contender(redis_test::lock_options(server.url()));
   std::atomic<bool> done{false};
   std::atomic<int> contender_got_in{0};
   auto h = holder.acquire("wd");
@@ -309,9 +302,9 @@ TEST_CASE("redis: the watchdog keeps a lease for 10x its length, after release n
 TEST_CASE("redis: 8 waiters on one key all get it one at a time, without polling", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  auto counting = std::make_shared<CountingBackend>(weave::make_redis_lock_backend(options(server.url())));
-  weave::LockClient locks(options(server.url()), counting);
-  weave::LockClient holder(options(server.url()));
+  auto counting = std::make_shared<CountingBackend>(weave::make_redis_lock_backend(redis_test::lock_options(server.url())));
+  weave::LockClient locks(redis_test::lock_options(server.url()), counting);
+  weave::LockClient holder(redis_test::lock_options(server.url()));
   auto h = holder.acquire("hot");  // watchdog lease 30 s: waiters have no reason to wake before release
 
   constexpr int kWaiters = 8;
@@ -368,7 +361,7 @@ TEST_CASE("redis: 8 waiters on one key all get it one at a time, without polling
 
 TEST_CASE("redis: hand-off wakes a waiter on release, not at its deadline", "[redis]") {
   RedisServer server;
-  weave::LockClient a(options(server.url())), b(options(server.url()));
+  weave::LockClient a(redis_test::lock_options(server.url())), b(redis_test::lock_options(server.url()));
   auto h = a.acquire("handoff");  // 30 s watchdog lease
   std::atomic<bool> got{false};
   Clock::time_point got_at;
@@ -417,7 +410,7 @@ TEST_CASE("redis: chosen by WEAVE_LOCK_URL and by a JSON config file", "[redis]"
 
 TEST_CASE("redis: waiters survive a server restart (the subscriber reconnects and resubscribes)", "[redis]") {
   RedisServer server;
-  weave::LockClient a(options(server.url())), b(options(server.url()));
+  weave::LockClient a(redis_test::lock_options(server.url())), b(redis_test::lock_options(server.url()));
   auto h = a.acquire("sub", {.ttl = 30s});
   std::atomic<bool> got{false};
   std::thread t([&] {
@@ -449,7 +442,7 @@ TEST_CASE("redis: waiters survive a server restart (the subscriber reconnects an
 TEST_CASE("redis: an uncontended acquire is one command, its release is one command", "[redis]") {
   RedisServer server;
   auto raw = server.client();
-  weave::LockClient locks(options(server.url()));
+  weave::LockClient locks(redis_test::lock_options(server.url()));
   for (int i = 0; i < 8; ++i) locks.acquire("warm-up", {.ttl = 5000ms}).release();  // pool connected, scripts loaded
   redis_test::Monitor monitor(server.port());
   for (const weave::LockSpec spec : {weave::LockSpec{.ttl = 5000ms}, weave::LockSpec{}}) {
