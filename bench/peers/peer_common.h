@@ -76,4 +76,20 @@ inline void emit(const std::string& contender, const std::string& workload, cons
   std::fflush(stdout);
 }
 
+// Times `n` calls of `call(i)` and emits them as one latency workload line.
+template <class F>
+void time_calls(const std::string& contender, const std::string& workload, long n, F&& call) {
+  std::vector<long long> lat;
+  lat.reserve(static_cast<size_t>(n));
+  const long long t0 = now_ns();
+  for (long i = 0; i < n; ++i) {
+    const long long s = now_ns();
+    call(i);
+    lat.push_back(now_ns() - s);
+  }
+  const long long t1 = now_ns();
+  emit(contender, workload,
+       ",\"n\":" + std::to_string(n) + ",\"secs\":" + std::to_string((t1 - t0) / 1e9) + ",\"lat_ns\":" + list(lat));
+}
+
 }  // namespace peers

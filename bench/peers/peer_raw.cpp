@@ -88,8 +88,6 @@ int main(int argc, char** argv) {
   if (wl == "uncontended" || wl == "redlock") {
     // redlock: the same pair sent to every master at once (append to all, then read all).
     const long n = a.num("n", 5000), base = a.num("base", 0);
-    std::vector<long long> lat;
-    lat.reserve(n);
     auto once = [&](long id) {
       const std::string key = "{peers:raw:" + std::to_string(id) + "}";
       for (size_t i = 0; i < cs.size(); ++i) acquire(i, key);
@@ -100,15 +98,7 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < cs.size(); ++i) reply_ok(i);
     };
     for (long i = 0; i < 200; ++i) once(base - 1 - i);
-    const long long t0 = peers::now_ns();
-    for (long i = 0; i < n; ++i) {
-      const long long s = peers::now_ns();
-      once(base + i);
-      lat.push_back(peers::now_ns() - s);
-    }
-    const long long t1 = peers::now_ns();
-    peers::emit("raw", wl, ",\"n\":" + std::to_string(n) + ",\"secs\":" + std::to_string((t1 - t0) / 1e9) +
-                               ",\"lat_ns\":" + peers::list(lat));
+    peers::time_calls("raw", wl, n, [&](long i) { once(base + i); });
   } else if (wl == "contended") {
     const long long until = peers::now_ns() + a.num("ms", 3000) * 1'000'000LL;
     const long hold_us = a.num("hold_us", 1000);

@@ -67,17 +67,7 @@ int main(int argc, char** argv) {
   if (wl == "uncontended" || wl == "redlock") {
     const long n = a.num("n", 5000), base = a.num("base", 0);
     for (long i = 0; i < 200; ++i) svc.fresh(base - 1 - i);  // warm: connections, scripts
-    std::vector<long long> lat;
-    lat.reserve(n);
-    const long long t0 = peers::now_ns();
-    for (long i = 0; i < n; ++i) {
-      const long long s = peers::now_ns();
-      svc.fresh(base + i);
-      lat.push_back(peers::now_ns() - s);
-    }
-    const long long t1 = peers::now_ns();
-    peers::emit("weave", wl, ",\"n\":" + std::to_string(n) + ",\"secs\":" + std::to_string((t1 - t0) / 1e9) +
-                                 ",\"lat_ns\":" + peers::list(lat));
+    peers::time_calls("weave", wl, n, [&](long i) { svc.fresh(base + i); });
   } else if (wl == "contended") {
     const long long until = peers::now_ns() + a.num("ms", 3000) * 1'000'000LL;
     const long hold_us = a.num("hold_us", 1000);
