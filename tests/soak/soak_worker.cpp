@@ -6,7 +6,9 @@
 // critical section
 //   1. enters the key's occupancy set on the oracle server (a size > 1 is an
 //      overlap: two holders at once),
-//   2. reads the key's counter from the oracle, presenting its fencing token
+//   2. waits a little (so a pause of the holder lands before its read as
+//      often as before its write), then reads the key's counter from the
+//      oracle, presenting its fencing token
 //      (the read raises the oracle's newest token; an older token is refused),
 //   3. waits a little and writes counter + 1 with the token (refused when a
 //      newer token touched the counter since),
@@ -130,6 +132,7 @@ int main(int argc, char** argv) {
     const long long occupancy = oracle.cmd({"EVAL", enter_script, "1", "occ:" + key, worker_id}).integer;
     log("enter", "ok", key, token, std::to_string(occupancy));
 
+    std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 10));
     log("read", "invoked", key, token);
     const long long n =
         oracle.cmd({"EVAL", read_script, "2", "value:" + key, "newest:" + key, t}).integer;
@@ -137,7 +140,7 @@ int main(int argc, char** argv) {
       log("read", "failed", key, token, "stale");
     } else {
       log("read", "ok", key, token, std::to_string(n));
-      std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2 + rng() % 10));
       const bool stop = h->stop_token().stop_requested();
       log("write", "invoked", key, token, stop ? "after-stop" : "-");
       const long long w = oracle.cmd({"EVAL", write_script, "4", "value:" + key, "newest:" + key,
