@@ -13,25 +13,47 @@
 //   ├── LockError              carries the key
 //   │   ├── LockBusy           not acquired within `wait` (retryable)
 //   │   └── LeaseLost          the lease expired or was taken while the method ran
+//   ├── ReplyError             the server answered with an error (WRONGTYPE,
+//   │                          NOPERM, WRONGPASS...); retryable only for the
+//   │                          transient ones (LOADING, BUSY, TRYAGAIN...)
 //   └── IoError                backend I/O failed (retryable)
 //       ├── BackendUnavailable cannot connect to the backend
 //       └── TimeoutError       the backend did not answer in time
+//
+// An error raised while taking or giving back a lock names the lock key in
+// what() and in key(), whatever its type.
 #pragma once
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace weave {
+
+class Error;
+namespace detail {
+// Names the lock key an error concerns (once; the innermost key wins).
+void name_key(Error& e, std::string_view key);
+}  // namespace detail
 
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what, bool retryable = false)
-      : std::runtime_error(what), retryable_(retryable) {}
+      : std::runtime_error(what), message_(what), retryable_(retryable) {}
+  const char* what() const noexcept override { return message_.c_str(); }
   // True when the same call may succeed if tried again later.
   bool retryable() const noexcept { return retryable_; }
+  // The lock key the failure concerns; empty when none (a config error).
+  const std::string& key() const noexcept { return key_; }
+
+ protected:
+  Error(std::string key, const std::string& what, bool retryable)
+      : std::runtime_error(what), message_(what), key_(std::move(key)), retryable_(retryable) {}
 
  private:
+  friend void detail::name_key(Error& e, std::string_view key);
+  std::string message_, key_;
   bool retryable_;
 };
 
@@ -47,12 +69,7 @@ class UsageError : public Error {
 
 class LockError : public Error {
  public:
-  LockError(std::string key, const std::string& what, bool retryable)
-      : Error(what, retryable), key_(std::move(key)) {}
-  const std::string& key() const noexcept { return key_; }
-
- private:
-  std::string key_;
+  LockError(std::string key, const std::string& what, bool retryable) : Error(std::move(key), what, retryable) {}
 };
 
 class LockBusy : public LockError {
@@ -73,6 +90,26 @@ class LeaseLost : public LockError {
  public:
   LeaseLost(std::string key, const std::string& cause)
       : LockError(key, "weave: lease on '" + key + "' was lost: " + cause, false) {}
+};
+
+// `reply` is the server's error text; its first word is the code.
+class ReplyError : public Error {
+ public:
+  ReplyError(const std::string& context, std::string_view reply)
+      : Error(context + ": " + std::string(reply), transient(code_of(reply))), code_(code_of(reply)) {}
+  // "WRONGTYPE", "NOPERM", "ERR"...
+  const std::string& code() const noexcept { return code_; }
+
+ private:
+  static std::string code_of(std::string_view reply) { return std::string(reply.substr(0, reply.find(' '))); }
+  // Codes for a state the server leaves on its own.
+  static bool transient(std::string_view code) {
+    for (std::string_view c : {"LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "READONLY",
+                               "NOREPLICAS", "OOM"})
+      if (code == c) return true;
+    return false;
+  }
+  std::string code_;
 };
 
 class IoError : public Error {

@@ -12,7 +12,8 @@
 //   weave::configure_locks({.url = "my://host:1234"});
 //
 // All calls are thread-safe and may throw weave::IoError (BackendUnavailable,
-// TimeoutError) when the backend cannot be reached. Times are durations, never
+// TimeoutError) when the backend cannot be reached, or weave::ReplyError when
+// it refuses a command. Times are durations, never
 // wall-clock instants, so clocks of different machines never meet.
 #pragma once
 

@@ -269,19 +269,19 @@ std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const st
   for (int attempt = 0;; ++attempt) {
     try {
       return n->subscribe(channel, bell);
-    } catch (const IoError& e) {
-      if (attempt >= kRounds) throw;
+    } catch (const ReplyError& e) {
       // MOVED: the slot moved since the map was read (during a migration the
-      // other nodes may not know yet): go where the refusal points. A dead
-      // node: re-read the map and subscribe where the slot is now.
+      // other nodes may not know yet): go where the refusal points.
       const std::string_view what = e.what();
       const auto at = what.find("MOVED ");
-      if (auto moved = at == std::string_view::npos ? std::nullopt : parse_redirect(what.substr(at))) {
-        n = node(moved->host, moved->port);
-      } else {
-        refresh();
-        n = route(slot);
-      }
+      auto moved = e.code() == "MOVED" && at != std::string_view::npos ? parse_redirect(what.substr(at)) : std::nullopt;
+      if (!moved || attempt >= kRounds) throw;
+      n = node(moved->host, moved->port);
+    } catch (const IoError&) {
+      // A dead node: re-read the map and subscribe where the slot is now.
+      if (attempt >= kRounds) throw;
+      refresh();
+      n = route(slot);
     }
   }
 }

@@ -76,6 +76,9 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
           ReleaseResult r = l.type_ == LockType::reentrant ? c.backend->release(key, l.owner_)
                                                            : c.backend->release_as(l.type_, key, l.owner_);
           lost = lost || r == ReleaseResult::lost;
+        } catch (Error& e) {
+          detail::name_key(e, key);
+          if (!error) error = std::current_exception();
         } catch (...) {
           if (!error) error = std::current_exception();
         }

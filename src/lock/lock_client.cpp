@@ -291,7 +291,12 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     Clock::time_point sent;
     std::optional<AcquireResult> r;
     try {
-      r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline, sent);
+      try {
+        r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline, sent);
+      } catch (Error& e) {
+        detail::name_key(e, missing[i]);
+        throw;
+      }
     } catch (...) {
       for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
       throw;

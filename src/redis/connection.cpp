@@ -59,7 +59,7 @@ void handshake(redisContext* c, const Endpoint& ep) {
     Reply r(static_cast<redisReply*>(raw));
     if (r->type == REDIS_REPLY_ERROR) {
       std::string what = i == 0 && !ep.password.empty() ? "AUTH" : (ep.db != 0 ? "SELECT" : "PING");
-      throw BackendUnavailable("weave redis: " + ep.describe() + " refused " + what + ": " + reply_error(r.get()));
+      throw ReplyError("weave redis: " + ep.describe() + " refused " + what, reply_error(r.get()));
     }
   }
   redisSetTimeout(c, to_timeval(ep.command_timeout));
@@ -87,21 +87,46 @@ void Connection::fail(const char* what) {
   bool timeout = ctx_->err == REDIS_ERR_IO && (saved == EAGAIN || saved == EWOULDBLOCK ||
                                                 why.find("temporarily unavailable") != std::string::npos);
   failure_ = timeout ? IoFailure::timeout : IoFailure::closed;
-  if (timeout) throw TimeoutError(std::string("weave redis: ") + where_ + " did not answer " + what + " in time");
+  if (timeout) timed_out(what);
   throw IoError(std::string("weave redis: ") + what + " to " + where_ + " failed: " + why);
 }
 
-std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
-  for (const auto& c : commands) {
-    if (redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens()) != REDIS_OK) fail("a command");
-  }
-  std::vector<Reply> out;
-  out.reserve(commands.size());
-  for (std::size_t i = 0; i < commands.size(); ++i) {
+void Connection::append(const Command& c) {
+  if (redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens()) != REDIS_OK) fail("a command");
+}
+
+void Connection::flush() {
+  for (int done = 0; !done;)
+    if (redisBufferWrite(ctx_, &done) != REDIS_OK) fail("a command");
+}
+
+void Connection::read_available(std::vector<Reply>& out) {
+  if (redisBufferRead(ctx_) != REDIS_OK) fail("a command");
+  for (;;) {
     void* raw = nullptr;
-    if (redisGetReply(ctx_, &raw) != REDIS_OK) fail("a command");
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("a command");
+    if (raw == nullptr) return;
     out.emplace_back(static_cast<redisReply*>(raw));
   }
+}
+
+void Connection::timed_out(const char* what) {
+  broken_ = true;
+  failure_ = IoFailure::timeout;
+  throw TimeoutError(std::string("weave redis: ") + where_ + " did not answer " + what + " in time");
+}
+
+Reply Connection::read_reply() {
+  void* raw = nullptr;
+  if (redisGetReply(ctx_, &raw) != REDIS_OK) fail("a command");
+  return Reply(static_cast<redisReply*>(raw));
+}
+
+std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
+  for (const auto& c : commands) append(c);
+  std::vector<Reply> out;
+  out.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(read_reply());
   return out;
 }
 

@@ -79,6 +79,18 @@ class Connection {
   std::vector<Reply> pipeline(const std::vector<Command>& commands);
   Reply command(const Command& c);
 
+  // The same in steps, for waiting on several connections at once
+  // (redis::run_on_each): queue commands, write them, then, each time poll()
+  // says fd() is readable, move the replies that arrived into `out`.
+  void append(const Command& c);
+  void flush();
+  int fd() const noexcept { return ctx_->fd; }
+  void read_available(std::vector<Reply>& out);
+  // Blocks (up to the command timeout) for the next reply.
+  Reply read_reply();
+  // The caller stopped waiting for replies: the connection is unusable.
+  [[noreturn]] void timed_out(const char* what);
+
   bool broken() const noexcept { return broken_; }
   IoFailure last_failure() const noexcept { return failure_; }
   redisContext* raw() noexcept { return ctx_; }
@@ -92,7 +104,8 @@ class Connection {
 };
 
 // Runs the AUTH / SELECT handshake on a fresh context (shared with the
-// subscriber). Throws BackendUnavailable.
+// subscriber). Throws BackendUnavailable, or ReplyError when the server
+// refuses AUTH / SELECT (WRONGPASS, NOPERM...).
 void handshake(redisContext* ctx, const Endpoint& endpoint);
 // Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
 redisContext* connect_raw(const Endpoint& endpoint);

@@ -1,6 +1,9 @@
 #include "redis/executor.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <chrono>
 
 #include "weave/error.h"
 
@@ -21,7 +24,7 @@ bool is_noscript(const redisReply* r) {
 
 void bad_reply(const redisReply* r, const char* what) {
   if (r->type == REDIS_REPLY_ERROR)
-    throw IoError(std::string("weave redis: ") + what + " failed: " + std::string(r->str, r->len));
+    throw ReplyError(std::string("weave redis: ") + what + " refused", std::string_view(r->str, r->len));
   throw IoError(std::string("weave redis: unexpected reply to ") + what);
 }
 
@@ -103,16 +106,22 @@ std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe(const std::string&
 // the calls are sent once more on a new one.
 std::vector<Reply> NodeExecutor::run_raw(const std::vector<ScriptCall>& calls, bool asking) {
   for (int attempt = 0;; ++attempt) {
-    auto conn = pool_.borrow();
+    InFlight flight(pool_.borrow());
     try {
-      return run_on(*conn, calls, asking);
+      start(flight, calls, asking);
+      return finish(flight, calls);
     } catch (const IoError&) {
-      if (!conn->broken()) throw;
-      pool_.drop_idle();
-      if (attempt == 0 && !conn.fresh() && conn->last_failure() == IoFailure::closed) continue;
+      if (attempt == 0 && retry_after(flight)) continue;
       throw;
     }
   }
+}
+
+bool NodeExecutor::retry_after(InFlight& flight) {
+  Connection& c = *flight.conn_;
+  if (!c.broken()) return false;
+  pool_.drop_idle();
+  return !flight.conn_.fresh() && c.last_failure() == IoFailure::closed;
 }
 
 Reply NodeExecutor::command(const Command& c) {
@@ -176,38 +185,123 @@ std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vec
   return out;
 }
 
-std::vector<Reply> NodeExecutor::run_on(Connection& conn, const std::vector<ScriptCall>& calls, bool asking) {
-  const std::vector<std::string> shas = shas_for(conn, calls);
-  std::vector<std::string> numkeys;
-  numkeys.reserve(calls.size());
-  for (const auto& c : calls) numkeys.push_back(std::to_string(c.keys.size()));
-  auto send = [&](const std::vector<std::size_t>& which, bool eval) {
-    std::vector<Command> cmds;
-    cmds.reserve(which.size() * (asking ? 2 : 1));
-    for (auto i : which) {
-      if (asking) cmds.push_back(Command{"ASKING"});
-      cmds.push_back(eval ? calls[i].build("EVAL", body_of(calls[i].body), numkeys[i])
-                          : calls[i].build("EVALSHA", shas[i], numkeys[i]));
-    }
-    std::vector<Reply> got = conn.pipeline(cmds);
-    if (!asking) return got;
-    std::vector<Reply> out;
-    for (std::size_t j = 1; j < got.size(); j += 2) out.push_back(std::move(got[j]));
-    return out;
-  };
+NodeExecutor::InFlight NodeExecutor::open() { return InFlight(pool_.borrow()); }
+
+void NodeExecutor::start(InFlight& f, const std::vector<ScriptCall>& calls, bool asking) {
+  f.asking_ = asking;
+  f.shas_ = shas_for(*f.conn_, calls);
+  f.numkeys_.clear();
+  for (const auto& c : calls) f.numkeys_.push_back(std::to_string(c.keys.size()));
   std::vector<std::size_t> all(calls.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  std::vector<Reply> replies = send(all, false);
+  send(f, calls, all, false);
+}
+
+void NodeExecutor::send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which,
+                        bool eval) {
+  for (auto i : which) {
+    if (f.asking_) f.conn_->append(Command{"ASKING"});
+    f.conn_->append(eval ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
+                         : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
+  }
+  f.conn_->flush();
+  f.replies.clear();
+  f.expected_ = which.size() * (f.asking_ ? 2 : 1);
+}
+
+// The replies of the last send(), without the ASKING ones.
+std::vector<Reply> NodeExecutor::receive(InFlight& f) {
+  while (!f.complete()) f.replies.push_back(f.conn_->read_reply());
+  if (!f.asking_) return std::move(f.replies);
+  std::vector<Reply> out;
+  for (std::size_t j = 1; j < f.replies.size(); j += 2) out.push_back(std::move(f.replies[j]));
+  return out;
+}
+
+std::vector<Reply> NodeExecutor::finish(InFlight& f, const std::vector<ScriptCall>& calls) {
+  std::vector<Reply> replies = receive(f);
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < replies.size(); ++i)
     if (is_noscript(replies[i].get())) missing.push_back(i);
   if (!missing.empty()) {
     // The server lost its script cache (restart, SCRIPT FLUSH): EVAL
     // caches the body again under the same SHA.
-    std::vector<Reply> again = send(missing, true);
+    send(f, calls, missing, true);
+    std::vector<Reply> again = receive(f);
     for (std::size_t j = 0; j < missing.size(); ++j) replies[missing[j]] = std::move(again[j]);
   }
   return replies;
+}
+
+std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t n = nodes.size();
+  std::vector<NodeOutcome> out(n);
+  std::vector<std::optional<NodeExecutor::InFlight>> flights(n);
+  std::vector<Clock::time_point> deadline(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    try {
+      flights[i].emplace(nodes[i]->open());
+      nodes[i]->start(*flights[i], calls);
+      deadline[i] = Clock::now() + nodes[i]->endpoint().command_timeout;
+    } catch (...) {
+      out[i].error = std::current_exception();
+    }
+  }
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> who;
+  for (;;) {
+    fds.clear();
+    who.clear();
+    const auto now = Clock::now();
+    auto next = Clock::time_point::max();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (out[i].error || !flights[i] || flights[i]->complete()) continue;
+      if (now >= deadline[i]) {
+        try {
+          flights[i]->connection().timed_out("a command");
+        } catch (...) {
+          out[i].error = std::current_exception();
+        }
+        continue;
+      }
+      fds.push_back({flights[i]->connection().fd(), POLLIN, 0});
+      who.push_back(i);
+      next = std::min(next, deadline[i]);
+    }
+    if (fds.empty()) break;
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+    if (::poll(fds.data(), fds.size(), static_cast<int>(wait)) < 0) continue;  // EINTR; deadlines still hold
+    for (std::size_t k = 0; k < fds.size(); ++k) {
+      if (fds[k].revents == 0) continue;
+      try {
+        flights[who[k]]->connection().read_available(flights[who[k]]->replies);
+      } catch (...) {
+        out[who[k]].error = std::current_exception();
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!flights[i]) continue;
+    if (!out[i].error) {
+      try {
+        out[i].replies = nodes[i]->finish(*flights[i], calls);
+      } catch (...) {
+        out[i].error = std::current_exception();
+      }
+    }
+    // A reused connection that had died while idle: once more on a new one.
+    if (out[i].error && nodes[i]->retry_after(*flights[i])) {
+      flights[i].reset();
+      try {
+        out[i].replies = nodes[i]->run_raw(calls);
+        out[i].error = nullptr;
+      } catch (...) {
+        out[i].error = std::current_exception();
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace weave::redis

@@ -5,8 +5,11 @@
 // and docs/scale-out.md.
 #pragma once
 
+#include <exception>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -35,8 +38,8 @@ class Executor {
  public:
   virtual ~Executor() = default;
   // Runs the calls (pipelined) and returns one reply per call, in order.
-  // Error replies throw IoError; so do I/O failures (TimeoutError,
-  // BackendUnavailable).
+  // Error replies throw ReplyError; I/O failures throw IoError
+  // (TimeoutError, BackendUnavailable).
   virtual std::vector<Reply> run(const std::vector<ScriptCall>& calls, const char* what) = 0;
   // Calls whose keys have different shards (cluster slots) must not share a
   // script call. 0 for a single node.
@@ -66,8 +69,36 @@ class NodeExecutor final : public Executor {
   const Endpoint& endpoint() const { return pool_.endpoint(); }
   const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
 
+  // run_raw in steps, for run_on_each: open() borrows a connection, start()
+  // writes the calls without reading; the caller may feed replies in
+  // (Connection::read_available) as they arrive; finish() reads the rest,
+  // handles NOSCRIPT and returns the replies.
+  class InFlight {
+   public:
+    bool complete() const { return replies.size() >= expected_; }
+    Connection& connection() { return *conn_; }
+    std::vector<Reply> replies;  // of the calls written last
+
+   private:
+    friend class NodeExecutor;
+    explicit InFlight(Pool::Borrowed c) : conn_(std::move(c)) {}
+    Pool::Borrowed conn_;
+    std::vector<std::string> shas_, numkeys_;
+    std::size_t expected_ = 0;
+    bool asking_ = false;
+  };
+  InFlight open();
+  void start(InFlight& flight, const std::vector<ScriptCall>& calls, bool asking = false);
+  std::vector<Reply> finish(InFlight& flight, const std::vector<ScriptCall>& calls);
+  // After a failed flight: drops the idle connections (they may be stale too)
+  // and says whether running the calls once more on a new connection is
+  // right (the reused connection had died while idle).
+  bool retry_after(InFlight& flight);
+
  private:
-  std::vector<Reply> run_on(Connection& conn, const std::vector<ScriptCall>& calls, bool asking);
+  // Writes `which` of the calls (EVALSHA, or EVAL when `eval`).
+  void send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
+  std::vector<Reply> receive(InFlight& f);
   const std::string& body_of(const char* body);
   std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
 
@@ -77,6 +108,18 @@ class NodeExecutor final : public Executor {
   std::shared_mutex sha_mutex_;
   std::map<const char*, std::pair<std::string, std::string>> scripts_;  // body -> (sent body, sha)
 };
+
+// The same calls on several nodes at once from the calling thread: every
+// node's calls are written before any reply is read, then replies are read as
+// they arrive (poll), so the whole takes about the slowest node's round trip
+// with no thread hand-off. One outcome per node: its replies (error replies
+// included, NOSCRIPT handled), or the error it failed with (an I/O error, a
+// TimeoutError after that node's command timeout).
+struct NodeOutcome {
+  std::vector<Reply> replies;
+  std::exception_ptr error;
+};
+std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
 // The redis lock backend (scripts of scripts.h) over any executor.
 std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, std::string key_prefix);

@@ -116,7 +116,7 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   g.unlock();
   release_interest(ch, nullptr);
   if (!refused.empty())
-    throw IoError("weave redis: " + endpoint_.describe() + " refused to subscribe: " + refused);
+    throw ReplyError("weave redis: " + endpoint_.describe() + " refused to subscribe", refused);
   if (!why.empty() || !connected_)
     throw BackendUnavailable("weave redis: cannot subscribe at " + endpoint_.describe() + ": " +
                              (why.empty() ? std::string("not connected") : why));

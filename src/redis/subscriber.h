@@ -64,7 +64,7 @@ class Subscriber {
 
   // Subscribes to `channel` (refcounted) and returns once Redis confirmed
   // the subscription, so any PUBLISH after this returns is seen. Throws
-  // BackendUnavailable / TimeoutError, or IoError with the server's error
+  // BackendUnavailable / TimeoutError, or ReplyError with the server's error
   // (e.g. "MOVED ..." for a sharded channel whose slot moved). `bell`, if
   // given, is rung on every change of this subscription until the Interest goes.
   std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr);

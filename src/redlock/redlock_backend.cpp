@@ -1,13 +1,17 @@
 // redlock://h1:p1,h2:p2,h3:p3: the redis backend's scripts on N independent
 // masters, a lock held when a majority took it within the validity window.
+// Every request goes to all masters at once from the calling thread
+// (redis::run_on_each); only subscribing uses helper threads (FanOut).
 // Protocol, fencing argument and limits: docs/scale-out.md.
 #include <algorithm>
-#include <atomic>
 #include <optional>
 #include <random>
+#include <span>
 #include <thread>
+#include <type_traits>
 
 #include "redis/executor.h"
+#include "redis/lock_requests.h"
 #include "redlock/fan_out.h"
 #include "redlock/redlock.h"
 #include "weave/error.h"
@@ -32,10 +36,6 @@ return 1
 // no majority): contenders back off for a random few ms and try again.
 constexpr int kAttempts = 3;
 
-struct Master {
-  std::shared_ptr<redis::NodeExecutor> exec;
-  std::shared_ptr<LockBackend> backend;  // the redis scripts on this master
-};
 
 class Waiter final : public LockWaiter {
  public:
@@ -57,29 +57,62 @@ class Waiter final : public LockWaiter {
   std::uint64_t seen_;
 };
 
+// What each master failed with (each fan-out task sets only its own slot).
+class Failures {
+ public:
+  explicit Failures(std::size_t n) : each_(n) {}
+  void record(std::size_t i, std::exception_ptr e) noexcept { each_[i] = std::move(e); }
+  bool failed(std::size_t i) const { return each_[i] != nullptr; }
+  std::size_t count() const { return each_.size() - static_cast<std::size_t>(std::count(each_.begin(), each_.end(), nullptr)); }
+
+  // Too few masters answered. When every failure is a refusal that retrying
+  // cannot fix (WRONGTYPE, NOPERM, WRONGPASS...) that refusal is the error;
+  // otherwise the masters are unavailable.
+  [[noreturn]] void raise(const std::string& context) const {
+    std::exception_ptr first;
+    bool permanent = true;
+    std::string why = "no answer";
+    for (const auto& e : each_) {
+      if (!e) continue;
+      if (!first) first = e;
+      try {
+        std::rethrow_exception(e);
+      } catch (const Error& err) {
+        if (first == e) why = err.what();
+        permanent = permanent && !err.retryable();
+      } catch (const std::exception& err) {
+        if (first == e) why = err.what();
+        permanent = false;
+      }
+    }
+    if (first && permanent) std::rethrow_exception(first);
+    throw BackendUnavailable(context + ": " + why);
+  }
+
+ private:
+  std::vector<std::exception_ptr> each_;
+};
+
 class RedlockBackend final : public LockBackend {
  public:
-  RedlockBackend(std::vector<Master> masters, std::string prefix, int pool_size)
+  RedlockBackend(std::vector<std::shared_ptr<redis::NodeExecutor>> masters, std::string prefix)
       : masters_(std::move(masters)),
         quorum_(masters_.size() / 2 + 1),
         prefix_(std::move(prefix)),
-        fan_(static_cast<int>((masters_.size() - 1) * static_cast<std::size_t>(std::max(1, pool_size)))) {}
+        fan_(static_cast<int>(masters_.size() - 1)) {
+    for (auto& m : masters_) nodes_.push_back(m.get());
+  }
 
   AcquireResult try_acquire(std::string_view key, std::string_view owner, milliseconds lease) override {
     const std::size_t n = masters_.size();
     if (lease.count() <= 0) lease = milliseconds(1);
     const milliseconds drift = lease / 100 + milliseconds(2);
     for (int attempt = 1;; ++attempt) {
-      std::vector<std::optional<AcquireResult>> got(n);
-      std::vector<std::string> errors(n);
+      Failures errors(n);
+      redis::AcquireRequest request(prefix_, key, owner, lease);
       const auto start = Clock::now();
-      fan_.run(n, [&](std::size_t i) {
-        try {
-          got[i] = masters_[i].backend->try_acquire(key, owner, lease);
-        } catch (const std::exception& e) {
-          errors[i] = e.what();
-        }
-      });
+      const std::vector<std::optional<AcquireResult>> got =
+          on_all<AcquireResult>({request.call()}, errors, &redis::AcquireRequest::parse);
       std::size_t granted = 0, failed = 0;
       std::uint64_t token = 0;
       bool differ = false;
@@ -115,9 +148,8 @@ class RedlockBackend final : public LockBackend {
       // the answer was lost: the script may have run there).
       if (granted > 0 || failed > 0) release_all(key, owner);
       if (failed > n - quorum_)
-        throw BackendUnavailable("weave redlock: only " + std::to_string(n - failed) + " of " +
-                                 std::to_string(n) + " masters answered (a majority of " +
-                                 std::to_string(quorum_) + " is needed): " + first_error(errors));
+        errors.raise("weave redlock: only " + std::to_string(n - failed) + " of " + std::to_string(n) +
+                     " masters answered (a majority of " + std::to_string(quorum_) + " is needed)");
       if (granted == 0 || attempt == kAttempts) {
         AcquireResult out;
         out.holder_ttl_left = holder_ttl;
@@ -131,15 +163,10 @@ class RedlockBackend final : public LockBackend {
 
   ReleaseResult release(std::string_view key, std::string_view owner) override {
     const std::size_t n = masters_.size();
-    std::vector<std::optional<ReleaseResult>> got(n);
-    std::vector<std::string> errors(n);
-    fan_.run(n, [&](std::size_t i) {
-      try {
-        got[i] = masters_[i].backend->release(key, owner);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-      }
-    });
+    Failures errors(n);
+    redis::ReleaseRequest request(prefix_, key, owner);
+    const std::vector<std::optional<ReleaseResult>> got =
+        on_all<ReleaseResult>({request.call()}, errors, &redis::ReleaseRequest::parse);
     std::size_t released = 0, failed = 0;
     for (auto& g : got) {
       if (!g)
@@ -149,35 +176,29 @@ class RedlockBackend final : public LockBackend {
     }
     if (released >= quorum_) return ReleaseResult::released;
     if (failed > n - quorum_)
-      throw BackendUnavailable("weave redlock: release reached only " + std::to_string(n - failed) + " of " +
-                               std::to_string(n) + " masters: " + first_error(errors));
+      errors.raise("weave redlock: release reached only " + std::to_string(n - failed) + " of " +
+                   std::to_string(n) + " masters");
     return ReleaseResult::lost;
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
     const std::size_t n = masters_.size();
-    std::vector<std::vector<RenewResult>> got(n);
-    std::vector<std::string> errors(n);
-    fan_.run(n, [&](std::size_t i) {
-      try {
-        got[i] = masters_[i].backend->renew_batch(items);
-        if (got[i].size() != items.size()) throw IoError("wrong number of renewals");
-      } catch (const std::exception& e) {
-        got[i].clear();
-        errors[i] = e.what();
-      }
-    });
-    std::size_t failed = 0;
-    for (auto& e : errors)
-      if (!e.empty()) ++failed;
+    if (items.empty()) return {};
+    Failures errors(n);
+    redis::RenewRequest request(prefix_, items, *masters_.front());
+    const std::vector<std::optional<std::vector<RenewResult>>> got =
+        on_all<std::vector<RenewResult>>(request.calls(), errors, [&](const std::vector<redis::Reply>& replies) {
+          return request.parse(replies);
+        });
+    const std::size_t failed = errors.count();
     if (failed > n - quorum_)
-      throw BackendUnavailable("weave redlock: renewal reached only " + std::to_string(n - failed) + " of " +
-                               std::to_string(n) + " masters: " + first_error(errors));
+      errors.raise("weave redlock: renewal reached only " + std::to_string(n - failed) + " of " +
+                   std::to_string(n) + " masters");
     std::vector<RenewResult> out(items.size(), RenewResult::lost);
     for (std::size_t j = 0; j < items.size(); ++j) {
       std::size_t owned = 0;
       for (std::size_t i = 0; i < n; ++i)
-        if (errors[i].empty() && got[i][j] == RenewResult::owned) ++owned;
+        if (got[i] && (*got[i])[j] == RenewResult::owned) ++owned;
       if (owned >= quorum_) out[j] = RenewResult::owned;
     }
     return out;
@@ -190,63 +211,72 @@ class RedlockBackend final : public LockBackend {
     auto bell = std::make_shared<redis::Bell>();
     auto waiter = std::make_unique<Waiter>(bell);
     waiter->interests.resize(n);
-    std::vector<std::string> errors(n);
+    Failures errors(n);
     const std::string channel = redis::lock_key_for(prefix_, key) + ":released";
     fan_.run(n, [&](std::size_t i) {
       try {
-        waiter->interests[i] = masters_[i].exec->subscribe(channel, bell);
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
+        waiter->interests[i] = masters_[i]->subscribe(channel, bell);
+      } catch (...) {
+        errors.record(i, std::current_exception());
       }
     });
-    std::size_t failed = 0;
-    for (auto& e : errors)
-      if (!e.empty()) ++failed;
-    for (auto& m : masters_) waiter->keep.push_back(m.exec);
-    if (failed > n - quorum_)
-      throw BackendUnavailable("weave redlock: cannot wait on a majority of masters: " + first_error(errors));
+    for (auto& m : masters_) waiter->keep.push_back(m);
+    if (errors.count() > n - quorum_) errors.raise("weave redlock: cannot wait on a majority of masters");
     std::erase(waiter->interests, nullptr);
     return waiter;
   }
 
  private:
-  void release_all(std::string_view key, std::string_view owner) {
-    fan_.run(masters_.size(), [&](std::size_t i) {
-      try {
-        masters_[i].backend->release(key, owner);
-      } catch (const std::exception&) {
-        // unreachable: its copy runs out with the lease
+  // `calls` on every master at once; each master's replies read by `parse`,
+  // or its error recorded.
+  template <class T, class Parse>
+  std::vector<std::optional<T>> on_all(const std::vector<redis::ScriptCall>& calls, Failures& errors, Parse&& parse,
+                                       std::span<redis::NodeExecutor* const> nodes = {}) {
+    if (nodes.empty()) nodes = nodes_;
+    std::vector<redis::NodeOutcome> outcomes = redis::run_on_each(nodes, calls);
+    std::vector<std::optional<T>> got(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (outcomes[i].error) {
+        errors.record(i, outcomes[i].error);
+        continue;
       }
-    });
+      try {
+        if constexpr (std::is_invocable_v<Parse&, const redisReply*>)
+          got[i] = parse(outcomes[i].replies.front().get());
+        else
+          got[i] = parse(outcomes[i].replies);
+      } catch (...) {
+        errors.record(i, std::current_exception());
+      }
+    }
+    return got;
+  }
+
+  void release_all(std::string_view key, std::string_view owner) {
+    // Unreachable masters keep their copy until the lease runs out.
+    Failures ignored(masters_.size());
+    redis::ReleaseRequest request(prefix_, key, owner);
+    on_all<ReleaseResult>({request.call()}, ignored, &redis::ReleaseRequest::parse);
   }
 
   // Returns how many masters of the majority could not be raised.
   std::size_t raise(std::string_view key, const std::vector<std::optional<AcquireResult>>& got, std::uint64_t token) {
+    std::vector<redis::NodeExecutor*> behind;
+    for (std::size_t i = 0; i < masters_.size(); ++i)
+      if (got[i] && got[i]->acquired && got[i]->fencing_token < token) behind.push_back(nodes_[i]);
+    if (behind.empty()) return 0;
     const std::string counter = redis::lock_key_for(prefix_, key) + ":fence";
     const std::string value = std::to_string(token);
-    std::atomic<std::size_t> failed{0};
-    fan_.run(masters_.size(), [&](std::size_t i) {
-      if (!got[i] || !got[i]->acquired || got[i]->fencing_token >= token) return;
-      try {
-        std::vector<redis::ScriptCall> call(1);
-        call[0].body = kRaiseScript;
-        call[0].keys = {counter};
-        call[0].args = {value};
-        masters_[i].exec->run(call, "raise fencing counter");
-      } catch (const std::exception&) {
-        ++failed;
-      }
-    });
-    return failed.load();
+    Failures errors(behind.size());
+    on_all<bool>({{kRaiseScript, {counter}, {value}}}, errors, [](const redisReply* r) {
+      if (r->type != REDIS_REPLY_INTEGER) redis::bad_reply(r, "raise fencing counter");
+      return true;
+    }, behind);
+    return errors.count();
   }
 
-  static std::string first_error(const std::vector<std::string>& errors) {
-    for (auto& e : errors)
-      if (!e.empty()) return e;
-    return "no answer";
-  }
-
-  std::vector<Master> masters_;
+  std::vector<std::shared_ptr<redis::NodeExecutor>> masters_;
+  std::vector<redis::NodeExecutor*> nodes_;
   std::size_t quorum_;
   std::string prefix_;
   FanOut fan_;
@@ -256,14 +286,9 @@ class RedlockBackend final : public LockBackend {
 
 std::shared_ptr<LockBackend> make_redlock_backend(const LockOptions& options) {
   std::vector<redis::Endpoint> eps = redis::endpoints_from_list(options);
-  std::vector<Master> masters;
-  for (auto& ep : eps) {
-    Master m;
-    m.exec = std::make_shared<redis::NodeExecutor>(ep, options.pool_size);
-    m.backend = redis::make_script_backend(m.exec, options.key_prefix);
-    masters.push_back(std::move(m));
-  }
-  return std::make_shared<RedlockBackend>(std::move(masters), options.key_prefix, options.pool_size);
+  std::vector<std::shared_ptr<redis::NodeExecutor>> masters;
+  for (auto& ep : eps) masters.push_back(std::make_shared<redis::NodeExecutor>(ep, options.pool_size));
+  return std::make_shared<RedlockBackend>(std::move(masters), options.key_prefix);
 }
 
 }  // namespace weave::redlock

@@ -18,6 +18,20 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// `take` must fail with the server's refusal `code`: a ReplyError that names
+// the lock key and says retrying will not help.
+template <class F>
+void check_refused(F&& take, const std::string& code, const std::string& key) {
+  try {
+    take();
+    FAIL("no error; expected the server to refuse with " << code);
+  } catch (const weave::ReplyError& e) {
+    CHECK(e.code() == code);
+    CHECK_FALSE(e.retryable());
+    CHECK(e.key() == key);
+    CHECK_THAT(e.what(), Catch::Contains(code) && Catch::Contains("'" + key + "'"));
+  }
+}
 
 // Lease keys still in Redis (every lease name ends in '}'; counters in ':fence').
 long long leases_left(RedisServer& server) {
@@ -113,18 +127,11 @@ TEST_CASE("bad input: a lock key holding another Redis type", "[redis][bad-input
   raw.cmd({"RPUSH", "{weave:lock:wrongtype}", "x"});
   raw.cmd({"HSET", "{weave:lock:wrongfence}:fence", "f", "v"});
   weave::LockClient locks(redis_test::lock_options(server.url()));
-  try {
-    locks.acquire("wrongtype");
-    FAIL("acquired a key that holds a list");
-  } catch (const weave::IoError& e) {  // Redis's WRONGTYPE, passed on with its text
-    CHECK_THAT(e.what(), Catch::Contains("WRONGTYPE"));
-  }
-  try {
-    locks.acquire("wrongfence");
-    FAIL("acquired a key whose counter is a hash");
-  } catch (const weave::IoError& e) {
-    CHECK_THAT(e.what(), Catch::Contains("WRONGTYPE"));
-  }
+  check_refused([&] { locks.acquire("wrongtype"); }, "WRONGTYPE", "wrongtype");
+  check_refused([&] { locks.acquire("wrongfence"); }, "WRONGTYPE", "wrongfence");
+  // Several keys: the one refused is named, the one taken before it is given back.
+  const std::string_view keys[] = {"a-fine-one", "wrongtype"};
+  check_refused([&] { locks.acquire_all(keys); }, "WRONGTYPE", "wrongtype");
   CHECK(raw.cmd({"TYPE", "{weave:lock:wrongtype}"}).str == "list");  // left alone
   CHECK(leases_left(server) == 1);                                   // only the list
 }
@@ -151,14 +158,47 @@ TEST_CASE("bad input: a Redis user without permission", "[redis][bad-input]") {
   raw.cmd({"ACL", "SETUSER", "weak", "on", ">secret", "~*", "&*", "-@all", "+ping", "+auth", "+select", "+hello"});
   const std::string base = "redis://weak:secret@127.0.0.1:" + std::to_string(server.port());
   weave::LockClient locks(redis_test::lock_options(base));
-  try {
-    locks.acquire("p");
-    FAIL("acquired without permission");
-  } catch (const weave::IoError& e) {  // Redis's NOPERM, passed on with its text
-    CHECK_THAT(e.what(), Catch::Contains("NOPERM"));
-  }
+  check_refused([&] { locks.acquire("p"); }, "NOPERM", "p");
+  check_refused([&] { locks.try_acquire("p"); }, "NOPERM", "p");  // no wait: the script itself is refused
   // Wrong password: refused at the handshake.
   weave::LockClient wrong(redis_test::lock_options("redis://weak:nope@127.0.0.1:" + std::to_string(server.port())));
-  CHECK_THROWS_AS(wrong.acquire("p"), weave::BackendUnavailable);
+  check_refused([&] { wrong.acquire("p"); }, "WRONGPASS", "p");
+  CHECK(leases_left(server) == 0);
+}
+
+TEST_CASE("bad input: a server busy with a runaway script is a retryable refusal", "[redis][bad-input]") {
+  RedisServer server;
+  auto raw = server.client();
+  raw.cmd({"CONFIG", "SET", "busy-reply-threshold", "50"});
+  // A read-only script that never ends (SCRIPT KILL can stop it).
+  std::thread runaway([port = server.port()] {
+    redis_test::Raw spinner(port, 10s);
+    try {
+      spinner.cmd({"EVAL", "while true do end", "0"});
+    } catch (...) {
+      // killed: the reply is an error
+    }
+  });
+  weave::LockClient locks(redis_test::lock_options(server.url()));
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    try {
+      locks.try_acquire("b").release();
+      std::this_thread::sleep_for(20ms);  // the script has not started (or not run long) yet
+    } catch (const weave::ReplyError& e) {
+      refused = true;
+      CHECK(e.code() == "BUSY");
+      CHECK(e.retryable());
+      CHECK(e.key() == "b");
+    }
+  }
+  CHECK(refused);
+  raw.cmd({"SCRIPT", "KILL"});
+  runaway.join();
+  // Fine once the server is free again (a release refused while busy left
+  // its lease to run out).
+  auto h = locks.try_acquire("b", {.wait = 5s});
+  CHECK(h);
+  h.release();
   CHECK(leases_left(server) == 0);
 }
