@@ -63,10 +63,11 @@ struct LockOptions {
   // 0 = watchdog_lease / 3.
   std::chrono::milliseconds renew_interval{0};
   LeaseLostPolicy lost_policy = LeaseLostPolicy::throw_at_release;
-  // Called once per lost lease, as soon as the loss is seen: on the watchdog
-  // thread (renewal failed / fixed ttl ran out while held) or in release(),
-  // before the lease's stop_token fires. Called under either policy. Must not
-  // block for long and must not throw.
+  // Called once per lost lease, under either policy, right after the lease's
+  // stop_token fired: in release() when release finds the loss, else (renewal
+  // failed, fixed ttl ran out while held) on a notifier thread of its own,
+  // one callback after another, so a slow callback delays no renewal. Must
+  // not throw.
   std::function<void(const Lease& lease, std::string_view cause)> on_lost;
   // Reserved for networked backends (redis).
   std::chrono::milliseconds connect_timeout{2'000};

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -63,9 +64,19 @@ struct LeaseControl {
     std::lock_guard g(l.mutex_);
     return l.released_;
   }
-  // Marks the lease lost (once), fires its stop_token and the on_lost
-  // callback. Ignored after release unless `even_if_released`.
+  // Marks the lease lost (once), fires its stop_token, then calls on_lost on
+  // this thread. Ignored after release unless `even_if_released`.
   static bool mark_lost(Lease& l, const std::string& cause, bool even_if_released = false);
+  // The same for the watchdog thread: on_lost goes to the LostNotifier
+  // thread, so a slow callback cannot delay other leases' renewals.
+  static bool mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause);
+  // Calls on_lost (once per lease; a throwing callback is ignored).
+  static void report_lost(Lease& l, const std::string& cause);
+
+ private:
+  static bool record_lost(Lease& l, const std::string& cause, bool even_if_released);
+
+ public:
   // Another hold for a reentrant acquisition; false when already released.
   // Throws LeaseLost when the lease was lost.
   static bool add_hold(Lease& l);
@@ -75,6 +86,25 @@ struct LeaseControl {
   // The running call chain of this thread.
   static std::shared_ptr<const ChainNode>& head();
   static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
+};
+
+// Runs on_lost callbacks posted by the watchdog, in order, on its own thread
+// (started on first use; at exit the pending ones run before it stops).
+class LostNotifier {
+ public:
+  static LostNotifier& instance();
+  void post(std::shared_ptr<Lease> lease, std::string cause);
+  void stop();
+
+ private:
+  LostNotifier() = default;
+  void run();
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::shared_ptr<Lease>, std::string>> queue_;
+  bool stop_ = false;
+  bool started_ = false;
+  std::thread thread_;
 };
 
 // The one background thread per process that renews watchdog leases and

@@ -23,7 +23,7 @@ std::shared_ptr<const ChainNode>& LeaseControl::head() {
   return chain;
 }
 
-bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_released) {
+bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_released) {
   {
     std::lock_guard g(l.mutex_);
     if (l.lost_.load(std::memory_order_relaxed)) return false;
@@ -31,15 +31,29 @@ bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_re
     l.cause_ = cause;
     l.lost_.store(true, std::memory_order_release);
   }
-  // The callback first: whoever sees the stop_token fire also sees it done.
-  if (!l.lost_reported_.exchange(true) && l.client_->options.on_lost) {
-    try {
-      l.client_->options.on_lost(l, cause);
-    } catch (...) {
-      // A callback must not throw; there is nobody to hand the error to.
-    }
-  }
+  // The running method hears of it first: a slow on_lost must not delay it.
   l.stop_.request_stop();
+  return true;
+}
+
+void LeaseControl::report_lost(Lease& l, const std::string& cause) {
+  if (l.lost_reported_.exchange(true) || !l.client_->options.on_lost) return;
+  try {
+    l.client_->options.on_lost(l, cause);
+  } catch (...) {
+    // A callback must not throw; there is nobody to hand the error to.
+  }
+}
+
+bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_released) {
+  if (!record_lost(l, cause, even_if_released)) return false;
+  report_lost(l, cause);
+  return true;
+}
+
+bool LeaseControl::mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause) {
+  if (!record_lost(*l, cause, false)) return false;
+  LostNotifier::instance().post(l, cause);
   return true;
 }
 

@@ -1,7 +1,8 @@
 // The lock watchdog: one thread per process. It sleeps until the earliest due
 // lease (no polling), renews every due watchdog lease with one renew_batch()
 // per backend, and marks lost the leases whose renewal failed or whose fixed
-// ttl ran out while still held.
+// ttl ran out while still held. Their on_lost callbacks run on the
+// LostNotifier thread, never on this one.
 #include <algorithm>
 #include <map>
 
@@ -19,6 +20,52 @@ Watchdog& Watchdog::instance() {
     ~Stopper() { w->stop(); }
   } stopper{w};
   return *w;
+}
+
+LostNotifier& LostNotifier::instance() {
+  // Like the watchdog: never freed, stopped (after running what is pending) at exit.
+  static LostNotifier* n = new LostNotifier;
+  static struct Stopper {
+    LostNotifier* n;
+    ~Stopper() { n->stop(); }
+  } stopper{n};
+  return *n;
+}
+
+void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
+  {
+    std::lock_guard g(mutex_);
+    if (stop_) return;
+    queue_.emplace_back(std::move(lease), std::move(cause));
+    if (!started_) {
+      started_ = true;
+      thread_ = std::thread([this] { run(); });
+    }
+  }
+  cv_.notify_one();
+}
+
+void LostNotifier::stop() {
+  {
+    std::lock_guard g(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LostNotifier::run() {
+  std::unique_lock g(mutex_);
+  for (;;) {
+    cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, nothing pending
+    auto [lease, cause] = std::move(queue_.front());
+    queue_.pop_front();
+    g.unlock();
+    LeaseControl::report_lost(*lease, cause);  // may release leases, may be slow
+    lease.reset();
+    g.lock();
+  }
 }
 
 void Watchdog::stop() {
@@ -119,8 +166,8 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
       to_renew[LeaseControl::client(*l).backend.get()].push_back(l);
       continue;
     }
-    LeaseControl::mark_lost(*l, "its fixed ttl of " + std::to_string(l->lease_time().count()) +
-                                    " ms ran out while it was held");
+    LeaseControl::mark_lost_later(l, "its fixed ttl of " + std::to_string(l->lease_time().count()) +
+                                         " ms ran out while it was held");
     unwatch(l.get());
   }
   // Watchdog leases: one renew_batch per backend.
@@ -145,7 +192,7 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
       error = "unknown error";
     }
     const auto now = Clock::now();
-    std::vector<std::pair<Lease*, std::string>> lost;
+    std::vector<std::pair<std::shared_ptr<Lease>, std::string>> lost;
     std::unique_lock g(mutex_);
     std::size_t item = 0;
     for (std::size_t i = 0; i < leases.size(); ++i) {
@@ -159,10 +206,10 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
         reschedule(&l, sent + interval);
       } else if (error.empty()) {
         entries_.erase(&l);
-        lost.emplace_back(&l, "the watchdog found it expired or taken by another owner");
+        lost.emplace_back(leases[i], "the watchdog found it expired or taken by another owner");
       } else if (now >= l.expires_at()) {
         entries_.erase(&l);
-        lost.emplace_back(&l, "the watchdog could not renew it before it ran out: " + error);
+        lost.emplace_back(leases[i], "the watchdog could not renew it before it ran out: " + error);
       } else {
         // Retry soon, but not after the lease runs out.
         auto retry = std::max(std::chrono::milliseconds(10), interval / 4);
@@ -170,8 +217,7 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
       }
     }
     g.unlock();
-    // Outside the lock: on_lost callbacks may release leases.
-    for (auto& [l, cause] : lost) LeaseControl::mark_lost(*l, cause);
+    for (auto& [l, cause] : lost) LeaseControl::mark_lost_later(l, cause);
   }
 }
 

@@ -264,23 +264,53 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
       CHECK_FALSE(e.retryable());
     }
   }
-  SECTION("policy callback: called once, release does not throw") {
+  SECTION("policy callback: called once, after the stop token, release does not throw") {
     std::atomic<int> calls{0};
-    std::string seen_key;
+    std::promise<std::string> called;  // the key, and that the token had fired by then
     weave::LockOptions o;
     o.lost_policy = weave::LeaseLostPolicy::callback;
     o.on_lost = [&](const weave::Lease& l, std::string_view) {
-      seen_key = l.key();
-      ++calls;
+      if (++calls == 1) called.set_value(l.key() + (l.stop_token().stop_requested() ? " stopped" : " running"));
     };
     auto locks = client<TestType>(o);
     weave::LeaseHandle h = locks.acquire(key, {.ttl = 100ms});
     std::promise<void> fired;
     std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
     REQUIRE(fired.get_future().wait_for(10s) == std::future_status::ready);
+    auto seen = called.get_future();
+    REQUIRE(seen.wait_for(10s) == std::future_status::ready);
+    CHECK(seen.get() == key + " stopped");
     CHECK_NOTHROW(h.release());
     CHECK(calls == 1);
-    CHECK(seen_key == key);
+  }
+  SECTION("a slow on_lost delays neither the stop token of another lease nor any renewal") {
+    // Lease A (fixed ttl) runs out while held; its callback blocks until the
+    // test lets it go. Meanwhile B's short watchdog lease must keep being
+    // renewed, and C's loss must still fire C's stop token.
+    std::promise<void> let_go;
+    std::shared_future<void> gate = let_go.get_future().share();
+    weave::LockOptions o;
+    o.watchdog_lease = 150ms;  // renewed every 50 ms
+    o.lost_policy = weave::LeaseLostPolicy::callback;
+    o.on_lost = [gate](const weave::Lease&, std::string_view) { gate.wait_for(10s); };
+    auto locks = client<TestType>(o);
+    weave::LeaseHandle a = locks.acquire(key, {.ttl = 50ms});
+    weave::LeaseHandle b = locks.acquire(key + ":b");  // watchdog mode
+    std::promise<void> a_fired;
+    std::stop_callback cb(a->stop_token(), [&] { a_fired.set_value(); });
+    REQUIRE(a_fired.get_future().wait_for(10s) == std::future_status::ready);
+    weave::LeaseHandle c = locks.acquire(key + ":c", {.ttl = 50ms});
+    std::promise<void> c_fired;
+    std::stop_callback cc(c->stop_token(), [&] { c_fired.set_value(); });
+    CHECK(c_fired.get_future().wait_for(10s) == std::future_status::ready);  // A's callback still blocks
+    std::this_thread::sleep_for(600ms);  // four leases of B
+    CHECK_FALSE(b->lost());
+    auto other = std::async(std::launch::async, [&] { return bool(client<TestType>().try_acquire(key + ":b")); });
+    CHECK_FALSE(other.get());
+    let_go.set_value();
+    CHECK_NOTHROW(b.release());
+    CHECK_NOTHROW(a.release());
+    CHECK_NOTHROW(c.release());
   }
   SECTION("a lease taken over after expiry is reported lost at release") {
     weave::LockOptions o;
