@@ -166,6 +166,7 @@ void overlay(LockConfig& base, const LockConfig& over) {
   if (over.command_timeout) base.command_timeout = over.command_timeout;
   if (over.pool_size) base.pool_size = over.pool_size;
   if (over.key_prefix) base.key_prefix = over.key_prefix;
+  if (over.queue_entry) base.queue_entry = over.queue_entry;
 }
 
 LockConfig read_file(const std::string& path, const std::string& source) {
@@ -206,6 +207,8 @@ LockConfig read_file(const std::string& path, const std::string& source) {
       c.connect_timeout = duration(k, v);
     } else if (k == "command_timeout") {
       c.command_timeout = duration(k, v);
+    } else if (k == "queue_entry") {
+      c.queue_entry = duration(k, v);
     } else if (k == "on_lost") {
       const std::string s = v.is_string() ? v.get<std::string>() : "";
       if (s == "throw")
@@ -225,7 +228,7 @@ LockConfig read_file(const std::string& path, const std::string& source) {
     } else {
       throw ConfigError(source + ": unknown key 'lock." + k +
                         "' (known: url, lease, renew_interval, on_lost, connect_timeout, "
-                        "command_timeout, pool_size, key_prefix)");
+                        "command_timeout, pool_size, key_prefix, queue_entry)");
     }
   }
   if (c.url) check_url(*c.url, source + ": lock.url");
@@ -277,6 +280,10 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   if (merged.key_prefix) {
     if (merged.key_prefix->empty()) throw ConfigError("lock key_prefix must not be empty");
     o.key_prefix = *merged.key_prefix;
+  }
+  if (merged.queue_entry) {
+    if (merged.queue_entry->count() <= 0) throw ConfigError("lock queue_entry must be > 0");
+    o.queue_entry = *merged.queue_entry;
   }
   return o;
 }

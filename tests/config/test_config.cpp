@@ -86,7 +86,7 @@ TEST_CASE("config: a JSON file fills every option", "[config]") {
   CleanEnv env;
   TempFile f(R"({"lock": {"url": "mem://cfg", "lease": "2min", "renew_interval": 20000,
                  "on_lost": "callback", "connect_timeout": "250ms", "command_timeout": "1h",
-                 "pool_size": 8, "key_prefix": "shop:locks:"}})");
+                 "pool_size": 8, "key_prefix": "shop:locks:", "queue_entry": "2s"}})");
   weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
   CHECK(o.url == "mem://cfg");
   CHECK(o.watchdog_lease == 120s);
@@ -96,6 +96,20 @@ TEST_CASE("config: a JSON file fills every option", "[config]") {
   CHECK(o.command_timeout == 1h);
   CHECK(o.pool_size == 8);
   CHECK(o.key_prefix == "shop:locks:");
+  CHECK(o.queue_entry == 2s);
+}
+
+TEST_CASE("config: queue_entry defaults, comes from the file or code, must be > 0", "[config]") {
+  CleanEnv env;
+  CHECK(weave::load_lock_options().queue_entry == weave::LockOptions{}.queue_entry);
+  TempFile f(R"({"lock": {"queue_entry": 750}})");
+  CHECK(weave::load_lock_options(from_file(f.path())).queue_entry == 750ms);
+  weave::ConfigSources s = from_file(f.path());
+  s.code.queue_entry = 0ms;
+  CHECK_THROWS_MATCHES(weave::load_lock_options(s), weave::ConfigError,
+                       Catch::Matchers::Message("weave config: lock queue_entry must be > 0"));
+  TempFile bad(R"({"lock": {"queue_entry": "soon"}})");
+  CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
 }
 
 TEST_CASE("config: key_prefix from the file, overridden by code, validated", "[config]") {
