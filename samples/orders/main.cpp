@@ -55,6 +55,11 @@ int main() {
   for (int w = 0; w < 4; ++w)
     workers.emplace_back([&, w] { pay_and_report(*service, w, "o-" + std::to_string(w + 1)); });
   for (auto& t : workers) t.join();
+  std::vector<shop::Receipt> parallel;
+  {
+    std::lock_guard lock(print_mutex);
+    parallel.assign(receipts.end() - 4, receipts.end());
+  }
   std::printf("different orders took %ld ms in all (one payment takes ~40 ms)\n",
               ms(Clock::now()) - ms(parallel_start));
 
@@ -75,5 +80,17 @@ int main() {
     }
   }
   std::printf("payments of one order never overlapped\n");
+
+  // And the lock is per order: payments of different orders ran at the same time.
+  bool together = false;
+  for (std::size_t i = 0; i < parallel.size(); ++i)
+    for (std::size_t j = i + 1; j < parallel.size(); ++j)
+      together = together || (parallel[i].held_from < parallel[j].held_until &&
+                              parallel[j].held_from < parallel[i].held_until);
+  if (!together) {
+    std::printf("SERIALISED: payments of different orders never ran at the same time\n");
+    return 1;
+  }
+  std::printf("payments of different orders ran at the same time\n");
   return 0;
 }
