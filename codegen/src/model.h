@@ -49,6 +49,7 @@ struct FunctionModel {
   std::vector<ParamModel> params;
   std::string ret;             // return type spelling
   bool ret_void = false;
+  bool ret_async = false;      // std::future, std::shared_future, or a coroutine type (has promise_type)
   bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
   std::string ref_qualifier;   // "", "&", "&&"
   std::string noexcept_text;   // "", "noexcept", "noexcept(...)"

@@ -52,6 +52,28 @@ void visit(CXCursor parent, const std::function<CXChildVisitResult(CXCursor)>& f
       const_cast<void*>(static_cast<const void*>(&f)));
 }
 
+// A result that may still be computed after the call returns: std::future,
+// std::shared_future, or a coroutine return type (it names a promise_type).
+bool is_async_result(CXType t) {
+  t = clang_getCanonicalType(t);
+  const std::string s = type_spelling(t);
+  if (s.rfind("std::future<", 0) == 0 || s.rfind("std::shared_future<", 0) == 0) return true;
+  auto names_promise = [](CXCursor decl) {
+    bool found = false;
+    visit(decl, [&](CXCursor c) {
+      if (spelling(c) == "promise_type") found = true;
+      return found ? CXChildVisit_Break : CXChildVisit_Continue;
+    });
+    return found;
+  };
+  CXCursor decl = clang_getTypeDeclaration(t);
+  if (clang_Cursor_isNull(decl) || clang_isInvalid(clang_getCursorKind(decl))) return false;
+  if (names_promise(decl)) return true;
+  // A specialization nobody instantiated yet: look in its template.
+  CXCursor tmpl = clang_getSpecializedCursorTemplate(decl);
+  return !clang_Cursor_isNull(tmpl) && names_promise(tmpl);
+}
+
 unsigned offset_of(CXSourceLocation l) {
   unsigned off = 0;
   clang_getSpellingLocation(l, nullptr, nullptr, nullptr, &off);
@@ -797,6 +819,11 @@ bool Scanner::annotation(const RawAnnotation& raw, CXCursor fn, FunctionModel& f
     rep_.error(opt_.header, l, m, len);
     ok = false;
   };
+  if (def->synchronous && f.ret_async)
+    err(raw.loc,
+        "'" + raw.name + "' ends when the call returns, but '" + f.name + "' returns '" + f.ret +
+            "', whose work may still run after that; put the annotation on the function that does the work",
+        static_cast<int>(raw.name.size()));
   std::map<std::string, const RawArg*> written;
   std::vector<std::string> arg_names = {"order"};
   for (const auto& a : def->args) arg_names.push_back(a.name);
@@ -1135,6 +1162,7 @@ void Scanner::process(const DeclEntry& d, const std::vector<const RawAnnotation*
   CXType rty = clang_getResultType(fty);
   f.ret = type_text(rty);
   f.ret_void = rty.kind == CXType_Void;
+  f.ret_async = is_async_result(rty);
   std::string canon_ret = type_spelling(clang_getCanonicalType(rty));
   f.is_static = member && clang_CXXMethod_isStatic(c);
   f.is_const = member && clang_CXXMethod_isConst(c);

@@ -89,6 +89,8 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
       return fail("expected an object with a string \"name\"");
     def.name = j["name"];
     def.doc = j.value("doc", "");
+    if (j.contains("synchronous") && !j["synchronous"].is_boolean()) return fail("\"synchronous\" must be true or false");
+    def.synchronous = j.value("synchronous", false);
     if (def.name.empty() || !(std::isalpha(static_cast<unsigned char>(def.name[0])) || def.name[0] == '_'))
       return fail("annotation name must be an identifier");
     if (defs_.count(def.name))

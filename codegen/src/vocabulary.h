@@ -40,6 +40,9 @@ struct AnnotationDef {
   std::string name;
   std::string doc;
   std::string file;
+  // Its effect ends when the call returns (a lock is released): refused on
+  // methods whose result is still being computed then (std::future, a coroutine).
+  bool synchronous = false;
   std::vector<ArgDef> args;
   const ArgDef* find(const std::string& arg) const;
 };

@@ -246,6 +246,32 @@ TEST_CASE("diagnostic: on_busy=skip on a non-void return", "[codegen][diagnostic
   expect_error(r, 4, 18, "on_busy=skip needs a method that returns void or std::optional<T> (or a fallback)");
 }
 
+TEST_CASE("diagnostic: lock on a method whose result is still computed after it returns",
+          "[codegen][diagnostics]") {
+  const std::string types = std::string(k_prelude) +
+                            "#include <future>\n"                                              // line 3
+                            "template <class T> struct task { struct promise_type; };\n"      // line 4
+                            "struct job { struct promise_type {}; };\n";                     // line 5
+  auto future = run("async_future", types + "struct C {\n"
+                                            "  [[lock(key=\"k\")]] std::future<int> f();\n"  // line 7
+                                            "};\n");
+  expect_error(future, 7, 5,
+               "'lock' ends when the call returns, but 'f' returns 'std::future<int>', whose work may still run "
+               "after that");
+  auto coroutine = run("async_task", types + "struct C {\n"
+                                             "  [[lock]] task<int> g();\n"                     // line 7
+                                             "  [[weave::lock(ttl=1s)]] job h();\n"             // line 8
+                                             "};\n");
+  expect_error(coroutine, 7, 5, "'lock' ends when the call returns, but 'g' returns 'task<int>'");
+  expect_error(coroutine, 8, 12, "but 'h' returns 'job'");
+  // An annotation whose vocabulary does not say "synchronous" may wrap such methods.
+  auto audit = run("async_audit", types + "struct C {\n"
+                                          "  [[audit(event=\"e\")]] virtual std::future<int> f();\n"
+                                          "};\n");
+  INFO(audit.err);
+  CHECK(audit.exit == 0);
+}
+
 TEST_CASE("diagnostic: missing or misplaced fallback", "[codegen][diagnostics]") {
   auto r = run("no_fallback", std::string(k_prelude) +
                                   "struct C {\n"
