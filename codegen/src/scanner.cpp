@@ -74,6 +74,23 @@ bool is_async_result(CXType t) {
   return !clang_Cursor_isNull(tmpl) && names_promise(tmpl);
 }
 
+// "::ns::Outer::name" for a declaration at namespace or class scope; "" for
+// one inside a function (nothing to qualify).
+std::string fully_qualified(CXCursor d) {
+  std::string q = spelling(d);
+  for (CXCursor p = clang_getCursorSemanticParent(d); !clang_Cursor_isNull(p); p = clang_getCursorSemanticParent(p)) {
+    const CXCursorKind k = clang_getCursorKind(p);
+    if (k == CXCursor_TranslationUnit) return "::" + q;
+    if (k != CXCursor_Namespace && k != CXCursor_ClassDecl && k != CXCursor_StructDecl &&
+        k != CXCursor_UnionDecl && k != CXCursor_EnumDecl && k != CXCursor_ClassTemplate)
+      return "";
+    const std::string name = spelling(p);
+    if (name.empty()) return "";  // anonymous: cannot be named
+    if (!clang_Cursor_isInlineNamespace(p)) q = name + "::" + q;
+  }
+  return "";
+}
+
 unsigned offset_of(CXSourceLocation l) {
   unsigned off = 0;
   clang_getSpellingLocation(l, nullptr, nullptr, nullptr, &off);
@@ -140,6 +157,27 @@ class Scanner {
   bool is_overloaded(CXCursor fn);
   bool fallback_exists(CXCursor fn, const std::string& name);
   std::string text(unsigned b, unsigned e) const { return source_.substr(b, e - b); }
+  // The source from token `from` up to offset `end`, every unqualified name
+  // replaced by its fully qualified one: a nested class's proxy lives at
+  // namespace scope, where the enclosing class's names are not visible.
+  std::string qualified_text(std::vector<Token>::const_iterator from, unsigned end) const {
+    std::string out;
+    unsigned at = from == tokens_.end() ? end : from->offset;
+    for (auto it = from; it != tokens_.end() && it->offset < end; ++it) {
+      if (it->kind != Token::ident) continue;
+      if (it != tokens_.begin()) {
+        const std::string& before = std::prev(it)->text;
+        if (before == "::" || before == "." || before == "->") continue;
+      }
+      CXCursor ref = clang_getCursorReferenced(clang_getCursor(tu_, clang_getLocationForOffset(tu_, file_, it->offset)));
+      if (clang_Cursor_isNull(ref) || clang_isInvalid(clang_getCursorKind(ref)) || spelling(ref) != it->text) continue;
+      const std::string q = fully_qualified(ref);
+      if (q.empty()) continue;
+      out += text(at, it->offset) + q;
+      at = it->offset + static_cast<unsigned>(it->text.size());
+    }
+    return out + text(at, end);
+  }
 
   const ScanOptions& opt_;
   const Vocabulary& vocab_;
@@ -1200,7 +1238,7 @@ void Scanner::process(const DeclEntry& d, const std::vector<const RawAnnotation*
       if (it->text == "(" || it->text == "[" || it->text == "{") ++depth;
       else if (it->text == ")" || it->text == "]" || it->text == "}") --depth;
       else if (it->text == "=" && depth == 0) {
-        std::string t = text(it->offset + 1, pe);
+        std::string t = nested ? qualified_text(it + 1, pe) : text(it->offset + 1, pe);
         auto b = t.find_first_not_of(" \t\r\n"), e = t.find_last_not_of(" \t\r\n");
         pm.default_text = b == std::string::npos ? "" : t.substr(b, e - b + 1);
         break;

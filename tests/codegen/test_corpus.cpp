@@ -218,6 +218,9 @@ TEST_CASE("nested classes get a namespace-scope proxy", "[codegen][corpus]") {
   REQUIRE(r.seen.size() == 1);
   CHECK(r.seen[0].keys[0] == "inner:1");
   CHECK(r.seen[0].method == "corpus::shop::Outer::Inner::classify");
+  // The proxy repeats the defaults, qualified: called on the proxy itself.
+  CHECK(inner.sized() == 20 * 100 + 2 * 10 + 6);
+  CHECK(inner.sized(3, corpus::shop::Outer::slow) == 3 * 100 + 1 * 10 + 6);
 }
 
 TEST_CASE("free functions get an entry point in namespace woven", "[codegen][corpus]") {

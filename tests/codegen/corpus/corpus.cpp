@@ -33,6 +33,7 @@ int Service::inner_call() { return 10; }
 int Service::guarded(int v) { return v * 3; }
 
 Outer::Kind Outer::Inner::classify(Kind, int size) { return size > 10 ? Kind::large : Kind::small; }
+int Outer::Inner::sized(int size, Speed s, int extra) { return size * 100 + static_cast<int>(s) * 10 + extra; }
 
 int transfer(const std::string& from, const std::string& to, int cents) {
   Calls::log().push_back("transfer " + from + "->" + to + " " + std::to_string(cents));

@@ -131,11 +131,17 @@ class Service {
 class Outer {
  public:
   enum class Kind { small, large };
+  enum Speed { slow = 1, fast = 2 };
+  static constexpr int kDefaultSize = 20;
+  static int doubled(int v) { return 2 * v; }
   struct Inner {
     virtual ~Inner() = default;
     // nested class: proxy Outer_Inner_woven at namespace scope; nested types
     [[lock(key="inner:<k>")]]
     virtual Kind classify(Kind k, int size);
+    // Default arguments naming the enclosing class's members, unqualified.
+    [[lock(key="inner:sized")]]
+    virtual int sized(int size = kDefaultSize, Speed s = fast, int extra = doubled(Kind::large == Kind::small ? 1 : 3));
   };
 };
 
