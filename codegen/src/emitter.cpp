@@ -163,9 +163,11 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
     out += " public:\n";
     out += "  using weave_base = " + c.qualified + ";\n";
     out += "  using " + c.qualified + "::" + c.ctor_name + ";\n";
+    // One using-declaration per name, in the public section when any
+    // annotated overload of it is public (a using has one access).
+    std::set<std::string> used;
     for (int prot = 0; prot < 2; ++prot) {
       std::string section;
-      std::set<std::string> used;
       for (const auto& f : c.methods) {
         if (f.is_protected != (prot == 1)) continue;
         if (used.insert(f.name).second) section += "  using weave_base::" + f.name + ";\n";

@@ -138,6 +138,7 @@ class Scanner {
   bool parse();
   void tokenize();
   void collect_decls(CXCursor parent);
+  void warn_mixed_access();
   void attach(const std::vector<RawAnnotation>& anns);
   bool only_attributes_between(unsigned from, unsigned to) const;
   void process(const DeclEntry& d, const std::vector<const RawAnnotation*>& anns);
@@ -204,7 +205,28 @@ bool Scanner::run() {
   std::sort(decls_.begin(), decls_.end(), [](const DeclEntry& a, const DeclEntry& b) { return a.begin < b.begin; });
   attach(anns);
   for (auto& [idx, t] : targets_) process(decls_[idx], t.annotations);
+  warn_mixed_access();
   return rep_.errors() == 0;
+}
+
+// The proxy unhides a method name's other overloads with one
+// `using weave_base::name;`, which has one access: when annotated overloads of
+// a name are public and protected, it goes in the public section (the emitter
+// writes it once), and the base's protected overloads of that name become
+// public on the proxy type.
+void Scanner::warn_mixed_access() {
+  for (const auto& cls : model_.classes) {
+    std::set<std::string> public_names;
+    for (const auto& m : cls.methods)
+      if (!m.is_protected) public_names.insert(m.name);
+    for (const auto& m : cls.methods)
+      if (m.is_protected && public_names.count(m.name) && !m.annotations.empty())
+        rep_.warning(opt_.header, Loc{m.annotations.front().line, m.annotations.front().col},
+                     "'" + m.name + "' has public and protected annotated overloads: the proxy's one "
+                     "'using' for '" + m.name + "' is public, so the base's protected overloads of '" + m.name +
+                     "' are public on " + cls.proxy_name,
+                     static_cast<int>(m.annotations.front().name.size()));
+  }
 }
 
 bool Scanner::parse() {

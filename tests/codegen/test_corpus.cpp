@@ -223,6 +223,17 @@ TEST_CASE("nested classes get a namespace-scope proxy", "[codegen][corpus]") {
   CHECK(inner.sized(3, corpus::shop::Outer::slow) == 3 * 100 + 1 * 10 + 6);
 }
 
+TEST_CASE("public and protected annotated overloads of one name", "[codegen][corpus]") {
+  Recorder r;
+  weave::Woven<corpus::shop::Mixed> m;
+  CHECK(m.f(3) == 3);
+  CHECK(m.f(2.0) == -1);  // unannotated, unhidden by the using-declaration
+  CHECK(m.call_char('a') == 'a');
+  REQUIRE(r.seen.size() == 2);
+  CHECK(r.seen[0].keys[0] == "mixed:pub");
+  CHECK(r.seen[1].keys[0] == "mixed:prot");
+}
+
 TEST_CASE("free functions get an entry point in namespace woven", "[codegen][corpus]") {
   Recorder r;
   CHECK(corpus::shop::woven::transfer("a", "b") == 5);  // default argument

@@ -272,6 +272,20 @@ TEST_CASE("diagnostic: lock on a method whose result is still computed after it 
   CHECK(audit.exit == 0);
 }
 
+TEST_CASE("warning: public and protected annotated overloads share one public using", "[codegen][diagnostics]") {
+  auto r = run("mixed_access", std::string(k_prelude) +
+                                   "struct C {\n"
+                                   "  [[lock]] virtual int f(int);\n"
+                                   " protected:\n"
+                                   "  [[lock]] virtual int f(char);\n"  // line 6
+                                   "};\n");
+  INFO(r.err);
+  CHECK(r.exit == 0);
+  CHECK_THAT(r.err, Catch::Contains(r.header + ":6:5: warning: 'f' has public and protected annotated overloads"));
+  const std::string h = read(r.out_h);
+  CHECK(h.find("using weave_base::f;") == h.rfind("using weave_base::f;"));  // once
+}
+
 TEST_CASE("diagnostic: missing or misplaced fallback", "[codegen][diagnostics]") {
   auto r = run("no_fallback", std::string(k_prelude) +
                                   "struct C {\n"

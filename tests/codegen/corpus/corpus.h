@@ -128,6 +128,19 @@ class Service {
   std::string tag_ = "t";
 };
 
+// Annotated overloads of one name, public and protected (weavegen warns: one
+// using-declaration, public, unhides the unannotated ones).
+class Mixed {
+ public:
+  virtual ~Mixed() = default;
+  [[lock(key="mixed:pub")]] virtual int f(int x) { return x; }
+  int f(double) { return -1; }
+  int call_char(char c) { return f(c); }
+
+ protected:
+  [[lock(key="mixed:prot")]] virtual int f(char c) { return c; }
+};
+
 class Outer {
  public:
   enum class Kind { small, large };
