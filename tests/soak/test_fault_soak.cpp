@@ -216,7 +216,14 @@ void soak(bool redlock) {
   }
   std::sort(lost_delays.begin(), lost_delays.end());
   std::map<std::string, int> fault_count;
-  for (const auto& f : faults) ++fault_count[f.kind];
+  {
+    // For tests/soak/plot.py: one line per fault, beside the workers' logs.
+    std::ofstream out(dir / "faults.txt");
+    for (const auto& f : faults) {
+      ++fault_count[f.kind];
+      out << f.t << ' ' << f.kind << ' ' << (f.key.empty() ? "-" : f.key) << '\n';
+    }
+  }
   long long value_sum = 0, accepted_sum = 0;
   bool value_matches = true;
   for (int k = 0; k < keys; ++k) {
