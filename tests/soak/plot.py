@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Chart of one fault soak run: acquisitions per second over time, with the
 nemesis' faults, overlaps, refused stale accesses and lost-lease signals.
 
     tests/soak/plot.py <log dir printed by the soak> <out.png> [title]
 
-Reads the workers' *.log files and faults.txt (tests/soak/test_fault_soak.cpp).
+Needs python3-matplotlib (apt). Reads the workers' *.log files and faults.txt (tests/soak/test_fault_soak.cpp).
 """
 import collections
 import pathlib
@@ -47,7 +47,7 @@ def main():
         "stale access refused by the oracle": [sec(t) for t, op, kind, _ in events if op in ("read", "write") and kind == "failed"],
         "lost-lease signal": [sec(t) for t, op, _, _ in events if op == "lost"],
     }
-    fig, ax = plt.subplots(figsize=(11, 4.2))
+    fig, ax = plt.subplots(figsize=(11, 4.8))
     ax.plot(xs, [acquired.get(x, 0) for x in xs], color="#333333", linewidth=0.9, label="acquisitions per second")
     colours = {"kill": "#d62728", "stop": "#ff7f0e", "restart": "#1f77b4", "stall": "#9467bd"}
     seen = set()
@@ -63,7 +63,7 @@ def main():
     ax.set_ylabel("acquisitions per second")
     ax.set_title(title)
     ax.set_ylim(0, top * 1.25)
-    ax.legend(loc="lower left", fontsize=7, ncol=3)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=7, ncol=4, frameon=False)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(out)
