@@ -25,7 +25,7 @@ ap.add_argument("--clients", type=int, default=8, help="contended: processes on 
 ap.add_argument("--contended-ms", type=int, default=3000)
 ap.add_argument("--hold-us", type=int, default=1000)
 ap.add_argument("--leases", type=int, default=1000)
-ap.add_argument("--holders-ms", type=int, default=10000, help="many holders: hold duration (issue asks 60000)")
+ap.add_argument("--holders-ms", type=int, default=60000, help="many holders: hold duration")
 ap.add_argument("--lease-ms", type=int, default=3000)
 ap.add_argument("--renew-ms", type=int, default=1000)
 ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))

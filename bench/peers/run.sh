@@ -2,7 +2,7 @@
 # One command: install the peers, build the Weave drivers, run every contender
 # on every workload against private redis-servers, write
 # bench/results/peers-<date>.md + .png. Extra args go to peers.py, e.g.
-#   bench/peers/run.sh --holders-ms 60000 --contended-ms 10000
+#   bench/peers/run.sh --holders-ms 10000 --contended-ms 10000
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
