@@ -128,8 +128,8 @@ struct LockUrl {
   std::string scheme;  // "mem", "redis", ...
   std::string name;    // mem: table name ("" = the default table)
   std::string user, password;
-  std::string host;
-  int port = 0;  // redis: 6379 when omitted
+  std::string host;  // several hosts: the list as written ("h1:p1,[::1]:p2"), each checked
+  int port = 0;      // redis: 6379 when omitted; 0 for a host list
   int db = 0;
 };
 // Throws ConfigError naming the URL and the problem.

@@ -113,33 +113,51 @@ LockUrl parse_lock_url(std::string_view text) {
       u.db = static_cast<int>(n);
     }
   }
-  std::string_view port;
-  if (!hostport.empty() && hostport.front() == '[') {  // [ipv6]:port
-    const auto close = hostport.find(']');
-    if (close == std::string_view::npos) throw bad("unclosed '[' in the host");
-    u.host = std::string(hostport.substr(1, close - 1));
-    std::string_view after = hostport.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') throw bad("expected ':port' after ']'");
-      port = after.substr(1);
-      if (port.empty()) throw bad("empty port");
+  // One host[:port], or [ipv6][:port].
+  auto host_and_port = [&](std::string_view hp, std::string& host, int& port_out) {
+    std::string_view port;
+    if (!hp.empty() && hp.front() == '[') {
+      const auto close = hp.find(']');
+      if (close == std::string_view::npos) throw bad("unclosed '[' in the host");
+      host = std::string(hp.substr(1, close - 1));
+      std::string_view after = hp.substr(close + 1);
+      if (!after.empty()) {
+        if (after.front() != ':') throw bad("expected ':port' after ']'");
+        port = after.substr(1);
+        if (port.empty()) throw bad("empty port");
+      }
+    } else {
+      const auto colon = hp.rfind(':');
+      host = std::string(hp.substr(0, colon));
+      if (colon != std::string_view::npos) {
+        port = hp.substr(colon + 1);
+        if (port.empty()) throw bad("empty port");
+      }
     }
-  } else {
-    const auto colon = hostport.rfind(':');
-    u.host = std::string(hostport.substr(0, colon));
-    if (colon != std::string_view::npos) {
-      port = hostport.substr(colon + 1);
-      if (port.empty()) throw bad("empty port");
+    if (host.empty()) throw bad("no host");
+    if (!port.empty()) {
+      long long n = 0;
+      if (!parse_uint(port, n) || n < 1 || n > 65535) throw bad("bad port '" + std::string(port) + "'");
+      port_out = static_cast<int>(n);
+    } else if (u.scheme == "redis") {
+      port_out = 6379;
     }
+  };
+  if (hostport.find(',') == std::string_view::npos) {
+    host_and_port(hostport, u.host, u.port);
+    return u;
   }
-  if (u.host.empty()) throw bad("no host");
-  if (!port.empty()) {
-    long long n = 0;
-    if (!parse_uint(port, n) || n < 1 || n > 65535) throw bad("bad port '" + std::string(port) + "'");
-    u.port = static_cast<int>(n);
-  } else if (u.scheme == "redis") {
-    u.port = 6379;
+  // A host list (redlock://, redis+cluster://): each checked here, split
+  // into endpoints by the backend; `host` keeps the list as written.
+  for (std::size_t start = 0;;) {
+    const auto comma = hostport.find(',', start);
+    std::string host;
+    int port = 0;
+    host_and_port(hostport.substr(start, comma == std::string_view::npos ? comma : comma - start), host, port);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
   }
+  u.host = std::string(hostport);
   return u;
 }
 

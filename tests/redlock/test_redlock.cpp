@@ -14,6 +14,7 @@
 #include "redis_server.h"
 #include "weave/error.h"
 #include "weave/lock.h"
+#include "weave/lock_backend.h"
 
 using namespace std::chrono_literals;
 using redis_test::Child;
@@ -303,4 +304,56 @@ TEST_CASE("redlock: a refusal on a majority of masters is the server's error, on
     CHECK(e.key() == key);
   }
   CHECK(masters[2].client().cmd({"EXISTS", lease_key(key)}).integer == 0);  // its grant undone
+}
+
+namespace {
+// True when this machine has an IPv6 loopback to bind to.
+bool has_ipv6_loopback() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+}  // namespace
+
+TEST_CASE("redis:// and redlock:// take IPv6 loopback hosts in brackets", "[redlock]") {
+  if (!has_ipv6_loopback()) {
+    WARN("no IPv6 loopback here: not run");
+    return;
+  }
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  for (int i = 0; i < 3; ++i)
+    servers.push_back(std::make_unique<RedisServer>(std::vector<std::string>{"--bind", "127.0.0.1", "::1"}));
+  std::string url = "redlock://";
+  for (auto& s : servers) url += "[::1]:" + std::to_string(s->port()) + (&s == &servers.back() ? "" : ",");
+  const std::string key = next_key("ipv6");
+  {
+    auto locks = client(url);
+    auto h = locks.acquire(key, {.ttl = 10s});
+    for (auto& s : servers) CHECK(s->client().cmd({"GET", lease_key(key)}).str == h->owner_token());
+    h.release();
+    for (auto& s : servers) CHECK(s->client().cmd({"EXISTS", lease_key(key)}).integer == 0);
+  }
+  auto single = client("redis://[::1]:" + std::to_string(servers[0]->port()));
+  auto h = single.acquire(key, {.ttl = 10s});
+  CHECK(servers[0]->client().cmd({"GET", lease_key(key)}).str == h->owner_token());
+  h.release();
+  // The same host twice is still refused when written as IPv6.
+  CHECK_THROWS_AS(client("redlock://[::1]:1,[::1]:1,[::1]:2").acquire(key), weave::ConfigError);
+}
+
+TEST_CASE("host lists: every host is checked, redis:// takes one", "[redlock]") {
+  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://127.0.0.1:1,127.0.0.1:x,127.0.0.1:3"),
+                    Catch::Contains("bad port 'x'"));
+  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://[::1]:1,[::1:2"), Catch::Contains("unclosed '['"));
+  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://127.0.0.1:1,,127.0.0.1:3"), Catch::Contains("no host"));
+  const auto list = weave::parse_lock_url("redlock://u:p@[::1]:1,127.0.0.1:2/3");
+  CHECK(list.host == "[::1]:1,127.0.0.1:2");
+  CHECK(list.port == 0);
+  CHECK(list.db == 3);
+  CHECK_THROWS_WITH(client("redis://127.0.0.1:1,127.0.0.1:2").acquire("k"), Catch::Contains("redis:// takes one host"));
 }
