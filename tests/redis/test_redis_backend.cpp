@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -463,4 +464,42 @@ TEST_CASE("redis: an uncontended acquire is one command, its release is one comm
     CHECK(monitor.commands_between(m1, m2) == std::vector<std::string>{"evalsha"});
     CHECK(raw.cmd({"EXISTS", "{weave:lock:one-trip}"}).integer == 0);
   }
+}
+
+TEST_CASE("redis: pool_size caps the command connections; callers beyond it wait their turn", "[redis]") {
+  RedisServer server;
+  auto o = redis_test::lock_options(server.url());
+  o.pool_size = 2;
+  weave::LockClient locks(o);
+  std::atomic<int> errors{0}, done{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      try {
+        for (int i = 0; i < 150; ++i) {
+          auto h = locks.try_acquire("pool:" + std::to_string(t) + ":" + std::to_string(i), {.ttl = 10s});
+          if (!h) {  // fresh keys: never busy
+            ++errors;
+            continue;
+          }
+          h.release();
+          ++done;
+        }
+      } catch (const std::exception&) {
+        ++errors;
+      }
+    });
+  // While they run, the server never sees more than 2 connections of ours.
+  auto raw = server.client();
+  long long most = 0;
+  while (done < 8 * 150 && errors == 0) {
+    const std::string list = raw.cmd({"CLIENT", "LIST"}).str;
+    most = std::max<long long>(most, std::count(list.begin(), list.end(), '\n') - 1);  // minus this one
+    std::this_thread::sleep_for(1ms);
+  }
+  for (auto& th : threads) th.join();
+  CHECK(errors == 0);
+  CHECK(done == 8 * 150);
+  CHECK(most >= 1);
+  CHECK(most <= 2);
 }
