@@ -88,6 +88,18 @@ struct LeaseControl {
   static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
 };
 
+// A process-wide T, never freed (handles destroyed late during exit may still
+// reach it), whose stop() runs at exit. For the lock's background threads.
+template <class T>
+T& process_wide() {
+  static T* t = new T;
+  static struct Stopper {
+    T* t;
+    ~Stopper() { t->stop(); }
+  } stopper{t};
+  return *t;
+}
+
 // Runs on_lost callbacks posted by the watchdog, in order, on its own thread
 // (started on first use; at exit the pending ones run before it stops).
 class LostNotifier {
@@ -97,6 +109,7 @@ class LostNotifier {
   void stop();
 
  private:
+  friend LostNotifier& process_wide<LostNotifier>();
   LostNotifier() = default;
   void run();
   std::mutex mutex_;
@@ -121,6 +134,7 @@ class Watchdog {
   ~Watchdog();
 
  private:
+  friend Watchdog& process_wide<Watchdog>();
   Watchdog() = default;
   struct Entry {
     std::shared_ptr<Lease> lease;

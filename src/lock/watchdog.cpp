@@ -10,27 +10,11 @@
 
 namespace weave::detail {
 
-Watchdog& Watchdog::instance() {
-  // Never freed, so handles destroyed late during exit can still unwatch; the
-  // thread is stopped and joined by `stopper` at exit. After that nothing is
-  // renewed any more (the leases run out on their own).
-  static Watchdog* w = new Watchdog;
-  static struct Stopper {
-    Watchdog* w;
-    ~Stopper() { w->stop(); }
-  } stopper{w};
-  return *w;
-}
+// After the stop at exit nothing is renewed any more (the leases run out on their own).
+Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 
-LostNotifier& LostNotifier::instance() {
-  // Like the watchdog: never freed, stopped (after running what is pending) at exit.
-  static LostNotifier* n = new LostNotifier;
-  static struct Stopper {
-    LostNotifier* n;
-    ~Stopper() { n->stop(); }
-  } stopper{n};
-  return *n;
-}
+// Stopped at exit after running what is pending.
+LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
 
 void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
   {
