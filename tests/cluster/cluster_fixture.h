@@ -2,7 +2,8 @@
 // processes with --cluster-enabled (each in its own temporary directory),
 // joined by `redis-cli --cluster create`, ready once every node reports
 // cluster_state:ok and the same slot map. One per test executable (shared()),
-// killed at exit; tests use distinct keys.
+// killed at exit; tests use distinct keys. A test that changes the topology
+// (add_replica_of, failover) makes a cluster of its own.
 #pragma once
 
 #include <stdlib.h>
@@ -25,14 +26,7 @@ using namespace std::chrono_literals;
 class Cluster {
  public:
   Cluster() {
-    for (int i = 0; i < 3; ++i) {
-      char tmpl[] = "/tmp/weave-cluster-XXXXXX";
-      if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
-      dirs_.emplace_back(tmpl);
-      nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
-          "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--dir", tmpl,
-          "--cluster-node-timeout", "5000"}));
-    }
+    for (int i = 0; i < 3; ++i) start_node();
     std::vector<std::string> argv = {"/usr/bin/redis-cli", "--cluster", "create"};
     for (auto& n : nodes_) argv.push_back("127.0.0.1:" + std::to_string(n->port()));
     argv.insert(argv.end(), {"--cluster-replicas", "0", "--cluster-yes"});
@@ -90,6 +84,30 @@ class Cluster {
     }
     finish(slot, to);
   }
+  // Adds a node that replicates master `master` (fully synced when this
+  // returns); returns its index.
+  std::size_t add_replica_of(std::size_t master) {
+    start_node();
+    const std::size_t r = nodes_.size() - 1;
+    auto replica = nodes_[r]->client();
+    nodes_[0]->client().cmd({"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[r]->port())});
+    wait_for([&] { return count_lines(replica.cmd({"CLUSTER", "NODES"}).str) == nodes_.size(); }, "MEET");
+    const std::string master_id = id(master);
+    wait_for([&] { return replica.cmd({"CLUSTER", "REPLICATE", master_id}).str == "OK"; }, "REPLICATE");
+    wait_for([&] { return replica.cmd({"INFO", "replication"}).str.find("master_link_status:up") != std::string::npos; },
+             "replication link");
+    wait_ok();
+    return r;
+  }
+  // A manual failover: replica `r` takes over its master's slots (the master
+  // becomes its replica); returns once every node sees the new map.
+  void failover(std::size_t r) {
+    auto replica = nodes_[r]->client();
+    replica.cmd({"CLUSTER", "FAILOVER"});
+    wait_for([&] { return replica.cmd({"ROLE"}).elements.at(0).str == "master"; }, "FAILOVER");
+    wait_ok();
+  }
+
   // Assigns `slot` to node `to` on every node (ends a migration).
   void finish(long long slot, std::size_t to) {
     const std::string s = std::to_string(slot), to_id = id(to);
@@ -121,6 +139,24 @@ class Cluster {
   }
 
  private:
+  void start_node() {
+    char tmpl[] = "/tmp/weave-cluster-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
+    dirs_.emplace_back(tmpl);
+    nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
+        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--dir", tmpl,
+        "--cluster-node-timeout", "5000"}));
+  }
+  static std::size_t count_lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+  template <class Done>
+  static void wait_for(Done done, const char* what) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(std::string("cluster: no ") + what + " in time");
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+
   std::vector<std::string> dirs_;
   std::vector<std::unique_ptr<redis_test::RedisServer>> nodes_;
 };

@@ -286,3 +286,28 @@ TEST_CASE("cluster: counters under keys on every master stay exact while a slot 
   CHECK(cl.exec->moved() + cl.exec->asked() > moved_before);  // the client was redirected
   CHECK(done == kThreads * kIterations);
 }
+
+TEST_CASE("cluster: a held lease survives a manual failover of its master, and fencing goes on from the replica",
+          "[cluster]") {
+  Cluster c;  // its own: the topology changes
+  weave::LockOptions o;
+  o.url = c.url();
+  o.watchdog_lease = 1000ms;  // renewed every ~333 ms, through the failover
+  o.command_timeout = 5s;
+  weave::LockClient locks(o), other(o);
+  const std::string key = next_key("failover");
+  const std::size_t master = c.owner(c.slot_of(lease_key(key)));
+  const std::size_t replica = c.add_replica_of(master);
+  auto h = locks.acquire(key);
+  const std::uint64_t before = h->fencing_token();
+
+  c.failover(replica);  // the old master now answers MOVED for the slot
+  REQUIRE(c.owner(c.slot_of(lease_key(key))) == replica);
+  std::this_thread::sleep_for(1500ms);  // 1.5 leases: renewals went to the new master
+  CHECK_FALSE(h->lost());
+  CHECK_FALSE(other.try_acquire(key));  // still held, now on the new master
+  CHECK_NOTHROW(h.release());
+  auto next = other.acquire(key, {.wait = 5s});
+  CHECK(next->fencing_token() > before);  // the counter came over with the data
+  next.release();
+}
