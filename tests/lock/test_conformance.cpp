@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <coroutine>
 #include <future>
 #include <map>
 #include <mutex>
@@ -447,6 +448,63 @@ TEMPLATE_TEST_CASE("lock: handles are move-only RAII and release on destruction"
   { weave::LeaseHandle c = locks.acquire(key); }
   CHECK(locks.try_acquire(key));
   CHECK_THROWS_AS(weave::LeaseHandle{}.lease(), weave::UsageError);
+}
+
+namespace {
+
+// A fire-and-forget coroutine, and an awaitable that resumes it on a new thread.
+struct Detached {
+  struct promise_type {
+    Detached get_return_object() { return {}; }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() {}
+    void unhandled_exception() { std::terminate(); }
+  };
+};
+struct ResumeOnNewThread {
+  std::jthread* thread;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) { *thread = std::jthread([h] { h.resume(); }); }
+  void await_resume() const noexcept {}
+};
+
+struct CoroutineReport {
+  std::thread::id acquired_on, released_on;
+  bool other_caller_got_in = true;
+};
+
+Detached hold_across_threads(weave::LockClient& locks, std::string key, std::jthread& resumer,
+                             std::promise<CoroutineReport>& done) {
+  CoroutineReport r;
+  weave::LeaseHandle h = locks.acquire(key);
+  r.acquired_on = std::this_thread::get_id();
+  co_await ResumeOnNewThread{&resumer};
+  r.other_caller_got_in = bool(locks.try_acquire(key));  // another call, while the coroutine holds it
+  h.release();
+  r.released_on = std::this_thread::get_id();
+  done.set_value(r);
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("lock: a coroutine holds its lease across a resume on another thread and releases it there",
+                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client<TestType>();
+  const std::string key = unique_key("coroutine");
+  std::promise<CoroutineReport> done;
+  auto report = done.get_future();
+  {
+    std::jthread resumer;
+    hold_across_threads(locks, key, resumer, done);
+    REQUIRE(report.wait_for(10s) == std::future_status::ready);
+  }
+  const CoroutineReport r = report.get();
+  CHECK(r.acquired_on == std::this_thread::get_id());
+  CHECK(r.released_on != r.acquired_on);
+  CHECK_FALSE(r.other_caller_got_in);
+  CHECK(locks.try_acquire(key));  // released by the other thread
 }
 
 // ---- lock types: fair, read, write ----
