@@ -14,9 +14,19 @@
 
 namespace weave {
 
+namespace detail {
+template <class>
+inline constexpr bool no_proxy_for = false;
+}  // namespace detail
+
 // Specialised by generated code: woven_traits<T>::type is T's proxy class.
 template <class T>
-struct woven_traits;
+struct woven_traits {
+  static_assert(detail::no_proxy_for<T>,
+                "weave::Woven<T>: no proxy was generated for T. Annotate at least one of T's methods "
+                "(e.g. [[lock]]), list T's header in weave_generate(<target> HEADERS ...), and include "
+                "its .weave.h before naming weave::Woven<T>.");
+};
 
 template <class T>
 using Woven = typename woven_traits<T>::type;
