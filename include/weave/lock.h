@@ -178,6 +178,10 @@ class LockClient {
 
   const LockOptions& options() const noexcept;
   LockBackend& backend() const noexcept;
+  // True in a child fork()ed after this client was made. It refuses to lock
+  // there (UsageError: its connections and threads are the parent's); make a
+  // new LockClient in the child. default_lock_client() does so by itself.
+  bool made_in_other_process() const noexcept;
 
  private:
   void give_back(std::string_view key, std::string_view owner, LockType type) const;

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "cluster/cluster.h"
+#include "internal.h"
 #include "mem_backend.h"
 #include "redlock/redlock.h"
 #include "weave/error.h"
@@ -19,7 +20,16 @@ struct Registry {
 };
 
 Registry& registry() {
-  static Registry* r = new Registry;  // usable during exit
+  static Registry* r = [] {
+    auto* made = new Registry;  // usable during exit
+    detail::guard_across_fork(made->mutex, [made] {
+      // A fork()ed child starts with empty mem:// tables (the inherited ones
+      // may have had the parent's threads waiting inside): left alone.
+      new std::map<std::string, std::shared_ptr<LockBackend>, std::less<>>(std::move(made->mem_tables));
+      made->mem_tables.clear();
+    });
+    return made;
+  }();
   return *r;
 }
 

@@ -2,9 +2,13 @@
 // construction and state changes, the call chain, the watchdog.
 #pragma once
 
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,7 +25,25 @@ namespace weave::detail {
 
 using Clock = std::chrono::steady_clock;
 
+// After fork() only the forking thread goes on in the child: a mutex another
+// thread held stays locked, a std::thread names a thread that is not there.
+// Each process-wide structure of src/lock registers its mutex here: all of
+// them are taken around fork() (so the child gets them unlocked and their
+// data whole), then `reset_in_child` runs in the child. See docs/ARCHITECTURE.md.
+void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
+// Ends a std::thread object of the parent in the child without join or
+// terminate (the thread does not exist here).
+void forget_thread(std::thread& t) noexcept;
+
 struct ClientShared {
+  ClientShared() = default;
+  ClientShared(const ClientShared&) = delete;
+  // Made before fork(), dropped in the child: its backend's threads and
+  // connections are the parent's; it is left alone, never torn down here.
+  ~ClientShared() {
+    if (pid != ::getpid()) new std::shared_ptr<LockBackend>(std::move(backend));
+  }
+  pid_t pid = ::getpid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
   std::chrono::milliseconds renew_interval() const noexcept {
@@ -110,7 +132,8 @@ class LostNotifier {
 
  private:
   friend LostNotifier& process_wide<LostNotifier>();
-  LostNotifier() = default;
+  LostNotifier();
+  void reset_in_child();
   void run();
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -135,7 +158,8 @@ class Watchdog {
 
  private:
   friend Watchdog& process_wide<Watchdog>();
-  Watchdog() = default;
+  Watchdog();
+  void reset_in_child();
   struct Entry {
     std::shared_ptr<Lease> lease;
     Clock::time_point due;

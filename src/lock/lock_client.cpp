@@ -65,6 +65,7 @@ LockClient::LockClient(LockOptions options, std::shared_ptr<LockBackend> backend
     : shared_(make_shared_state(std::move(options), std::move(backend))) {}
 
 const LockOptions& LockClient::options() const noexcept { return shared_->options; }
+bool LockClient::made_in_other_process() const noexcept { return shared_->pid != ::getpid(); }
 LockBackend& LockClient::backend() const noexcept { return *shared_->backend; }
 
 LeaseHandle LockClient::acquire(std::string_view key, const LockSpec& spec) {
@@ -143,7 +144,11 @@ class LocalGate {
     std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
   };
   static Table& table() {
-    static Table* t = new Table;  // usable during exit
+    static Table* t = [] {
+      auto* made = new Table;  // usable during exit
+      detail::guard_across_fork(made->mutex);
+      return made;
+    }();
     return *t;
   }
   std::string id_;
@@ -228,6 +233,9 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
                                         milliseconds* waited, std::string* busy_key) {
   const auto start = Clock::now();
   if (waited) *waited = milliseconds(0);
+  if (made_in_other_process())
+    throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
+                     " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
   if (keys_in.empty()) throw UsageError("lock: no key given");
   for (std::string_view k : keys_in) validate(k, spec);
   LockBackend& backend = *shared_->backend;
@@ -350,7 +358,11 @@ struct Global {
   std::optional<LockClient> client;
 };
 Global& global() {
-  static Global* g = new Global;  // usable during exit
+  static Global* g = [] {
+    auto* made = new Global;  // usable during exit
+    detail::guard_across_fork(made->mutex);
+    return made;
+  }();
   return *g;
 }
 }  // namespace
@@ -365,6 +377,12 @@ void configure_locks(LockOptions options) {
 LockClient default_lock_client() {
   Global& g = global();
   std::lock_guard lock(g.mutex);
+  if (g.client && g.client->made_in_other_process()) {
+    // A fork()ed child: the same options, its own connections and threads.
+    LockOptions options = g.client->options();
+    g.client.reset();  // its backend is left alone (~ClientShared)
+    g.client.emplace(std::move(options));
+  }
   if (!g.client) g.client.emplace(load_lock_options());
   return *g.client;
 }

@@ -5,6 +5,7 @@
 // LostNotifier thread, never on this one.
 #include <algorithm>
 #include <map>
+#include <new>
 
 #include "internal.h"
 
@@ -13,8 +14,33 @@ namespace weave::detail {
 // After the stop at exit nothing is renewed any more (the leases run out on their own).
 Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 
+Watchdog::Watchdog() { guard_across_fork(mutex_, [this] { reset_in_child(); }); }
+
+void Watchdog::reset_in_child() {
+  // The parent's leases are renewed by the parent: forgotten here, not freed
+  // (freeing could run code that expects their threads).
+  new std::unordered_map<const Lease*, Entry>(std::move(entries_));
+  entries_.clear();
+  coalesce_.clear();
+  forget_thread(thread_);
+  started_ = stop_ = false;
+  wake_at_ = Clock::time_point::max();
+  new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
+}
+
 // Stopped at exit after running what is pending.
 LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
+
+LostNotifier::LostNotifier() { guard_across_fork(mutex_, [this] { reset_in_child(); }); }
+
+void LostNotifier::reset_in_child() {
+  // The parent's pending callbacks are the parent's business: left alone.
+  new std::deque<std::pair<std::shared_ptr<Lease>, std::string>>(std::move(queue_));
+  queue_.clear();
+  forget_thread(thread_);
+  started_ = stop_ = false;
+  new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
+}
 
 void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
   {

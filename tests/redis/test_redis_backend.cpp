@@ -466,7 +466,7 @@ TEST_CASE("redis: an uncontended acquire is one command, its release is one comm
   }
 }
 
-TEST_CASE("redis: pool_size caps the command connections; callers beyond it wait their turn", "[redis]") {
+TEST_CASE("redis: pool_size caps the command connections, callers beyond it wait their turn", "[redis]") {
   RedisServer server;
   auto o = redis_test::lock_options(server.url());
   o.pool_size = 2;
@@ -502,4 +502,55 @@ TEST_CASE("redis: pool_size caps the command connections; callers beyond it wait
   CHECK(done == 8 * 150);
   CHECK(most >= 1);
   CHECK(most <= 2);
+}
+
+TEST_CASE("redis: a fork()ed child never frees the parent's lease and locks with its own connections and watchdog",
+          "[redis]") {
+  RedisServer server;
+  auto o = redis_test::lock_options(server.url());
+  o.watchdog_lease = 600ms;  // renewed every 200 ms
+  weave::configure_locks(o);
+  weave::LockClient before_fork = weave::default_lock_client();
+  weave::LeaseHandle held = before_fork.acquire("fork:parent");  // watchdog mode
+  // The library's threads are busy at the moment of the fork: a waiter
+  // (subscriber thread, local gate) and the watchdog.
+  std::thread waiter([&] {
+    try {
+      weave::LockClient(o).try_acquire("fork:parent", {.wait = 1500ms});
+    } catch (...) {
+    }
+  });
+  std::this_thread::sleep_for(100ms);
+
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int code = 0;
+    try {
+      { weave::LeaseHandle copy = std::move(held); }  // dropped in the child: must free nothing
+      try {
+        before_fork.try_acquire("fork:child-old");
+        code |= 1;  // a client made before fork() must refuse
+      } catch (const weave::UsageError&) {
+      }
+      weave::LeaseHandle mine = weave::default_lock_client().acquire("fork:child", {.wait = 2s});
+      std::this_thread::sleep_for(1500ms);  // 2.5 leases: renewed by the child's own watchdog
+      if (mine->lost()) code |= 2;
+      mine.release();
+    } catch (...) {
+      code |= 4;
+    }
+    ::_exit(code);
+  }
+  REQUIRE(pid > 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  waiter.join();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);  // 1: old client locked, 2: child's lease lost, 4: an error
+  CHECK_FALSE(held->lost());
+  weave::LockClient other(o);
+  CHECK_FALSE(other.try_acquire("fork:parent"));  // still the parent's
+  held.release();
+  CHECK(other.try_acquire("fork:child"));  // the child released its own
+  weave::configure_locks(weave::LockOptions{});
 }

@@ -1,0 +1,115 @@
+// guard_across_fork (src/lock/internal.h): the process-wide mutexes of
+// src/lock are all taken in the pthread_atfork prepare handler, released in
+// the parent, and released then reset in the child.
+#include <pthread.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+#include "internal.h"
+
+namespace weave::detail {
+namespace {
+
+struct Guarded {
+  std::mutex* mutex;
+  std::function<void()> reset;
+};
+
+// A fixed array: prepare reads the entries without `mutex` while another
+// thread may append one (a growing vector would move them).
+using GuardList = std::array<Guarded, 16>;
+
+struct Guards {
+  std::mutex mutex;                 // serialises appends; never held while waiting for a guarded mutex
+  GuardList all;
+  std::atomic<std::size_t> count{0};
+  std::size_t held = 0;             // prepare took all[0, held) (and `mutex`)
+};
+
+// All of them or none, in no fixed order: another thread may hold one and
+// want another (std::lock's algorithm over a list).
+void lock_all(GuardList& all, std::size_t n) {
+  if (n == 0) return;
+  for (std::size_t first = 0;;) {
+    all[first].mutex->lock();
+    std::size_t missed = n;
+    for (std::size_t i = 0; i < n; ++i)
+      if (i != first && !all[i].mutex->try_lock()) {
+        missed = i;
+        break;
+      }
+    if (missed == n) return;
+    for (std::size_t i = 0; i < missed; ++i)  // the ones taken before the miss
+      if (i != first) all[i].mutex->unlock();
+    all[first].mutex->unlock();
+    first = missed;  // wait for the busy one next
+    std::this_thread::yield();
+  }
+}
+
+void unlock_all(GuardList& all, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) all[i].mutex->unlock();
+}
+
+Guards& guards();
+
+void prepare() {
+  Guards& gs = guards();
+  for (;;) {
+    const std::size_t n = gs.count.load(std::memory_order_acquire);
+    lock_all(gs.all, n);
+    gs.mutex.lock();
+    if (gs.count.load(std::memory_order_acquire) == n) {
+      gs.held = n;
+      return;  // `mutex` stays taken through the fork
+    }
+    gs.mutex.unlock();  // one was registered meanwhile: take it too
+    unlock_all(gs.all, n);
+  }
+}
+
+void in_parent() {
+  Guards& gs = guards();
+  unlock_all(gs.all, gs.held);
+  gs.mutex.unlock();
+}
+
+void in_child() {
+  Guards& gs = guards();
+  unlock_all(gs.all, gs.held);
+  gs.mutex.unlock();
+  for (std::size_t i = 0; i < gs.held; ++i)
+    if (gs.all[i].reset) gs.all[i].reset();
+}
+
+Guards& guards() {
+  static Guards* g = [] {
+    auto* made = new Guards;  // usable during exit
+    ::pthread_atfork(prepare, in_parent, in_child);
+    return made;
+  }();
+  return *g;
+}
+
+}  // namespace
+
+void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child) {
+  Guards& g = guards();
+  std::lock_guard lock(g.mutex);
+  const std::size_t n = g.count.load(std::memory_order_relaxed);
+  if (n == g.all.size()) std::abort();  // a handful of process-wide structures use this
+  g.all[n] = Guarded{&m, std::move(reset_in_child)};
+  g.count.store(n + 1, std::memory_order_release);
+}
+
+void forget_thread(std::thread& t) noexcept {
+  // Reusing the storage ends the old object's life without its destructor
+  // (which would call std::terminate for a joinable thread).
+  new (&t) std::thread();
+}
+
+}  // namespace weave::detail
