@@ -465,7 +465,10 @@ struct Detached {
 struct ResumeOnNewThread {
   std::jthread* thread;
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) { *thread = std::jthread([h] { h.resume(); }); }
+  void await_suspend(std::coroutine_handle<> h) {
+    std::jthread* out = thread;  // the new thread may finish the coroutine (and free *this) at once
+    *out = std::jthread([h] { h.resume(); });
+  }
   void await_resume() const noexcept {}
 };
 
