@@ -57,6 +57,8 @@ void unlock_all(GuardList& all, std::size_t n) {
 
 Guards& guards();
 
+std::atomic<pid_t> cached_pid{0};
+
 void prepare() {
   Guards& gs = guards();
   for (;;) {
@@ -79,6 +81,7 @@ void in_parent() {
 }
 
 void in_child() {
+  cached_pid.store(::getpid(), std::memory_order_relaxed);
   Guards& gs = guards();
   unlock_all(gs.all, gs.held);
   gs.mutex.unlock();
@@ -104,6 +107,16 @@ void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child) {
   if (n == g.all.size()) std::abort();  // a handful of process-wide structures use this
   g.all[n] = Guarded{&m, std::move(reset_in_child)};
   g.count.store(n + 1, std::memory_order_release);
+}
+
+pid_t current_pid() noexcept {
+  pid_t p = cached_pid.load(std::memory_order_relaxed);
+  if (p == 0) {
+    guards();  // registers the fork handler that refreshes the cache first
+    p = ::getpid();
+    cached_pid.store(p, std::memory_order_relaxed);
+  }
+  return p;
 }
 
 void forget_thread(std::thread& t) noexcept {

@@ -34,6 +34,8 @@ void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {})
 // Ends a std::thread object of the parent in the child without join or
 // terminate (the thread does not exist here).
 void forget_thread(std::thread& t) noexcept;
+// getpid() without a system call per use (refreshed in a fork()ed child).
+pid_t current_pid() noexcept;
 
 struct ClientShared {
   ClientShared() = default;
@@ -41,9 +43,9 @@ struct ClientShared {
   // Made before fork(), dropped in the child: its backend's threads and
   // connections are the parent's; it is left alone, never torn down here.
   ~ClientShared() {
-    if (pid != ::getpid()) new std::shared_ptr<LockBackend>(std::move(backend));
+    if (pid != current_pid()) new std::shared_ptr<LockBackend>(std::move(backend));
   }
-  pid_t pid = ::getpid();  // the process that made it
+  pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
   std::chrono::milliseconds renew_interval() const noexcept {

@@ -76,7 +76,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
     last = --l.holds_ == 0;
     if (last) l.released_ = true;
   }
-  if (last && c.pid != ::getpid()) return;  // a fork()ed child's copy: the lease is the parent's
+  if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
     Watchdog::instance().unwatch(&l);
     if (!l.watchdog_ && Clock::now() >= l.expires_at())

@@ -65,7 +65,7 @@ LockClient::LockClient(LockOptions options, std::shared_ptr<LockBackend> backend
     : shared_(make_shared_state(std::move(options), std::move(backend))) {}
 
 const LockOptions& LockClient::options() const noexcept { return shared_->options; }
-bool LockClient::made_in_other_process() const noexcept { return shared_->pid != ::getpid(); }
+bool LockClient::made_in_other_process() const noexcept { return shared_->pid != detail::current_pid(); }
 LockBackend& LockClient::backend() const noexcept { return *shared_->backend; }
 
 LeaseHandle LockClient::acquire(std::string_view key, const LockSpec& spec) {
