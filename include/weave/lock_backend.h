@@ -126,7 +126,7 @@ class LockBackend {
 // A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".
 struct LockUrl {
   std::string scheme;  // "mem", "redis", ...
-  std::string name;    // mem: table name ("" = the default table)
+  std::string name;    // mem: table name ("" = the default table); redis+sentinel: the master's name
   std::string user, password;
   std::string host;  // several hosts: the list as written ("h1:p1,[::1]:p2"), each checked
   int port = 0;      // redis: 6379 when omitted; 0 for a host list

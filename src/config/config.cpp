@@ -107,6 +107,11 @@ LockUrl parse_lock_url(std::string_view text) {
   if (const auto slash = rest.find('/'); slash != std::string_view::npos) {
     hostport = rest.substr(0, slash);
     std::string_view db = rest.substr(slash + 1);
+    if (u.scheme == "redis+sentinel") {  // /<master name>[/<db>]
+      const auto second = db.find('/');
+      u.name = std::string(db.substr(0, second));
+      db = second == std::string_view::npos ? std::string_view() : db.substr(second + 1);
+    }
     long long n = 0;
     if (!db.empty()) {
       if (!parse_uint(db, n) || n > 1'000'000) throw bad("the database must be a number, got '" + std::string(db) + "'");
@@ -143,12 +148,15 @@ LockUrl parse_lock_url(std::string_view text) {
       port_out = 6379;
     }
   };
-  if (hostport.find(',') == std::string_view::npos) {
+  if (u.scheme == "redis+sentinel" && u.name.empty())
+    throw bad("name the master the sentinels watch: redis+sentinel://host:26379,.../<master name>[/db]");
+  if (hostport.find(',') == std::string_view::npos && u.scheme != "redis+sentinel") {
     host_and_port(hostport, u.host, u.port);
     return u;
   }
-  // A host list (redlock://, redis+cluster://): each checked here, split
-  // into endpoints by the backend; `host` keeps the list as written.
+  // A host list (redlock://, redis+cluster://, redis+sentinel://, even of
+  // one host): each checked here, split into endpoints by the backend;
+  // `host` keeps the list as written.
   for (std::size_t start = 0;;) {
     const auto comma = hostport.find(',', start);
     std::string host;

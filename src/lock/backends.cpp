@@ -6,6 +6,7 @@
 #include "internal.h"
 #include "mem_backend.h"
 #include "redlock/redlock.h"
+#include "sentinel/sentinel.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 #include "weave/redis.h"
@@ -35,14 +36,17 @@ Registry& registry() {
 
 ConfigError unknown_scheme(const std::string& url, std::string_view scheme) {
   return ConfigError("lock url '" + url + "': unknown scheme '" + std::string(scheme) +
-                     "' (known: mem, redis, redlock, redis+cluster, or one added with register_lock_backend)");
+                     "' (known: mem, redis, redis+sentinel, redis+cluster, redlock, or one added with "
+                     "register_lock_backend)");
 }
 
 }  // namespace
 
 namespace detail {
 void require_known_scheme(const std::string& url, std::string_view scheme) {
-  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster") return;
+  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster" ||
+      scheme == "redis+sentinel")
+    return;
   Registry& r = registry();
   std::lock_guard g(r.mutex);
   if (r.factories.count(scheme) == 0) throw unknown_scheme(url, scheme);
@@ -105,6 +109,8 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
       factory = [](const LockOptions& o) { return make_redis_lock_backend(o); };  // src/redis
     } else if (url.scheme == "redlock") {
       factory = [](const LockOptions& o) { return redlock::make_redlock_backend(o); };  // src/redlock
+    } else if (url.scheme == "redis+sentinel") {
+      factory = [](const LockOptions& o) { return sentinel::make_sentinel_backend(o); };  // src/sentinel
     } else if (url.scheme == "redis+cluster") {
       factory = [](const LockOptions& o) { return cluster::make_cluster_backend(o); };  // src/cluster
     } else {

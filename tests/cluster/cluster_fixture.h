@@ -150,11 +150,7 @@ class Cluster {
   static std::size_t count_lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
   template <class Done>
   static void wait_for(Done done, const char* what) {
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while (!done()) {
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(std::string("cluster: no ") + what + " in time");
-      std::this_thread::sleep_for(50ms);
-    }
+    redis_test::wait_for(done, std::string("cluster ") + what);
   }
 
   std::vector<std::string> dirs_;

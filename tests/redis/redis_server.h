@@ -55,6 +55,17 @@ inline int try_bind(int port) {
   return got;
 }
 
+// Polls `done` every 50 ms; throws naming `what` after 30 s (fixtures waiting
+// for a server-side state: replication up, a failover seen).
+template <class Done>
+void wait_for(Done done, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no " + what + " within 30 s");
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
 // A port the kernel just handed out for 127.0.0.1. With `cluster_bus`, also
 // <port> + 10000 is free and in range: a cluster node listens there too.
 inline int free_port(bool cluster_bus = false) {

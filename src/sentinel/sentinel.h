@@ -1,0 +1,70 @@
+// The redis+sentinel:// backend: the redis backend's scripts on the master
+// that Redis Sentinel names, followed across failovers (see docs/scale-out.md).
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redis/executor.h"
+#include "weave/lock.h"
+#include "weave/lock_backend.h"
+
+namespace weave::sentinel {
+
+// Runs script calls on the current master of `master_name`: asks the
+// sentinels (in turn) for its address and checks with ROLE that it is a
+// master. It listens to the sentinels' +switch-master announcements and asks
+// again at the next call after one. A call that fails in a way a failover
+// explains (the connection failed, or the node answers READONLY as a
+// replica) also asks again and is sent once more to the master named then.
+class SentinelExecutor final : public redis::Executor {
+ public:
+  SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name, redis::Endpoint data,
+                   int pool_size);
+
+  std::vector<redis::Reply> run(const std::vector<redis::ScriptCall>& calls, const char* what) override;
+  std::unique_ptr<redis::Subscriber::Interest> subscribe(const std::string& channel,
+                                                         std::shared_ptr<redis::Bell> bell = nullptr) override;
+
+  // For tests: "host:port" of the master in use ("" before the first call),
+  // and how many times the master changed.
+  std::string master_address();
+  std::uint64_t switches() const noexcept { return switches_.load(); }
+
+ private:
+  using NodePtr = std::shared_ptr<redis::NodeExecutor>;
+  NodePtr master();
+  NodePtr discover();  // throws BackendUnavailable
+  void forget(const NodePtr& stale);
+  void listen_for_switches();
+  template <class F>
+  auto on_master(F&& f);
+
+  std::vector<redis::Endpoint> sentinels_;
+  std::string master_name_;
+  redis::Endpoint data_;  // credentials, db and timeouts for the master
+  int pool_size_;
+  std::mutex mutex_;
+  NodePtr current_;
+  std::string last_address_;  // of the master last found
+  std::map<std::string, NodePtr> nodes_;  // "host:port": kept, so a switch back reuses connections
+  std::atomic<std::uint64_t> switches_{0};
+  // +switch-master announcements ring `switched_`; the subscription is made
+  // once, on the first sentinel that takes it.
+  std::once_flag listening_;
+  std::shared_ptr<redis::Bell> switched_ = std::make_shared<redis::Bell>();
+  std::uint64_t switched_seen_ = 0;  // guarded by mutex_
+  std::shared_ptr<redis::Subscriber> switch_subscriber_;
+  std::unique_ptr<redis::Subscriber::Interest> switch_interest_;  // before the subscriber goes
+};
+
+// options.url = "redis+sentinel://[user:password@]s1:p1,s2:p2[,...]/<master name>[/db]"
+// (sentinel ports default to 26379; user, password and db are the master's).
+std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
+                                                   std::shared_ptr<SentinelExecutor>* executor = nullptr);
+
+}  // namespace weave::sentinel

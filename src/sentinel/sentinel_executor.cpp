@@ -1,0 +1,156 @@
+#include <utility>
+
+#include "sentinel/sentinel.h"
+#include "weave/error.h"
+
+namespace weave::sentinel {
+
+SentinelExecutor::SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name,
+                                   redis::Endpoint data, int pool_size)
+    : sentinels_(std::move(sentinels)), master_name_(std::move(master_name)), data_(std::move(data)),
+      pool_size_(pool_size) {}
+
+std::string SentinelExecutor::master_address() {
+  std::lock_guard g(mutex_);
+  return current_ ? current_->endpoint().describe() : std::string();
+}
+
+SentinelExecutor::NodePtr SentinelExecutor::master() {
+  {
+    std::lock_guard g(mutex_);
+    std::uint64_t rings;
+    {
+      std::lock_guard b(switched_->mutex);
+      rings = switched_->rings;
+    }
+    if (rings != switched_seen_) {  // a sentinel announced a switch: ask again
+      switched_seen_ = rings;
+      current_.reset();
+    }
+    if (current_) return current_;
+  }
+  std::call_once(listening_, [this] { listen_for_switches(); });
+  NodePtr found = discover();
+  std::lock_guard g(mutex_);
+  const std::string address = found->endpoint().describe();
+  if (!last_address_.empty() && last_address_ != address) ++switches_;
+  last_address_ = address;
+  current_ = found;  // if another caller found one meanwhile, the newest answer wins
+  return current_;
+}
+
+void SentinelExecutor::listen_for_switches() {
+  for (const redis::Endpoint& s : sentinels_) {
+    try {
+      auto sub = std::make_shared<redis::Subscriber>(s, false);
+      switch_interest_ = sub->subscribe("+switch-master", switched_);
+      switch_subscriber_ = std::move(sub);
+      return;
+    } catch (const std::exception&) {
+      // the next sentinel; without any, failures still send us asking
+    }
+  }
+}
+
+void SentinelExecutor::forget(const NodePtr& stale) {
+  std::lock_guard g(mutex_);
+  if (current_ == stale) current_.reset();
+}
+
+SentinelExecutor::NodePtr SentinelExecutor::discover() {
+  std::string why = "no sentinel answered";
+  for (const redis::Endpoint& s : sentinels_) {
+    try {
+      redis::Connection c(s);
+      redis::Reply r = c.command(redis::Command{"SENTINEL", "get-master-addr-by-name", master_name_});
+      if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
+        why = s.describe() + " does not know master '" + master_name_ + "'";
+        continue;
+      }
+      redis::Endpoint ep = data_;
+      ep.host.assign(r->element[0]->str, r->element[0]->len);
+      ep.port = std::stoi(std::string(r->element[1]->str, r->element[1]->len));
+      NodePtr node;
+      {
+        std::lock_guard g(mutex_);
+        auto& slot = nodes_[ep.describe()];
+        if (!slot) slot = std::make_shared<redis::NodeExecutor>(ep, pool_size_);
+        node = slot;
+      }
+      // A sentinel may not have seen the failover yet: ask the node itself.
+      redis::Reply role = node->command(redis::Command{"ROLE"});
+      if (role->type != REDIS_REPLY_ARRAY || role->elements == 0 ||
+          std::string(role->element[0]->str, role->element[0]->len) != "master") {
+        why = s.describe() + " names " + ep.describe() + ", which is not a master (yet)";
+        continue;
+      }
+      return node;
+    } catch (const Error& e) {
+      why = e.what();
+    } catch (const std::exception& e) {
+      why = s.describe() + ": " + e.what();
+    }
+  }
+  std::string list;
+  for (const auto& s : sentinels_) list += (list.empty() ? "" : ",") + s.describe();
+  throw BackendUnavailable("weave sentinel: no master '" + master_name_ + "' found through " + list + ": " + why);
+}
+
+// f(master) once; again on the master named afterwards when the failure looks
+// like a failover (I/O failure, or READONLY from a demoted master).
+template <class F>
+auto SentinelExecutor::on_master(F&& f) {
+  NodePtr node = master();
+  try {
+    return f(*node);
+  } catch (const ReplyError& e) {
+    if (e.code() != "READONLY") throw;
+    forget(node);
+  } catch (const IoError&) {
+    forget(node);
+  }
+  return f(*master());
+}
+
+std::vector<redis::Reply> SentinelExecutor::run(const std::vector<redis::ScriptCall>& calls, const char* what) {
+  return on_master([&](redis::NodeExecutor& n) { return n.run(calls, what); });
+}
+
+std::unique_ptr<redis::Subscriber::Interest> SentinelExecutor::subscribe(const std::string& channel,
+                                                                         std::shared_ptr<redis::Bell> bell) {
+  return on_master([&](redis::NodeExecutor& n) { return n.subscribe(channel, bell); });
+}
+
+std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
+                                                   std::shared_ptr<SentinelExecutor>* executor) {
+  const LockUrl url = parse_lock_url(options.url);
+  if (url.scheme != "redis+sentinel") throw ConfigError("'" + options.url + "' is not a redis+sentinel:// URL");
+  std::vector<redis::Endpoint> sentinels;
+  for (std::size_t start = 0;;) {
+    const auto comma = url.host.find(',', start);
+    const std::string one = url.host.substr(start, comma == std::string::npos ? comma : comma - start);
+    LockUrl hp = parse_lock_url("sentinel://" + one);
+    redis::Endpoint ep;
+    ep.host = hp.host;
+    ep.port = hp.port > 0 ? hp.port : 26379;
+    ep.connect_timeout = options.connect_timeout;
+    ep.command_timeout = options.command_timeout;
+    for (const auto& e : sentinels)
+      if (e.host == ep.host && e.port == ep.port)
+        throw ConfigError("lock url '" + options.url + "': sentinel " + ep.describe() + " is listed twice");
+    sentinels.push_back(std::move(ep));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  redis::Endpoint data;
+  data.user = url.user;
+  data.password = url.password;
+  data.db = url.db;
+  data.connect_timeout = options.connect_timeout;
+  data.command_timeout = options.command_timeout;
+  auto exec = std::make_shared<SentinelExecutor>(std::move(sentinels), url.name, std::move(data), options.pool_size);
+  if (executor) *executor = exec;
+  return redis::make_script_backend(std::move(exec), options.key_prefix);
+}
+
+}  // namespace weave::sentinel
