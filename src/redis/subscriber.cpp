@@ -77,6 +77,11 @@ Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::
   if (bell_) ch_->bells.push_back(bell_.get());  // under sub_->mutex_ (see subscribe)
 }
 
+void Subscriber::wake_all() {
+  std::lock_guard g(mutex_);
+  for (auto& [name, ch] : channels_) bump_locked(*ch);
+}
+
 void Subscriber::bump_locked(Channel& ch) {
   ++ch.generation;
   ch.cv.notify_all();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -25,12 +26,16 @@ struct Bell {
   std::mutex mutex;
   std::condition_variable cv;
   std::uint64_t rings = 0;
+  // Optional: called after each ring, on the ringing thread, outside `mutex`
+  // (set before the bell is handed to a subscription).
+  std::function<void()> hook;
   void ring() {
     {
       std::lock_guard g(mutex);
       ++rings;
     }
     cv.notify_all();
+    if (hook) hook();
   }
 };
 
@@ -68,6 +73,10 @@ class Subscriber {
   // (e.g. "MOVED ..." for a sharded channel whose slot moved). `bell`, if
   // given, is rung on every change of this subscription until the Interest goes.
   std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr);
+
+  // Wakes every Interest as if a message had come (their waiters try again):
+  // the node stopped being the one that publishes (a failover).
+  void wake_all();
 
   // Counters for tests and benches.
   std::uint64_t subscribe_commands() const noexcept { return subscribes_sent_.load(); }

@@ -17,8 +17,9 @@ namespace weave::sentinel {
 
 // Runs script calls on the current master of `master_name`: asks the
 // sentinels (in turn) for its address and checks with ROLE that it is a
-// master. It listens to the sentinels' +switch-master announcements and asks
-// again at the next call after one. A call that fails in a way a failover
+// master. It listens to the sentinels' +switch-master announcements: after
+// one it asks again at the next call, and wakes the waiters subscribed on the
+// old master (releases are published on the new one). A call that fails in a way a failover
 // explains (the connection failed, or the node answers READONLY as a
 // replica) also asks again and is sent once more to the master named then.
 class SentinelExecutor final : public redis::Executor {
@@ -53,11 +54,10 @@ class SentinelExecutor final : public redis::Executor {
   std::string last_address_;  // of the master last found
   std::map<std::string, NodePtr> nodes_;  // "host:port": kept, so a switch back reuses connections
   std::atomic<std::uint64_t> switches_{0};
-  // +switch-master announcements ring `switched_`; the subscription is made
-  // once, on the first sentinel that takes it.
+  // +switch-master announcements ring `switched_` (its hook forgets the
+  // master); the subscription is made once, on the first sentinel that takes it.
   std::once_flag listening_;
   std::shared_ptr<redis::Bell> switched_ = std::make_shared<redis::Bell>();
-  std::uint64_t switched_seen_ = 0;  // guarded by mutex_
   std::shared_ptr<redis::Subscriber> switch_subscriber_;
   std::unique_ptr<redis::Subscriber::Interest> switch_interest_;  // before the subscriber goes
 };

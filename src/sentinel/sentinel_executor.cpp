@@ -8,7 +8,9 @@ namespace weave::sentinel {
 SentinelExecutor::SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name,
                                    redis::Endpoint data, int pool_size)
     : sentinels_(std::move(sentinels)), master_name_(std::move(master_name)), data_(std::move(data)),
-      pool_size_(pool_size) {}
+      pool_size_(pool_size) {
+  switched_->hook = [this] { forget(nullptr); };  // a +switch-master announcement
+}
 
 std::string SentinelExecutor::master_address() {
   std::lock_guard g(mutex_);
@@ -18,15 +20,6 @@ std::string SentinelExecutor::master_address() {
 SentinelExecutor::NodePtr SentinelExecutor::master() {
   {
     std::lock_guard g(mutex_);
-    std::uint64_t rings;
-    {
-      std::lock_guard b(switched_->mutex);
-      rings = switched_->rings;
-    }
-    if (rings != switched_seen_) {  // a sentinel announced a switch: ask again
-      switched_seen_ = rings;
-      current_.reset();
-    }
     if (current_) return current_;
   }
   std::call_once(listening_, [this] { listen_for_switches(); });
@@ -36,7 +29,7 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
   if (!last_address_.empty() && last_address_ != address) ++switches_;
   last_address_ = address;
   current_ = found;  // if another caller found one meanwhile, the newest answer wins
-  return current_;
+  return found;
 }
 
 void SentinelExecutor::listen_for_switches() {
@@ -52,9 +45,18 @@ void SentinelExecutor::listen_for_switches() {
   }
 }
 
+// `stale` failed as a master (null: a sentinel announced a switch). The next
+// call asks the sentinels again. Releases will be published on another node:
+// whoever waits on this one tries again now (and subscribes anew) instead of
+// sleeping out the holder's lease.
 void SentinelExecutor::forget(const NodePtr& stale) {
-  std::lock_guard g(mutex_);
-  if (current_ == stale) current_.reset();
+  NodePtr was;
+  {
+    std::lock_guard g(mutex_);
+    if (!current_ || (stale && current_ != stale)) return;
+    was = std::move(current_);
+  }
+  was->subscriber()->wake_all();
 }
 
 SentinelExecutor::NodePtr SentinelExecutor::discover() {

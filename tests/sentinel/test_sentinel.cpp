@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -15,6 +16,7 @@
 
 using namespace std::chrono_literals;
 using sentinel_test::Sentinels;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -79,6 +81,41 @@ TEST_CASE("sentinel: a held lease follows a failover to the promoted replica", "
   CHECK_NOTHROW(h.release());
   auto next = other.locks.acquire("s:held", {.wait = 5s});
   CHECK(next->fencing_token() > before);  // the counter came over with the data
+}
+
+TEST_CASE("sentinel: a waiter on the old master is woken by the switch and gets the lock released on the new one",
+          "[redis][sentinel]") {
+  Sentinels s;
+  auto holder = make_client(s.url());
+  auto waiting = make_client(s.url());
+  auto h = holder.locks.acquire("s:wait", {.ttl = 20s});  // a waiter that is not woken sleeps ~20 s
+  s.node(0).client().cmd({"WAIT", "1", "2000"});
+  std::promise<Clock::time_point> got;
+  std::thread waiter([&] {
+    try {
+      auto w = waiting.locks.acquire("s:wait", {.wait = 30s});
+      got.set_value(Clock::now());
+      w.release();
+    } catch (...) {
+      got.set_exception(std::current_exception());
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // subscribed on the old master by now
+  s.failover();
+  // The holder learns of the switch the same way; its release must reach the new master.
+  for (int i = 0; i < 100 && holder.exec->switches() == 0; ++i) {
+    holder.locks.try_acquire("s:probe");  // a call makes it ask again after the announcement
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(holder.exec->switches() == 1);
+  const auto released = Clock::now();
+  h.release();
+  auto when = got.get_future();
+  REQUIRE(when.wait_for(15s) == std::future_status::ready);
+  const auto after = std::chrono::duration_cast<std::chrono::milliseconds>(when.get() - released);
+  INFO("the waiter got the lock " << after.count() << " ms after the release");
+  CHECK(after < 5s);  // not the holder's 20 s ttl
+  waiter.join();
 }
 
 TEST_CASE("sentinel: bad URLs and unknown masters are clear errors", "[redis][sentinel]") {
