@@ -138,6 +138,19 @@ class LeaseHandle {
   bool reentrant_ = false;
 };
 
+// What a LockClient (and its copies) did so far, for monitoring. Counters only
+// grow; take differences between two reads.
+//   auto s = locks.stats();  metrics.set("weave_lock_busy_total", s.busy);
+struct LockStats {
+  std::uint64_t acquired = 0;  // new leases handed out
+  std::uint64_t reentered = 0;  // requests served by a lease the call chain held
+  std::uint64_t busy = 0;       // requests that gave up: still busy after `wait`
+  std::uint64_t errors = 0;     // requests that failed with an error (backend, usage)
+  std::uint64_t released = 0;   // leases given back (their last hold dropped)
+  std::uint64_t lost = 0;       // leases lost while held (expired, taken, renewal failed)
+  std::chrono::microseconds acquiring{0};  // total time spent in acquisition calls, waits included
+};
+
 // A connection to one lock backend plus the options. Cheap to copy (copies
 // share the backend). Thread-safe.
 class LockClient {
@@ -180,6 +193,7 @@ class LockClient {
 
   const LockOptions& options() const noexcept;
   LockBackend& backend() const noexcept;
+  LockStats stats() const noexcept;
   // True in a child fork()ed after this client was made. It refuses to lock
   // there (UsageError: its connections and threads are the parent's); make a
   // new LockClient in the child. default_lock_client() does so by itself.

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -48,6 +49,12 @@ struct ClientShared {
   pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
+  // LockStats, counted by every copy of the client and by its leases.
+  struct Counters {
+    std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0};
+    std::atomic<std::int64_t> acquiring_us{0};
+  };
+  mutable Counters counters;
   std::chrono::milliseconds renew_interval() const noexcept {
     auto r = options.renew_interval.count() > 0 ? options.renew_interval
                                                 : options.watchdog_lease / 3;

@@ -31,6 +31,7 @@ bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_
     l.cause_ = cause;
     l.lost_.store(true, std::memory_order_release);
   }
+  l.client_->counters.lost.fetch_add(1, std::memory_order_relaxed);
   // The running method hears of it first: a slow on_lost must not delay it.
   l.stop_.request_stop();
   return true;
@@ -78,6 +79,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   }
   if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
+    c.counters.released.fetch_add(1, std::memory_order_relaxed);
     Watchdog::instance().unwatch(&l);
     if (!l.watchdog_ && Clock::now() >= l.expires_at())
       mark_lost(l, "its fixed ttl of " + std::to_string(l.lease_time_.count()) +

@@ -65,6 +65,19 @@ LockClient::LockClient(LockOptions options, std::shared_ptr<LockBackend> backend
     : shared_(make_shared_state(std::move(options), std::move(backend))) {}
 
 const LockOptions& LockClient::options() const noexcept { return shared_->options; }
+
+LockStats LockClient::stats() const noexcept {
+  const auto& c = shared_->counters;
+  LockStats s;
+  s.acquired = c.acquired.load(std::memory_order_relaxed);
+  s.reentered = c.reentered.load(std::memory_order_relaxed);
+  s.busy = c.busy.load(std::memory_order_relaxed);
+  s.errors = c.errors.load(std::memory_order_relaxed);
+  s.released = c.released.load(std::memory_order_relaxed);
+  s.lost = c.lost.load(std::memory_order_relaxed);
+  s.acquiring = std::chrono::microseconds(c.acquiring_us.load(std::memory_order_relaxed));
+  return s;
+}
 bool LockClient::made_in_other_process() const noexcept { return shared_->pid != detail::current_pid(); }
 LockBackend& LockClient::backend() const noexcept { return *shared_->backend; }
 
@@ -233,6 +246,17 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
                                         milliseconds* waited, std::string* busy_key) {
   const auto start = Clock::now();
   if (waited) *waited = milliseconds(0);
+  // Counted once per request, however it ends (LockStats); errors unless set.
+  struct Tally {
+    detail::ClientShared::Counters& c;
+    Clock::time_point start;
+    std::atomic<std::uint64_t>* outcome = &c.errors;
+    ~Tally() {
+      outcome->fetch_add(1, std::memory_order_relaxed);
+      c.acquiring_us.fetch_add(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count(),
+                               std::memory_order_relaxed);
+    }
+  } tally{shared_->counters, start};
   if (made_in_other_process())
     throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
                      " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
@@ -274,7 +298,10 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
       if (!held) not_held.push_back(key);
     }
     if (reuse) {
-      if (not_held.empty() && LeaseControl::add_hold(*reuse)) return LeaseHandle(reuse, true);
+      if (not_held.empty() && LeaseControl::add_hold(*reuse)) {
+        tally.outcome = &shared_->counters.reentered;
+        return LeaseHandle(reuse, true);
+      }
       if (!not_held.empty()) missing = not_held;  // else released meanwhile: acquire afresh
     }
   }
@@ -313,6 +340,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
       for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
       if (busy_key) busy_key->assign(missing[i]);
       if (waited) *waited = since(start);
+      tally.outcome = &shared_->counters.busy;
       return {};
     }
     if (i == 0) {
@@ -336,6 +364,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   if (expires != Clock::time_point::max()) LeaseControl::set_expires_at(*lease, expires);
   detail::Watchdog::instance().watch(lease);
   if (waited) *waited = since(start);
+  tally.outcome = &shared_->counters.acquired;
   return LeaseHandle(std::move(lease), false);
 }
 
