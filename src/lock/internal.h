@@ -131,60 +131,70 @@ T& process_wide() {
   return *t;
 }
 
-// Runs on_lost callbacks posted by the watchdog, in order, on its own thread
-// (started on first use; at exit the pending ones run before it stops).
-class LostNotifier {
+// One background thread started on first use, its mutex and its wake-up
+// (objects of it live for the whole process: process_wide<T>()):
+// stop() at exit (process_wide), and in a fork()ed child a fresh start (the
+// parent's thread is not there; forget_in_child() drops the parent's work).
+class BackgroundThread {
  public:
-  static LostNotifier& instance();
-  void post(std::shared_ptr<Lease> lease, std::string cause);
   void stop();
 
- private:
-  friend LostNotifier& process_wide<LostNotifier>();
-  LostNotifier();
-  void reset_in_child();
-  void run();
+ protected:
+  BackgroundThread();
+  virtual ~BackgroundThread() = default;
+  virtual void run() = 0;
+  virtual void forget_in_child() = 0;
+  void start_locked();  // under mutex_
+
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::pair<std::shared_ptr<Lease>, std::string>> queue_;
   bool stop_ = false;
+
+ private:
   bool started_ = false;
   std::thread thread_;
 };
 
+// Runs on_lost callbacks posted by the watchdog, in order, on its own thread
+// (started on first use; at exit the pending ones run before it stops).
+class LostNotifier final : public BackgroundThread {
+ public:
+  static LostNotifier& instance();
+  void post(std::shared_ptr<Lease> lease, std::string cause);
+
+ private:
+  friend LostNotifier& process_wide<LostNotifier>();
+  LostNotifier() = default;
+  void run() override;
+  void forget_in_child() override;
+  std::deque<std::pair<std::shared_ptr<Lease>, std::string>> queue_;
+};
+
 // The one background thread per process that renews watchdog leases and
 // notices fixed leases running out while held.
-class Watchdog {
+class Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
   void watch(const std::shared_ptr<Lease>& lease);
   void unwatch(const Lease* lease);
   // Number of leases watched (tests).
   std::size_t size();
-  // Stops and joins the thread (at exit); later watch() calls are ignored.
-  void stop();
-  ~Watchdog();
 
  private:
   friend Watchdog& process_wide<Watchdog>();
-  Watchdog();
-  void reset_in_child();
+  Watchdog() = default;
   struct Entry {
     std::shared_ptr<Lease> lease;
     Clock::time_point due;
   };
-  void run();
+  void run() override;
+  void forget_in_child() override;
   void process(std::vector<std::shared_ptr<Lease>>& due);
   void reschedule(const Lease* l, Clock::time_point due);
 
-  std::mutex mutex_;
-  std::condition_variable cv_;
   std::unordered_map<const Lease*, Entry> entries_;
   std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due
   Clock::time_point wake_at_ = Clock::time_point::max();
-  bool stop_ = false;
-  bool started_ = false;
-  std::thread thread_;
 };
 
 }  // namespace weave::detail

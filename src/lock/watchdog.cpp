@@ -11,35 +11,49 @@
 
 namespace weave::detail {
 
+BackgroundThread::BackgroundThread() {
+  guard_across_fork(mutex_, [this] {
+    forget_thread(thread_);
+    started_ = stop_ = false;
+    new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
+    forget_in_child();
+  });
+}
+
+void BackgroundThread::start_locked() {
+  if (started_) return;
+  started_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void BackgroundThread::stop() {
+  {
+    std::lock_guard g(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
 // After the stop at exit nothing is renewed any more (the leases run out on their own).
 Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 
-Watchdog::Watchdog() { guard_across_fork(mutex_, [this] { reset_in_child(); }); }
-
-void Watchdog::reset_in_child() {
+void Watchdog::forget_in_child() {
   // The parent's leases are renewed by the parent: forgotten here, not freed
   // (freeing could run code that expects their threads).
   new std::unordered_map<const Lease*, Entry>(std::move(entries_));
   entries_.clear();
   coalesce_.clear();
-  forget_thread(thread_);
-  started_ = stop_ = false;
   wake_at_ = Clock::time_point::max();
-  new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
 }
 
 // Stopped at exit after running what is pending.
 LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
 
-LostNotifier::LostNotifier() { guard_across_fork(mutex_, [this] { reset_in_child(); }); }
-
-void LostNotifier::reset_in_child() {
+void LostNotifier::forget_in_child() {
   // The parent's pending callbacks are the parent's business: left alone.
   new std::deque<std::pair<std::shared_ptr<Lease>, std::string>>(std::move(queue_));
   queue_.clear();
-  forget_thread(thread_);
-  started_ = stop_ = false;
-  new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
 }
 
 void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
@@ -47,21 +61,9 @@ void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
     std::lock_guard g(mutex_);
     if (stop_) return;
     queue_.emplace_back(std::move(lease), std::move(cause));
-    if (!started_) {
-      started_ = true;
-      thread_ = std::thread([this] { run(); });
-    }
+    start_locked();
   }
   cv_.notify_one();
-}
-
-void LostNotifier::stop() {
-  {
-    std::lock_guard g(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void LostNotifier::run() {
@@ -78,17 +80,6 @@ void LostNotifier::run() {
   }
 }
 
-void Watchdog::stop() {
-  {
-    std::lock_guard g(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-Watchdog::~Watchdog() { stop(); }
-
 void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
   const ClientShared& c = LeaseControl::client(*lease);
   const Clock::time_point due =
@@ -98,10 +89,7 @@ void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
     std::lock_guard g(mutex_);
     if (stop_) return;
     entries_[lease.get()] = Entry{lease, due};
-    if (!started_) {
-      started_ = true;
-      thread_ = std::thread([this] { run(); });
-    }
+    start_locked();
     wake = due < wake_at_;
   }
   if (wake) cv_.notify_one();
