@@ -26,9 +26,10 @@ class Sentinels {
   static constexpr const char* kMaster = "weave-master";
 
   Sentinels() {
-    nodes_.push_back(std::make_unique<redis_test::RedisServer>());
-    nodes_.push_back(std::make_unique<redis_test::RedisServer>(
-        std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(nodes_[0]->port())}));
+    // Each node in its own directory: a replica's full sync writes dump.rdb there.
+    nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{"--dir", temp_dir()}));
+    nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
+        "--dir", temp_dir(), "--replicaof", "127.0.0.1", std::to_string(nodes_[0]->port())}));
     // Replica attached before the sentinels start: their first INFO of the
     // master already lists it (otherwise up to 10 s until the next).
     wait_for([&] { return link_up(*nodes_[1]); }, "replication link");
@@ -99,10 +100,15 @@ class Sentinels {
     std::unique_ptr<redis_test::Child> process;
   };
 
-  void start_sentinel() {
+  std::string temp_dir() {
     char tmpl[] = "/tmp/weave-sentinel-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
     dirs_.emplace_back(tmpl);
+    return dirs_.back();
+  }
+
+  void start_sentinel() {
+    temp_dir();
     for (int attempt = 0; attempt < 5; ++attempt) {
       Sentinel s;
       s.port = redis_test::free_port();
