@@ -55,8 +55,9 @@ class SentinelExecutor final : public redis::Executor {
   std::map<std::string, NodePtr> nodes_;  // "host:port": kept, so a switch back reuses connections
   std::atomic<std::uint64_t> switches_{0};
   // +switch-master announcements ring `switched_` (its hook forgets the
-  // master); the subscription is made once, on the first sentinel that takes it.
-  std::once_flag listening_;
+  // master); subscribed on the first sentinel that takes it, tried again at
+  // each discovery until one does.
+  std::mutex listen_mutex_;
   std::shared_ptr<redis::Bell> switched_ = std::make_shared<redis::Bell>();
   std::shared_ptr<redis::Subscriber> switch_subscriber_;
   std::unique_ptr<redis::Subscriber::Interest> switch_interest_;  // before the subscriber goes

@@ -22,7 +22,7 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
     std::lock_guard g(mutex_);
     if (current_) return current_;
   }
-  std::call_once(listening_, [this] { listen_for_switches(); });
+  listen_for_switches();
   NodePtr found = discover();
   std::lock_guard g(mutex_);
   const std::string address = found->endpoint().describe();
@@ -32,7 +32,10 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
   return found;
 }
 
+// Once subscribed, nothing to do; until then each discovery tries again.
 void SentinelExecutor::listen_for_switches() {
+  std::lock_guard g(listen_mutex_);
+  if (switch_interest_) return;
   for (const redis::Endpoint& s : sentinels_) {
     try {
       auto sub = std::make_shared<redis::Subscriber>(s, false);
