@@ -77,8 +77,9 @@ bool decode_string(const Token& t, RawValue& v, std::string& err) {
 
 class Parser {
  public:
-  Parser(const std::vector<Token>& t, const Vocabulary& v, Reporter& r, const std::string& p)
-      : toks_(t), vocab_(v), rep_(r), path_(p) {}
+  Parser(const std::vector<Token>& t, const Vocabulary& v, Reporter& r, const std::string& p,
+         const AttributeOptions& o)
+      : toks_(t), vocab_(v), rep_(r), path_(p), options_(o) {}
 
   std::vector<RawAnnotation> run() {
     std::vector<RawAnnotation> out;
@@ -148,10 +149,20 @@ class Parser {
         }
       } else if (scope.empty()) {
         def = vocab_.find(name);
-        if (!def && !k_standard.count(name))
-          rep_.warning(path_, toks_[name_tok].loc,
-                       "unknown attribute '" + name + "' is ignored" + did_you_mean(name, vocab_.names()),
+        if (!def && !k_standard.count(name)) {
+          const std::string hint = did_you_mean(name, vocab_.names());
+          if (options_.allow_unknown) {
+            rep_.warning(path_, toks_[name_tok].loc, "unknown attribute '" + name + "' is ignored" + hint,
+                         static_cast<int>(name.size()));
+          } else {
+            rep_.error(path_, toks_[name_tok].loc,
+                       "unknown attribute '" + name + "'" + hint +
+                           " (neither standard nor an annotation: the method would run without it; give vendor "
+                           "attributes their scope, e.g. 'gnu::" + name + "', or pass --allow-unknown-attributes)",
                        static_cast<int>(name.size()));
+            ok = false;
+          }
+        }
       }
       RawAnnotation a;
       a.name = name;
@@ -314,14 +325,15 @@ class Parser {
   const Vocabulary& vocab_;
   Reporter& rep_;
   const std::string& path_;
+  const AttributeOptions& options_;
 };
 
 }  // namespace
 
 std::vector<RawAnnotation> scan_attributes(const std::vector<Token>& tokens, const Vocabulary& vocab,
-                                           Reporter& rep, const std::string& path) {
+                                           Reporter& rep, const std::string& path, const AttributeOptions& options) {
   if (tokens.empty()) return {};
-  return Parser(tokens, vocab, rep, path).run();
+  return Parser(tokens, vocab, rep, path, options).run();
 }
 
 }  // namespace weavegen

@@ -41,10 +41,17 @@ struct RawAnnotation {
   std::vector<RawArg> args;
 };
 
+struct AttributeOptions {
+  // An unscoped attribute that is neither standard nor an annotation is an
+  // error (a misspelt annotation would leave the method unwoven); with this
+  // set it is only a warning. Scoped vendor attributes (gnu::...) are fine.
+  bool allow_unknown = false;
+};
+
 // Scans the tokens for attribute-specifiers. Weave annotations are returned;
-// unknown unscoped attributes are warned about; syntax errors are reported.
+// syntax errors and unknown attributes are reported.
 std::vector<RawAnnotation> scan_attributes(const std::vector<Token>& tokens, const Vocabulary& vocab,
-                                           Reporter& rep, const std::string& path);
+                                           Reporter& rep, const std::string& path, const AttributeOptions& options);
 
 // For diagnostics: " (did you mean 'lock'?)" or "".
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates);

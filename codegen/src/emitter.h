@@ -10,7 +10,8 @@ namespace weavegen {
 struct EmitOptions {
   std::string include_as;          // how the proxy header includes the original header
   std::string header_path;         // output header path (as given)
-  std::string source_path;         // output source path (as given)
+  std::string source_path;         // how #line names the output source (not absolute: its file name)
+  std::string display_path;        // how comments, MethodInfo::file and #line name the original header
   std::string header_from_source;  // how the source includes the proxy header
 };
 

@@ -1,4 +1,4 @@
-// What the scanner hands to the emitter: validated, ready-to-print facts.
+// What the model builder hands to the emitter: validated, ready-to-print facts.
 #pragma once
 
 #include <string>
@@ -49,11 +49,10 @@ struct FunctionModel {
   std::vector<ParamModel> params;
   std::string ret;             // return type spelling
   bool ret_void = false;
-  bool ret_async = false;      // std::future, std::shared_future, or a coroutine type (has promise_type)
   bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
   std::string ref_qualifier;   // "", "&", "&&"
-  std::string noexcept_text;   // "", "noexcept", "noexcept(...)"
-  std::vector<AnnotationModel> annotations;  // sorted by order (stable)
+  bool is_noexcept = false;    // really noexcept (noexcept(false) is not)
+  std::vector<AnnotationModel> annotations;  // sorted by order (stable); empty: a decorator's plain forwarder
   std::vector<KeyRender> slots;
   enum class Skip { cannot, nothing, nullopt, fallback } skip = Skip::cannot;
   std::string fallback;        // name of the fallback function (Skip::fallback)
@@ -66,7 +65,10 @@ struct ClassModel {
   std::vector<NsPart> ns;      // namespaces around the (outermost) class
   std::string qualified;       // "::shop::OrderService"
   std::string ctor_name;       // "OrderService" (for `using X::X;`)
-  std::string proxy_name;      // "OrderService_woven" / "Outer_Inner_woven"
+  std::string proxy_name;      // "OrderService_woven" / "Outer_Inner_woven" / "PaymentService_decorated"
+  // An interface (abstract class): the proxy is a decorator that holds an
+  // implementation and forwards every public virtual method to it.
+  bool decorator = false;
   std::vector<FunctionModel> methods;
 };
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "weave/annotation.h"
+#include "weave/decorator.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
 #include "weave/key.h"

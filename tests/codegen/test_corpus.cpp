@@ -275,3 +275,44 @@ TEST_CASE("annotated virtual methods stay woven through T*, unique_ptr<T> and sh
   CHECK(static_cast<WovenService*>(raw)->put(1) == 2);
   CHECK(r.seen.size() == 4);
 }
+
+TEST_CASE("an interface is decorated: two implementations behind one decorated interface", "[codegen][corpus]") {
+  using corpus::shop::Ledger;
+  STATIC_REQUIRE(std::is_base_of_v<Ledger, weave::Decorated<Ledger>>);
+  Recorder r;
+  auto memory = std::make_shared<corpus::shop::MemoryLedger>();
+  std::shared_ptr<Ledger> a = weave::decorate<Ledger>(memory);
+  corpus::shop::NullLedger null_ledger;
+  std::shared_ptr<Ledger> b = weave::decorate<Ledger>(null_ledger);  // by reference: not owned
+  std::shared_ptr<Ledger> c = weave::decorate<Ledger>(std::make_unique<corpus::shop::NullLedger>());
+
+  CHECK(a->credit("acct-1", 5) == 5);
+  CHECK(a->credit("acct-1") == 6);  // the interface's default argument
+  CHECK(b->credit("acct-2", 5) == 0);
+  CHECK(c->close() == false);
+  CHECK(a->balance("acct-1") == 6);  // forwarded, not intercepted
+  CHECK(b->name() == "null");        // inherited from Journal, forwarded
+  CHECK(memory->entries.size() == 2);
+  REQUIRE(r.seen.size() == 4);
+  CHECK(r.seen[0].method == "corpus::shop::Ledger::credit");
+  CHECK(r.seen[0].keys[0] == "ledger:acct-1");
+  CHECK(r.seen[1].keys[0] == "ledger:acct-1");
+  CHECK(r.seen[2].keys[0] == "ledger:acct-2");
+  CHECK(r.seen[3].keys[0] == "ledger:null:close");  // <this.name()> read from the implementation
+
+  // The fallback is the implementation's.
+  r.skip = true;
+  CHECK(a->close() == false);  // MemoryLedger::closed()
+  CHECK(b->close() == true);   // NullLedger::closed()
+
+  CHECK_THROWS_AS(weave::decorate<Ledger>(std::shared_ptr<Ledger>{}), weave::UsageError);
+}
+
+TEST_CASE("keys read the object through this", "[codegen][corpus]") {
+  Recorder r;
+  weave::Woven<corpus::shop::Regional> eu("eu-1");
+  corpus::shop::Regional& base = eu;
+  CHECK(base.route(41) == 42);
+  REQUIRE(r.seen.size() == 1);
+  CHECK(r.seen[0].keys[0] == "region:eu-1:tenant-7:41");
+}

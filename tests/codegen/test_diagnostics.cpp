@@ -3,99 +3,9 @@
 // line, and that no output file was written.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "weavegen_harness.h"
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <vector>
-
-namespace fs = std::filesystem;
-
-namespace {
-
-struct Result {
-  int exit = -1;
-  std::string err;     // stderr
-  std::string header;  // path of the header as passed to weavegen
-  bool any_output = false;
-  std::string out_h, out_cpp;
-};
-
-fs::path work_dir() {
-  static fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("weavegen_diag_" + std::to_string(::getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-Result run_args(const std::string& name, const std::string& text, const std::string& extra_before,
-                const std::string& extra_after = "") {
-  Result r;
-  fs::path dir = work_dir() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  r.header = (dir / (name + ".h")).string();
-  std::ofstream(r.header) << text;
-  r.out_h = (dir / "out" / (name + ".weave.h")).string();
-  r.out_cpp = (dir / "out" / (name + ".weave.cpp")).string();
-  fs::path errf = dir / "stderr.txt";
-  std::string cmd = quote(WEAVEGEN_EXE) + " " + extra_before + " --output-header " + quote(r.out_h) +
-                    " --output-source " + quote(r.out_cpp) + " --depfile " + quote(r.out_h + ".d") + " " +
-                    quote(r.header) + " -- -I" + quote(WEAVE_INCLUDE_DIR) + " " + extra_after + " 2> " +
-                    quote(errf.string());
-  int st = std::system(cmd.c_str());
-  r.exit = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.err = read(errf);
-  r.any_output = fs::exists(r.out_h) || fs::exists(r.out_cpp) || fs::exists(r.out_h + ".d") ||
-                 (fs::exists(dir / "out") && !fs::is_empty(dir / "out"));
-  return r;
-}
-
-Result run(const std::string& name, const std::string& text) {
-  return run_args(name, text,
-                  std::string("--annotations ") + quote(WEAVE_ANNOTATIONS) + " --annotations " +
-                      quote(WEAVE_TEST_VOCAB));
-}
-
-// Asserts a failed run with an error at line:col whose message contains `what`.
-void expect_error(const Result& r, int line, int col, const std::string& what) {
-  INFO("stderr:\n" << r.err);
-  CHECK(r.exit == 1);
-  const std::string prefix = r.header + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: ";
-  auto pos = r.err.find(prefix);
-  REQUIRE(pos != std::string::npos);
-  auto eol = r.err.find('\n', pos);
-  std::string message = r.err.substr(pos + prefix.size(), eol - pos - prefix.size());
-  CHECK_THAT(message, Catch::Contains(what));
-  // The source line and a caret under the column follow.
-  auto l2 = r.err.find('\n', eol + 1);
-  REQUIRE(l2 != std::string::npos);
-  std::string caret = r.err.substr(l2 + 1, r.err.find('\n', l2 + 1) - l2 - 1);
-  CHECK(caret.find('^') == static_cast<std::size_t>(col - 1));
-  CHECK_FALSE(r.any_output);
-}
-
-const char* k_prelude =
-    "#include <string>\n"                      // line 1
-    "struct Item { std::string sku; int n() const; };\n";  // line 2
-
-}  // namespace
+using namespace weavegen_test;
 
 TEST_CASE("a valid header generates both files and a depfile", "[codegen][diagnostics]") {
   auto r = run("good", std::string(k_prelude) +
@@ -330,7 +240,14 @@ TEST_CASE("diagnostic: unsupported declarations", "[codegen][diagnostics]") {
       {"class_template", "template <class T> struct C {\n  [[lock]] void f();\n};\n",
        "cannot weave a method of a class template"},
       {"private", "class C {\n  [[lock]] void f();\n};\n", "cannot weave a private method"},
-      {"pure", "struct C {\n  [[lock]] virtual void f() = 0;\n};\n", "cannot weave a pure virtual method"},
+      {"interface_nonvirtual", "struct C {\n  [[lock]] void f();\n  virtual void g() = 0;\n};\n",
+       "'f' is not virtual: calls through interface 'C' never reach its decorator"},
+      {"interface_protected", "struct C {\n protected: [[lock]] virtual void f() = 0;\n};\n",
+       "cannot weave a protected method of interface 'C'", 15},
+      {"interface_no_default_ctor", "struct C {\n  [[lock]] virtual void f() = 0;\n  explicit C(int);\n};\n",
+       "cannot decorate interface 'C': it has no default constructor"},
+      {"interface_private_pure", "class C {\n public: [[lock]] virtual void f() = 0;\n private: virtual void g() = 0;\n};\n",
+       "cannot decorate interface 'C': its pure virtual method 'g' is not public", 12},
       {"final_class", "struct C final {\n  [[lock]] void f();\n};\n", "cannot weave a method of final class 'C'"},
       {"operator", "struct C {\n  [[lock]] bool operator==(const C&) const;\n};\n", "cannot weave an operator"},
       {"variadic", "struct C {\n  [[lock]] void f(int, ...);\n};\n", "cannot weave a C variadic function"},
@@ -363,20 +280,36 @@ TEST_CASE("diagnostic: unknown weave:: annotation is an error", "[codegen][diagn
   expect_error(r, 4, 12, "unknown weave annotation 'weave::lok'; did you mean 'lock'?");
 }
 
-TEST_CASE("warning: misspelt annotation and noexcept with on_busy=throw", "[codegen][diagnostics]") {
-  auto r = run("typo", std::string(k_prelude) +
-                           "struct C {\n"
-                           "  [[nodiscard, lokc(key=\"a\")]] int f();\n"
-                           "  [[gnu::always_inline, clang::annotate(\"x\"), deprecated]] void g();\n"
-                           "  [[lock]] void h() noexcept;\n"
-                           "};\n");
-  INFO(r.err);
-  CHECK(r.exit == 0);
-  CHECK_THAT(r.err, Catch::Contains(r.header + ":4:16: warning: unknown attribute 'lokc' is ignored; did you mean 'lock'?"));
-  CHECK_THAT(r.err, Catch::Contains(r.header + ":6:5: warning: 'C::h' is noexcept but on_busy=throw"));
+TEST_CASE("diagnostic: a misspelt annotation is an error, vendor and standard attributes are not",
+          "[codegen][diagnostics]") {
+  const std::string header = std::string(k_prelude) +
+                             "struct C {\n"
+                             "  [[nodiscard, lokc(key=\"a\")]] int f();\n"                                  // line 4
+                             "  [[gnu::always_inline, clang::annotate(\"x\"), deprecated]] void g();\n"
+                             "  [[lock]] void h() noexcept;\n"                                                // line 6
+                             "};\n";
+  auto r = run("typo", header);
+  expect_error(r, 4, 16, "unknown attribute 'lokc'; did you mean 'lock'? (neither standard nor an annotation: "
+                         "the method would run without it");
   CHECK(r.err.find("always_inline") == std::string::npos);
   CHECK(r.err.find("deprecated") == std::string::npos);
-  CHECK(fs::exists(r.out_h));
+
+  // Opted out: a warning, and the proxy is written.
+  auto allowed = run_args("typo_allowed", header,
+                          "--allow-unknown-attributes --annotations " + quote(WEAVE_ANNOTATIONS));
+  INFO(allowed.err);
+  CHECK(allowed.exit == 0);
+  CHECK_THAT(allowed.err,
+             Catch::Contains(allowed.header + ":4:16: warning: unknown attribute 'lokc' is ignored; did you mean 'lock'?"));
+  CHECK_THAT(allowed.err, Catch::Contains(allowed.header + ":6:5: warning: 'C::h' is noexcept but on_busy=throw"));
+  CHECK(fs::exists(allowed.out_h));
+
+  // --warnings-as-errors: the same warnings fail the run, and nothing is written.
+  auto strict = run_args("typo_strict", header,
+                         "--allow-unknown-attributes --warnings-as-errors --annotations " + quote(WEAVE_ANNOTATIONS));
+  CHECK(strict.exit == 1);
+  CHECK_THAT(strict.err, Catch::Contains("weavegen: error: 2 warnings treated as errors (--warnings-as-errors)"));
+  CHECK_FALSE(strict.any_output);
 }
 
 TEST_CASE("annotations across lines with comments, lists and several specifiers", "[codegen][diagnostics]") {
@@ -394,7 +327,7 @@ TEST_CASE("annotations across lines with comments, lists and several specifiers"
   std::string cpp = read(r.out_cpp);
   CHECK_THAT(cpp, Catch::Contains("{\"wait\", ::weave::ArgValue::of_duration_ms(250)}"));
   CHECK_THAT(cpp, Catch::Contains("{\"audit\", /*order*/ 1"));
-  CHECK_THAT(cpp, Catch::Contains("#line 5 \"" + r.header + "\""));
+  CHECK_THAT(cpp, Catch::Contains("#line 5 \"../layout.h\""));  // relative to the output (no -I holds it)
 }
 
 TEST_CASE("usage errors exit with 2", "[codegen][diagnostics]") {
@@ -405,4 +338,74 @@ TEST_CASE("usage errors exit with 2", "[codegen][diagnostics]") {
   auto r = run_args("missing_vocab", "void f();\n", "--annotations /nonexistent/dir");
   CHECK(r.exit == 2);
   CHECK_FALSE(r.any_output);
+}
+
+// --- paths in the output: none absolute (relocatable builds) -----------------
+
+namespace {
+
+std::string vocab_args() {
+  return std::string("--annotations ") + quote(WEAVE_ANNOTATIONS) + " --annotations " + quote(WEAVE_TEST_VOCAB);
+}
+
+const char* k_model = "struct M { [[lock(key=\"m:<id>\")]] virtual void f(int id); };\n";  // line 1
+
+}  // namespace
+
+TEST_CASE("the include spelling is relative to a -I dir and resolves to the header itself", "[codegen][paths]") {
+  // work/spelling/spelling.h is the header; work/spelling_shadow/spelling.h another one.
+  const fs::path shadow = work_dir() / "spelling_shadow";
+  fs::create_directories(shadow);
+  std::ofstream(shadow / "spelling.h") << "struct Other {};\n";
+  const std::string own = "-I" + quote((work_dir() / "spelling").string());
+  const std::string parent = "-I" + quote(work_dir().string());
+
+  auto r = run_args("spelling", k_model, vocab_args(), own + " " + parent);
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK_THAT(read(r.out_h), Catch::Contains("#include \"spelling.h\"\n"));  // the shortest
+
+  // "spelling.h" would now find the shadow first: the longer spelling is the right one.
+  r = run_args("spelling", k_model, vocab_args(), "-I" + quote(shadow.string()) + " " + own + " " + parent);
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const std::string h = read(r.out_h), cpp = read(r.out_cpp);
+  CHECK_THAT(h, Catch::Contains("#include \"spelling/spelling.h\"\n"));
+  CHECK_THAT(h, Catch::Contains("// Generated by weavegen from spelling/spelling.h;"));
+  CHECK_THAT(cpp, Catch::Contains("\"M::f\", \"spelling/spelling.h\", 1,"));  // MethodInfo
+  CHECK_THAT(cpp, Catch::Contains("#line 1 \"spelling/spelling.h\"\n"));
+  CHECK_THAT(cpp, Catch::Contains(" \"spelling.weave.cpp\"\n"));  // #line back into the source
+  CHECK(h.find(work_dir().string()) == std::string::npos);
+  CHECK(cpp.find(work_dir().string()) == std::string::npos);
+}
+
+TEST_CASE("the header pragmas silence unknown-attribute warnings around the include", "[codegen][paths]") {
+  auto r = run_args("pragmas", k_model, vocab_args());
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK_THAT(read(r.out_h), Catch::Contains("#pragma GCC diagnostic ignored \"-Wattributes\"\n#endif\n"
+                                            "#include \"../pragmas.h\"\n#if defined(__clang__)\n"
+                                            "#pragma clang diagnostic pop\n"));
+}
+
+TEST_CASE("the header is named relative to --source-root, and --include-as still wins", "[codegen][paths]") {
+  auto r = run_args("rooted", k_model, vocab_args() + " --source-root " + quote(work_dir().string()));
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  std::string h = read(r.out_h), cpp = read(r.out_cpp);
+  CHECK_THAT(h, Catch::Contains("#include \"../rooted.h\"\n"));  // no -I holds it
+  CHECK_THAT(h, Catch::Contains("// Generated by weavegen from rooted/rooted.h;"));
+  CHECK_THAT(cpp, Catch::Contains("\"M::f\", \"rooted/rooted.h\", 1,"));
+  CHECK_THAT(cpp, Catch::Contains("#line 1 \"rooted/rooted.h\"\n"));
+
+  // A root that does not hold the header: the include spelling names it.
+  const std::string elsewhere = quote((work_dir() / "elsewhere").string());
+  r = run_args("rooted", k_model, vocab_args() + " --include-as '<lib/rooted.h>' --source-root " + elsewhere);
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  h = read(r.out_h);
+  cpp = read(r.out_cpp);
+  CHECK_THAT(h, Catch::Contains("#include <lib/rooted.h>\n"));
+  CHECK_THAT(cpp, Catch::Contains("\"M::f\", \"lib/rooted.h\", 1,"));
+  CHECK(cpp.find(work_dir().string()) == std::string::npos);
 }

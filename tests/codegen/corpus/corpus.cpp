@@ -41,4 +41,16 @@ int transfer(const std::string& from, const std::string& to, int cents) {
 }
 void free_void() { Calls::log().push_back("free_void"); }
 
+long MemoryLedger::credit(const std::string& account, long cents) {
+  entries.emplace_back(account, cents);
+  return balance(account);
+}
+long MemoryLedger::balance(const std::string& account) const {
+  long sum = 0;
+  for (const auto& [a, c] : entries)
+    if (a == account) sum += c;
+  return sum;
+}
+int Regional::route(int id) { return id + 1; }
+
 }  // namespace corpus::shop

@@ -158,6 +158,54 @@ class Outer {
   };
 };
 
+// An interface: implementations come from elsewhere, callers hold Ledger&.
+// weavegen emits a decorator (weave::decorate<Ledger>) instead of a proxy.
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  virtual std::string name() const = 0;  // inherited, forwarded
+};
+class Ledger : public Journal {
+ public:
+  [[lock(key="ledger:<account>")]]
+  virtual long credit(const std::string& account, long cents = 1) = 0;
+  [[lock(key="ledger:<this.name()>:close", on_busy=fallback, fallback=closed)]]
+  virtual bool close() = 0;
+  virtual bool closed() = 0;
+  virtual long balance(const std::string& account) const = 0;  // not annotated: forwarded as is
+};
+// Two implementations the decorator must serve alike.
+class MemoryLedger : public Ledger {
+ public:
+  std::string name() const override { return "memory"; }
+  long credit(const std::string& account, long cents) override;
+  bool close() override { return true; }
+  bool closed() override { return false; }
+  long balance(const std::string& account) const override;
+  std::vector<std::pair<std::string, long>> entries;
+};
+class NullLedger : public Ledger {
+ public:
+  std::string name() const override { return "null"; }
+  long credit(const std::string&, long) override { return 0; }
+  bool close() override { return false; }
+  bool closed() override { return true; }
+  long balance(const std::string&) const override { return -1; }
+};
+
+// Keys that read the object: a data member and a const method.
+class Regional {
+ public:
+  explicit Regional(std::string region) : region_(std::move(region)) {}
+  virtual ~Regional() = default;
+  std::string tenant() const { return "tenant-7"; }
+  [[lock(key="region:<this.region_>:<this.tenant()>:<id>")]]
+  virtual int route(int id);
+
+ protected:
+  std::string region_;
+};
+
 }  // inline namespace v2
 
 // free functions

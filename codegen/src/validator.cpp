@@ -1,0 +1,589 @@
+#include "validator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "key_template.h"
+
+namespace weavegen {
+
+std::string cpp_string(const std::string& s) {
+  std::string r = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': r += "\\\""; break;
+      case '\\': r += "\\\\"; break;
+      case '\n': r += "\\n"; break;
+      case '\t': r += "\\t"; break;
+      case '\0': r += "\\0"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(c));
+          r += buf;
+        } else {
+          r += c;
+        }
+    }
+  }
+  return r + "\"";
+}
+
+static const char* kind_name(RawValue::Kind k) {
+  switch (k) {
+    case RawValue::string: return "a string";
+    case RawValue::number: return "a number";
+    case RawValue::identifier: return "an identifier";
+    case RawValue::boolean: return "a boolean";
+    case RawValue::list: return "a list";
+  }
+  return "?";
+}
+
+static const char* expected_name(ArgType t) {
+  switch (t) {
+    case ArgType::template_: return "a key template string (e.g. \"order:<id>\")";
+    case ArgType::template_list: return "a list of key template strings (e.g. [\"a:<x>\", \"b:<y>\"])";
+    case ArgType::duration: return "a duration (e.g. 30s, 250ms, 2min, 1h)";
+    case ArgType::integer: return "an integer";
+    case ArgType::enumeration: return "one of";
+    case ArgType::boolean: return "true or false";
+    case ArgType::string: return "a string literal";
+    case ArgType::identifier: return "an identifier";
+  }
+  return "?";
+}
+
+namespace {
+
+using ErrorAt = std::function<void(int pos, int length, const std::string&)>;
+
+class Validator {
+ public:
+  Validator(const RawAnnotation& raw, const AnnotationDef& def, const FunctionFacts& facts, TypeQuery& types,
+            FunctionModel& f, Reporter& rep, const std::string& path)
+      : raw_(raw), def_(def), facts_(facts), types_(types), f_(f), rep_(rep), path_(path) {}
+
+  bool run(ValidatedAnnotation& out);
+
+ private:
+  void error(Loc l, const std::string& m, int len = 1) {
+    rep_.error(path_, l, m, len);
+    ok_ = false;
+  }
+  bool key_template(const RawValue& v, KeyRender& out);
+  bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
+  // Resolves the head of a placeholder (a parameter, or `this`); false on error.
+  bool head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type);
+
+  const RawAnnotation& raw_;
+  const AnnotationDef& def_;
+  const FunctionFacts& facts_;
+  TypeQuery& types_;
+  FunctionModel& f_;
+  Reporter& rep_;
+  const std::string& path_;
+  bool ok_ = true;
+};
+
+bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type) {
+  const int len = static_cast<int>(p.head.size());
+  if (p.head == "this") {
+    if (!facts_.member || facts_.is_static) {
+      err(p.head_pos, len,
+          "'this' in a key template of " + std::string(facts_.member ? "static method '" : "free function '") +
+              f_.qualified_name + "', which has no object; use a parameter");
+      return false;
+    }
+    if (p.steps.empty()) {
+      err(p.head_pos, len, "'<this>' names the object itself; name one of its members, e.g. '<this.id()>'");
+      return false;
+    }
+    if (p.steps.front().arrow) {
+      err(p.steps.front().pos, static_cast<int>(p.steps.front().member.size()),
+          "use '<this." + p.steps.front().member + ">' ('this' stands for the object, not a pointer)");
+      return false;
+    }
+    expr = facts_.self_expr;
+    type = facts_.self;
+    return true;
+  }
+  int index = -1;
+  for (std::size_t i = 0; i < f_.params.size(); ++i)
+    if (f_.params[i].name == p.head) index = static_cast<int>(i);
+  if (index < 0 && p.head.size() > 3 && p.head.rfind("arg", 0) == 0 &&
+      std::all_of(p.head.begin() + 3, p.head.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    long n = std::strtol(p.head.c_str() + 3, nullptr, 10);
+    if (n >= static_cast<long>(f_.params.size())) {
+      err(p.head_pos, len,
+          "placeholder '" + p.head + "' is out of range: '" + f_.qualified_name + "' has " +
+              std::to_string(f_.params.size()) + (f_.params.size() == 1 ? " parameter" : " parameters"));
+      return false;
+    }
+    index = static_cast<int>(n);
+  }
+  if (index < 0) {
+    std::vector<std::string> names;
+    for (const auto& q : f_.params) names.push_back(q.name);
+    if (facts_.member && !facts_.is_static) names.push_back("this");
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    std::string hint = did_you_mean(p.head, names);
+    err(p.head_pos, len,
+        "unknown parameter '" + p.head + "' in key template" +
+            (hint.empty() ? (f_.params.empty() ? std::string("; the method has no parameters")
+                                               : "; parameters are: " + list)
+                          : hint));
+    return false;
+  }
+  expr = f_.params[index].name;
+  type = index < static_cast<int>(facts_.param_types.size()) ? facts_.param_types[index] : 0;
+  return true;
+}
+
+bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr) {
+  TypeId t = 0;
+  if (!head(p, err, expr, t)) return false;
+  const bool on_self = p.head == "this";
+  bool known = t != 0;
+  for (std::size_t si = 0; si < p.steps.size(); ++si) {
+    const KeyStep& st = p.steps[si];
+    const std::string op = st.arrow ? "->" : ".";
+    const int len = static_cast<int>(st.member.size());
+    if (known) {
+      const TypeShape shape = types_.shape(t);
+      TypeId cur = t;
+      if (shape == TypeShape::unknown) {
+        known = false;
+      } else if (st.arrow) {
+        ArrowTarget a = shape == TypeShape::other ? ArrowTarget{ArrowTarget::not_pointer, 0} : types_.arrow(t);
+        if (a.state == ArrowTarget::not_pointer) {
+          err(st.pos, len, "'->' used on '" + types_.written(t) + "', which is not a pointer; use '.'");
+          return false;
+        }
+        if (a.state == ArrowTarget::unknown) known = false;
+        else cur = a.pointee;
+      } else if (shape == TypeShape::pointer) {
+        err(st.pos, len, "'.' used on pointer type '" + types_.written(t) + "'; use '->'");
+        return false;
+      }
+      if (known && types_.shape(cur) == TypeShape::unknown) known = false;
+      if (known && types_.shape(cur) != TypeShape::record) {
+        err(st.pos, len, "no member named '" + st.member + "' in '" + types_.name(cur) + "' (not a class type)");
+        return false;
+      }
+      if (known) {
+        MemberLookup found = types_.members(cur, st.member);
+        const std::string rec = types_.name(cur);
+        if (found.found.empty() && found.uncertain) {
+          known = false;
+        } else if (found.found.empty()) {
+          std::vector<std::string> cands;
+          for (const auto& n : found.all_names)
+            if (n != "operator->") cands.push_back(n);
+          err(st.pos, len, "no member named '" + st.member + "' in '" + rec + "'" + did_you_mean(st.member, cands));
+          return false;
+        } else {
+          MemberInfo m = found.found.front();
+          const bool is_method = m.kind == MemberInfo::method;
+          if (st.call && !is_method) {
+            err(st.pos, len, "'" + st.member + "' is a data member of '" + rec + "', not a method; remove the '()'");
+            return false;
+          }
+          if (!st.call && is_method) {
+            err(st.pos, len, "'" + st.member + "' is a method of '" + rec + "'; call it as '" + st.member + "()'");
+            return false;
+          }
+          if (is_method) {
+            auto callable = std::find_if(found.found.begin(), found.found.end(), [](const MemberInfo& x) {
+              return x.kind == MemberInfo::method && x.callable_without_arguments;
+            });
+            if (callable == found.found.end()) {
+              err(st.pos, len,
+                  "method '" + st.member + "' of '" + rec + "' takes arguments; key templates call methods "
+                  "without arguments (parameters with defaults are fine)");
+              return false;
+            }
+            m = *callable;
+          }
+          const bool reachable = m.access == MemberInfo::public_ ||
+                                 (on_self && si == 0 && facts_.protected_visible && m.access == MemberInfo::protected_);
+          if (!reachable) {
+            std::string why = on_self && si == 0 && m.access == MemberInfo::protected_
+                                  ? "' is protected in '" + rec + "', and the decorator reaches only public members"
+                                  : "' is not " + std::string(on_self && si == 0 ? "an accessible" : "a public") +
+                                        " member of '" + rec + "'";
+            err(st.pos, len, "'" + st.member + why);
+            return false;
+          }
+          if (on_self && si == 0 && is_method && !m.is_const) {
+            err(st.pos, len,
+                "'" + st.member + "' is not a const method of '" + rec + "'; a key may call only const methods of "
+                "the object");
+            return false;
+          }
+          t = m.type;
+          if (t == 0 || types_.shape(t) == TypeShape::unknown) known = false;
+        }
+      }
+    }
+    expr += op + st.member + (st.call ? "()" : "");
+  }
+  if (known && !types_.formattable(t)) {
+    const std::string tn = types_.name(t);
+    err(p.pos, 0, "type '" + tn + "' cannot be used in a key; add weave_key(const " + tn + "&) or operator<<");
+    return false;
+  }
+  return true;
+}
+
+bool Validator::key_template(const RawValue& v, KeyRender& out) {
+  auto col_at = [&](int pos) -> Loc {
+    if (v.char_cols.empty()) return v.loc;
+    pos = std::clamp(pos, 0, static_cast<int>(v.char_cols.size()) - 1);
+    return {v.loc.line, v.char_cols[pos]};
+  };
+  KeySyntaxError se;
+  auto pieces = parse_key_template(v.text, se);
+  if (!pieces) {
+    rep_.error(path_, col_at(se.pos), se.message, se.length);
+    return false;
+  }
+  out.line = v.loc.line ? v.loc.line : raw_.loc.line;
+  bool ok = true;
+  for (const auto& p : *pieces) {
+    if (!p.placeholder) {
+      out.parts.push_back({false, p.literal});
+      continue;
+    }
+    std::string expr;
+    auto err = [&](int pos, int len, const std::string& msg) {
+      if (len == 0) {  // whole placeholder
+        std::size_t close = v.text.find('>', static_cast<std::size_t>(p.pos));
+        while (close != std::string::npos && close > 0 && v.text[close - 1] == '-')
+          close = v.text.find('>', close + 1);
+        len = close == std::string::npos ? 1 : static_cast<int>(close) - p.pos + 1;
+      }
+      rep_.error(path_, col_at(pos), msg, len);
+    };
+    if (!placeholder(p, err, expr)) {
+      ok = false;
+      continue;
+    }
+    out.parts.push_back({true, expr});
+  }
+  return ok;
+}
+
+bool Validator::run(ValidatedAnnotation& result) {
+  const AnnotationDef* def = &def_;
+  const RawAnnotation& raw = raw_;
+  FunctionModel& f = f_;
+  AnnotationModel& out = result.model;
+  std::string& fallback_name = result.fallback;
+  Loc& fallback_loc = result.fallback_loc;
+  out.name = raw.name;
+  out.line = raw.loc.line;
+  out.col = raw.loc.col;
+  auto err = [&](Loc l, const std::string& m, int len = 1) { error(l, m, len); };
+  if (def->synchronous && !facts_.async_reason.empty())
+    err(raw.loc,
+        "'" + raw.name + "' ends when the call returns, but '" + f.name + "' returns '" + f.ret +
+            "', whose work may still run after that (" + facts_.async_reason +
+            "); put the annotation on the function that does the work",
+        static_cast<int>(raw.name.size()));
+  std::map<std::string, const RawArg*> written;
+  std::vector<std::string> arg_names = {"order"};
+  for (const auto& a : def->args) arg_names.push_back(a.name);
+  for (const auto& a : raw.args) {
+    if (a.name != "order" && !def->find(a.name)) {
+      err(a.loc, "unknown argument '" + a.name + "' for annotation '" + raw.name + "'" +
+                     did_you_mean(a.name, arg_names),
+          static_cast<int>(a.name.size()));
+      continue;
+    }
+    if (written.count(a.name)) {
+      err(a.loc, "duplicate argument '" + a.name + "' for annotation '" + raw.name + "'",
+          static_cast<int>(a.name.size()));
+      continue;
+    }
+    written[a.name] = &a;
+  }
+  // order
+  if (auto it = written.find("order"); it != written.end()) {
+    const RawValue& v = it->second->value;
+    char* end = nullptr;
+    long n = v.kind == RawValue::number ? std::strtol(v.text.c_str(), &end, 10) : 0;
+    if (v.kind != RawValue::number || !end || *end)
+      err(v.loc, "argument 'order' of '" + raw.name + "' expects an integer", v.length);
+    else
+      out.order = static_cast<int>(n);
+  }
+  // conflicts
+  for (const auto& d : def->args)
+    if (written.count(d.name))
+      for (const auto& c : d.conflicts)
+        if (written.count(c) && written[c]->loc.line * 100000 + written[c]->loc.col <
+                                    written[d.name]->loc.line * 100000 + written[d.name]->loc.col)
+          err(written[d.name]->loc, "'" + d.name + "' cannot be combined with '" + c + "'",
+              static_cast<int>(d.name.size()));
+  // Effective enum values (written or default) for required_if.
+  auto effective = [&](const std::string& name) -> std::string {
+    if (auto it = written.find(name); it != written.end() && it->second) return it->second->value.text;
+    const ArgDef* d = def->find(name);
+    if (d && d->default_value && d->default_value->is_string()) return d->default_value->get<std::string>();
+    return "";
+  };
+  for (const auto& d : def->args) {
+    auto it = written.find(d.name);
+    const bool has = it != written.end();
+    if (!d.required_if_arg.empty()) {
+      bool cond = std::count(d.required_if_values.begin(), d.required_if_values.end(), effective(d.required_if_arg));
+      std::string vals;
+      for (const auto& v : d.required_if_values) vals += (vals.empty() ? "" : "|") + v;
+      if (cond && !has) {
+        const RawArg* cause = written.count(d.required_if_arg) ? written[d.required_if_arg] : nullptr;
+        err(cause ? cause->value.loc : raw.loc,
+            "missing argument '" + d.name + "': " + d.required_if_arg + "=" + effective(d.required_if_arg) +
+                " needs '" + d.name + "=...'",
+            cause ? cause->value.length : static_cast<int>(raw.spelled.size()));
+        continue;
+      }
+      if (!cond && has) {
+        err(it->second->loc, "argument '" + d.name + "' is only allowed with " + d.required_if_arg + "=" + vals,
+            static_cast<int>(d.name.size()));
+        continue;
+      }
+    }
+    if (d.required && !has) {
+      err(raw.loc, "annotation '" + raw.name + "' requires argument '" + d.name + "'",
+          static_cast<int>(raw.spelled.size()));
+      continue;
+    }
+    if (!has) {
+      // Default value.
+      bool conflicting = false;
+      for (const auto& c : d.conflicts) conflicting |= written.count(c) > 0;
+      if (conflicting) continue;
+      if (d.default_qualified_name) {
+        out.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string(facts_.default_key) + ")"});
+        continue;
+      }
+      if (!d.default_value) continue;
+      const auto& j = *d.default_value;
+      RawValue v;
+      v.loc = raw.loc;
+      if (j.is_string()) {
+        v.text = j.get<std::string>();
+        v.kind = d.type == ArgType::template_ || d.type == ArgType::string ? RawValue::string
+                 : d.type == ArgType::duration && v.text != "forever"  ? RawValue::number
+                                                                        : RawValue::identifier;
+      } else if (j.is_boolean()) {
+        v.kind = RawValue::boolean;
+        v.text = j.get<bool>() ? "true" : "false";
+      } else if (j.is_number_integer()) {
+        v.kind = RawValue::number;
+        v.text = std::to_string(j.get<long long>());
+      } else if (j.is_array()) {
+        v.kind = RawValue::list;
+        for (const auto& e : j) {
+          RawValue item;
+          item.kind = RawValue::string;
+          item.loc = raw.loc;
+          item.text = e.is_string() ? e.get<std::string>() : e.dump();
+          v.items.push_back(item);
+        }
+      }
+      RawArg synthetic{d.name, raw.loc, v};
+      written[d.name] = nullptr;  // marks "has a value" without a source position
+      // Convert the default like a written value.
+      std::string code;
+      const RawValue& val = synthetic.value;
+      if (d.type == ArgType::template_) {
+        KeyRender kr;
+        if (!key_template(val, kr)) { ok_ = false; continue; }
+        code = "::weave::ArgValue::of_template(" + std::to_string(f.slots.size()) + ")";
+        f.slots.push_back(std::move(kr));
+      } else if (d.type == ArgType::template_list) {
+        int first = static_cast<int>(f.slots.size());
+        for (const auto& item : val.items) {
+          KeyRender kr;
+          if (!key_template(item, kr)) { ok_ = false; continue; }
+          f.slots.push_back(std::move(kr));
+        }
+        code = "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " +
+               std::to_string(f.slots.size() - first) + ")";
+      } else if (d.type == ArgType::duration) {
+        std::int64_t ms = 0;
+        if (val.text == "forever") code = "::weave::ArgValue::of_forever()";
+        else if (parse_duration(val.text, ms).empty())
+          code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
+      } else if (d.type == ArgType::integer) {
+        code = "::weave::ArgValue::of_integer(" + val.text + ")";
+      } else if (d.type == ArgType::boolean) {
+        code = "::weave::ArgValue::of_bool(" + val.text + ")";
+      } else if (d.type == ArgType::enumeration) {
+        code = "::weave::ArgValue::of_enum(" + cpp_string(val.text) + ")";
+      } else {
+        code = "::weave::ArgValue::of_text(" + cpp_string(val.text) + ")";
+      }
+      if (!code.empty()) out.args.push_back({d.name, code});
+      continue;
+    }
+    // Written value: check its type.
+    const RawArg& a = *it->second;
+    const RawValue& v = a.value;
+    auto wrong = [&] {
+      std::string exp = expected_name(d.type);
+      if (d.type == ArgType::enumeration) {
+        std::string vals;
+        for (const auto& x : d.values) vals += (vals.empty() ? " " : ", ") + x;
+        exp += vals;
+      }
+      err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' expects " + exp + ", not " + kind_name(v.kind),
+          v.length);
+    };
+    std::string code;
+    switch (d.type) {
+      case ArgType::template_: {
+        if (v.kind != RawValue::string) { wrong(); continue; }
+        KeyRender kr;
+        if (!key_template(v, kr)) { ok_ = false; continue; }
+        code = "::weave::ArgValue::of_template(" + std::to_string(f.slots.size()) + ")";
+        f.slots.push_back(std::move(kr));
+        break;
+      }
+      case ArgType::template_list: {
+        std::vector<const RawValue*> items;
+        if (v.kind == RawValue::string) items.push_back(&v);
+        else if (v.kind == RawValue::list) for (const auto& x : v.items) items.push_back(&x);
+        else { wrong(); continue; }
+        std::vector<KeyRender> renders;
+        bool good = true;
+        for (const RawValue* x : items) {
+          if (x->kind != RawValue::string) {
+            err(x->loc, "argument '" + d.name + "' of '" + raw.name + "' expects key template strings, not " +
+                            kind_name(x->kind), x->length);
+            good = false;
+            continue;
+          }
+          KeyRender kr;
+          if (!key_template(*x, kr)) { good = false; continue; }
+          renders.push_back(std::move(kr));
+        }
+        if (!good) { ok_ = false; continue; }
+        if (renders.empty()) {
+          err(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
+          continue;
+        }
+        int first = static_cast<int>(f.slots.size());
+        for (auto& r : renders) f.slots.push_back(std::move(r));
+        code = "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " +
+               std::to_string(renders.size()) + ")";
+        break;
+      }
+      case ArgType::duration: {
+        if (v.kind == RawValue::identifier && v.text == "forever") {
+          if (!d.forever) {
+            err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' does not accept 'forever'", v.length);
+            continue;
+          }
+          code = "::weave::ArgValue::of_forever()";
+          break;
+        }
+        if (v.kind != RawValue::number) { wrong(); continue; }
+        if (v.text[0] == '-') {
+          err(v.loc, "duration '" + v.text + "' must not be negative", v.length);
+          continue;
+        }
+        std::int64_t ms = 0;
+        std::string e = parse_duration(v.text, ms);
+        if (!e.empty()) {
+          err(v.loc, e, v.length);
+          continue;
+        }
+        code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
+        break;
+      }
+      case ArgType::integer: {
+        char* end = nullptr;
+        if (v.kind != RawValue::number) { wrong(); continue; }
+        long long n = std::strtoll(v.text.c_str(), &end, 10);
+        if (!end || *end) {
+          err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' expects an integer, not '" + v.text + "'",
+              v.length);
+          continue;
+        }
+        code = "::weave::ArgValue::of_integer(" + std::to_string(n) + ")";
+        break;
+      }
+      case ArgType::enumeration: {
+        if (v.kind != RawValue::identifier) { wrong(); continue; }
+        if (!std::count(d.values.begin(), d.values.end(), v.text)) {
+          std::string vals;
+          for (const auto& x : d.values) vals += (vals.empty() ? "" : ", ") + x;
+          err(v.loc, "invalid value '" + v.text + "' for argument '" + d.name + "' of '" + raw.name +
+                         "'; expected one of: " + vals + did_you_mean(v.text, d.values), v.length);
+          continue;
+        }
+        code = "::weave::ArgValue::of_enum(" + cpp_string(v.text) + ")";
+        break;
+      }
+      case ArgType::boolean:
+        if (v.kind != RawValue::boolean) { wrong(); continue; }
+        code = "::weave::ArgValue::of_bool(" + v.text + ")";
+        break;
+      case ArgType::string:
+        if (v.kind != RawValue::string) { wrong(); continue; }
+        code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+        break;
+      case ArgType::identifier:
+        if (v.kind != RawValue::identifier) { wrong(); continue; }
+        if (d.is_fallback) {
+          if (!(facts_.has_function && facts_.has_function(v.text))) {
+            err(v.loc, "no function named '" + v.text + "' in the scope of '" + f.qualified_name +
+                           "' to use as fallback", v.length);
+            continue;
+          }
+          fallback_name = v.text;
+          fallback_loc = v.loc;
+        }
+        code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+        break;
+    }
+    out.args.push_back({d.name, code});
+  }
+  // Skip rules (e.g. on_busy=skip) and noexcept + throw.
+  for (const auto& d : def->args) {
+    auto it = written.find(d.name);
+    if (it == written.end() || !it->second) continue;
+    const RawValue& v = it->second->value;
+    if (std::count(d.skip_values.begin(), d.skip_values.end(), v.text) && f.skip == FunctionModel::Skip::cannot) {
+      bool has_fallback = false;
+      for (const auto& o : def->args) has_fallback |= o.is_fallback && written.count(o.name) && written[o.name];
+      if (!has_fallback)
+        err(v.loc, d.name + "=" + v.text + " needs a method that returns void or std::optional<T> (or a fallback); '" +
+                       f.qualified_name + "' returns '" + f.ret + "'", v.length);
+    }
+  }
+  if (facts_.is_noexcept && effective("on_busy") == "throw" && def->find("on_busy")) {
+    Loc l = written.count("on_busy") && written["on_busy"] ? written["on_busy"]->value.loc : raw.loc;
+    rep_.warning(path_, l,
+                 "'" + f.qualified_name + "' is noexcept but on_busy=throw: a busy lock will call std::terminate",
+                 static_cast<int>(raw.spelled.size()));
+  }
+  return ok_;
+}
+
+}  // namespace
+
+bool validate_annotation(const RawAnnotation& raw, const AnnotationDef& def, const FunctionFacts& facts,
+                         TypeQuery& types, FunctionModel& f, Reporter& rep, const std::string& path,
+                         ValidatedAnnotation& out) {
+  return Validator(raw, def, facts, types, f, rep, path).run(out);
+}
+
+}  // namespace weavegen

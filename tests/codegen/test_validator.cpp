@@ -1,0 +1,159 @@
+// The validator stage alone: key templates checked against a made-up type
+// model through TypeQuery, with no libclang and no header to parse.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <sstream>
+
+#include "validator.h"
+
+using namespace weavegen;
+
+namespace {
+
+// A tiny type model:  struct Customer { std::string name; };
+//   struct Order { std::string id; Customer customer() const; std::string label(int width) const;
+//                  protected: int region_; private: int secret_; };
+//   plus `Order*` and a type this model knows nothing about (a template parameter).
+class FakeTypes final : public TypeQuery {
+ public:
+  enum : TypeId { unknown = 0, string = 1, customer = 2, order = 3, order_ptr = 4, integer = 5, opaque = 6 };
+
+  std::string written(TypeId t) override { return t == order_ptr ? "Order *" : name(t); }
+  std::string name(TypeId t) override {
+    static const std::map<TypeId, std::string> names = {{string, "std::string"}, {customer, "Customer"},
+                                                       {order, "Order"},        {order_ptr, "Order *"},
+                                                       {integer, "int"},        {opaque, "Opaque"}};
+    return names.at(t);
+  }
+  TypeShape shape(TypeId t) override {
+    switch (t) {
+      case unknown: return TypeShape::unknown;
+      case order_ptr: return TypeShape::pointer;
+      case customer:
+      case order:
+      case opaque: return TypeShape::record;
+      default: return TypeShape::other;
+    }
+  }
+  ArrowTarget arrow(TypeId t) override {
+    if (t == order_ptr) return {ArrowTarget::ok, order};
+    return {ArrowTarget::not_pointer, 0};
+  }
+  MemberLookup members(TypeId record, const std::string& member) override {
+    std::map<std::string, MemberInfo> all;
+    if (record == customer) all["name"] = {MemberInfo::field, MemberInfo::public_, false, false, string};
+    if (record == order) {
+      all["id"] = {MemberInfo::field, MemberInfo::public_, false, false, string};
+      all["customer"] = {MemberInfo::method, MemberInfo::public_, true, true, customer};
+      all["label"] = {MemberInfo::method, MemberInfo::public_, false, true, string};
+      all["region_"] = {MemberInfo::field, MemberInfo::protected_, false, false, integer};
+      all["secret_"] = {MemberInfo::field, MemberInfo::private_, false, false, integer};
+    }
+    MemberLookup out;
+    for (const auto& [n, m] : all) {
+      out.all_names.push_back(n);
+      if (n == member) out.found.push_back(m);
+    }
+    return out;
+  }
+  bool formattable(TypeId t) override { return t != opaque && t != customer && t != order; }
+};
+
+struct Run {
+  bool ok = false;
+  std::string errors;
+  FunctionModel f;
+};
+
+// Validates [[lock(key="<text>")]] on `void m(const Order& order, Order* ptr, T any)`, a method of Order.
+Run validate_key(const std::string& text, bool decorator = false) {
+  static const Vocabulary vocab = [] {
+    Vocabulary v;
+    std::ostringstream sink;
+    Reporter rep(sink);
+    v.load(std::string(WEAVE_ANNOTATIONS) + "/lock.json", rep);
+    return v;
+  }();
+  RawAnnotation raw;
+  raw.name = raw.spelled = "lock";
+  raw.loc = {1, 3};
+  RawArg key;
+  key.name = "key";
+  key.loc = {1, 8};
+  key.value.kind = RawValue::string;
+  key.value.text = text;
+  key.value.loc = {1, 12};
+  for (std::size_t i = 0; i <= text.size(); ++i) key.value.char_cols.push_back(13 + static_cast<int>(i));
+  raw.args.push_back(key);
+
+  Run run;
+  run.f.name = "m";
+  run.f.qualified_name = "Order::m";
+  run.f.member = true;
+  run.f.ret = "void";
+  run.f.params = {{"order", "const Order&", "", false}, {"ptr", "Order*", "", false}, {"any", "T", "", false}};
+  FunctionFacts facts;
+  facts.param_types = {FakeTypes::order, FakeTypes::order_ptr, FakeTypes::unknown};
+  facts.member = true;
+  facts.self = FakeTypes::order;
+  facts.protected_visible = !decorator;
+  facts.self_expr = decorator ? "(*weave_target_)" : "(*this)";
+  facts.default_key = "Order::m";
+  FakeTypes types;
+  std::ostringstream out;
+  Reporter rep(out);
+  ValidatedAnnotation va;
+  run.ok = validate_annotation(raw, *vocab.find("lock"), facts, types, run.f, rep, "model.h", va);
+  run.errors = out.str();
+  return run;
+}
+
+std::string rendered(const Run& r) {
+  std::string s;
+  for (const auto& part : r.f.slots.at(0).parts) s += part.expr ? "{" + part.text + "}" : part.text;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("validator: placeholders become C++ expressions over parameters and the object", "[codegen][validator]") {
+  auto r = validate_key("o:<order.id>:<ptr->customer().name>:<this.region_>:<any.whatever()>");
+  INFO(r.errors);
+  REQUIRE(r.ok);
+  CHECK(rendered(r) == "o:{order.id}:{ptr->customer().name}:{(*this).region_}:{any.whatever()}");
+}
+
+TEST_CASE("validator: each wrong step is reported at its column", "[codegen][validator]") {
+  struct Case {
+    const char* key;
+    const char* error;
+  } cases[] = {
+      {"<order.idd>", "model.h:1:20: error: no member named 'idd' in 'Order'; did you mean 'id'?"},
+      {"<order->id>", "model.h:1:21: error: '->' used on 'Order', which is not a pointer; use '.'"},
+      {"<ptr.id>", "model.h:1:18: error: '.' used on pointer type 'Order *'; use '->'"},
+      {"<order.label()>", "method 'label' of 'Order' takes arguments"},
+      {"<order.customer>", "'customer' is a method of 'Order'; call it as 'customer()'"},
+      {"<order.customer()>", "type 'Customer' cannot be used in a key"},
+      {"<order.secret_>", "'secret_' is not a public member of 'Order'"},
+      {"<this.secret_>", "'secret_' is not an accessible member of 'Order'"},
+      {"<this>", "'<this>' names the object itself"},
+      {"<orderr>", "unknown parameter 'orderr' in key template; did you mean 'order'?"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.key);
+    auto r = validate_key(c.key);
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.errors, Catch::Contains(c.error));
+  }
+}
+
+TEST_CASE("validator: a decorator's keys reach only public members of the object", "[codegen][validator]") {
+  auto r = validate_key("<this.region_>", /*decorator=*/true);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.errors, Catch::Contains("'region_' is protected in 'Order', and the decorator reaches only public members"));
+  auto ok = validate_key("<this.id>", /*decorator=*/true);
+  INFO(ok.errors);
+  REQUIRE(ok.ok);
+  CHECK(rendered(ok) == "{(*weave_target_).id}");
+}
