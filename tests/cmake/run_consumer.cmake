@@ -7,13 +7,7 @@ set(build "${WORK_DIR}/build")
 set(source "${WORK_DIR}/src")
 file(COPY "${CONSUMER_SOURCE_DIR}/" DESTINATION "${source}")
 
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
 
 run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
 run(${CMAKE_COMMAND} -S "${source}" -B "${build}"
@@ -32,6 +26,31 @@ function(build_expecting_weavegen expected why)
 endfunction()
 
 build_expecting_weavegen(YES "first build")
+
+# Attribute flags: only where the annotated header is included directly
+# (greeter.cpp, the woven target's own source), never on the target that
+# only includes greeter.weave.h (main.cpp) and still builds with -Werror.
+file(READ "${build}/compile_commands.json" commands)
+string(JSON count LENGTH "${commands}")
+math(EXPR last "${count} - 1")
+set(checked "")
+foreach(i RANGE ${last})
+  string(JSON file GET "${commands}" ${i} file)
+  string(JSON command GET "${commands}" ${i} command)
+  get_filename_component(name "${file}" NAME)
+  if(name STREQUAL "main.cpp" AND command MATCHES "-Wno-(unknown-)?attributes")
+    message(FATAL_ERROR "a target including only the .weave.h got an attribute flag:\n${command}")
+  elseif(name STREQUAL "greeter.cpp" AND NOT command MATCHES "-Wno-(unknown-)?attributes")
+    message(FATAL_ERROR "the woven target's own source got no attribute flag:\n${command}")
+  endif()
+  list(APPEND checked "${name}")
+endforeach()
+list(FIND checked "main.cpp" main_at)
+list(FIND checked "greeter.cpp" greeter_at)
+if(main_at EQUAL -1 OR greeter_at EQUAL -1)
+  message(FATAL_ERROR "compile_commands.json lacks main.cpp or greeter.cpp: ${checked}")
+endif()
+
 build_expecting_weavegen(NO "nothing changed (AUTOMOC-like)")
 file(TOUCH "${source}/greeting.h")
 build_expecting_weavegen(YES "a header the annotated header includes changed (depfile)")
