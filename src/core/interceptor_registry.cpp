@@ -1,5 +1,8 @@
 #include <deque>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "builtin.h"
 #include "chain.h"
@@ -18,10 +21,18 @@ class FunctionInterceptor final : public Interceptor {
   std::function<void(Invocation&)> f_;
 };
 
-// Chains are never freed: a call in flight on another thread may still use
-// one after the registry changed. They are few (methods × registry changes).
+// One chain per (method, registry version), built on the first call that
+// misses it. Chains are never freed: a call in flight on another thread may
+// still use one after the registry changed. So memory is bounded by methods ×
+// registry changes, however many threads call and however their per-thread
+// caches collide.
 struct ChainStore {
-  std::mutex mutex;
+  struct Entry {
+    std::uint64_t version = 0;
+    const detail::Chain* chain = nullptr;
+  };
+  std::shared_mutex mutex;
+  std::unordered_map<const MethodInfo*, Entry> latest;
   std::deque<detail::Chain> chains;
   std::deque<std::shared_ptr<Interceptor>> keep_alive;
 };
@@ -74,10 +85,9 @@ std::shared_ptr<Interceptor> find_or_install(InterceptorRegistry& registry, std:
   return builtin;
 }
 
-const Chain& build_chain(const MethodInfo& info) {
+Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Interceptor>>& owners) {
   InterceptorRegistry& registry = InterceptorRegistry::global();
   Chain chain;
-  std::vector<std::shared_ptr<Interceptor>> owners;
   for (const AnnotationSpec& a : info.annotations) {
     auto interceptor = find_or_install(registry, a.name);
     if (!interceptor)
@@ -89,10 +99,27 @@ const Chain& build_chain(const MethodInfo& info) {
     chain.interceptors.push_back(interceptor.get());
     owners.push_back(std::move(interceptor));
   }
+  return chain;
+}
+
+// The shared chain of `info` for `version`, built once.
+const Chain& shared_chain(const MethodInfo& info, std::uint64_t version) {
   ChainStore& store = chain_store();
-  std::lock_guard lock(store.mutex);
+  {
+    std::shared_lock lock(store.mutex);
+    auto it = store.latest.find(&info);
+    if (it != store.latest.end() && it->second.version == version) return *it->second.chain;
+  }
+  // Built outside the store's lock: installing a built-in interceptor takes
+  // the registry's lock.
+  std::vector<std::shared_ptr<Interceptor>> owners;
+  Chain chain = build_chain(info, owners);
+  std::unique_lock lock(store.mutex);
+  ChainStore::Entry& entry = store.latest[&info];
+  if (entry.chain && entry.version == version) return *entry.chain;  // another thread won
   for (auto& o : owners) store.keep_alive.push_back(std::move(o));
-  return store.chains.emplace_back(std::move(chain));
+  entry = {version, &store.chains.emplace_back(std::move(chain))};
+  return *entry.chain;
 }
 
 }  // namespace
@@ -110,7 +137,7 @@ const Chain& resolve_chain(const MethodInfo& info) {
   if (slot.info == &info && slot.version == version) return *slot.chain;
   // Record the version read before building: a change racing with the build
   // (or the built-in install itself) makes the next call rebuild once.
-  const Chain& chain = build_chain(info);
+  const Chain& chain = shared_chain(info, version);
   slot = {&info, version, &chain};
   return chain;
 }
