@@ -1,5 +1,7 @@
 #include "vocabulary.h"
 
+#include <weave/duration.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -129,25 +131,9 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
 }
 
 std::string parse_duration(const std::string& text, std::int64_t& ms) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0) return "expected a duration such as 30s, 250ms, 2min or 1h";
-  std::string digits = text.substr(0, i), unit = text.substr(i);
-  std::int64_t mult;
-  if (unit == "ms") mult = 1;
-  else if (unit == "s") mult = 1000;
-  else if (unit == "min") mult = 60'000;
-  else if (unit == "h") mult = 3'600'000;
-  else if (unit.empty()) return "duration '" + text + "' needs a unit (ms, s, min or h)";
-  else return "unknown duration unit '" + unit + "' (use ms, s, min or h)";
-  std::int64_t v = 0;
-  for (char c : digits) {
-    if (v > (std::numeric_limits<std::int64_t>::max() / 10) - 10) return "duration is too large";
-    v = v * 10 + (c - '0');
-  }
-  if (v > std::numeric_limits<std::int64_t>::max() / mult - 1) return "duration is too large";
-  ms = v * mult;
-  return "";
+  const weave::DurationParse d = weave::parse_duration_text(text);
+  if (d) ms = d.value.count();
+  return d.error;
 }
 
 int edit_distance(const std::string& a, const std::string& b) {

@@ -61,7 +61,8 @@ class Vocabulary {
   std::vector<std::string> files_;
 };
 
-// "30s", "250ms", "2min", "1h" -> milliseconds. Returns an error text or "".
+// "30s", "250ms", "2min", "1h" -> milliseconds (weave/duration.h, the grammar the
+// runtime reads too). Returns an error text or "".
 std::string parse_duration(const std::string& text, std::int64_t& ms);
 
 int edit_distance(const std::string& a, const std::string& b);

@@ -31,28 +31,28 @@ namespace weave {
 // Lock settings a source may or may not say; unset fields fall through to
 // the next source.
 struct LockConfig {
-  std::optional<std::string> url;
-  std::optional<std::chrono::milliseconds> lease;
-  std::optional<std::chrono::milliseconds> renew_interval;
-  std::optional<LeaseLostPolicy> on_lost;
-  std::optional<std::chrono::milliseconds> connect_timeout;
-  std::optional<std::chrono::milliseconds> command_timeout;
-  std::optional<int> pool_size;
-  std::optional<std::string> key_prefix;
-  std::optional<std::chrono::milliseconds> queue_entry;
+  std::optional<std::string> url = {};
+  std::optional<std::chrono::milliseconds> lease = {};
+  std::optional<std::chrono::milliseconds> renew_interval = {};
+  std::optional<LeaseLostPolicy> on_lost = {};
+  std::optional<std::chrono::milliseconds> connect_timeout = {};
+  std::optional<std::chrono::milliseconds> command_timeout = {};
+  std::optional<int> pool_size = {};
+  std::optional<std::string> key_prefix = {};
+  std::optional<std::chrono::milliseconds> queue_entry = {};
 };
 
 struct ConfigSources {
-  LockConfig code;                  // highest precedence
-  std::optional<std::string> file;  // JSON file; when unset, $WEAVE_CONFIG (if set)
-  bool environment = true;          // read WEAVE_LOCK_URL and WEAVE_CONFIG
+  LockConfig code = {};                  // highest precedence
+  std::optional<std::string> file = {};  // JSON file; when unset, $WEAVE_CONFIG (if set)
+  bool environment = true;               // read WEAVE_LOCK_URL and WEAVE_CONFIG
 };
 
-// Merges the sources over LockOptions' defaults and validates the URL.
+// Merges the sources over LockOptions' defaults, then LockOptions::validate().
 LockOptions load_lock_options(const ConfigSources& sources = {});
 
-// "250ms", "30s", "2min", "1h" -> milliseconds. Throws ConfigError
-// ("<what>: ...") on anything else.
+// "250ms", "30s", "2min", "1h" -> milliseconds (the grammar of
+// weave/duration.h). Throws ConfigError ("<what>: ...") on anything else.
 std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what = "duration");
 
 }  // namespace weave

@@ -70,7 +70,7 @@ struct LockOptions {
   // failed, fixed ttl ran out while held) on a notifier thread of its own,
   // one callback after another, so a slow callback delays no renewal. Must
   // not throw.
-  std::function<void(const Lease& lease, std::string_view cause)> on_lost;
+  std::function<void(const Lease& lease, std::string_view cause)> on_lost = {};
   // Reserved for networked backends (redis).
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
@@ -81,6 +81,12 @@ struct LockOptions {
   // waiter refreshes it (every third of this while it waits). A crashed
   // waiter stalls the line for at most about this long.
   std::chrono::milliseconds queue_entry{5'000};
+
+  // Throws weave::ConfigError naming the field and the value when any option
+  // is out of range (a duration <= 0 or over weave::max_duration, pool_size
+  // outside 1..1024, an empty key_prefix, an unknown URL scheme). Every entry
+  // point calls it: LockClient, configure_locks and load_lock_options.
+  void validate() const;
 };
 
 // How to take one lock.

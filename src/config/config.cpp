@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "weave/config.h"
+#include "weave/duration.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 
@@ -50,30 +51,9 @@ std::string percent_decode(std::string_view s, const std::string& url) {
 }  // namespace
 
 milliseconds parse_duration(std::string_view text, std::string_view what) {
-  auto bad = [&](const std::string& why) {
-    return ConfigError(std::string(what) + ": '" + std::string(text) + "' " + why +
-                       " (write e.g. 250ms, 30s, 2min, 1h)");
-  };
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  long long n = 0;
-  if (i == 0 || !parse_uint(text.substr(0, i), n)) throw bad("is not a duration");
-  const std::string_view unit = text.substr(i);
-  long long scale;
-  if (unit == "ms")
-    scale = 1;
-  else if (unit == "s")
-    scale = 1000;
-  else if (unit == "min" || unit == "m")
-    scale = 60'000;
-  else if (unit == "h")
-    scale = 3'600'000;
-  else if (unit.empty())
-    throw bad("has no unit");
-  else
-    throw bad("has an unknown unit '" + std::string(unit) + "'");
-  if (n > (1LL << 40) / scale) throw bad("is too long");
-  return milliseconds(n * scale);
+  const DurationParse d = parse_duration_text(text);
+  if (!d) throw ConfigError(std::string(what) + ": '" + std::string(text) + "': " + d.error);
+  return d.value;
 }
 
 LockUrl parse_lock_url(std::string_view text) {
@@ -290,27 +270,15 @@ LockOptions load_lock_options(const ConfigSources& sources) {
 
   LockOptions o;
   if (merged.url) o.url = *merged.url;
-  if (merged.lease) {
-    if (merged.lease->count() <= 0) throw ConfigError("lock lease must be > 0");
-    o.watchdog_lease = *merged.lease;
-  }
+  if (merged.lease) o.watchdog_lease = *merged.lease;
   if (merged.renew_interval) o.renew_interval = *merged.renew_interval;
-  if (o.renew_interval >= o.watchdog_lease)
-    throw ConfigError("lock renew_interval (" + std::to_string(o.renew_interval.count()) +
-                      " ms) must be shorter than the lease (" +
-                      std::to_string(o.watchdog_lease.count()) + " ms)");
   if (merged.on_lost) o.lost_policy = *merged.on_lost;
   if (merged.connect_timeout) o.connect_timeout = *merged.connect_timeout;
   if (merged.command_timeout) o.command_timeout = *merged.command_timeout;
   if (merged.pool_size) o.pool_size = *merged.pool_size;
-  if (merged.key_prefix) {
-    if (merged.key_prefix->empty()) throw ConfigError("lock key_prefix must not be empty");
-    o.key_prefix = *merged.key_prefix;
-  }
-  if (merged.queue_entry) {
-    if (merged.queue_entry->count() <= 0) throw ConfigError("lock queue_entry must be > 0");
-    o.queue_entry = *merged.queue_entry;
-  }
+  if (merged.key_prefix) o.key_prefix = *merged.key_prefix;
+  if (merged.queue_entry) o.queue_entry = *merged.queue_entry;
+  o.validate();
   return o;
 }
 

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "weave/config.h"
+#include "weave/duration.h"
 #include "weave/error.h"
 
 namespace weave {
@@ -21,9 +22,9 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// Longer waits count as forever; longer ttls are refused (clock arithmetic
-// on steady_clock nanoseconds would overflow).
-constexpr milliseconds k_longest = std::chrono::hours(24 * 365 * 10);
+// Waits longer than weave::max_duration count as forever; longer ttls are
+// refused (clock arithmetic on steady_clock nanoseconds would overflow).
+constexpr milliseconds k_longest = max_duration;
 
 milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
@@ -44,10 +45,7 @@ void validate(std::string_view key, const LockSpec& spec) {
 std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
                                                               std::shared_ptr<LockBackend> b) {
   if (!b) throw UsageError("LockClient needs a backend");
-  if (o.watchdog_lease <= milliseconds(0)) throw UsageError("LockOptions::watchdog_lease must be > 0");
-  // Longer ones overflow the clock arithmetic (and Redis refuses the PX).
-  if (o.watchdog_lease > k_longest) throw UsageError("LockOptions::watchdog_lease over 10 years is not supported");
-  if (o.renew_interval > k_longest) throw UsageError("LockOptions::renew_interval over 10 years is not supported");
+  o.validate();
   auto s = std::make_shared<detail::ClientShared>();
   s->options = std::move(o);
   s->backend = std::move(b);
@@ -57,6 +55,7 @@ std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
 }  // namespace
 
 LockClient::LockClient(LockOptions options) {
+  options.validate();
   auto backend = make_lock_backend(options);
   shared_ = make_shared_state(std::move(options), std::move(backend));
 }

@@ -197,3 +197,10 @@ TEST_CASE("diagnostic: keys that read the object", "[codegen][declarations]") {
     expect_error(r, 12, 23, "'region_' is protected in 'Svc', and the decorator reaches only public members");
   }
 }
+
+TEST_CASE("diagnostic: durations follow the runtime's one grammar (weave/duration.h)", "[codegen][declarations]") {
+  auto minutes = run("duration_m", "struct C {\n  [[lock(ttl=5m)]] void f();\n};\n");  // line 2
+  expect_error(minutes, 2, 14, "unknown duration unit 'm' (use ms, s, min or h)");
+  auto too_long = run("duration_long", "struct C {\n  [[lock(ttl=87601h)]] void f();\n};\n");
+  expect_error(too_long, 2, 14, "duration '87601h' is too long (at most 10 years)");
+}

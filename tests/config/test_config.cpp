@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "weave/config.h"
+#include "weave/duration.h"
 #include "weave/error.h"
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
@@ -65,6 +66,17 @@ struct CleanEnv {
   EnvVar cfg{"WEAVE_CONFIG", std::nullopt};
 };
 
+// The text of the ConfigError `f` throws.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const weave::ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
 weave::ConfigSources from_file(const std::string& path) {
   weave::ConfigSources s;
   s.file = path;
@@ -107,7 +119,7 @@ TEST_CASE("config: queue_entry defaults, comes from the file or code, must be > 
   weave::ConfigSources s = from_file(f.path());
   s.code.queue_entry = 0ms;
   CHECK_THROWS_MATCHES(weave::load_lock_options(s), weave::ConfigError,
-                       Catch::Matchers::Message("weave config: lock queue_entry must be > 0"));
+                       Catch::Matchers::Message("weave config: LockOptions::queue_entry must be > 0, got 0 ms"));
   TempFile bad(R"({"lock": {"queue_entry": "soon"}})");
   CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
 }
@@ -179,10 +191,57 @@ TEST_CASE("config: durations", "[config]") {
   CHECK(weave::parse_duration("2min") == 2min);
   CHECK(weave::parse_duration("1h") == 1h);
   CHECK(weave::parse_duration("0ms") == 0ms);
-  for (const char* bad : {"", "30", "s", "-1s", "1.5s", "10 s", "3days", "1e3ms"}) {
+  for (const char* bad : {"", "30", "s", "-1s", "1.5s", "10 s", "3days", "1e3ms", "5m", "87601h",
+                          "99999999999999999999999h"}) {
     INFO(bad);
     CHECK_THROWS_AS(weave::parse_duration(bad), weave::ConfigError);
   }
+  // One grammar for weavegen and the config: "5m" is no duration in either.
+  CHECK_THAT(error_of([] { weave::parse_duration("5m", "lock.lease"); }),
+             Contains("lock.lease: '5m': unknown duration unit 'm' (use ms, s, min or h)"));
+  CHECK_THAT(error_of([] { weave::parse_duration("87601h"); }), Contains("is too long (at most 10 years)"));
+  CHECK(weave::parse_duration("87600h") == weave::max_duration);
+}
+
+TEST_CASE("config: every entry point validates the options in one place", "[config]") {
+  struct Case {
+    const char* field;
+    void (*set)(weave::LockOptions&);
+  } cases[] = {
+      {"command_timeout", [](weave::LockOptions& o) { o.command_timeout = -1ms; }},
+      {"command_timeout", [](weave::LockOptions& o) { o.command_timeout = 0ms; }},
+      {"connect_timeout", [](weave::LockOptions& o) { o.connect_timeout = 0ms; }},
+      {"pool_size", [](weave::LockOptions& o) { o.pool_size = 0; }},
+      {"pool_size", [](weave::LockOptions& o) { o.pool_size = 5000; }},
+      {"watchdog_lease", [](weave::LockOptions& o) { o.watchdog_lease = 0ms; }},
+      {"watchdog_lease", [](weave::LockOptions& o) { o.watchdog_lease = std::chrono::hours(24 * 365 * 11); }},
+      {"renew_interval", [](weave::LockOptions& o) { o.renew_interval = o.watchdog_lease; }},
+      {"queue_entry", [](weave::LockOptions& o) { o.queue_entry = -5ms; }},
+      {"key_prefix", [](weave::LockOptions& o) { o.key_prefix.clear(); }},
+  };
+  weave::LockOptions kept;
+  kept.url = "mem://validate-kept";
+  weave::configure_locks(kept);
+  for (const auto& c : cases) {
+    INFO(c.field);
+    weave::LockOptions o;
+    o.url = "mem://validate";
+    c.set(o);
+    CHECK_THAT(error_of([&] { o.validate(); }), Contains(std::string("LockOptions::") + c.field));
+    CHECK_THROWS_AS(weave::LockClient(o), weave::ConfigError);
+    CHECK_THROWS_AS(weave::configure_locks(o), weave::ConfigError);
+    CHECK(weave::default_lock_client().options().url == "mem://validate-kept");
+  }
+  // Through the loader: code, and the file.
+  weave::ConfigSources s;
+  s.environment = false;
+  s.code.command_timeout = -1ms;
+  CHECK_THAT(error_of([&] { weave::load_lock_options(s); }), Contains("LockOptions::command_timeout"));
+  TempFile f(R"({"lock": {"command_timeout": 0}})");
+  CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+             Contains("LockOptions::command_timeout must be > 0, got 0 ms"));
+  weave::LockOptions fine;
+  CHECK_NOTHROW(fine.validate());
 }
 
 TEST_CASE("config: lock URLs", "[config]") {
@@ -227,15 +286,6 @@ TEST_CASE("config: a redis:// URL from any source is parsed into the options", "
 
 TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]") {
   CleanEnv env;
-  auto error_of = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const weave::ConfigError& e) {
-      return e.what();
-    }
-    return "(no ConfigError)";
-  };
-
   SECTION("bad scheme in the environment") {
     EnvVar url("WEAVE_LOCK_URL", "zookeeper://zk:2181");
     auto what = error_of([] { weave::load_lock_options(); });

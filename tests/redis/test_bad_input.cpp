@@ -99,7 +99,7 @@ TEST_CASE("bad input: zero, negative and overflowing durations", "[redis][bad-in
   for (milliseconds lease : {0ms, -1ms, milliseconds::min()}) {
     auto o = redis_test::lock_options(server.url());
     o.watchdog_lease = lease;
-    CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+    CHECK_THROWS_AS(weave::LockClient(o), weave::ConfigError);
   }
 }
 
@@ -110,11 +110,11 @@ TEST_CASE("bad input: overflowing LockOptions durations", "[redis][bad-input]") 
   for (milliseconds lease : {milliseconds::max(), milliseconds(std::chrono::hours(24 * 365 * 11))}) {
     auto o = redis_test::lock_options(server.url());
     o.watchdog_lease = lease;
-    CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+    CHECK_THROWS_AS(weave::LockClient(o), weave::ConfigError);
   }
   auto o = redis_test::lock_options(server.url());
   o.renew_interval = milliseconds::max();
-  CHECK_THROWS_AS(weave::LockClient(o), weave::UsageError);
+  CHECK_THROWS_AS(weave::LockClient(o), weave::ConfigError);
   o.renew_interval = -5ms;  // <= 0 means the default (lease / 3)
   weave::LockClient locks(o);
   locks.acquire("huge").release();
