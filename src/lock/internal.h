@@ -51,7 +51,8 @@ struct ClientShared {
   std::shared_ptr<LockBackend> backend;
   // LockStats, counted by every copy of the client and by its leases.
   struct Counters {
-    std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0};
+    std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
+        release_failures{0};
     std::atomic<std::int64_t> acquiring_us{0};
   };
   mutable Counters counters;
@@ -70,6 +71,7 @@ struct LeaseInit {
   bool watchdog = false;
   bool on_expiry = false;
   std::chrono::milliseconds lease_time{0};
+  std::chrono::milliseconds max_hold{0};
   Clock::time_point acquired_at;
   std::shared_ptr<const ClientShared> client;
 };
@@ -80,7 +82,11 @@ struct ChainNode {
   std::shared_ptr<const ChainNode> parent;
 };
 
-// A random owner token (libuuid, lower-case text form).
+// LockOptions::validate() without the URL's scheme: for a client given its
+// backend (options.cpp).
+void validate_values(const LockOptions& o);
+
+// A unique owner token: a random per-thread prefix (libuuid) and a counter.
 std::string new_owner_token();
 
 struct LeaseControl {
@@ -95,17 +101,35 @@ struct LeaseControl {
     std::lock_guard g(l.mutex_);
     return l.released_;
   }
-  // Marks the lease lost (once), fires its stop_token, then calls on_lost on
-  // this thread. Ignored after release unless `even_if_released`.
-  static bool mark_lost(Lease& l, const std::string& cause, bool even_if_released = false);
-  // The same for the watchdog thread: on_lost goes to the LostNotifier
-  // thread, so a slow callback cannot delay other leases' renewals.
-  static bool mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause);
-  // Calls on_lost (once per lease; a throwing callback is ignored).
-  static void report_lost(Lease& l, const std::string& cause);
+  static bool is_lost(const Lease& l) { return l.lost_.load(std::memory_order_acquire); }
+  // Marks the lease lost (once) and fires its stop_token; on_lost / on_event
+  // come from report_lost. Ignored after release unless `even_if_released`.
+  // True when this call marked it.
+  static bool record_lost(Lease& l, const std::string& cause, bool even_if_released = false,
+                          bool hold_limit = false);
+  // When the watchdog stops renewing: acquired_at + max_hold (max() without).
+  static Clock::time_point hold_deadline(const Lease& l) noexcept;
+  // Why the lease counts as lost at `now` by its local deadlines (its expiry,
+  // its max_hold), or "" while within them; `hold_limit` says which.
+  static std::string deadline_cause(const Lease& l, Clock::time_point now, bool& hold_limit);
+  // record_lost() when a deadline has passed. True when the lease is lost
+  // (by this call or before). Cheap while within the deadlines.
+  static bool check_deadlines(Lease& l, Clock::time_point now, bool even_if_released = false) noexcept;
+  // For the watchdog thread: record_lost(), then on_lost / on_event on the
+  // LostNotifier thread, so a slow callback cannot delay renewals.
+  static void mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause, bool hold_limit = false);
+  // Calls on_lost then on_event for a lost lease, once per lease, on this
+  // thread (a throwing callback is ignored).
+  static void report_lost(Lease& l);
 
  private:
-  static bool record_lost(Lease& l, const std::string& cause, bool even_if_released);
+  // Calls f with what a lost lease is reported as: HoldLimitExceeded when it
+  // was held past max_hold, else LeaseLost.
+  template <class F>
+  static void as_lost_error(const Lease& l, F&& f);
+  // A failed backend release: counted, sent to on_event, thrown per
+  // release_failure_policy when `may_throw`.
+  static void release_failed(const Lease& l, const std::string& key, const std::string& cause, bool may_throw);
 
  public:
   // Another hold for a reentrant acquisition; false when already released.
@@ -155,23 +179,23 @@ class BackgroundThread {
   std::thread thread_;
 };
 
-// Runs on_lost callbacks posted by the watchdog, in order, on its own thread
-// (started on first use; at exit the pending ones run before it stops).
+// Runs on_lost / on_event for losses the watchdog found, in order, on its own
+// thread (started on first use; at exit the pending ones run before it stops).
 class LostNotifier final : public BackgroundThread {
  public:
   static LostNotifier& instance();
-  void post(std::shared_ptr<Lease> lease, std::string cause);
+  void post(std::shared_ptr<Lease> lease);
 
  private:
   friend LostNotifier& process_wide<LostNotifier>();
   LostNotifier() = default;
   void run() override;
   void forget_in_child() override;
-  std::deque<std::pair<std::shared_ptr<Lease>, std::string>> queue_;
+  std::deque<std::shared_ptr<Lease>> queue_;
 };
 
-// The one background thread per process that renews watchdog leases and
-// notices fixed leases running out while held.
+// The one background thread per process that renews watchdog leases (up to
+// their max_hold) and notices leases whose deadline passed while held.
 class Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
@@ -186,6 +210,7 @@ class Watchdog final : public BackgroundThread {
   struct Entry {
     std::shared_ptr<Lease> lease;
     Clock::time_point due;
+    std::string renew_error;  // why the last renewal failed ("" if it did not)
   };
   void run() override;
   void forget_in_child() override;

@@ -1,6 +1,8 @@
 // Lease state changes, LeaseHandle, and the per-thread call chain.
 #include <uuid/uuid.h>
 
+#include <charconv>
+#include <cstdint>
 #include <exception>
 #include <utility>
 
@@ -10,12 +12,29 @@
 namespace weave {
 namespace detail {
 
+// "<uuid>:<counter>": one libuuid value per thread (made anew in a fork()ed
+// child, which must not reuse its parent's) and a counter, so tokens are unique
+// across threads, processes and hosts without a libuuid call per acquisition.
 std::string new_owner_token() {
-  uuid_t id;
-  uuid_generate_random(id);
-  char text[37];
-  uuid_unparse_lower(id, text);
-  return std::string(text, 36);
+  struct Source {
+    pid_t pid = 0;
+    std::string prefix;
+    std::uint64_t next = 0;
+  };
+  thread_local Source source;
+  if (source.pid != current_pid()) {
+    uuid_t id;
+    uuid_generate_random(id);
+    char text[37];
+    uuid_unparse_lower(id, text);
+    source = {current_pid(), std::string(text, 36) + ":", 0};
+  }
+  char number[16];
+  const auto end = std::to_chars(number, number + sizeof number, source.next++, 16).ptr;
+  std::string token;
+  token.reserve(source.prefix.size() + sizeof number);
+  token.append(source.prefix).append(number, end);
+  return token;
 }
 
 std::shared_ptr<const ChainNode>& LeaseControl::head() {

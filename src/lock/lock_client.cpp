@@ -45,7 +45,7 @@ void validate(std::string_view key, const LockSpec& spec) {
 std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
                                                               std::shared_ptr<LockBackend> b) {
   if (!b) throw UsageError("LockClient needs a backend");
-  o.validate();
+  detail::validate_values(o);  // the URL's scheme matters only when the URL picks the backend
   auto s = std::make_shared<detail::ClientShared>();
   s->options = std::move(o);
   s->backend = std::move(b);

@@ -1,0 +1,64 @@
+// Owner tokens: a random prefix per thread plus a counter, never repeated by
+// another thread or by a fork()ed child.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weave/lock.h"
+
+namespace {
+
+std::string token_of(weave::LockClient& locks, const std::string& key) {
+  auto h = locks.acquire(key);
+  return h->owner_token();
+}
+
+}  // namespace
+
+TEST_CASE("owner tokens: threads never share one, and a fork()ed child makes its own prefix", "[lock]") {
+  weave::LockOptions o;
+  o.url = "mem://owner-tokens";
+  weave::LockClient locks(o);
+  std::set<std::string> tokens;
+  std::vector<std::thread> threads;
+  std::vector<std::vector<std::string>> per_thread(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 1000; ++i) per_thread[t].push_back(token_of(locks, "t" + std::to_string(t)));
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& list : per_thread) tokens.insert(list.begin(), list.end());
+  CHECK(tokens.size() == 4000);
+
+  token_of(locks, "before-fork");  // this thread's prefix exists before the fork
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    weave::LockClient in_child(o);  // the parent's client refuses to lock in the child
+    const std::string t = token_of(in_child, "child");
+    const ssize_t written = ::write(fds[1], t.data(), t.size());
+    ::_exit(written == static_cast<ssize_t>(t.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  const std::string parent_next = token_of(locks, "parent");
+  std::string from_child;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) from_child.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  REQUIRE(from_child.size() > 37);
+  CHECK(from_child != parent_next);                              // same counter, other prefix
+  CHECK(from_child.substr(0, 36) != parent_next.substr(0, 36));
+}
