@@ -2,9 +2,11 @@
 // owner tokens, fencing tokens and condition-variable waiters; every lock type
 // (reentrant, fair, read, write).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 
@@ -65,6 +67,54 @@ struct Slot {
   }
 };
 
+// Heterogeneous lookup: a key is found by its string_view, no std::string made.
+struct KeyHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+};
+struct KeyEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+};
+
+// One part of the table with its own mutex: calls on keys of different
+// shards never wait for each other.
+struct alignas(64) Shard {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots;
+  unsigned ops = 0;
+
+  Slot& slot(std::string_view key) {
+    auto it = slots.find(key);
+    if (it == slots.end()) it = slots.emplace(std::string(key), std::make_unique<Slot>()).first;
+    return *it->second;
+  }
+  Slot* find(std::string_view key) {
+    auto it = slots.find(key);
+    return it == slots.end() ? nullptr : it->second.get();
+  }
+  // An idle slot is kept for the next call on its key (a hot key costs no
+  // allocation) while the shard is small; past that it is dropped at once.
+  void drop_if_idle(std::string_view key, Slot& s, Clock::time_point now) {
+    if (slots.size() > kKeptIdle && s.idle(now)) slots.erase(slots.find(key));
+  }
+  // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
+  // and idle slots, so the table does not grow without bound. Amortised.
+  void maybe_sweep(Clock::time_point now) {
+    if (++ops < 4096) return;
+    ops = 0;
+    for (auto it = slots.begin(); it != slots.end();) {
+      Slot& s = *it->second;
+      s.prune(now);
+      if (s.idle(now))
+        it = slots.erase(it);
+      else
+        ++it;
+    }
+  }
+  static constexpr std::size_t kKeptIdle = 256;
+};
+
 std::chrono::milliseconds until(Clock::time_point t, Clock::time_point now) {
   return std::max(std::chrono::milliseconds(1), std::chrono::ceil<std::chrono::milliseconds>(t - now));
 }
@@ -73,10 +123,11 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
  public:
   AcquireResult try_acquire(std::string_view key, std::string_view owner,
                             std::chrono::milliseconds lease) override {
-    std::lock_guard g(mutex_);
+    Shard& sh = shard(key);
+    std::lock_guard g(sh.mutex);
     const auto now = Clock::now();
-    maybe_sweep(now);
-    Slot& s = slot(key);
+    sh.maybe_sweep(now);
+    Slot& s = sh.slot(key);
     if (s.held_by_other(owner, now)) return {false, 0, until(s.expires, now)};
     if (s.held_by(owner, now))
       s.expires = now + lease;
@@ -90,10 +141,11 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner,
                                std::chrono::milliseconds lease, std::chrono::milliseconds entry) override {
     if (type == LockType::reentrant) return try_acquire(key, owner, lease);
-    std::lock_guard g(mutex_);
+    Shard& sh = shard(key);
+    std::lock_guard g(sh.mutex);
     const auto now = Clock::now();
-    maybe_sweep(now);
-    Slot& s = slot(key);
+    sh.maybe_sweep(now);
+    Slot& s = sh.slot(key);
     s.prune(now);
     switch (type) {
       case LockType::fair: {
@@ -156,10 +208,11 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
 
   ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner) override {
     if (type != LockType::read) return release(key, owner);
-    std::lock_guard g(mutex_);
-    auto it = slots_.find(std::string(key));
-    if (it == slots_.end()) return ReleaseResult::lost;
-    Slot& s = *it->second;
+    Shard& sh = shard(key);
+    std::lock_guard g(sh.mutex);
+    Slot* found = sh.find(key);
+    if (!found) return ReleaseResult::lost;
+    Slot& s = *found;
     auto r = s.readers.find(std::string(owner));
     if (r == s.readers.end()) return ReleaseResult::lost;
     const auto now = Clock::now();
@@ -167,15 +220,16 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     s.readers.erase(r);
     s.prune(now);
     if (s.readers.empty()) s.wake();  // a writer may go now
-    if (s.idle(now)) slots_.erase(it);
+    sh.drop_if_idle(key, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
   void leave_queue(LockType type, std::string_view key, std::string_view owner) override {
-    std::lock_guard g(mutex_);
-    auto it = slots_.find(std::string(key));
-    if (it == slots_.end()) return;
-    Slot& s = *it->second;
+    Shard& sh = shard(key);
+    std::lock_guard g(sh.mutex);
+    Slot* found = sh.find(key);
+    if (!found) return;
+    Slot& s = *found;
     bool left = false;
     if (type == LockType::fair) {
       left = std::erase_if(s.line, [&](auto& e) { return e.first == owner; }) > 0;
@@ -183,40 +237,42 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       left = s.writers_waiting.erase(std::string(owner)) > 0;
     }
     if (left) s.wake();  // the next in line (or held-back readers) may go now
-    if (s.idle(Clock::now())) slots_.erase(it);
+    sh.drop_if_idle(key, s, Clock::now());
   }
 
   ReleaseResult release(std::string_view key, std::string_view owner) override {
-    std::lock_guard g(mutex_);
-    auto it = slots_.find(std::string(key));
-    if (it == slots_.end()) return ReleaseResult::lost;
-    Slot& s = *it->second;
+    Shard& sh = shard(key);
+    std::lock_guard g(sh.mutex);
+    Slot* found = sh.find(key);
+    if (!found) return ReleaseResult::lost;
+    Slot& s = *found;
     if (!s.held || s.owner != owner) return ReleaseResult::lost;
     const auto now = Clock::now();
     const bool in_time = s.expires > now;
     s.held = false;
     s.owner.clear();
     s.wake();
-    if (s.idle(now)) slots_.erase(it);
+    sh.drop_if_idle(key, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
     std::vector<RenewResult> out;
     out.reserve(items.size());
-    std::lock_guard g(mutex_);
     const auto now = Clock::now();
     for (const RenewItem& item : items) {
-      auto it = slots_.find(std::string(item.key));
+      Shard& sh = shard(item.key);
+      std::lock_guard g(sh.mutex);
+      Slot* s = sh.find(item.key);
       bool owned = false;
-      if (it != slots_.end() && item.type == LockType::read) {
-        auto r = it->second->readers.find(std::string(item.owner_token));
-        if (r != it->second->readers.end() && r->second.expires > now) {
+      if (s && item.type == LockType::read) {
+        auto r = s->readers.find(std::string(item.owner_token));
+        if (r != s->readers.end() && r->second.expires > now) {
           r->second.expires = now + item.lease;
           owned = true;
         }
-      } else if (it != slots_.end() && it->second->held_by(item.owner_token, now)) {
-        it->second->expires = now + item.lease;
+      } else if (s && s->held_by(item.owner_token, now)) {
+        s->expires = now + item.lease;
         owned = true;
       }
       out.push_back(owned ? RenewResult::owned : RenewResult::lost);
@@ -229,39 +285,18 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
  private:
   class Waiter;
 
-  Slot& slot(std::string_view key) {
-    auto [it, inserted] = slots_.try_emplace(std::string(key));
-    if (inserted) it->second = std::make_unique<Slot>();
-    return *it->second;
-  }
+  Shard& shard(std::string_view key) { return shards_[KeyHash{}(key) % shards_.size()]; }
 
-  // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
-  // so the table does not grow without bound. Amortised over many calls.
-  void maybe_sweep(Clock::time_point now) {
-    if (++ops_ < 4096) return;
-    ops_ = 0;
-    for (auto it = slots_.begin(); it != slots_.end();) {
-      Slot& s = *it->second;
-      s.prune(now);
-      if (s.idle(now))
-        it = slots_.erase(it);
-      else
-        ++it;
-    }
-  }
-
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<Slot>> slots_;
-  unsigned ops_ = 0;
+  std::array<Shard, 64> shards_;
 };
 
 class MemBackend::Waiter final : public LockWaiter {
  public:
-  Waiter(std::shared_ptr<MemBackend> b, std::string key, Slot* s, std::uint64_t seen)
-      : backend_(std::move(b)), key_(std::move(key)), slot_(s), seen_(seen) {}
+  Waiter(std::shared_ptr<MemBackend> b, Shard& shard, std::string key, Slot* s, std::uint64_t seen)
+      : backend_(std::move(b)), shard_(shard), key_(std::move(key)), slot_(s), seen_(seen) {}
 
   bool wait_until(Clock::time_point deadline) override {
-    std::unique_lock lk(backend_->mutex_);
+    std::unique_lock lk(shard_.mutex);
     auto released = [&] { return slot_->releases != seen_; };
     if (deadline == Clock::time_point::max()) {
       slot_->cv.wait(lk, released);
@@ -271,22 +306,25 @@ class MemBackend::Waiter final : public LockWaiter {
   }
 
   ~Waiter() override {
-    std::lock_guard g(backend_->mutex_);
-    if (--slot_->waiters == 0 && slot_->idle(Clock::now())) backend_->slots_.erase(key_);
+    std::lock_guard g(shard_.mutex);
+    --slot_->waiters;
+    shard_.drop_if_idle(key_, *slot_, Clock::now());
   }
 
  private:
-  std::shared_ptr<MemBackend> backend_;
+  std::shared_ptr<MemBackend> backend_;  // keeps the shard alive
+  Shard& shard_;
   std::string key_;
   Slot* slot_;  // kept in the table while waiters > 0
   std::uint64_t seen_;
 };
 
 std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
-  std::lock_guard g(mutex_);
-  Slot& s = slot(key);
+  Shard& sh = shard(key);
+  std::lock_guard g(sh.mutex);
+  Slot& s = sh.slot(key);
   ++s.waiters;
-  return std::make_unique<Waiter>(shared_from_this(), std::string(key), &s, s.releases);
+  return std::make_unique<Waiter>(shared_from_this(), sh, std::string(key), &s, s.releases);
 }
 
 }  // namespace
