@@ -68,9 +68,11 @@ bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
 
 class Invocation {
  public:
+  // A call of `target(target_ctx)` with no interceptors: proceed() runs the
+  // target (a null target is a UsageError). Woven methods get theirs, with
+  // the method's chain, from weave::detail::run_chain.
   Invocation(const MethodInfo& method, std::span<const ArgRef> args,
-             std::span<const std::string> rendered, void (*target)(void*), void* target_ctx)
-      : method_(&method), args_(args), rendered_(rendered), target_(target), target_ctx_(target_ctx) {}
+             std::span<const std::string> rendered, void (*target)(void*), void* target_ctx) noexcept;
   Invocation(const Invocation&) = delete;
   Invocation& operator=(const Invocation&) = delete;
 
@@ -102,7 +104,7 @@ class Invocation {
   std::span<const std::string> rendered_;
   void (*target_)(void*);
   void* target_ctx_;
-  const void* chain_ = nullptr;  // resolved interceptors (detail)
+  const void* chain_;            // resolved interceptors (detail): never null
   std::size_t depth_ = 0;        // index of the running interceptor + 1
   Annotation current_{empty_spec(), {}};
   bool target_done_ = false;

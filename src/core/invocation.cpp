@@ -14,6 +14,13 @@ std::string ArgRef::text() const {
   return out;
 }
 
+Invocation::Invocation(const MethodInfo& method, std::span<const ArgRef> args, std::span<const std::string> rendered,
+                       void (*target)(void*), void* target_ctx) noexcept
+    : method_(&method), args_(args), rendered_(rendered), target_(target), target_ctx_(target_ctx) {
+  static const detail::Chain no_interceptors;
+  chain_ = &no_interceptors;
+}
+
 const AnnotationSpec& Invocation::empty_spec() noexcept {
   static constexpr AnnotationSpec empty{};
   return empty;
@@ -47,6 +54,7 @@ void Invocation::proceed() {
     throw UsageError("proceed() called again after " + std::string(method()) + " returned");
   const auto& chain = *static_cast<const detail::Chain*>(chain_);
   if (depth_ == chain.interceptors.size()) {
+    if (!target_) throw UsageError("Invocation of " + std::string(method()) + " has no target to proceed to");
     target_(target_ctx_);
     target_done_ = true;
     return;

@@ -179,3 +179,17 @@ TEST_CASE("replacing an interceptor takes effect on the next call") {
   call_pay("a", 1, trace);
   CHECK(trace == std::vector<std::string>{"v1", "target", "v2", "target"});
 }
+
+TEST_CASE("an Invocation made by hand is safe: proceed() runs its target, or refuses a null one") {
+  int ran = 0;
+  auto target = [](void* p) { ++*static_cast<int*>(p); };
+  weave::Invocation inv(k_info, {}, {}, target, &ran);
+  CHECK_THROWS_AS(inv.annotation(), weave::UsageError);  // no interceptor is running
+  inv.proceed();
+  CHECK(ran == 1);
+  CHECK(inv.proceeded());
+  CHECK_THROWS_AS(inv.proceed(), weave::UsageError);  // once only
+
+  weave::Invocation no_target(k_info, {}, {}, nullptr, nullptr);
+  CHECK_THROWS_AS(no_target.proceed(), weave::UsageError);
+}
