@@ -1,5 +1,6 @@
 # weave_generate(<target> HEADERS <h>... [ANNOTATIONS <file.json|dir>...] [OUTPUT_DIR <dir>]
-#                [ANNOTATION_SPELLING any|scoped] [ALLOW_UNKNOWN_ATTRIBUTES] [WARNINGS_AS_ERRORS])
+#                [ANNOTATION_SPELLING any|scoped] [ALLOW_UNKNOWN_ATTRIBUTES] [WARNINGS_AS_ERRORS]
+#                [LINK <weave targets>...])
 #
 # Runs weavegen on each annotated header at build time and adds the generated
 # proxies (<stem>.weave.h / <stem>.weave.cpp) to <target>. Their paths below
@@ -22,11 +23,15 @@
 # attribute that is neither standard nor an annotation is an error (a typo
 # would leave the method unwoven); ALLOW_UNKNOWN_ATTRIBUTES makes it a warning.
 # WARNINGS_AS_ERRORS fails the build on any weavegen warning.
+#
+# <target> links LINK (default Weave::weave, everything). Weave::core alone
+# serves your own annotations without locks, Redis, libuuid or JSON; add
+# Weave::lock for [[lock]] on mem://, Weave::redis for the Redis URLs.
 include_guard(GLOBAL)
 
 function(weave_generate target)
   cmake_parse_arguments(WG "ALLOW_UNKNOWN_ATTRIBUTES;WARNINGS_AS_ERRORS" "OUTPUT_DIR;ANNOTATION_SPELLING"
-    "HEADERS;ANNOTATIONS" ${ARGN})
+    "HEADERS;ANNOTATIONS;LINK" ${ARGN})
   if(WG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "weave_generate(${target}): unknown arguments: ${WG_UNPARSED_ARGUMENTS}")
   endif()
@@ -121,7 +126,10 @@ function(weave_generate target)
   endforeach()
 
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${WG_OUTPUT_DIR}>")
-  target_link_libraries(${target} PUBLIC Weave::weave)
+  if(NOT WG_LINK)
+    set(WG_LINK Weave::weave)
+  endif()
+  target_link_libraries(${target} PUBLIC ${WG_LINK})
   # Only for <target>'s own sources (they may include the annotated header
   # directly); whoever includes a .weave.h needs nothing (its pragmas).
   target_compile_options(${target} PRIVATE

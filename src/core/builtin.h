@@ -1,5 +1,7 @@
-// Interceptors that ship with Weave, bound on first use so a program that
-// never touches a lock never starts a backend.
+// Interceptors that ship with Weave, registered by their own library when it
+// is linked (Weave::lock registers "lock") and made on first use, so a
+// program that never touches a lock never starts a backend. Weave::core
+// itself knows no feature.
 #pragma once
 
 #include <memory>
@@ -8,7 +10,14 @@
 #include "weave/interceptor.h"
 
 namespace weave::detail {
-// The built-in interceptor for `annotation_name` ("lock"), or null.
-// Defined in src/lock/.
+
+using BuiltinFactory = std::shared_ptr<Interceptor> (*)();
+
+// Called from a library's static initialisation; the last registration of a
+// name wins.
+void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory);
+
+// The built-in interceptor for `annotation_name`, made now, or null.
 std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
+
 }  // namespace weave::detail

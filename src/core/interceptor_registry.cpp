@@ -1,4 +1,5 @@
 #include <deque>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -76,6 +77,25 @@ std::shared_ptr<Interceptor> InterceptorRegistry::find(std::string_view annotati
 }
 
 namespace detail {
+
+namespace {
+std::map<std::string, BuiltinFactory, std::less<>>& builtin_factories() {
+  static auto* factories = new std::map<std::string, BuiltinFactory, std::less<>>;  // static-init safe
+  return *factories;
+}
+}  // namespace
+
+// Only from static initialisation (one thread), before any call is woven.
+void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory) {
+  builtin_factories()[std::string(annotation_name)] = factory;
+}
+
+std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name) {
+  const auto& factories = builtin_factories();
+  auto it = factories.find(annotation_name);
+  return it == factories.end() ? nullptr : it->second();
+}
+
 namespace {
 
 std::shared_ptr<Interceptor> find_or_install(InterceptorRegistry& registry, std::string_view name) {

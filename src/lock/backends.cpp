@@ -1,15 +1,13 @@
-// The backend factory, keyed by URL scheme.
+// The backend factory, keyed by URL scheme. mem:// is built in; other
+// backends register their schemes when their library is linked (Weave::redis:
+// src/redis/register_backends.cpp), so the lock core includes no backend.
 #include <map>
 #include <mutex>
 
-#include "cluster/cluster.h"
 #include "internal.h"
 #include "mem_backend.h"
-#include "redlock/redlock.h"
-#include "sentinel/sentinel.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
-#include "weave/redis.h"
 
 namespace weave {
 namespace {
@@ -34,22 +32,25 @@ Registry& registry() {
   return *r;
 }
 
-ConfigError unknown_scheme(const std::string& url, std::string_view scheme) {
-  return ConfigError("lock url '" + url + "': unknown scheme '" + std::string(scheme) +
-                     "' (known: mem, redis, redis+sentinel, redis+cluster, redlock, or one added with "
-                     "register_lock_backend)");
+// Caller holds r.mutex.
+ConfigError unknown_scheme(const Registry& r, const std::string& url, std::string_view scheme) {
+  std::string known = "mem";
+  for (const auto& [name, factory] : r.factories) known += ", " + name;
+  std::string hint;
+  if (scheme == "redis" || scheme == "redis+cluster" || scheme == "redis+sentinel" || scheme == "redlock")
+    hint = "; link Weave::redis (or Weave::weave) for " + std::string(scheme) + "://";
+  return ConfigError("lock url '" + url + "': unknown scheme '" + std::string(scheme) + "' (known: " + known +
+                     ", or one added with register_lock_backend" + hint + ")");
 }
 
 }  // namespace
 
 namespace detail {
 void require_known_scheme(const std::string& url, std::string_view scheme) {
-  if (scheme == "mem" || scheme == "redis" || scheme == "redlock" || scheme == "redis+cluster" ||
-      scheme == "redis+sentinel")
-    return;
+  if (scheme == "mem") return;
   Registry& r = registry();
   std::lock_guard g(r.mutex);
-  if (r.factories.count(scheme) == 0) throw unknown_scheme(url, scheme);
+  if (r.factories.count(scheme) == 0) throw unknown_scheme(r, url, scheme);
 }
 }  // namespace detail
 
@@ -105,16 +106,8 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
       auto& table = r.mem_tables[url.name];
       if (!table) table = detail::make_mem_backend();
       return table;
-    } else if (url.scheme == "redis") {
-      factory = [](const LockOptions& o) { return make_redis_lock_backend(o); };  // src/redis
-    } else if (url.scheme == "redlock") {
-      factory = [](const LockOptions& o) { return redlock::make_redlock_backend(o); };  // src/redlock
-    } else if (url.scheme == "redis+sentinel") {
-      factory = [](const LockOptions& o) { return sentinel::make_sentinel_backend(o); };  // src/sentinel
-    } else if (url.scheme == "redis+cluster") {
-      factory = [](const LockOptions& o) { return cluster::make_cluster_backend(o); };  // src/cluster
     } else {
-      throw unknown_scheme(options.url, url.scheme);
+      throw unknown_scheme(r, options.url, url.scheme);
     }
   }
   auto backend = factory(options);

@@ -93,12 +93,16 @@ class LockInterceptor final : public Interceptor {
 
 }  // namespace
 
-namespace detail {
+// Registers `lock` with Weave::core when this library is linked. Weave::lock's
+// link option -u weave_link_lock keeps this object in a static link (nothing
+// else refers to it: generated code calls only Weave::core).
+extern "C" const char weave_link_lock = 0;
 
-std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name) {
-  if (annotation_name == "lock") return std::make_shared<LockInterceptor>();
-  return nullptr;
-}
+namespace {
+[[maybe_unused]] const bool lock_registered = [] {
+  detail::register_builtin_interceptor("lock", [] { return std::shared_ptr<Interceptor>(std::make_shared<LockInterceptor>()); });
+  return true;
+}();
+}  // namespace
 
-}  // namespace detail
 }  // namespace weave
