@@ -93,9 +93,9 @@ class LockInterceptor final : public Interceptor {
 
 }  // namespace
 
-// Registers `lock` with Weave::core when this library is linked. Weave::lock's
-// link option -u weave_link_lock keeps this object in a static link (nothing
-// else refers to it: generated code calls only Weave::core).
+// Registers `lock` with Weave::core when this library is linked. Generated code
+// calls only Weave::core: cmake/link/weave_link_lock.cpp refers to
+// weave_link_lock so that the link keeps this object.
 extern "C" const char weave_link_lock = 0;
 
 namespace {

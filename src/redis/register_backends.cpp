@@ -1,7 +1,8 @@
 // Registers the Redis schemes with the lock backend registry when Weave::redis
 // is linked: redis://, redis+cluster://, redis+sentinel://, redlock://.
-// Weave::redis's link option -u weave_link_redis keeps this object in a static
-// link (nothing else refers to it: the URL picks the backend at run time).
+// Nothing refers to this object (the URL picks the backend at run time):
+// cmake/link/weave_link_redis.cpp refers to weave_link_redis so that the link
+// keeps it.
 #include "cluster/cluster.h"
 #include "redlock/redlock.h"
 #include "sentinel/sentinel.h"

@@ -1,0 +1,21 @@
+# Builds Weave itself with BUILD_SHARED_LIBS=ON (runtime libraries and
+# weavegen only), then runs the consumer test against it: the installed
+# package works as shared libraries, the consumer needs each libweave_*.so it
+# uses, and the lock interceptor and Redis schemes, registered from their own
+# libraries into one registry in libweave_core.so, are found.
+file(REMOVE_RECURSE "${WORK_DIR}")
+include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
+set(weave_build "${WORK_DIR}/weave")
+run(${CMAKE_COMMAND} -S "${WEAVE_SOURCE_DIR}" -B "${weave_build}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    -DBUILD_SHARED_LIBS=ON -DWEAVE_BUILD_TESTS=OFF -DWEAVE_BUILD_SAMPLES=OFF -DWEAVE_BUILD_BENCH=OFF
+    -DCMAKE_CXX_COMPILER=${CXX})
+run(${CMAKE_COMMAND} --build "${weave_build}" -j 2)
+set(WEAVE_BUILD_DIR "${weave_build}")
+set(WORK_DIR "${WORK_DIR}/consumer")
+include("${CMAKE_CURRENT_LIST_DIR}/run_consumer.cmake")
+run(readelf -d "${build}/consumer")
+foreach(lib core lock redis)
+  if(NOT last_output MATCHES "libweave_${lib}\\.so")
+    message(FATAL_ERROR "the consumer does not need libweave_${lib}.so:\n${last_output}")
+  endif()
+endforeach()
