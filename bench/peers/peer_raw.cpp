@@ -65,12 +65,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> acq, rel, ren;
   for (auto* c : cs) acq.push_back(load(c, weave::redis::kAcquireScript)), rel.push_back(load(c, weave::redis::kReleaseScript)),
       ren.push_back(load(c, weave::redis::kRenewScript));
-  const std::string ttl = "10000";
+  // ARGV as scripts.h documents them: owner, lease, no place in line, grace,
+  // clock floor (on for one node, off for the redlock workload).
+  const std::string ttl = "10000", grace = "10000", floor = wl == "redlock" ? "0" : "1";
   auto acquire = [&](size_t i, const std::string& key) {
-    append(cs[i], {"EVALSHA", acq[i], "2", key, key + ":fence", kOwner, ttl});
+    append(cs[i], {"EVALSHA", acq[i], "2", key, key + ":fence", kOwner, ttl, "0", grace, floor});
   };
   auto release = [&](size_t i, const std::string& key) {
-    append(cs[i], {"EVALSHA", rel[i], "1", key, kOwner, key + ":released"});
+    append(cs[i], {"EVALSHA", rel[i], "2", key, key + ":fence", kOwner, key + ":released", grace});
   };
   auto flush_all = [&] {  // send to every master before waiting on any reply
     for (auto* c : cs)
@@ -124,8 +126,9 @@ int main(int argc, char** argv) {
       acquire(0, keys.back());
     }
     for (long i = 0; i < leases; ++i) reply_ok(0);
-    std::vector<std::string> renew{"EVALSHA", ren[0], std::to_string(leases)};
-    for (auto& k : keys) renew.push_back(k);
+    std::vector<std::string> renew{"EVALSHA", ren[0], std::to_string(2 * leases)};
+    for (auto& k : keys) renew.push_back(k), renew.push_back(k + ":fence");
+    renew.push_back(grace);
     for (long i = 0; i < leases; ++i) renew.push_back(kOwner), renew.push_back(std::to_string(lease_ms));
     const auto c0 = commands(cs[0]);
     const double cpu0 = peers::cpu_seconds();

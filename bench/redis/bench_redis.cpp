@@ -81,13 +81,13 @@ int main() {
   std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kReleaseScript}).str;
   redisContext* c = raw.context();
   const std::string lock = "{weave:lock:bench:raw}", fence = lock + ":fence", chan = lock + ":released";
-  const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000";
+  const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000", grace = "10000";
   double raw_ns = bench::ns_per_call(n, reps, [&](long) {
-    const char* a1[] = {"EVALSHA", acquire_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), ttl.c_str()};
-    auto* r1 = static_cast<redisReply*>(redisCommandArgv(c, 7, a1, nullptr));
+    const char* a1[] = {"EVALSHA", acquire_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), ttl.c_str(), "0", grace.c_str(), "1"};
+    auto* r1 = static_cast<redisReply*>(redisCommandArgv(c, 10, a1, nullptr));
     freeReplyObject(r1);
-    const char* a2[] = {"EVALSHA", release_sha.c_str(), "1", lock.c_str(), owner.c_str(), chan.c_str()};
-    auto* r2 = static_cast<redisReply*>(redisCommandArgv(c, 6, a2, nullptr));
+    const char* a2[] = {"EVALSHA", release_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), chan.c_str(), grace.c_str()};
+    auto* r2 = static_cast<redisReply*>(redisCommandArgv(c, 8, a2, nullptr));
     freeReplyObject(r2);
   });
 

@@ -23,12 +23,12 @@ int main() {
   std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kReleaseScript}).str;
   redisContext* c = raw.context();
   const std::string lock = "{weave:lock:bench:raw}", fence = lock + ":fence", chan = lock + ":released";
-  const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000";
+  const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000", grace = "10000";
   auto raw_loop = [&](long) {
-    const char* a1[] = {"EVALSHA", acquire_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), ttl.c_str()};
-    freeReplyObject(redisCommandArgv(c, 7, a1, nullptr));
-    const char* a2[] = {"EVALSHA", release_sha.c_str(), "1", lock.c_str(), owner.c_str(), chan.c_str()};
-    freeReplyObject(redisCommandArgv(c, 6, a2, nullptr));
+    const char* a1[] = {"EVALSHA", acquire_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), ttl.c_str(), "0", grace.c_str(), "1"};
+    freeReplyObject(redisCommandArgv(c, 10, a1, nullptr));
+    const char* a2[] = {"EVALSHA", release_sha.c_str(), "2", lock.c_str(), fence.c_str(), owner.c_str(), chan.c_str(), grace.c_str()};
+    freeReplyObject(redisCommandArgv(c, 8, a2, nullptr));
   };
 
   weave::configure_locks({.url = server.url()});

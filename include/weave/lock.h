@@ -77,6 +77,10 @@ struct LockOptions {
   int pool_size = 4;
   // redis: prepended to every lock key ("order:1" -> "{weave:lock:order:1}").
   std::string key_prefix = "weave:lock:";
+  // redis: how long a lock's fencing counter outlives its last lease (every
+  // other key of a lock goes with its last lease or place in line). Tokens
+  // stay increasing across the counter's expiry (docs/redis.md, "Fencing tokens").
+  std::chrono::milliseconds key_grace{10'000};
   // fair and write locks: how long a waiter's place in line lasts unless its
   // waiter refreshes it (every third of this while it waits). A crashed
   // waiter stalls the line for at most about this long.

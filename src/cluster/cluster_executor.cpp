@@ -293,7 +293,7 @@ std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options,
     if (s.db != 0) throw ConfigError("lock url '" + options.url + "': Redis Cluster has only database 0");
   auto exec = std::make_shared<ClusterExecutor>(std::move(seeds), options.pool_size);
   if (executor) *executor = exec;
-  return redis::make_script_backend(std::move(exec), options.key_prefix);
+  return redis::make_script_backend(std::move(exec), options);
 }
 
 std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options) {

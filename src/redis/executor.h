@@ -121,8 +121,9 @@ struct NodeOutcome {
 };
 std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
-// The redis lock backend (scripts of scripts.h) over any executor.
-std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, std::string key_prefix);
+// The redis lock backend (scripts of scripts.h) over any executor; uses
+// options.key_prefix and options.key_grace.
+std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, const LockOptions& options);
 
 // redis://... URL fields + options -> Endpoint (host, port 6379 by default).
 Endpoint endpoint_from(const LockUrl& url, const LockOptions& options);
@@ -131,7 +132,8 @@ Endpoint endpoint_from(const LockUrl& url, const LockOptions& options);
 // ConfigError (also for an empty list or a repeated host).
 std::vector<Endpoint> endpoints_from_list(const LockOptions& options);
 // The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
-// counter "{...}:fence" and release channel "{...}:released" share its slot).
+// counter "{...}:fence" and release channel "{...}:released" share its slot;
+// lock_requests.h names them all).
 std::string lock_key_for(std::string_view prefix, std::string_view key);
 
 }  // namespace weave::redis

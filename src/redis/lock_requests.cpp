@@ -7,8 +7,14 @@
 namespace weave::redis {
 namespace {
 
+using std::chrono::milliseconds;
+
 // Items per renew script call; all calls of one batch go in one pipelined write.
 constexpr std::size_t kRenewChunk = 256;
+
+// The names of a lock's keys after its own "{<prefix><key>}" (scripts.h).
+constexpr char kFence[] = ":fence", kLine[] = ":line", kLineUntil[] = ":line:until", kReaders[] = ":readers",
+               kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released";
 
 long long int_at(const redisReply* r, std::size_t i) {
   const redisReply* e = r->element[i];
@@ -17,15 +23,55 @@ long long int_at(const redisReply* r, std::size_t i) {
   return 0;
 }
 
-std::string lease_ms(std::chrono::milliseconds lease) { return std::to_string(std::max<long long>(1, lease.count())); }
+std::string ms_text(milliseconds d, long long least) { return std::to_string(std::max<long long>(least, d.count())); }
+std::string lease_ms(milliseconds lease) { return ms_text(lease, 1); }
+std::string grace_ms(const CounterPolicy& c) { return ms_text(c.grace, 1); }
+std::string_view floor_flag(const CounterPolicy& c) { return c.clock_floor ? "1" : "0"; }
 
 }  // namespace
 
-AcquireRequest::AcquireRequest(std::string_view prefix, std::string_view key, std::string_view owner,
-                               std::chrono::milliseconds lease)
-    : lock_(lock_key_for(prefix, key)), fence_(lock_ + ":fence"), ms_(lease_ms(lease)), owner_(owner) {}
+CounterPolicy CounterPolicy::from(const LockOptions& options, bool clock_floor) {
+  return CounterPolicy{options.key_grace, clock_floor};
+}
 
-ScriptCall AcquireRequest::call() const { return {kAcquireScript, {lock_, fence_}, {owner_, ms_}}; }
+std::string release_channel(std::string_view prefix, std::string_view key) {
+  return lock_key_for(prefix, key) + kReleased;
+}
+
+AcquireRequest::AcquireRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+                               milliseconds lease, const CounterPolicy& counter, LockType type, milliseconds entry)
+    : type_(type),
+      lock_(lock_key_for(prefix, key)),
+      fence_(lock_ + kFence),
+      ms_(lease_ms(lease)),
+      entry_(ms_text(entry, 0)),
+      grace_(grace_ms(counter)),
+      owner_(owner),
+      floor_(floor_flag(counter)) {
+  if (type == LockType::fair) {
+    a_ = lock_ + kLine;
+    b_ = lock_ + kLineUntil;
+  } else if (type == LockType::read || type == LockType::write) {
+    a_ = lock_ + kReaders;
+    b_ = lock_ + kReaderFences;
+    writers_ = lock_ + kWriters;
+  }
+}
+
+ScriptCall AcquireRequest::call() const {
+  std::vector<std::string_view> args{owner_, ms_, entry_, grace_, floor_};
+  switch (type_) {
+    case LockType::fair:
+      return {kAcquireFairScript, {lock_, fence_, a_, b_}, std::move(args)};
+    case LockType::read:
+      return {kAcquireReadScript, {lock_, fence_, a_, b_, writers_}, std::move(args)};
+    case LockType::write:
+      return {kAcquireWriteScript, {lock_, fence_, a_, b_, writers_}, std::move(args)};
+    case LockType::reentrant:
+      break;
+  }
+  return {kAcquireScript, {lock_, fence_}, std::move(args)};
+}
 
 AcquireResult AcquireRequest::parse(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) bad_reply(r, "acquire");
@@ -35,22 +81,52 @@ AcquireResult AcquireRequest::parse(const redisReply* r) {
     out.acquired = true;
     out.fencing_token = static_cast<std::uint64_t>(value);
   } else {
-    out.holder_ttl_left = std::chrono::milliseconds(value > 0 ? value : 0);
+    out.holder_ttl_left = milliseconds(value > 0 ? value : 0);
   }
   return out;
 }
 
-ReleaseRequest::ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner)
-    : lock_(lock_key_for(prefix, key)), channel_(lock_ + ":released"), owner_(owner) {}
+ReleaseRequest::ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+                               const CounterPolicy& counter, LockType type)
+    : read_(type == LockType::read), grace_(grace_ms(counter)), owner_(owner) {
+  const std::string lock = lock_key_for(prefix, key);
+  channel_ = lock + kReleased;
+  if (read_) {
+    keys_[0] = lock + kReaders;
+    keys_[1] = lock + kReaderFences;
+    keys_[2] = lock + kFence;
+  } else {
+    keys_[1] = lock + kFence;
+    keys_[0] = lock;
+  }
+}
 
-ScriptCall ReleaseRequest::call() const { return {kReleaseScript, {lock_}, {owner_, channel_}}; }
+ScriptCall ReleaseRequest::call() const {
+  if (read_) return {kReleaseReadScript, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
+  return {kReleaseScript, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
+}
 
 ReleaseResult ReleaseRequest::parse(const redisReply* r) {
   if (r->type != REDIS_REPLY_INTEGER) bad_reply(r, "release");
   return r->integer == 1 ? ReleaseResult::released : ReleaseResult::lost;
 }
 
-RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor)
+LeaveLineRequest::LeaveLineRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+                                   LockType type)
+    : fair_(type == LockType::fair), lock_(lock_key_for(prefix, key)), owner_(owner) {
+  places_ = lock_ + (fair_ ? kLineUntil : kWriters);
+  if (fair_) line_ = lock_ + kLine;
+  channel_ = lock_ + kReleased;
+}
+
+ScriptCall LeaveLineRequest::call() const {
+  ScriptCall call{kLeaveLineScript, {places_, lock_}, {owner_, channel_}};
+  if (fair_) call.keys.push_back(line_);
+  return call;
+}
+
+RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor,
+                           const CounterPolicy& counter)
     : items_(items.size()) {
   struct Item {
     unsigned shard;
@@ -67,20 +143,23 @@ RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> i
   std::stable_sort(order.begin(), order.end(), [](const Item& a, const Item& b) {
     return a.shard != b.shard ? a.shard < b.shard : a.read < b.read;
   });
+  const std::string& grace = storage_.emplace_back(grace_ms(counter));
   for (std::size_t i = 0; i < order.size();) {
     const unsigned shard = order[i].shard;
     const bool read = order[i].read;
-    ScriptCall call{read ? kRenewReadScript : kRenewScript, {}, {}};
+    ScriptCall call{read ? kRenewReadScript : kRenewScript, {}, {grace}};
     std::vector<std::size_t> idx;
     for (; i < order.size() && order[i].shard == shard && order[i].read == read && idx.size() < kRenewChunk; ++i) {
       const std::size_t j = order[i].index;
+      const std::string& lock = *names[j];
       idx.push_back(j);
       if (read) {
-        call.keys.push_back(storage_.emplace_back(*names[j] + ":readers"));
-        call.keys.push_back(storage_.emplace_back(*names[j] + ":readers:fence"));
+        call.keys.push_back(storage_.emplace_back(lock + kReaders));
+        call.keys.push_back(storage_.emplace_back(lock + kReaderFences));
       } else {
-        call.keys.push_back(*names[j]);
+        call.keys.push_back(lock);
       }
+      call.keys.push_back(storage_.emplace_back(lock + kFence));
       call.args.push_back(items[j].owner_token);
       call.args.push_back(storage_.emplace_back(lease_ms(items[j].lease)));
     }
@@ -99,6 +178,18 @@ std::vector<RenewResult> RenewRequest::parse(const std::vector<Reply>& replies) 
       out[members_[c][j]] = int_at(r, j) == 1 ? RenewResult::owned : RenewResult::lost;
   }
   return out;
+}
+
+RaiseFenceRequest::RaiseFenceRequest(std::string_view prefix, std::string_view key, std::uint64_t token,
+                                     milliseconds lease, const CounterPolicy& counter)
+    : fence_(lock_key_for(prefix, key) + kFence),
+      token_(std::to_string(token)),
+      keep_ms_(lease_ms(std::max(lease, milliseconds(1)) + std::max(counter.grace, milliseconds(1)))) {}
+
+ScriptCall RaiseFenceRequest::call() const { return {kRaiseFenceScript, {fence_}, {token_, keep_ms_}}; }
+
+void RaiseFenceRequest::parse(const redisReply* r) {
+  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r, "raise fencing counter");
 }
 
 }  // namespace weave::redis

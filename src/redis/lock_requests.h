@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 #include <span>
 #include <string>
@@ -16,32 +17,66 @@
 
 namespace weave::redis {
 
+// How a lock's fencing counter lives and counts (docs/redis.md, "Keys and
+// their lifetimes", "Fencing tokens").
+struct CounterPolicy {
+  // The counter outlives the lock's last lease by this much (at least 1 ms).
+  std::chrono::milliseconds grace{10'000};
+  // Tokens never fall below the server's TIME in µs, so a counter that went
+  // back (a failover to a replica that missed increments) still counts up.
+  // Off for redlock: each master's clock would give each master another token.
+  bool clock_floor = true;
+  // grace from LockOptions::key_grace.
+  static CounterPolicy from(const LockOptions& options, bool clock_floor);
+};
+
 // Requests hold the strings their calls point into: build one, keep it alive
 // while its calls are sent, and do not copy or move it.
 
+// Any lock type; `entry` > 0 queues the caller (fair, write) when not granted.
 class AcquireRequest {
  public:
   AcquireRequest(std::string_view prefix, std::string_view key, std::string_view owner,
-                 std::chrono::milliseconds lease);
+                 std::chrono::milliseconds lease, const CounterPolicy& counter, LockType type = LockType::reentrant,
+                 std::chrono::milliseconds entry = std::chrono::milliseconds(0));
   AcquireRequest(const AcquireRequest&) = delete;
   ScriptCall call() const;
   // {1, fencing token} or {0, ms until it may change} (every acquire script).
   static AcquireResult parse(const redisReply* r);
 
  private:
-  std::string lock_, fence_, ms_;
-  std::string_view owner_;
+  LockType type_;
+  std::string lock_, fence_, a_, b_, writers_, ms_, entry_, grace_;
+  std::string_view owner_, floor_;
 };
 
+// Any lock type (fair and write release the exclusive key like reentrant).
 class ReleaseRequest {
  public:
-  ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner);
+  ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner, const CounterPolicy& counter,
+                 LockType type = LockType::reentrant);
   ReleaseRequest(const ReleaseRequest&) = delete;
   ScriptCall call() const;
   static ReleaseResult parse(const redisReply* r);
 
  private:
-  std::string lock_, channel_;
+  bool read_;
+  std::string keys_[3], channel_, grace_;
+  std::string_view owner_;
+};
+
+// A fair or write waiter leaves its place in line.
+class LeaveLineRequest {
+ public:
+  LeaveLineRequest(std::string_view prefix, std::string_view key, std::string_view owner, LockType type);
+  LeaveLineRequest(const LeaveLineRequest&) = delete;
+  // Only fair and write waiters have a place in line.
+  static bool applies(LockType type) { return type == LockType::fair || type == LockType::write; }
+  ScriptCall call() const;
+
+ private:
+  bool fair_;
+  std::string lock_, places_, line_, channel_;
   std::string_view owner_;
 };
 
@@ -49,7 +84,8 @@ class ReleaseRequest {
 // cluster slot) and by kind (read leases live in their own zset), in chunks.
 class RenewRequest {
  public:
-  RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor);
+  RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor,
+               const CounterPolicy& counter);
   RenewRequest(const RenewRequest&) = delete;
   const std::vector<ScriptCall>& calls() const { return calls_; }
   // One reply per call, in order -> one result per item, in the items' order.
@@ -61,5 +97,22 @@ class RenewRequest {
   std::vector<ScriptCall> calls_;
   std::vector<std::vector<std::size_t>> members_;  // item indexes per call
 };
+
+// redlock: raises one master's counter of `key` to at least `token`, and keeps
+// it for the lease + grace (docs/scale-out.md, "Fencing tokens").
+class RaiseFenceRequest {
+ public:
+  RaiseFenceRequest(std::string_view prefix, std::string_view key, std::uint64_t token,
+                    std::chrono::milliseconds lease, const CounterPolicy& counter);
+  RaiseFenceRequest(const RaiseFenceRequest&) = delete;
+  ScriptCall call() const;
+  static void parse(const redisReply* r);
+
+ private:
+  std::string fence_, token_, keep_ms_;
+};
+
+// The Pub/Sub channel a release of `key` is published on ("{...}:released").
+std::string release_channel(std::string_view prefix, std::string_view key);
 
 }  // namespace weave::redis

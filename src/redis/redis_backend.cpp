@@ -6,7 +6,6 @@
 #include "redis/connection.h"
 #include "redis/executor.h"
 #include "redis/lock_requests.h"
-#include "redis/scripts.h"
 #include "redis/subscriber.h"
 #include "weave/error.h"
 #include "weave/redis.h"
@@ -30,23 +29,21 @@ class Waiter final : public LockWaiter {
 
 class RedisLockBackend final : public LockBackend {
  public:
-  RedisLockBackend(std::shared_ptr<Executor> exec, std::string key_prefix)
-      : exec_(std::move(exec)), prefix_(std::move(key_prefix)) {}
+  RedisLockBackend(std::shared_ptr<Executor> exec, std::string key_prefix, CounterPolicy counter)
+      : exec_(std::move(exec)), prefix_(std::move(key_prefix)), counter_(counter) {}
 
   AcquireResult try_acquire(std::string_view key, std::string_view owner,
                             std::chrono::milliseconds lease) override {
-    AcquireRequest request(prefix_, key, owner, lease);
-    return AcquireRequest::parse(run_one(request.call(), "acquire").get());
+    return try_acquire_as(LockType::reentrant, key, owner, lease, std::chrono::milliseconds(0));
   }
 
   ReleaseResult release(std::string_view key, std::string_view owner) override {
-    ReleaseRequest request(prefix_, key, owner);
-    return ReleaseRequest::parse(run_one(request.call(), "release").get());
+    return release_as(LockType::reentrant, key, owner);
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
     if (items.empty()) return {};
-    RenewRequest request(prefix_, items, *exec_);
+    RenewRequest request(prefix_, items, *exec_, counter_);
     return request.parse(exec_->run(request.calls(), "renew"));
   }
 
@@ -56,53 +53,27 @@ class RedisLockBackend final : public LockBackend {
 
   AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner,
                                std::chrono::milliseconds lease, std::chrono::milliseconds entry) override {
-    if (type == LockType::reentrant) return try_acquire(key, owner, lease);
-    const std::string lock = lock_key(key);
-    const std::string fence = lock + ":fence";
-    const std::string ms = std::to_string(std::max<long long>(1, lease.count()));
-    const std::string entry_ms = std::to_string(std::max<long long>(0, entry.count()));
-    std::string a = lock + (type == LockType::fair ? ":line" : ":readers");
-    std::string b = lock + (type == LockType::fair ? ":line:until" : ":readers:fence");
-    const std::string writers = lock + ":writers";
-    ScriptCall call;
-    if (type == LockType::fair)
-      call = {kAcquireFairScript, {lock, fence, a, b}, {owner, ms, entry_ms}};
-    else if (type == LockType::read)
-      call = {kAcquireReadScript, {lock, fence, a, b, writers}, {owner, ms}};
-    else
-      call = {kAcquireWriteScript, {lock, fence, a, b, writers}, {owner, ms, entry_ms}};
-    return AcquireRequest::parse(run_one(std::move(call), "acquire").get());
+    AcquireRequest request(prefix_, key, owner, lease, counter_, type, entry);
+    return AcquireRequest::parse(run_one(request.call(), "acquire").get());
   }
 
   ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner) override {
-    if (type != LockType::read) return release(key, owner);  // fair, write: the exclusive holder
-    const std::string lock = lock_key(key);
-    const std::string readers = lock + ":readers", fences = lock + ":readers:fence";
-    const std::string channel = lock + ":released";
-    return ReleaseRequest::parse(run_one({kReleaseReadScript, {readers, fences}, {owner, channel}}, "release").get());
+    ReleaseRequest request(prefix_, key, owner, counter_, type);
+    return ReleaseRequest::parse(run_one(request.call(), "release").get());
   }
 
   void leave_queue(LockType type, std::string_view key, std::string_view owner) override {
-    if (type != LockType::fair && type != LockType::write) return;
-    const std::string lock = lock_key(key);
-    const std::string channel = lock + ":released";
-    const std::string line = lock + ":line";
-    const std::string places = lock + (type == LockType::fair ? ":line:until" : ":writers");
-    ScriptCall call{kLeaveLineScript, {places, lock}, {owner, channel}};
-    if (type == LockType::fair) call.keys.push_back(line);
-    run_one(std::move(call), "leave line");
+    if (!LeaveLineRequest::applies(type)) return;
+    LeaveLineRequest request(prefix_, key, owner, type);
+    run_one(request.call(), "leave line");
   }
 
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {
-    auto interest = exec_->subscribe(lock_key(key) + ":released");
+    auto interest = exec_->subscribe(release_channel(prefix_, key));
     return std::make_unique<Waiter>(exec_, std::move(interest));
   }
 
  private:
-  // "{<prefix><key>}": the braces make it a hash tag, so the fencing counter
-  // ("{...}:fence") always lands in the same cluster slot.
-  std::string lock_key(std::string_view key) const { return lock_key_for(prefix_, key); }
-
   Reply run_one(ScriptCall&& call, const char* what) {
     std::vector<ScriptCall> one;
     one.push_back(std::move(call));
@@ -111,12 +82,14 @@ class RedisLockBackend final : public LockBackend {
 
   std::shared_ptr<Executor> exec_;
   std::string prefix_;
+  CounterPolicy counter_;
 };
 
 }  // namespace
 
-std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, std::string key_prefix) {
-  return std::make_shared<RedisLockBackend>(std::move(executor), std::move(key_prefix));
+std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, const LockOptions& options) {
+  return std::make_shared<RedisLockBackend>(std::move(executor), options.key_prefix,
+                                            CounterPolicy::from(options, /*clock_floor=*/true));
 }
 
 }  // namespace redis
@@ -128,7 +101,7 @@ std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options)
     throw ConfigError("lock url '" + options.url + "': redis:// takes one host; several are redlock:// (independent "
                       "masters) or redis+cluster:// (one cluster)");
   auto exec = std::make_shared<redis::NodeExecutor>(redis::endpoint_from(url, options), options.pool_size);
-  return redis::make_script_backend(std::move(exec), options.key_prefix);
+  return redis::make_script_backend(std::move(exec), options);
 }
 
 }  // namespace weave

@@ -22,16 +22,6 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-// Raises a master's fencing counter to at least ARGV[1] (never lowers it).
-// KEYS[1] the counter. Sent after an acquisition whose majority answered
-// different counters, so that every master of that majority is at least at
-// the token handed out (see docs/scale-out.md, "Fencing tokens").
-constexpr const char* kRaiseScript = R"lua(
-local c = tonumber(redis.call('GET', KEYS[1]) or '0')
-if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
-return 1
-)lua";
-
 // Attempts per try_acquire when the votes split (some masters granted, but
 // no majority): contenders back off for a random few ms and try again.
 constexpr int kAttempts = 3;
@@ -95,10 +85,12 @@ class Failures {
 
 class RedlockBackend final : public LockBackend {
  public:
-  RedlockBackend(std::vector<std::shared_ptr<redis::NodeExecutor>> masters, std::string prefix)
+  RedlockBackend(std::vector<std::shared_ptr<redis::NodeExecutor>> masters, std::string prefix,
+                 redis::CounterPolicy counter)
       : masters_(std::move(masters)),
         quorum_(masters_.size() / 2 + 1),
         prefix_(std::move(prefix)),
+        counter_(counter),
         fan_(static_cast<int>(masters_.size() - 1)) {
     for (auto& m : masters_) nodes_.push_back(m.get());
   }
@@ -109,7 +101,7 @@ class RedlockBackend final : public LockBackend {
     const milliseconds drift = lease / 100 + milliseconds(2);
     for (int attempt = 1;; ++attempt) {
       Failures errors(n);
-      redis::AcquireRequest request(prefix_, key, owner, lease);
+      redis::AcquireRequest request(prefix_, key, owner, lease, counter_);
       const auto start = Clock::now();
       const std::vector<std::optional<AcquireResult>> got =
           on_all<AcquireResult>({request.call()}, errors, &redis::AcquireRequest::parse);
@@ -133,7 +125,7 @@ class RedlockBackend final : public LockBackend {
         // majority to the token so any later majority (which overlaps this
         // one) hands out a larger one.
         // A master that could not be raised does not count.
-        granted -= raise(key, got, token);
+        granted -= raise(key, got, token, lease);
       }
       const milliseconds validity =
           lease - std::chrono::duration_cast<milliseconds>(Clock::now() - start) - drift;
@@ -164,7 +156,7 @@ class RedlockBackend final : public LockBackend {
   ReleaseResult release(std::string_view key, std::string_view owner) override {
     const std::size_t n = masters_.size();
     Failures errors(n);
-    redis::ReleaseRequest request(prefix_, key, owner);
+    redis::ReleaseRequest request(prefix_, key, owner, counter_);
     const std::vector<std::optional<ReleaseResult>> got =
         on_all<ReleaseResult>({request.call()}, errors, &redis::ReleaseRequest::parse);
     std::size_t released = 0, failed = 0;
@@ -185,7 +177,7 @@ class RedlockBackend final : public LockBackend {
     const std::size_t n = masters_.size();
     if (items.empty()) return {};
     Failures errors(n);
-    redis::RenewRequest request(prefix_, items, *masters_.front());
+    redis::RenewRequest request(prefix_, items, *masters_.front(), counter_);
     const std::vector<std::optional<std::vector<RenewResult>>> got =
         on_all<std::vector<RenewResult>>(request.calls(), errors, [&](const std::vector<redis::Reply>& replies) {
           return request.parse(replies);
@@ -212,7 +204,7 @@ class RedlockBackend final : public LockBackend {
     auto waiter = std::make_unique<Waiter>(bell);
     waiter->interests.resize(n);
     Failures errors(n);
-    const std::string channel = redis::lock_key_for(prefix_, key) + ":released";
+    const std::string channel = redis::release_channel(prefix_, key);
     fan_.run(n, [&](std::size_t i) {
       try {
         waiter->interests[i] = masters_[i]->subscribe(channel, bell);
@@ -255,21 +247,21 @@ class RedlockBackend final : public LockBackend {
   void release_all(std::string_view key, std::string_view owner) {
     // Unreachable masters keep their copy until the lease runs out.
     Failures ignored(masters_.size());
-    redis::ReleaseRequest request(prefix_, key, owner);
+    redis::ReleaseRequest request(prefix_, key, owner, counter_);
     on_all<ReleaseResult>({request.call()}, ignored, &redis::ReleaseRequest::parse);
   }
 
   // Returns how many masters of the majority could not be raised.
-  std::size_t raise(std::string_view key, const std::vector<std::optional<AcquireResult>>& got, std::uint64_t token) {
+  std::size_t raise(std::string_view key, const std::vector<std::optional<AcquireResult>>& got, std::uint64_t token,
+                    milliseconds lease) {
     std::vector<redis::NodeExecutor*> behind;
     for (std::size_t i = 0; i < masters_.size(); ++i)
       if (got[i] && got[i]->acquired && got[i]->fencing_token < token) behind.push_back(nodes_[i]);
     if (behind.empty()) return 0;
-    const std::string counter = redis::lock_key_for(prefix_, key) + ":fence";
-    const std::string value = std::to_string(token);
+    redis::RaiseFenceRequest request(prefix_, key, token, lease, counter_);
     Failures errors(behind.size());
-    on_all<bool>({{kRaiseScript, {counter}, {value}}}, errors, [](const redisReply* r) {
-      if (r->type != REDIS_REPLY_INTEGER) redis::bad_reply(r, "raise fencing counter");
+    on_all<bool>({request.call()}, errors, [](const redisReply* r) {
+      redis::RaiseFenceRequest::parse(r);
       return true;
     }, behind);
     return errors.count();
@@ -279,6 +271,7 @@ class RedlockBackend final : public LockBackend {
   std::vector<redis::NodeExecutor*> nodes_;
   std::size_t quorum_;
   std::string prefix_;
+  redis::CounterPolicy counter_;
   FanOut fan_;
 };
 
@@ -288,7 +281,10 @@ std::shared_ptr<LockBackend> make_redlock_backend(const LockOptions& options) {
   std::vector<redis::Endpoint> eps = redis::endpoints_from_list(options);
   std::vector<std::shared_ptr<redis::NodeExecutor>> masters;
   for (auto& ep : eps) masters.push_back(std::make_shared<redis::NodeExecutor>(ep, options.pool_size));
-  return std::make_shared<RedlockBackend>(std::move(masters), options.key_prefix);
+  // No clock floor: the masters' clocks differ, so it would give each master
+  // another token and every acquisition would need the raise step.
+  return std::make_shared<RedlockBackend>(std::move(masters), options.key_prefix,
+                                          redis::CounterPolicy::from(options, /*clock_floor=*/false));
 }
 
 }  // namespace weave::redlock

@@ -155,7 +155,7 @@ std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
   data.command_timeout = options.command_timeout;
   auto exec = std::make_shared<SentinelExecutor>(std::move(sentinels), url.name, std::move(data), options.pool_size);
   if (executor) *executor = exec;
-  return redis::make_script_backend(std::move(exec), options.key_prefix);
+  return redis::make_script_backend(std::move(exec), options);
 }
 
 }  // namespace weave::sentinel
