@@ -13,7 +13,8 @@
 // JSON keys under "lock": url, lease (watchdog lease), renew_interval,
 // on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size,
 // key_prefix (redis: namespace of every lock key, a non-empty string),
-// queue_entry (how long a fair / write waiter's place in line lasts unrefreshed).
+// queue_entry (how long a fair / write waiter's place in line lasts unrefreshed),
+// key_grace (redis: how long a lock's fencing counter outlives its last lease).
 // Durations are strings "250ms", "30s", "2min", "1h" or integer milliseconds.
 // Any problem (unreadable file, bad JSON, unknown key, bad value, bad URL)
 // throws weave::ConfigError naming the source and the problem.
@@ -40,6 +41,7 @@ struct LockConfig {
   std::optional<int> pool_size = {};
   std::optional<std::string> key_prefix = {};
   std::optional<std::chrono::milliseconds> queue_entry = {};
+  std::optional<std::chrono::milliseconds> key_grace = {};
 };
 
 struct ConfigSources {

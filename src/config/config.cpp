@@ -173,6 +173,7 @@ void overlay(LockConfig& base, const LockConfig& over) {
   if (over.pool_size) base.pool_size = over.pool_size;
   if (over.key_prefix) base.key_prefix = over.key_prefix;
   if (over.queue_entry) base.queue_entry = over.queue_entry;
+  if (over.key_grace) base.key_grace = over.key_grace;
 }
 
 LockConfig read_file(const std::string& path, const std::string& source) {
@@ -215,6 +216,8 @@ LockConfig read_file(const std::string& path, const std::string& source) {
       c.command_timeout = duration(k, v);
     } else if (k == "queue_entry") {
       c.queue_entry = duration(k, v);
+    } else if (k == "key_grace") {
+      c.key_grace = duration(k, v);
     } else if (k == "on_lost") {
       const std::string s = v.is_string() ? v.get<std::string>() : "";
       if (s == "throw")
@@ -234,7 +237,7 @@ LockConfig read_file(const std::string& path, const std::string& source) {
     } else {
       throw ConfigError(source + ": unknown key 'lock." + k +
                         "' (known: url, lease, renew_interval, on_lost, connect_timeout, "
-                        "command_timeout, pool_size, key_prefix, queue_entry)");
+                        "command_timeout, pool_size, key_prefix, queue_entry, key_grace)");
     }
   }
   if (c.url) check_url(*c.url, source + ": lock.url");
@@ -278,6 +281,7 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   if (merged.pool_size) o.pool_size = *merged.pool_size;
   if (merged.key_prefix) o.key_prefix = *merged.key_prefix;
   if (merged.queue_entry) o.queue_entry = *merged.queue_entry;
+  if (merged.key_grace) o.key_grace = *merged.key_grace;
   o.validate();
   return o;
 }

@@ -124,6 +124,18 @@ TEST_CASE("config: queue_entry defaults, comes from the file or code, must be > 
   CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
 }
 
+TEST_CASE("config: key_grace defaults to 10 s, comes from the file or code", "[config]") {
+  CleanEnv env;
+  CHECK(weave::load_lock_options().key_grace == 10s);
+  TempFile f(R"({"lock": {"key_grace": "2min"}})");
+  CHECK(weave::load_lock_options(from_file(f.path())).key_grace == 120s);
+  weave::ConfigSources s = from_file(f.path());
+  s.code.key_grace = 500ms;
+  CHECK(weave::load_lock_options(s).key_grace == 500ms);
+  TempFile bad(R"({"lock": {"key_grace": "later"}})");
+  CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
+}
+
 TEST_CASE("config: key_prefix from the file, overridden by code, validated", "[config]") {
   CleanEnv env;
   SECTION("default") { CHECK(weave::load_lock_options().key_prefix == "weave:lock:"); }
