@@ -49,6 +49,7 @@ void validate_values(const LockOptions& o) {
   check_duration("connect_timeout", o.connect_timeout);
   check_duration("command_timeout", o.command_timeout);
   check_duration("queue_entry", o.queue_entry);
+  check_duration("key_grace", o.key_grace);
   if (o.pool_size < 1 || o.pool_size > 1024)
     throw ConfigError("LockOptions::pool_size must be 1..1024, got " + std::to_string(o.pool_size));
   if (o.key_prefix.empty()) throw ConfigError("LockOptions::key_prefix must not be empty");

@@ -229,6 +229,7 @@ TEST_CASE("config: every entry point validates the options in one place", "[conf
       {"watchdog_lease", [](weave::LockOptions& o) { o.watchdog_lease = std::chrono::hours(24 * 365 * 11); }},
       {"renew_interval", [](weave::LockOptions& o) { o.renew_interval = o.watchdog_lease; }},
       {"queue_entry", [](weave::LockOptions& o) { o.queue_entry = -5ms; }},
+      {"key_grace", [](weave::LockOptions& o) { o.key_grace = 0ms; }},
       {"key_prefix", [](weave::LockOptions& o) { o.key_prefix.clear(); }},
   };
   weave::LockOptions kept;
