@@ -1,14 +1,18 @@
-// weave/config.h — where Weave's lock options come from.
+// weave/config.h — where Weave's options come from.
 //
-// One loader fills weave::LockOptions from, highest precedence first:
-//   1. code: the fields set in ConfigSources::code
-//   2. the environment: WEAVE_LOCK_URL
-//   3. a JSON file: ConfigSources::file, else the path in $WEAVE_CONFIG
+// One URL serves every feature (locks today; the cache, dedupe and queue to
+// come), and a feature may name its own. One loader fills the options from,
+// highest precedence first:
+//   1. code: ConfigSources::code (lock fields), ConfigSources::url (every feature)
+//   2. the environment: WEAVE_LOCK_URL, else WEAVE_URL (every feature)
+//   3. a JSON file (ConfigSources::file, else the path in $WEAVE_CONFIG):
+//      "lock": {"url": ...}, else the top-level "url" (every feature)
 //   4. the defaults of LockOptions
+// Within a source a feature's own URL wins; between sources, the higher one.
 //
-//   // weave.json: {"lock": {"url": "redis://cache:6379/2", "lease": "30s", "on_lost": "throw"}}
-//   weave::LockOptions o = weave::load_lock_options({.file = "weave.json"});
-//   weave::configure_locks(o);
+//   // weave.json: {"url": "redis://cache:6379/2", "lock": {"lease": "30s", "on_lost": "throw"}}
+//   weave::configure({.file = "weave.json"});        // this process's woven methods use it
+//   weave::LockOptions o = weave::load_lock_options({.file = "weave.json"});  // or read it
 //
 // JSON keys under "lock": url, lease (watchdog lease), renew_interval,
 // on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size,
@@ -45,6 +49,7 @@ struct LockConfig {
 };
 
 struct ConfigSources {
+  std::optional<std::string> url = {};   // every feature's URL unless its own is set (code)
   LockConfig code = {};                  // highest precedence
   std::optional<std::string> file = {};  // JSON file; when unset, $WEAVE_CONFIG (if set)
   bool environment = true;               // read WEAVE_LOCK_URL and WEAVE_CONFIG
@@ -52,6 +57,11 @@ struct ConfigSources {
 
 // Merges the sources over LockOptions' defaults, then LockOptions::validate().
 LockOptions load_lock_options(const ConfigSources& sources = {});
+
+// Loads every feature's options from the sources and makes them this
+// process's defaults (today: configure_locks(load_lock_options(sources))).
+// Throws ConfigError and keeps the previous defaults on any problem.
+void configure(const ConfigSources& sources = {});
 
 // "250ms", "30s", "2min", "1h" -> milliseconds (the grammar of
 // weave/duration.h). Throws ConfigError ("<what>: ...") on anything else.

@@ -190,7 +190,13 @@ LockConfig read_file(const std::string& path, const std::string& source) {
   if (!j.is_object()) throw ConfigError(source + ": expected a JSON object at the top");
   LockConfig c;
   for (auto& [k, v] : j.items())
-    if (k != "lock") throw ConfigError(source + ": unknown key '" + k + "' (known: lock)");
+    if (k != "lock" && k != "url") throw ConfigError(source + ": unknown key '" + k + "' (known: url, lock)");
+  // The top-level url serves every feature; "lock.url" (below) overrides it for locks.
+  if (j.contains("url")) {
+    if (!j["url"].is_string()) throw ConfigError(source + ": url: expected a string");
+    c.url = j["url"].get<std::string>();
+    check_url(*c.url, source + ": url");
+  }
   if (!j.contains("lock")) return c;
   const nlohmann::json& lock = j["lock"];
   if (!lock.is_object()) throw ConfigError(source + ": 'lock' must be an object");
@@ -240,7 +246,7 @@ LockConfig read_file(const std::string& path, const std::string& source) {
                         "command_timeout, pool_size, key_prefix, queue_entry, key_grace)");
     }
   }
-  if (c.url) check_url(*c.url, source + ": lock.url");
+  if (c.url && lock.contains("url")) check_url(*c.url, source + ": lock.url");
   return c;
 }
 
@@ -260,16 +266,21 @@ LockOptions load_lock_options(const ConfigSources& sources) {
     }
   }
   if (path) overlay(merged, read_file(*path, file_source));
-  // 2. the environment
+  // 2. the environment: WEAVE_LOCK_URL, else WEAVE_URL (every feature)
   if (sources.environment) {
-    if (const char* u = std::getenv("WEAVE_LOCK_URL"); u && *u) {
-      check_url(u, "environment WEAVE_LOCK_URL");
-      merged.url = std::string(u);
-    }
+    for (const char* name : {"WEAVE_LOCK_URL", "WEAVE_URL"})
+      if (const char* u = std::getenv(name); u && *u) {
+        check_url(u, std::string("environment ") + name);
+        merged.url = std::string(u);
+        break;
+      }
   }
-  // 1. code
-  if (sources.code.url) check_url(*sources.code.url, "code (ConfigSources::code.url)");
-  overlay(merged, sources.code);
+  // 1. code: code.url, else url (every feature)
+  LockConfig code = sources.code;
+  if (!code.url && sources.url) code.url = sources.url;
+  if (code.url)
+    check_url(*code.url, sources.code.url ? "code (ConfigSources::code.url)" : "code (ConfigSources::url)");
+  overlay(merged, code);
 
   LockOptions o;
   if (merged.url) o.url = *merged.url;
@@ -285,5 +296,7 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   o.validate();
   return o;
 }
+
+void configure(const ConfigSources& sources) { configure_locks(load_lock_options(sources)); }
 
 }  // namespace weave

@@ -63,6 +63,7 @@ class TempFile {
 // No stray settings from the environment of the test run.
 struct CleanEnv {
   EnvVar url{"WEAVE_LOCK_URL", std::nullopt};
+  EnvVar all_url{"WEAVE_URL", std::nullopt};
   EnvVar cfg{"WEAVE_CONFIG", std::nullopt};
 };
 
@@ -365,4 +366,43 @@ TEST_CASE("config: configure_locks rejects a bad URL and keeps the client it had
   bad.url = "nope://x";
   CHECK_THROWS_AS(weave::configure_locks(bad), weave::ConfigError);
   CHECK(weave::default_lock_client().options().url == "mem://configure-test");
+}
+
+TEST_CASE("config: one URL serves every feature, a feature's own URL wins within its source", "[config]") {
+  CleanEnv env;
+  SECTION("the file's top-level url, and lock.url over it") {
+    TempFile all(R"({"url": "mem://from-file", "lock": {"lease": "10s"}})");
+    CHECK(weave::load_lock_options(from_file(all.path())).url == "mem://from-file");
+    TempFile own(R"({"url": "mem://all", "lock": {"url": "mem://locks"}})");
+    CHECK(weave::load_lock_options(from_file(own.path())).url == "mem://locks");
+    TempFile bad(R"({"url": "zookeeper://x"})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(bad.path())); }),
+               Contains("url") && Contains("zookeeper"));
+  }
+  SECTION("WEAVE_URL, and WEAVE_LOCK_URL over it; the environment over the file") {
+    TempFile f(R"({"lock": {"url": "mem://file-locks"}})");
+    EnvVar cfg("WEAVE_CONFIG", f.path());
+    EnvVar all("WEAVE_URL", "mem://env-all");
+    CHECK(weave::load_lock_options().url == "mem://env-all");
+    EnvVar locks("WEAVE_LOCK_URL", "mem://env-locks");
+    CHECK(weave::load_lock_options().url == "mem://env-locks");
+  }
+  SECTION("code: url for every feature, code.url for locks, over the environment") {
+    EnvVar locks("WEAVE_LOCK_URL", "mem://env-locks");
+    weave::ConfigSources s;
+    s.url = "mem://code-all";
+    CHECK(weave::load_lock_options(s).url == "mem://code-all");
+    s.code.url = "mem://code-locks";
+    CHECK(weave::load_lock_options(s).url == "mem://code-locks");
+  }
+  SECTION("weave::configure makes them the process's defaults, or keeps the old ones") {
+    weave::ConfigSources s;
+    s.environment = false;
+    s.url = "mem://configured-all";
+    weave::configure(s);
+    CHECK(weave::default_lock_client().options().url == "mem://configured-all");
+    s.url = "nope://x";
+    CHECK_THROWS_AS(weave::configure(s), weave::ConfigError);
+    CHECK(weave::default_lock_client().options().url == "mem://configured-all");
+  }
 }
