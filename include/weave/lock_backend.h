@@ -125,11 +125,19 @@ class LockBackend {
 
 // A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".
 struct LockUrl {
+  struct Host {
+    std::string host;  // without the brackets of an IPv6 address
+    int port = 0;      // as written, else the scheme's default (see hosts)
+  };
   std::string scheme;  // "mem", "redis", ...
   std::string name;    // mem: table name ("" = the default table); redis+sentinel: the master's name
   std::string user, password;
-  std::string host;  // several hosts: the list as written ("h1:p1,[::1]:p2"), each checked
-  int port = 0;      // redis: 6379 when omitted; 0 for a host list
+  // Every host, in order, each port defaulted in this one place: 6379 for
+  // redis, redis+cluster and redlock, 26379 for redis+sentinel (the
+  // sentinels), 0 (none) for other schemes. No host appears twice.
+  std::vector<Host> hosts;
+  std::string host;  // the first host; several: the list as written ("h1:p1,[::1]:p2")
+  int port = 0;      // the first host's port; 0 for a list
   int db = 0;
 };
 // Throws ConfigError naming the URL and the problem.

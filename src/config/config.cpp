@@ -98,13 +98,17 @@ LockUrl parse_lock_url(std::string_view text) {
       u.db = static_cast<int>(n);
     }
   }
+  const int default_port = u.scheme == "redis+sentinel"                                             ? 26379
+                           : u.scheme == "redis" || u.scheme == "redis+cluster" || u.scheme == "redlock" ? 6379
+                                                                                                         : 0;
   // One host[:port], or [ipv6][:port].
-  auto host_and_port = [&](std::string_view hp, std::string& host, int& port_out) {
+  auto host_and_port = [&](std::string_view hp) {
+    LockUrl::Host h;
     std::string_view port;
     if (!hp.empty() && hp.front() == '[') {
       const auto close = hp.find(']');
       if (close == std::string_view::npos) throw bad("unclosed '[' in the host");
-      host = std::string(hp.substr(1, close - 1));
+      h.host = std::string(hp.substr(1, close - 1));
       std::string_view after = hp.substr(close + 1);
       if (!after.empty()) {
         if (after.front() != ':') throw bad("expected ':port' after ']'");
@@ -113,39 +117,38 @@ LockUrl parse_lock_url(std::string_view text) {
       }
     } else {
       const auto colon = hp.rfind(':');
-      host = std::string(hp.substr(0, colon));
+      h.host = std::string(hp.substr(0, colon));
       if (colon != std::string_view::npos) {
         port = hp.substr(colon + 1);
         if (port.empty()) throw bad("empty port");
       }
     }
-    if (host.empty()) throw bad("no host");
+    if (h.host.empty()) throw bad(hp.empty() ? "empty host in the list" : "no host");
+    h.port = default_port;
     if (!port.empty()) {
       long long n = 0;
       if (!parse_uint(port, n) || n < 1 || n > 65535) throw bad("bad port '" + std::string(port) + "'");
-      port_out = static_cast<int>(n);
-    } else if (u.scheme == "redis") {
-      port_out = 6379;
+      h.port = static_cast<int>(n);
     }
+    for (const auto& other : u.hosts)
+      if (other.host == h.host && other.port == h.port)
+        throw bad("host " + h.host + ":" + std::to_string(h.port) + " is listed twice");
+    u.hosts.push_back(std::move(h));
   };
   if (u.scheme == "redis+sentinel" && u.name.empty())
     throw bad("name the master the sentinels watch: redis+sentinel://host:26379,.../<master name>[/db]");
-  if (hostport.find(',') == std::string_view::npos && u.scheme != "redis+sentinel") {
-    host_and_port(hostport, u.host, u.port);
-    return u;
-  }
-  // A host list (redlock://, redis+cluster://, redis+sentinel://, even of
-  // one host): each checked here, split into endpoints by the backend;
-  // `host` keeps the list as written.
   for (std::size_t start = 0;;) {
     const auto comma = hostport.find(',', start);
-    std::string host;
-    int port = 0;
-    host_and_port(hostport.substr(start, comma == std::string_view::npos ? comma : comma - start), host, port);
+    host_and_port(hostport.substr(start, comma == std::string_view::npos ? comma : comma - start));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  u.host = std::string(hostport);
+  if (u.hosts.size() == 1 && u.scheme != "redis+sentinel") {
+    u.host = u.hosts.front().host;
+    u.port = u.hosts.front().port;
+  } else {
+    u.host = std::string(hostport);  // a host list (redlock, cluster, sentinel), as written
+  }
   return u;
 }
 

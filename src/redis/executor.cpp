@@ -28,10 +28,10 @@ void bad_reply(const redisReply* r, const char* what) {
   throw IoError(std::string("weave redis: unexpected reply to ") + what);
 }
 
-Endpoint endpoint_from(const LockUrl& url, const LockOptions& options) {
+Endpoint endpoint_from(const LockUrl& url, const LockUrl::Host& host, const LockOptions& options) {
   Endpoint ep;
-  ep.host = url.host.empty() ? "127.0.0.1" : url.host;
-  ep.port = url.port > 0 ? url.port : 6379;
+  ep.host = host.host;
+  ep.port = host.port;
   ep.user = url.user;
   ep.password = url.password;
   ep.db = url.db;
@@ -41,38 +41,9 @@ Endpoint endpoint_from(const LockUrl& url, const LockOptions& options) {
 }
 
 std::vector<Endpoint> endpoints_from_list(const LockOptions& options) {
-  const std::string& text = options.url;
-  auto bad = [&](const std::string& why) { return ConfigError("lock url '" + text + "': " + why); };
-  const auto sep = text.find("://");
-  if (sep == std::string::npos) throw bad("expected <scheme>://host:port,host:port,...");
-  std::string rest = text.substr(sep + 3), userinfo, db;
-  if (const auto at = rest.rfind('@'); at != std::string::npos) {
-    userinfo = rest.substr(0, at + 1);
-    rest = rest.substr(at + 1);
-  }
-  if (const auto slash = rest.find('/'); slash != std::string::npos) {
-    db = rest.substr(slash);
-    rest = rest.substr(0, slash);
-  }
+  const LockUrl url = parse_lock_url(options.url);
   std::vector<Endpoint> out;
-  std::size_t start = 0;
-  for (;;) {
-    const auto comma = rest.find(',', start);
-    const std::string host = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (host.empty()) throw bad("empty host in the list");
-    LockUrl one;
-    try {
-      one = parse_lock_url("redis://" + userinfo + host + db);
-    } catch (const ConfigError&) {
-      throw bad("bad host '" + host + "'");
-    }
-    Endpoint ep = endpoint_from(one, options);
-    for (const auto& e : out)
-      if (e.host == ep.host && e.port == ep.port) throw bad("host " + ep.describe() + " is listed twice");
-    out.push_back(std::move(ep));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const auto& host : url.hosts) out.push_back(endpoint_from(url, host, options));
   return out;
 }
 

@@ -125,11 +125,12 @@ std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const
 // options.key_prefix and options.key_grace.
 std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, const LockOptions& options);
 
-// redis://... URL fields + options -> Endpoint (host, port 6379 by default).
-Endpoint endpoint_from(const LockUrl& url, const LockOptions& options);
+// One host of a parsed URL (its port already defaulted by parse_lock_url) +
+// the URL's credentials and db + the options' timeouts -> Endpoint.
+Endpoint endpoint_from(const LockUrl& url, const LockUrl::Host& host, const LockOptions& options);
 // "<scheme>://[user:password@]h1:p1,h2:p2,...[/db]" (redlock://, redis+cluster://)
 // -> one Endpoint per host; user, password and db apply to each. Throws
-// ConfigError (also for an empty list or a repeated host).
+// ConfigError (parse_lock_url: an empty list, a repeated host).
 std::vector<Endpoint> endpoints_from_list(const LockOptions& options);
 // The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
 // counter "{...}:fence" and release channel "{...}:released" share its slot;

@@ -97,10 +97,11 @@ std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> execu
 std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options) {
   LockUrl url = parse_lock_url(options.url);
   if (url.scheme != "redis") throw ConfigError("'" + options.url + "' is not a redis:// URL");
-  if (url.port == 0)
+  if (url.hosts.size() != 1)
     throw ConfigError("lock url '" + options.url + "': redis:// takes one host; several are redlock:// (independent "
                       "masters) or redis+cluster:// (one cluster)");
-  auto exec = std::make_shared<redis::NodeExecutor>(redis::endpoint_from(url, options), options.pool_size);
+  auto exec = std::make_shared<redis::NodeExecutor>(redis::endpoint_from(url, url.hosts.front(), options),
+                                                    options.pool_size);
   return redis::make_script_backend(std::move(exec), options);
 }
 

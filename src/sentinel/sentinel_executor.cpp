@@ -131,21 +131,13 @@ std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
   const LockUrl url = parse_lock_url(options.url);
   if (url.scheme != "redis+sentinel") throw ConfigError("'" + options.url + "' is not a redis+sentinel:// URL");
   std::vector<redis::Endpoint> sentinels;
-  for (std::size_t start = 0;;) {
-    const auto comma = url.host.find(',', start);
-    const std::string one = url.host.substr(start, comma == std::string::npos ? comma : comma - start);
-    LockUrl hp = parse_lock_url("sentinel://" + one);
-    redis::Endpoint ep;
-    ep.host = hp.host;
-    ep.port = hp.port > 0 ? hp.port : 26379;
+  for (const auto& host : url.hosts) {
+    redis::Endpoint ep;  // sentinels: no credentials or db (those are the master's)
+    ep.host = host.host;
+    ep.port = host.port;
     ep.connect_timeout = options.connect_timeout;
     ep.command_timeout = options.command_timeout;
-    for (const auto& e : sentinels)
-      if (e.host == ep.host && e.port == ep.port)
-        throw ConfigError("lock url '" + options.url + "': sentinel " + ep.describe() + " is listed twice");
     sentinels.push_back(std::move(ep));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   redis::Endpoint data;
   data.user = url.user;

@@ -406,3 +406,29 @@ TEST_CASE("config: one URL serves every feature, a feature's own URL wins within
     CHECK(weave::default_lock_client().options().url == "mem://configured-all");
   }
 }
+
+TEST_CASE("config: a URL's hosts are parsed once, each port defaulted by its scheme", "[config]") {
+  using Host = weave::LockUrl::Host;
+  auto hosts = [](const char* url) {
+    std::vector<std::pair<std::string, int>> out;
+    for (const Host& h : weave::parse_lock_url(url).hosts) out.emplace_back(h.host, h.port);
+    return out;
+  };
+  using List = std::vector<std::pair<std::string, int>>;
+  CHECK(hosts("redis://cache") == List{{"cache", 6379}});
+  CHECK(hosts("redis://u:p@cache:7000/3") == List{{"cache", 7000}});
+  CHECK(hosts("redlock://a,b:7001,[::1]") == List{{"a", 6379}, {"b", 7001}, {"::1", 6379}});
+  CHECK(hosts("redis+cluster://n1:7000,n2") == List{{"n1", 7000}, {"n2", 6379}});
+  CHECK(hosts("redis+sentinel://s1,s2:26380/mymaster/2") == List{{"s1", 26379}, {"s2", 26380}});
+  CHECK(hosts("plain://somewhere") == List{{"somewhere", 0}});  // a scheme Weave does not know: no default
+  const auto one = weave::parse_lock_url("redis://cache");
+  CHECK(one.host == "cache");
+  CHECK(one.port == 6379);
+  // Every list is checked the same way, whatever its scheme.
+  for (const char* bad : {"redlock://a,a:6379", "redis+cluster://n1:7000,n1:7000", "redis+sentinel://s,s:26379/m",
+                          "redlock://a,,b"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(weave::parse_lock_url(bad), weave::ConfigError);
+  }
+  CHECK_THAT(error_of([] { weave::parse_lock_url("redlock://a,a:6379"); }), Contains("host a:6379 is listed twice"));
+}
