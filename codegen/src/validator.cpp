@@ -59,6 +59,13 @@ static const char* expected_name(ArgType t) {
 
 namespace {
 
+// An enumerator with its index in the vocabulary's values (interceptors switch on it).
+std::string enum_code(const ArgDef& d, const std::string& value) {
+  const auto at = std::find(d.values.begin(), d.values.end(), value);
+  const long index = at == d.values.end() ? -1 : static_cast<long>(at - d.values.begin());
+  return "::weave::ArgValue::of_enum(" + cpp_string(value) + ", " + std::to_string(index) + ")";
+}
+
 using ErrorAt = std::function<void(int pos, int length, const std::string&)>;
 
 class Validator {
@@ -426,7 +433,7 @@ bool Validator::run(ValidatedAnnotation& result) {
       } else if (d.type == ArgType::boolean) {
         code = "::weave::ArgValue::of_bool(" + val.text + ")";
       } else if (d.type == ArgType::enumeration) {
-        code = "::weave::ArgValue::of_enum(" + cpp_string(val.text) + ")";
+        code = enum_code(d, val.text);
       } else {
         code = "::weave::ArgValue::of_text(" + cpp_string(val.text) + ")";
       }
@@ -529,7 +536,7 @@ bool Validator::run(ValidatedAnnotation& result) {
                          "'; expected one of: " + vals + did_you_mean(v.text, d.values), v.length);
           continue;
         }
-        code = "::weave::ArgValue::of_enum(" + cpp_string(v.text) + ")";
+        code = enum_code(d, v.text);
         break;
       }
       case ArgType::boolean:

@@ -33,11 +33,15 @@ struct ArgValue {
   Kind kind = Kind::text;
   std::string_view text{};               // text, enumerator
   std::chrono::milliseconds duration{};  // duration (may be weave::forever)
-  std::int64_t integer = 0;              // integer, boolean (0/1)
+  std::int64_t integer = 0;              // integer, boolean (0/1), enumerator (its index in the vocabulary, or -1)
   int first = 0, count = 0;              // key_template(_list): slots in the rendered array
 
   static constexpr ArgValue of_text(std::string_view s) { return {Kind::text, s}; }
-  static constexpr ArgValue of_enum(std::string_view s) { return {Kind::enumerator, s}; }
+  // `index`: the value's position in the vocabulary's "values" (weavegen
+  // emits it, so an interceptor can switch on it instead of comparing text).
+  static constexpr ArgValue of_enum(std::string_view s, std::int64_t index = -1) {
+    return {Kind::enumerator, s, {}, index};
+  }
   static constexpr ArgValue of_duration_ms(std::int64_t ms) {
     return {Kind::duration, {}, std::chrono::milliseconds(ms)};
   }
@@ -85,6 +89,8 @@ class Annotation {
   std::chrono::milliseconds duration(std::string_view arg) const;
   std::int64_t integer(std::string_view arg) const;
   bool boolean(std::string_view arg) const;
+  // An enumerator's index in the vocabulary's "values" (-1 when unknown).
+  std::int64_t enum_index(std::string_view arg) const;
 
   const ArgValue* find(std::string_view arg) const noexcept;
 

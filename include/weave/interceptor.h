@@ -31,6 +31,12 @@ namespace weave {
 class Interceptor {
  public:
   virtual ~Interceptor() = default;
+  // Called once per woven method (and registry change) when its chain is
+  // built, with the method's annotation: parse the static arguments here
+  // (durations, enum_index) and read the result in around() with
+  // inv.prepared<T>(), so a call does no string work. Throwing here fails
+  // the call (a UsageError naming the argument, say). Default: nothing.
+  virtual std::shared_ptr<const void> prepare(const AnnotationSpec& annotation);
   // Do work, call inv.proceed() (or not, to skip the method), do work.
   virtual void around(Invocation& inv) = 0;
 };

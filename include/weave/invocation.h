@@ -88,6 +88,12 @@ class Invocation {
 
   // The annotation of the interceptor that is running now.
   const Annotation& annotation() const;
+  // What the running interceptor's prepare() returned for this method (null
+  // if nothing); T must be the type it made.
+  template <class T>
+  const T* prepared() const noexcept {
+    return static_cast<const T*>(prepared_untyped());
+  }
 
   // Runs the next interceptor, or the method itself after the last one.
   // Exceptions from the method pass through. Calling it again after the
@@ -109,6 +115,7 @@ class Invocation {
   Annotation current_{empty_spec(), {}};
   bool target_done_ = false;
   static const AnnotationSpec& empty_spec() noexcept;
+  const void* prepared_untyped() const noexcept;
 };
 
 }  // namespace weave

@@ -67,4 +67,8 @@ bool Annotation::boolean(std::string_view arg) const {
   return require(arg, {ArgValue::Kind::boolean}).integer != 0;
 }
 
+std::int64_t Annotation::enum_index(std::string_view arg) const {
+  return require(arg, {ArgValue::Kind::enumerator}).integer;
+}
+
 }  // namespace weave

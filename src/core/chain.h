@@ -8,7 +8,8 @@
 namespace weave::detail {
 
 struct Chain {
-  std::vector<Interceptor*> interceptors;  // parallel to MethodInfo::annotations
+  std::vector<Interceptor*> interceptors;            // parallel to MethodInfo::annotations
+  std::vector<std::shared_ptr<const void>> prepared;  // what each one's prepare() made
 };
 
 // The chain for `info` under the current registry contents. Cached per thread

@@ -44,6 +44,8 @@ ChainStore& chain_store() {
 
 }  // namespace
 
+std::shared_ptr<const void> Interceptor::prepare(const AnnotationSpec&) { return nullptr; }
+
 InterceptorRegistry& InterceptorRegistry::global() {
   static InterceptorRegistry* registry = new InterceptorRegistry;  // usable during exit
   return *registry;
@@ -117,6 +119,7 @@ Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Intercepto
                        "); call weave::InterceptorRegistry::global().add(\"" +
                        std::string(a.name) + "\", ...) before the first call");
     chain.interceptors.push_back(interceptor.get());
+    chain.prepared.push_back(interceptor->prepare(a));
     owners.push_back(std::move(interceptor));
   }
   return chain;

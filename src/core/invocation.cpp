@@ -26,6 +26,12 @@ const AnnotationSpec& Invocation::empty_spec() noexcept {
   return empty;
 }
 
+const void* Invocation::prepared_untyped() const noexcept {
+  if (depth_ == 0) return nullptr;
+  const auto& chain = *static_cast<const detail::Chain*>(chain_);
+  return depth_ <= chain.prepared.size() ? chain.prepared[depth_ - 1].get() : nullptr;
+}
+
 std::string_view Invocation::method() const noexcept { return method_->qualified_name; }
 std::string_view Invocation::file() const noexcept { return method_->file; }
 int Invocation::line() const noexcept { return method_->line; }

@@ -204,3 +204,14 @@ TEST_CASE("diagnostic: durations follow the runtime's one grammar (weave/duratio
   auto too_long = run("duration_long", "struct C {\n  [[lock(ttl=87601h)]] void f();\n};\n");
   expect_error(too_long, 2, 14, "duration '87601h' is too long (at most 10 years)");
 }
+
+TEST_CASE("declarations: enum arguments carry their index in the vocabulary (interceptors switch on it)",
+          "[codegen][declarations]") {
+  auto r = run("enum_index", "struct C {\n  [[lock(on_busy=skip, type=write)]] void f();\n};\n");
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const std::string cpp = read(r.out_cpp);
+  CHECK_THAT(cpp, Catch::Contains("{\"on_busy\", ::weave::ArgValue::of_enum(\"skip\", 1)}"));
+  CHECK_THAT(cpp, Catch::Contains("{\"type\", ::weave::ArgValue::of_enum(\"write\", 3)}"));
+  CHECK_THAT(cpp, Catch::Contains("{\"release\", ::weave::ArgValue::of_enum(\"on_return\", 0)}"));  // a default
+}

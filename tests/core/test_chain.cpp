@@ -3,6 +3,7 @@
 // hand here in the shape weavegen emits.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -192,4 +193,36 @@ TEST_CASE("an Invocation made by hand is safe: proceed() runs its target, or ref
 
   weave::Invocation no_target(k_info, {}, {}, nullptr, nullptr);
   CHECK_THROWS_AS(no_target.proceed(), weave::UsageError);
+}
+
+TEST_CASE("prepare() runs once per method, and around() reads what it made") {
+  struct Parsed {
+    std::int64_t mode_index;
+    std::chrono::milliseconds timeout;
+  };
+  struct Preparing final : weave::Interceptor {
+    int prepared = 0;
+    std::vector<std::int64_t> seen;
+    std::shared_ptr<const void> prepare(const weave::AnnotationSpec& spec) override {
+      ++prepared;
+      const weave::Annotation a(spec, {});
+      return std::make_shared<const Parsed>(Parsed{a.enum_index("mode"), a.duration("timeout")});
+    }
+    void around(weave::Invocation& inv) override {
+      const Parsed* p = inv.prepared<Parsed>();
+      seen.push_back(p ? p->mode_index * 1000 + p->timeout.count() : -1);
+      inv.proceed();
+    }
+  };
+  static constexpr ArgSpec args[] = {{"mode", ArgValue::of_enum("fast", 1)},
+                                     {"timeout", ArgValue::of_duration_ms(250)}};
+  static constexpr AnnotationSpec spec[] = {{"test_preparing", 0, args, 1, 1}};
+  static constexpr weave::MethodInfo info{"shop::Svc::prep", "svc.h", 1, spec, {}};
+  auto interceptor = std::make_shared<Preparing>();
+  weave::InterceptorRegistry::global().add("test_preparing", interceptor);
+  for (int i = 0; i < 3; ++i)
+    CHECK(weave::detail::invoke<int>(info, {}, {}, [] { return 7; }, weave::detail::CannotSkip{}) == 7);
+  weave::InterceptorRegistry::global().remove("test_preparing");
+  CHECK(interceptor->prepared == 1);
+  CHECK(interceptor->seen == std::vector<std::int64_t>{1250, 1250, 1250});
 }
