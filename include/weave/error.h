@@ -12,7 +12,11 @@
 //   ├── UsageError             API misuse: missing interceptor, wrong argument kind
 //   ├── LockError              carries the key
 //   │   ├── LockBusy           not acquired within `wait` (retryable)
-//   │   └── LeaseLost          the lease expired or was taken while the method ran
+//   │   │   └── DuplicateCall  refused by a release=on_expiry guard (not retryable)
+//   │   ├── LeaseLost          the lease expired or was taken while the method ran
+//   │   │   └── HoldLimitExceeded  held past its max_hold: no longer renewed
+//   │   └── ReleaseFailed      the work is done but the lock was not given back
+//   │                          (opt-in, see ReleaseFailurePolicy; not retryable)
 //   ├── ReplyError             the server answered with an error (WRONGTYPE,
 //   │                          NOPERM, WRONGPASS...); retryable only for the
 //   │                          transient ones (LOADING, BUSY, TRYAGAIN...)
@@ -82,14 +86,57 @@ class LockBusy : public LockError {
         waited_(waited) {}
   std::chrono::milliseconds waited() const noexcept { return waited_; }
 
+ protected:
+  LockBusy(std::string key, std::chrono::milliseconds waited, const std::string& what, bool retryable)
+      : LockError(std::move(key), what, retryable), waited_(waited) {}
+
  private:
   std::chrono::milliseconds waited_;
+};
+
+// A release=on_expiry lock is a duplicate-submit guard: its key still being
+// held means an earlier call ran (or runs) within the ttl, so trying again
+// would run the work twice.
+class DuplicateCall : public LockBusy {
+ public:
+  DuplicateCall(std::string key, std::chrono::milliseconds waited)
+      : LockBusy(key, waited,
+                 "weave: duplicate call refused: lock '" + key +
+                     "' (release=on_expiry) is still held by an earlier call (waited " +
+                     std::to_string(waited.count()) + " ms)",
+                 false) {}
 };
 
 class LeaseLost : public LockError {
  public:
   LeaseLost(std::string key, const std::string& cause)
       : LockError(key, "weave: lease on '" + key + "' was lost: " + cause, false) {}
+};
+
+// The watchdog renews a lease for at most its max_hold (LockSpec::max_hold,
+// [[lock(max_hold=...)]]): a method that ran longer lost its lock.
+class HoldLimitExceeded : public LeaseLost {
+ public:
+  HoldLimitExceeded(std::string key, std::chrono::milliseconds max_hold, const std::string& cause)
+      : LeaseLost(std::move(key), cause), max_hold_(max_hold) {}
+  std::chrono::milliseconds max_hold() const noexcept { return max_hold_; }
+
+ private:
+  std::chrono::milliseconds max_hold_;
+};
+
+// Giving a lease back failed (the backend was unreachable, timed out or
+// refused) after the work under it completed. Never retryable: a retry would
+// run the work again. The lease runs out by itself. Thrown only under
+// ReleaseFailurePolicy::throw_error; by default the failure is counted and
+// reported to LockOptions::on_event instead.
+class ReleaseFailed : public LockError {
+ public:
+  ReleaseFailed(std::string key, const std::string& cause)
+      : LockError(key,
+                  "weave: lock '" + key + "' was not released (" + cause +
+                      "); the work under it completed, do not retry it; the lease runs out by itself",
+                  false) {}
 };
 
 // `reply` is the server's error text; its first word is the code.

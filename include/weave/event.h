@@ -1,0 +1,52 @@
+// weave/event.h — failures reported to a hook, thrown or not.
+//
+// Some failures are better not thrown: a lock that could not be given back
+// after its method completed (the result is returned; the lease runs out by
+// itself), a lease lost while its method ran under LeaseLostPolicy::callback.
+// Every such event is counted (LockStats) and handed to the hook of the
+// options in force (LockOptions::on_event), also when it is thrown:
+//
+//   o.on_event = [](const weave::Event& e) {
+//     log.warn("weave {} {}: {}", e.feature, weave::to_string(e.kind), e.error.what());
+//   };
+//
+// One hook type and one Event for every feature: later ones (cache, dedupe,
+// queue) report through it with their own `feature` and kinds.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+namespace weave {
+
+class Error;
+class Lease;
+
+enum class EventKind {
+  release_failed,  // a lease was not given back (backend error); it runs out by itself
+  lease_lost,      // a lease was lost while held (ran out, taken, not renewed, past max_hold)
+};
+
+inline std::string_view to_string(EventKind kind) noexcept {
+  switch (kind) {
+    case EventKind::release_failed: return "release_failed";
+    case EventKind::lease_lost: return "lease_lost";
+  }
+  return "unknown";
+}
+
+struct Event {
+  EventKind kind;
+  std::string_view feature;  // "lock"
+  std::string_view key;      // the key concerned
+  std::string_view cause;    // why, in words (e.g. the backend's error text)
+  const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key
+  const Lease* lease;        // lock events: the lease concerned; else null
+};
+
+// May be called from several threads at once (the releasing thread, the
+// lock's notifier thread). Must be quick and must not throw (an exception is
+// dropped: there is nobody to hand it to). Event's views last for the call.
+using EventHook = std::function<void(const Event&)>;
+
+}  // namespace weave
