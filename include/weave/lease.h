@@ -75,9 +75,15 @@ class Lease {
   std::uint64_t fencing_token() const noexcept { return fence_; }
   // The token of one of the lease's keys; UsageError for a key it does not hold.
   std::uint64_t fencing_token(std::string_view key) const;
-  // Fires when the lease is lost (not on a normal release).
-  std::stop_token stop_token() const noexcept { return stop_.get_token(); }
-  bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+  // Fires when the lease is lost (not on a normal release). Each call of
+  // stop_token() and lost() also checks the lease's local deadlines (expiry,
+  // max_hold): a holder resuming from a pause past them (SIGSTOP, a long GC
+  // or VM stall) sees the loss at once, before the watchdog thread has run.
+  // So ask again rather than keep a std::stop_token from before the pause.
+  std::stop_token stop_token() const noexcept;
+  // True once lost: its local deadline passed, it was held past max_hold, or
+  // the backend says it expired or went to another owner.
+  bool lost() const noexcept;
   // Why it was lost ("" while not lost).
   std::string lost_cause() const;
 
@@ -85,13 +91,15 @@ class Lease {
   bool renewed() const noexcept { return watchdog_; }
   // The lease length: the fixed ttl, or the watchdog lease.
   std::chrono::milliseconds lease_time() const noexcept { return lease_time_; }
+  // How long the watchdog renews it at most (LockSpec::max_hold; 0 = no limit).
+  std::chrono::milliseconds max_hold() const noexcept { return max_hold_; }
   clock::time_point acquired_at() const noexcept { return acquired_at_; }
   // When the lease runs out unless renewed (a local, conservative estimate;
   // moves forward with each renewal).
   clock::time_point expires_at() const noexcept {
     return clock::time_point(clock::duration(expires_at_.load(std::memory_order_acquire)));
   }
-  // expires_at() - now, or 0.
+  // expires_at() - now rounded up, or 0 once it passed (lost() is then true).
   std::chrono::milliseconds remaining() const noexcept;
 
  private:
@@ -104,14 +112,17 @@ class Lease {
   bool watchdog_ = false;
   bool on_expiry_ = false;  // Release::on_expiry
   std::chrono::milliseconds lease_time_{0};
+  std::chrono::milliseconds max_hold_{0};
   clock::time_point acquired_at_;
   std::atomic<clock::rep> expires_at_{0};
   std::stop_source stop_;
   std::atomic<bool> lost_{false};
   std::atomic<bool> lost_reported_{false};  // on_lost called
   std::shared_ptr<const detail::ClientShared> client_;  // backend + options
+  std::weak_ptr<Lease> self_;  // to hand a loss its holder noticed to the notifier thread
   mutable std::mutex mutex_;                // guards the fields below
   std::string cause_;
+  bool hold_limit_ = false;  // lost because it was held past max_hold
   int holds_ = 1;
   bool released_ = false;
 };

@@ -19,8 +19,9 @@
 //
 // Without `ttl` a lease is in watchdog mode: it lasts LockOptions::watchdog_lease
 // and one background thread per process renews it every third of that while
-// it is held. With `ttl` it is fixed: never renewed; if it runs out while held
-// its stop_token fires and release() reports the loss.
+// it is held (at most LockSpec::max_hold, if set). With `ttl` it is fixed:
+// never renewed; if it runs out while held its stop_token fires and release()
+// reports the loss.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,7 @@
 #include <string_view>
 
 #include "weave/annotation.h"  // weave::forever
+#include "weave/event.h"
 #include "weave/lease.h"
 
 namespace weave {
@@ -56,6 +58,16 @@ enum class LeaseLostPolicy {
   callback,          // only LockOptions::on_lost is called; release() does not throw
 };
 
+// What release() does when the backend fails to give a lease back (I/O
+// error, timeout, refusal) after the work under it is done. Either way the
+// failure is counted (LockStats::release_failures) and sent to
+// LockOptions::on_event, and the lease runs out by itself (nothing renews it
+// any more). A woven method's result is never dropped for it by default.
+enum class ReleaseFailurePolicy {
+  report,       // release() returns normally (a woven method returns its result)
+  throw_error,  // release() throws weave::ReleaseFailed: says the work completed, never retryable
+};
+
 struct LockOptions {
   // Backend: "mem://" (in-process, the default; "mem://name" is a separate
   // table) or "redis://[user:password@]host:port[/db]".
@@ -71,6 +83,10 @@ struct LockOptions {
   // one callback after another, so a slow callback delays no renewal. Must
   // not throw.
   std::function<void(const Lease& lease, std::string_view cause)> on_lost = {};
+  ReleaseFailurePolicy release_failure_policy = ReleaseFailurePolicy::report;
+  // Told of every lost lease (after on_lost, on the same thread) and every
+  // failed release (on the releasing thread), thrown or not: see weave/event.h.
+  EventHook on_event = {};
   // Reserved for networked backends (redis).
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
@@ -105,6 +121,14 @@ struct LockSpec {
   };
   Release release = Release::on_return;
   LockType type = LockType::reentrant;
+  // Watchdog mode only (ttl 0; UsageError with a ttl, which is a limit
+  // already): how long, from acquisition, the watchdog keeps renewing.
+  // 0 = no limit. At max_hold the lease counts as lost (its stop_token fires,
+  // the cause says max_hold), renewal stops and the lease runs out within
+  // LockOptions::watchdog_lease (sooner if released); release() reports
+  // weave::HoldLimitExceeded (a LeaseLost) per lost_policy. It bounds a method
+  // that ignores its stop_token.
+  std::chrono::milliseconds max_hold{0};
 };
 
 class LockClient;
@@ -130,9 +154,11 @@ class LeaseHandle {
 
   // Gives up this hold; the outermost hold releases the lease in the backend.
   // With Release::on_expiry the lease is left to run out. Throws
-  // weave::LeaseLost when the lease was lost and the policy is
-  // throw_at_release; backend I/O errors propagate (the lease then runs out),
-  // except for a lease already known lost, which reports only the loss.
+  // weave::LeaseLost (HoldLimitExceeded past max_hold) when the lease was
+  // lost and the policy is throw_at_release. A backend failure to give it
+  // back is handled per LockOptions::release_failure_policy (by default
+  // counted and reported, not thrown; the lease then runs out), except for a
+  // lease already known lost, which reports only the loss.
   void release();
 
   // The shared lease object (for LeaseScope / CallContext plumbing).
@@ -157,7 +183,8 @@ struct LockStats {
   std::uint64_t busy = 0;       // requests that gave up: still busy after `wait`
   std::uint64_t errors = 0;     // requests that failed with an error (backend, usage)
   std::uint64_t released = 0;   // leases given back (their last hold dropped)
-  std::uint64_t lost = 0;       // leases lost while held (expired, taken, renewal failed)
+  std::uint64_t lost = 0;       // leases lost while held (expired, taken, renewal failed, max_hold)
+  std::uint64_t release_failures = 0;  // releases the backend failed (the lease ran out by itself)
   std::chrono::microseconds acquiring{0};  // total time spent in acquisition calls, waits included
 };
 
@@ -172,10 +199,12 @@ class LockClient {
   LockClient(LockOptions options, std::shared_ptr<LockBackend> backend);
 
   // Acquires `key` (waiting per spec.wait) or throws weave::LockBusy naming
-  // the key and the time waited. If the current call chain (see CallContext)
-  // already holds `key` on this backend, reuses that lease (hold count + 1;
-  // the outer lease's ttl/release terms apply, `spec` is not re-applied; a
-  // lost outer lease throws weave::LeaseLost). Reuse follows the type: an
+  // the key and the time waited (weave::DuplicateCall, not retryable, for a
+  // release=on_expiry spec: the key guards against duplicates). If the
+  // current call chain (see CallContext) already holds `key` on this
+  // backend, reuses that lease (hold count + 1; the outer lease's
+  // ttl/release/max_hold terms apply, `spec` is not re-applied; a lost outer
+  // lease throws weave::LeaseLost). Reuse follows the type: an
   // exclusive hold (reentrant, fair, write) serves any exclusive or read
   // request; a read hold serves reads only (asking for write while holding
   // read on the same key is a UsageError: an upgrade could deadlock).

@@ -86,6 +86,10 @@ struct ChainNode {
 // backend (options.cpp).
 void validate_values(const LockOptions& o);
 
+// LockBusy, or DuplicateCall (not retryable) for a release=on_expiry spec:
+// such a lock guards against duplicate calls.
+[[noreturn]] void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
+
 // A unique owner token: a random per-thread prefix (libuuid) and a counter.
 std::string new_owner_token();
 
@@ -101,6 +105,7 @@ struct LeaseControl {
     std::lock_guard g(l.mutex_);
     return l.released_;
   }
+  static void set_self(const std::shared_ptr<Lease>& l) { l->self_ = l; }
   static bool is_lost(const Lease& l) { return l.lost_.load(std::memory_order_acquire); }
   // Marks the lease lost (once) and fires its stop_token; on_lost / on_event
   // come from report_lost. Ignored after release unless `even_if_released`.
@@ -112,8 +117,9 @@ struct LeaseControl {
   // Why the lease counts as lost at `now` by its local deadlines (its expiry,
   // its max_hold), or "" while within them; `hold_limit` says which.
   static std::string deadline_cause(const Lease& l, Clock::time_point now, bool& hold_limit);
-  // record_lost() when a deadline has passed. True when the lease is lost
-  // (by this call or before). Cheap while within the deadlines.
+  // record_lost() when a deadline has passed, with on_lost / on_event on the
+  // LostNotifier thread (drop_hold reports on its own). True when the lease
+  // is lost (by this call or before). Cheap while within the deadlines.
   static bool check_deadlines(Lease& l, Clock::time_point now, bool even_if_released = false) noexcept;
   // For the watchdog thread: record_lost(), then on_lost / on_event on the
   // LostNotifier thread, so a slow callback cannot delay renewals.
@@ -215,7 +221,6 @@ class Watchdog final : public BackgroundThread {
   void run() override;
   void forget_in_child() override;
   void process(std::vector<std::shared_ptr<Lease>>& due);
-  void reschedule(const Lease* l, Clock::time_point due);
 
   std::unordered_map<const Lease*, Entry> entries_;
   std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due

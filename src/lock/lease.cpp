@@ -42,12 +42,13 @@ std::shared_ptr<const ChainNode>& LeaseControl::head() {
   return chain;
 }
 
-bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_released) {
+bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_released, bool hold_limit) {
   {
     std::lock_guard g(l.mutex_);
     if (l.lost_.load(std::memory_order_relaxed)) return false;
     if (l.released_ && !even_if_released) return false;
     l.cause_ = cause;
+    l.hold_limit_ = hold_limit;
     l.lost_.store(true, std::memory_order_release);
   }
   l.client_->counters.lost.fetch_add(1, std::memory_order_relaxed);
@@ -56,28 +57,96 @@ bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_
   return true;
 }
 
-void LeaseControl::report_lost(Lease& l, const std::string& cause) {
-  if (l.lost_reported_.exchange(true) || !l.client_->options.on_lost) return;
+Clock::time_point LeaseControl::hold_deadline(const Lease& l) noexcept {
+  return l.watchdog_ && l.max_hold_ > std::chrono::milliseconds(0) ? l.acquired_at_ + l.max_hold_
+                                                                    : Clock::time_point::max();
+}
+
+std::string LeaseControl::deadline_cause(const Lease& l, Clock::time_point now, bool& hold_limit) {
+  const Clock::time_point expiry = l.expires_at(), held_until = hold_deadline(l);
+  hold_limit = now >= held_until && held_until <= expiry;  // whichever came first
+  if (hold_limit)
+    return "it was held past its max_hold of " + std::to_string(l.max_hold_.count()) +
+           " ms: no longer renewed, it runs out by itself";
+  if (now < expiry) return "";
+  if (!l.watchdog_) return "its fixed ttl of " + std::to_string(l.lease_time_.count()) + " ms ran out while it was held";
+  return "its lease of " + std::to_string(l.lease_time_.count()) +
+         " ms ran out before it was renewed (the process or its watchdog thread was held up, or the backend "
+         "did not answer in time)";
+}
+
+bool LeaseControl::check_deadlines(Lease& l, Clock::time_point now, bool even_if_released) noexcept {
+  if (l.lost_.load(std::memory_order_acquire)) return true;
+  if (now < l.expires_at() && now < hold_deadline(l)) return false;
   try {
-    l.client_->options.on_lost(l, cause);
+    bool hold_limit = false;
+    const std::string cause = deadline_cause(l, now, hold_limit);
+    if (record_lost(l, cause, even_if_released, hold_limit) && !even_if_released &&
+        l.client_->pid == current_pid()) {  // (a fork()ed child's copy is the parent's to report)
+      if (auto self = l.self_.lock()) LostNotifier::instance().post(std::move(self));
+    }
   } catch (...) {
-    // A callback must not throw; there is nobody to hand the error to.
+    // Out of memory, or no notifier thread: the watchdog reports it when it comes round.
+  }
+  return l.lost_.load(std::memory_order_acquire);
+}
+
+template <class F>
+void LeaseControl::as_lost_error(const Lease& l, F&& f) {
+  std::string cause;
+  bool hold_limit;
+  {
+    std::lock_guard g(l.mutex_);
+    cause = l.cause_;
+    hold_limit = l.hold_limit_;
+  }
+  if (hold_limit)
+    f(HoldLimitExceeded(l.key_, l.max_hold_, cause));
+  else
+    f(LeaseLost(l.key_, cause));
+}
+
+void LeaseControl::report_lost(Lease& l) {
+  if (!l.lost_.load(std::memory_order_acquire) || l.lost_reported_.exchange(true)) return;
+  const LockOptions& o = l.client_->options;
+  // Callbacks must not throw; there is nobody to hand their error to.
+  if (o.on_lost) {
+    try {
+      o.on_lost(l, l.lost_cause());
+    } catch (...) {
+    }
+  }
+  if (o.on_event) {
+    try {
+      as_lost_error(l, [&](const LeaseLost& e) {
+        const std::string cause = l.lost_cause();
+        o.on_event(Event{EventKind::lease_lost, "lock", l.key_, cause, e, &l});
+      });
+    } catch (...) {
+    }
   }
 }
 
-bool LeaseControl::mark_lost(Lease& l, const std::string& cause, bool even_if_released) {
-  if (!record_lost(l, cause, even_if_released)) return false;
-  report_lost(l, cause);
-  return true;
+void LeaseControl::mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause, bool hold_limit) {
+  record_lost(*l, cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
+  if (l->lost_.load(std::memory_order_acquire) && !l->lost_reported_.load()) LostNotifier::instance().post(l);
 }
 
-bool LeaseControl::mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause) {
-  if (!record_lost(*l, cause, false)) return false;
-  LostNotifier::instance().post(l, cause);
-  return true;
+void LeaseControl::release_failed(const Lease& l, const std::string& key, const std::string& cause, bool may_throw) {
+  const ClientShared& c = *l.client_;
+  c.counters.release_failures.fetch_add(1, std::memory_order_relaxed);
+  ReleaseFailed error(key, cause);
+  if (c.options.on_event) {
+    try {
+      c.options.on_event(Event{EventKind::release_failed, "lock", key, cause, error, &l});
+    } catch (...) {
+    }
+  }
+  if (may_throw && c.options.release_failure_policy == ReleaseFailurePolicy::throw_error) throw error;
 }
 
 bool LeaseControl::add_hold(Lease& l) {
+  check_deadlines(l, Clock::now());
   std::lock_guard g(l.mutex_);
   if (l.released_) return false;
   if (l.lost_.load(std::memory_order_relaxed))
@@ -100,38 +169,40 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   if (last) {
     c.counters.released.fetch_add(1, std::memory_order_relaxed);
     Watchdog::instance().unwatch(&l);
-    if (!l.watchdog_ && Clock::now() >= l.expires_at())
-      mark_lost(l, "its fixed ttl of " + std::to_string(l.lease_time_.count()) +
-                       " ms ran out before release", true);
+    check_deadlines(l, Clock::now(), true);  // ran out (or past max_hold) before this release
     if (!l.on_expiry_) {
       // Every key, even after a failure (the others must not wait for their ttl).
       bool lost = false;
-      std::exception_ptr error;
+      std::string failed_key, failure;
       auto release = [&](const std::string& key) {
         try {
           ReleaseResult r = l.type_ == LockType::reentrant ? c.backend->release(key, l.owner_)
                                                            : c.backend->release_as(l.type_, key, l.owner_);
           lost = lost || r == ReleaseResult::lost;
-        } catch (Error& e) {
-          detail::name_key(e, key);
-          if (!error) error = std::current_exception();
         } catch (...) {
-          if (!error) error = std::current_exception();
+          if (!failed_key.empty()) return;  // the first failure is the one reported
+          failed_key = key;
+          try {
+            throw;
+          } catch (const std::exception& e) {
+            failure = e.what();
+          } catch (...) {
+            failure = "unknown error";
+          }
         }
       };
       release(l.key_);
       for (const auto& [key, fence] : l.more_) release(key);
-      if (lost) mark_lost(l, "it expired or was taken by another owner before release", true);
+      if (lost) record_lost(l, "it expired or was taken by another owner before release", true);
       // A lease already known lost owns nothing the failed call could free: the
-      // loss is what the caller must hear (per policy), not the I/O error.
-      if (error && !l.lost()) {
-        if (may_throw) std::rethrow_exception(error);
-        return;
-      }
+      // loss is what the caller must hear (per policy), not the backend error.
+      if (!failed_key.empty() && !is_lost(l)) return release_failed(l, failed_key, failure, may_throw);
     }
   }
-  if (may_throw && l.lost() && c.options.lost_policy == LeaseLostPolicy::throw_at_release)
-    throw LeaseLost(l.key_, l.lost_cause());
+  if (!l.lost()) return;
+  report_lost(l);  // unless the watchdog's notifier did already
+  if (may_throw && c.options.lost_policy == LeaseLostPolicy::throw_at_release)
+    as_lost_error(l, [](const auto& e) { throw e; });  // its own type: HoldLimitExceeded or LeaseLost
 }
 
 }  // namespace detail
@@ -147,6 +218,7 @@ Lease::Lease(detail::LeaseInit&& init)
       watchdog_(init.watchdog),
       on_expiry_(init.on_expiry),
       lease_time_(init.lease_time),
+      max_hold_(init.max_hold),
       acquired_at_(init.acquired_at),
       expires_at_((init.acquired_at + init.lease_time).time_since_epoch().count()),
       client_(std::move(init.client)) {}
@@ -173,7 +245,19 @@ std::uint64_t Lease::fencing_token(std::string_view key) const {
   throw UsageError("lease on '" + key_ + "' does not hold key '" + std::string(key) + "'");
 }
 
+// A const accessor may mark the lease lost: its deadline passed, and the
+// holder asking must not hear otherwise (Lease objects are never const).
+bool Lease::lost() const noexcept {
+  return detail::LeaseControl::check_deadlines(const_cast<Lease&>(*this), clock::now());
+}
+
+std::stop_token Lease::stop_token() const noexcept {
+  lost();  // fires the token first when a deadline has passed
+  return stop_.get_token();
+}
+
 std::string Lease::lost_cause() const {
+  lost();
   std::lock_guard g(mutex_);
   return cause_;
 }
@@ -181,7 +265,7 @@ std::string Lease::lost_cause() const {
 std::chrono::milliseconds Lease::remaining() const noexcept {
   auto left = expires_at() - clock::now();
   if (left <= clock::duration::zero()) return std::chrono::milliseconds(0);
-  return std::chrono::duration_cast<std::chrono::milliseconds>(left);
+  return std::chrono::ceil<std::chrono::milliseconds>(left);  // 0 only once the deadline passed
 }
 
 // ---- call chain ----

@@ -40,6 +40,10 @@ void validate(std::string_view key, const LockSpec& spec) {
   if (spec.release == LockSpec::Release::on_expiry && spec.ttl == milliseconds(0))
     throw UsageError("lock '" + std::string(key) +
                      "': release=on_expiry needs a ttl (a renewed lease would never run out)");
+  if (spec.max_hold < milliseconds(0)) throw UsageError("lock '" + std::string(key) + "': max_hold is negative");
+  if (spec.max_hold > milliseconds(0) && spec.ttl > milliseconds(0))
+    throw UsageError("lock '" + std::string(key) +
+                     "': max_hold limits the watchdog's renewals; a fixed ttl is never renewed (use one or the other)");
 }
 
 std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
@@ -74,6 +78,7 @@ LockStats LockClient::stats() const noexcept {
   s.errors = c.errors.load(std::memory_order_relaxed);
   s.released = c.released.load(std::memory_order_relaxed);
   s.lost = c.lost.load(std::memory_order_relaxed);
+  s.release_failures = c.release_failures.load(std::memory_order_relaxed);
   s.acquiring = std::chrono::microseconds(c.acquiring_us.load(std::memory_order_relaxed));
   return s;
 }
@@ -83,8 +88,13 @@ LockBackend& LockClient::backend() const noexcept { return *shared_->backend; }
 LeaseHandle LockClient::acquire(std::string_view key, const LockSpec& spec) {
   milliseconds waited{0};
   LeaseHandle h = try_acquire(key, spec, &waited);
-  if (!h) throw LockBusy(std::string(key), waited);
+  if (!h) detail::throw_busy(spec, std::string(key), waited);
   return h;
+}
+
+void detail::throw_busy(const LockSpec& spec, const std::string& key, milliseconds waited) {
+  if (spec.release == LockSpec::Release::on_expiry) throw DuplicateCall(key, waited);
+  throw LockBusy(key, waited);
 }
 
 namespace {
@@ -237,7 +247,7 @@ LeaseHandle LockClient::acquire_all(std::span<const std::string_view> keys, cons
   milliseconds waited{0};
   std::string busy;
   LeaseHandle h = try_acquire_all(keys, spec, &waited, &busy);
-  if (!h) throw LockBusy(busy, waited);
+  if (!h) detail::throw_busy(spec, busy, waited);
   return h;
 }
 
@@ -357,9 +367,12 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   init.watchdog = watchdog;
   init.on_expiry = spec.release == LockSpec::Release::on_expiry;
   init.lease_time = lease_time;
+  // Longer than the longest duration (weave::forever included): no limit.
+  init.max_hold = watchdog && spec.max_hold <= k_longest ? spec.max_hold : milliseconds(0);
   init.acquired_at = first_sent;  // conservative: the backend's lease started later
   init.client = shared_;
   auto lease = std::make_shared<Lease>(std::move(init));
+  LeaseControl::set_self(lease);
   if (expires != Clock::time_point::max()) LeaseControl::set_expires_at(*lease, expires);
   detail::Watchdog::instance().watch(lease);
   if (waited) *waited = since(start);

@@ -1,6 +1,7 @@
 // The built-in `lock` interceptor: reads the annotation, acquires through the
 // process-wide LockClient, keeps the lease on the call chain while the method
-// runs, and releases per `release=`.
+// runs, and releases per `release=`. Once the method has run, a failure to
+// give the lock back does not throw its result away (ReleaseFailurePolicy).
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ class LockInterceptor final : public Interceptor {
     LockSpec spec;
     if (a.has("ttl")) spec.ttl = a.duration("ttl");
     if (a.has("wait")) spec.wait = a.duration("wait");
+    if (a.has("max_hold")) spec.max_hold = a.duration("max_hold");
     if (a.has("release")) {
       std::string_view r = a.text("release");
       if (r == "on_expiry")
@@ -74,7 +76,7 @@ class LockInterceptor final : public Interceptor {
     std::string busy_key;
     LeaseHandle lease = client.try_acquire_all(keys, spec, &waited, &busy_key);
     if (!lease) {
-      if (on_busy == OnBusy::fail) throw LockBusy(busy_key, waited);
+      if (on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns
     }
     {
@@ -87,7 +89,7 @@ class LockInterceptor final : public Interceptor {
       head = std::make_shared<const detail::ChainNode>(detail::ChainNode{lease.shared(), head});
       inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
-    lease.release();  // reports a lost lease per policy
+    lease.release();  // a lost lease or a failed release: per the options' policies
   }
 };
 

@@ -1,8 +1,9 @@
 // The lock watchdog: one thread per process. It sleeps until the earliest due
 // lease (no polling), renews every due watchdog lease with one renew_batch()
-// per backend, and marks lost the leases whose renewal failed or whose fixed
-// ttl ran out while still held. Their on_lost callbacks run on the
-// LostNotifier thread, never on this one.
+// per backend, and marks lost the leases whose renewal failed or whose
+// deadline passed while still held (a fixed ttl ran out, a pause outlasted
+// the lease, max_hold was reached). Their on_lost / on_event callbacks run on
+// the LostNotifier thread, never on this one.
 #include <algorithm>
 #include <map>
 #include <new>
@@ -52,15 +53,15 @@ LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
 
 void LostNotifier::forget_in_child() {
   // The parent's pending callbacks are the parent's business: left alone.
-  new std::deque<std::pair<std::shared_ptr<Lease>, std::string>>(std::move(queue_));
+  new std::deque<std::shared_ptr<Lease>>(std::move(queue_));
   queue_.clear();
 }
 
-void LostNotifier::post(std::shared_ptr<Lease> lease, std::string cause) {
+void LostNotifier::post(std::shared_ptr<Lease> lease) {
   {
     std::lock_guard g(mutex_);
     if (stop_) return;
-    queue_.emplace_back(std::move(lease), std::move(cause));
+    queue_.push_back(std::move(lease));
     start_locked();
   }
   cv_.notify_one();
@@ -71,10 +72,10 @@ void LostNotifier::run() {
   for (;;) {
     cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing pending
-    auto [lease, cause] = std::move(queue_.front());
+    std::shared_ptr<Lease> lease = std::move(queue_.front());
     queue_.pop_front();
     g.unlock();
-    LeaseControl::report_lost(*lease, cause);  // may release leases, may be slow
+    LeaseControl::report_lost(*lease);  // may release leases, may be slow
     lease.reset();
     g.lock();
   }
@@ -83,12 +84,13 @@ void LostNotifier::run() {
 void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
   const ClientShared& c = LeaseControl::client(*lease);
   const Clock::time_point due =
-      lease->renewed() ? lease->acquired_at() + c.renew_interval() : lease->expires_at();
+      lease->renewed() ? std::min(lease->acquired_at() + c.renew_interval(), LeaseControl::hold_deadline(*lease))
+                       : lease->expires_at();
   bool wake;
   {
     std::lock_guard g(mutex_);
     if (stop_) return;
-    entries_[lease.get()] = Entry{lease, due};
+    entries_[lease.get()] = Entry{lease, due, {}};
     start_locked();
     wake = due < wake_at_;
   }
@@ -103,11 +105,6 @@ void Watchdog::unwatch(const Lease* lease) {
 std::size_t Watchdog::size() {
   std::lock_guard g(mutex_);
   return entries_.size();
-}
-
-void Watchdog::reschedule(const Lease* l, Clock::time_point due) {
-  auto it = entries_.find(l);
-  if (it != entries_.end()) it->second.due = due;
 }
 
 void Watchdog::run() {
@@ -128,7 +125,8 @@ void Watchdog::run() {
         coalesce_.insert(LeaseControl::client(*e.lease).backend.get());
     for (auto& [_, e] : entries_) {
       bool take = e.due <= now;
-      if (!take && e.lease->renewed() && e.due != Clock::time_point::max()) {
+      if (!take && e.lease->renewed() && e.due != Clock::time_point::max() &&
+          e.due != LeaseControl::hold_deadline(*e.lease)) {  // not renewed early: it stops there
         const ClientShared& c = LeaseControl::client(*e.lease);
         take = e.due - now <= c.renew_interval() / 2 && coalesce_.count(c.backend.get()) != 0;
       }
@@ -157,16 +155,28 @@ void Watchdog::run() {
 }
 
 void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
-  // Fixed leases whose ttl ran out while held.
+  // Past a deadline (a fixed ttl ran out, this process was paused past a
+  // renewal, max_hold was reached): lost, never renewed again. The holder may
+  // have seen it first (Lease::lost() checks the deadlines too).
+  const auto start = Clock::now();
   std::map<LockBackend*, std::vector<std::shared_ptr<Lease>>> to_renew;
   for (auto& l : due) {
-    if (l->renewed()) {
+    bool hold_limit = false;
+    std::string cause = LeaseControl::deadline_cause(*l, start, hold_limit);
+    if (cause.empty() && !LeaseControl::is_lost(*l)) {
       to_renew[LeaseControl::client(*l).backend.get()].push_back(l);
       continue;
     }
-    LeaseControl::mark_lost_later(l, "its fixed ttl of " + std::to_string(l->lease_time().count()) +
-                                         " ms ran out while it was held");
-    unwatch(l.get());
+    {
+      std::lock_guard g(mutex_);
+      auto it = entries_.find(l.get());
+      if (it != entries_.end()) {
+        if (!hold_limit && !it->second.renew_error.empty())
+          cause = "the watchdog could not renew it before it ran out: " + it->second.renew_error;
+        entries_.erase(it);
+      }
+    }
+    LeaseControl::mark_lost_later(l, cause, hold_limit);
   }
   // Watchdog leases: one renew_batch per backend.
   for (auto& [backend, leases] : to_renew) {
@@ -199,19 +209,28 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
       bool owned = true;
       for (std::size_t k = 0, n = 1 + LeaseControl::more_keys(l).size(); k < n; ++k, ++item)
         owned = owned && error.empty() && results[item] == RenewResult::owned;
-      if (owned) {
+      if (owned && LeaseControl::is_lost(l)) {  // the holder saw a deadline pass meanwhile
+        entries_.erase(&l);
+        lost.emplace_back(leases[i], "");
+      } else if (owned) {
         LeaseControl::set_expires_at(l, sent + l.lease_time());
-        reschedule(&l, sent + interval);
+        if (auto it = entries_.find(&l); it != entries_.end()) {
+          it->second.due = std::min(sent + interval, LeaseControl::hold_deadline(l));
+          it->second.renew_error.clear();
+        }
       } else if (error.empty()) {
         entries_.erase(&l);
         lost.emplace_back(leases[i], "the watchdog found it expired or taken by another owner");
       } else if (now >= l.expires_at()) {
         entries_.erase(&l);
         lost.emplace_back(leases[i], "the watchdog could not renew it before it ran out: " + error);
-      } else {
-        // Retry soon, but not after the lease runs out.
+      } else if (auto it = entries_.find(&l); it != entries_.end()) {
+        // Retry soon; the last try a little before the lease runs out (once
+        // it has, the lease counts as lost) and none past max_hold.
         auto retry = std::max(std::chrono::milliseconds(10), interval / 4);
-        reschedule(&l, std::min(now + retry, l.expires_at()));
+        it->second.due = std::max(now, std::min({now + retry, l.expires_at() - retry / 4,
+                                                 LeaseControl::hold_deadline(l)}));
+        it->second.renew_error = error;
       }
     }
     g.unlock();

@@ -148,6 +148,27 @@ TEST_CASE("diagnostic: duplicate argument and key/keys together", "[codegen][dia
   expect_error(r2, 4, 19, "'keys' cannot be combined with 'key'");
 }
 
+TEST_CASE("diagnostic: max_hold with a fixed ttl, in either order (max_hold alone generates)",
+          "[codegen][diagnostics]") {
+  auto ok = run("max_hold", std::string(k_prelude) +
+                                "struct C {\n"
+                                "  [[lock(key=\"k\", max_hold=5min)]] virtual void f();\n"
+                                "};\n");
+  INFO(ok.err);
+  CHECK(ok.exit == 0);
+  CHECK_THAT(read(ok.out_cpp) + read(ok.out_h), Catch::Contains("\"max_hold\", ::weave::ArgValue::of_duration_ms(300000)"));
+  auto r = run("ttl_then_max_hold", std::string(k_prelude) +
+                                        "struct C {\n"
+                                        "  [[lock(ttl=1s, max_hold=5s)]] void f();\n"
+                                        "};\n");
+  expect_error(r, 4, 18, "'max_hold' cannot be combined with 'ttl'");
+  auto r2 = run("max_hold_then_ttl", std::string(k_prelude) +
+                                         "struct C {\n"
+                                         "  [[lock(max_hold=5s, ttl=1s)]] void f();\n"
+                                         "};\n");
+  expect_error(r2, 4, 23, "'ttl' cannot be combined with 'max_hold'");
+}
+
 TEST_CASE("diagnostic: on_busy=skip on a non-void return", "[codegen][diagnostics]") {
   auto r = run("skip_int", std::string(k_prelude) +
                                "struct C {\n"

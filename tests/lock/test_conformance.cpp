@@ -30,6 +30,14 @@ using weave::LockSpec;
 namespace {
 
 template <class B>
+weave::LockOptions options_for() {
+  weave::LockOptions o;
+  o.url = B::url;
+  B::tune(o);
+  return o;
+}
+
+template <class B>
 weave::LockClient client(weave::LockOptions o = {}) {
   o.url = B::url;
   B::tune(o);
@@ -368,6 +376,116 @@ TEMPLATE_TEST_CASE("lock: after release nothing renews the key", "[lock][conform
   CHECK(locks.try_acquire(key));
 }
 
+namespace {
+// Holds the (one, process-wide) watchdog thread inside renew_batch until let go.
+class StuckRenewal : public Forwarding {
+ public:
+  using Forwarding::Forwarding;
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    {
+      std::unique_lock g(mutex_);
+      entered_ = true;
+      cv_.notify_all();
+      cv_.wait_for(g, 20s, [&] { return let_go_; });
+    }
+    return inner_->renew_batch(items);
+  }
+  bool entered() {
+    std::unique_lock g(mutex_);
+    return cv_.wait_for(g, 10s, [&] { return entered_; });
+  }
+  void let_go() {
+    {
+      std::lock_guard g(mutex_);
+      let_go_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool entered_ = false, let_go_ = false;
+};
+
+// Sleeps until the lease's local deadline has passed (remaining() == 0).
+void until_run_out(const weave::LeaseHandle& h) {
+  const auto give_up = Clock::now() + 10s;
+  while (h->remaining() > 0ms && Clock::now() < give_up) std::this_thread::sleep_for(1ms);
+}
+}  // namespace
+
+// Issue 10, point 4: the method must not see remaining() == 0 with its stop
+// token still quiet, whatever the watchdog thread is doing (paused with the
+// process, busy with a slow backend).
+TEMPLATE_TEST_CASE("lock: a lease past its deadline is lost at once, even while the watchdog thread is stuck",
+                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  weave::LockOptions o = options_for<TestType>();
+  o.watchdog_lease = 300ms;  // renewed every 100 ms
+  auto stuck = std::make_shared<StuckRenewal>(weave::make_lock_backend(o));
+  weave::LockClient blocker(o, stuck);
+  weave::LockClient locks(o);
+  const std::string key = unique_key("deadline");
+  weave::LeaseHandle b = blocker.acquire(key + ":blocker");
+  REQUIRE(stuck->entered());  // the watchdog thread waits in b's renewal from now on
+  weave::LeaseHandle fixed = locks.acquire(key + ":fixed", {.ttl = 200ms});
+  weave::LeaseHandle renewed = locks.acquire(key + ":renewed");  // never renewed: the watchdog is stuck
+  until_run_out(fixed);
+  CHECK(fixed->stop_token().stop_requested());
+  CHECK(fixed->lost());
+  CHECK_THAT(fixed->lost_cause(), Catch::Matchers::Contains("ttl"));
+  until_run_out(renewed);
+  CHECK(renewed->stop_token().stop_requested());
+  CHECK(renewed->lost());
+  CHECK_FALSE(renewed->lost_cause().empty());
+  stuck->let_go();
+  CHECK_THROWS_AS(fixed.release(), weave::LeaseLost);
+  CHECK_THROWS_AS(renewed.release(), weave::LeaseLost);
+}
+
+// Issue 10, point 7: the watchdog renews for at most max_hold.
+TEMPLATE_TEST_CASE("lock: past max_hold the stop token fires, renewal stops and the key frees itself",
+                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+  LOCK_TEST_REQUIRE_BACKEND();
+  weave::LockOptions o = options_for<TestType>();
+  o.watchdog_lease = 300ms;  // renewed every 100 ms
+  std::atomic<int> hold_limit_events{0};
+  o.on_event = [&](const weave::Event& e) {
+    if (e.kind == weave::EventKind::lease_lost && dynamic_cast<const weave::HoldLimitExceeded*>(&e.error))
+      ++hold_limit_events;
+  };
+  weave::LockClient locks(o);
+  const std::string key = unique_key("max-hold");
+  CHECK_THROWS_AS(locks.acquire(key, {.ttl = 1s, .max_hold = 5s}), weave::UsageError);  // a ttl is a limit already
+  CHECK_THROWS_AS(locks.acquire(key, {.max_hold = -1ms}), weave::UsageError);
+  const auto t0 = Clock::now();
+  weave::LeaseHandle h = locks.acquire(key, {.max_hold = 600ms});
+  CHECK(h->max_hold() == 600ms);
+  std::promise<void> fired;
+  std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
+  REQUIRE(fired.get_future().wait_for(10s) == std::future_status::ready);
+  CHECK(Clock::now() - t0 >= 590ms);  // renewed past its 300 ms lease until max_hold
+  CHECK(h->lost());
+  CHECK_THAT(h->lost_cause(), Catch::Matchers::Contains("max_hold of 600 ms"));
+  // Nothing renews it any more: another caller gets the key within about a lease.
+  std::chrono::milliseconds waited{0};
+  weave::LeaseHandle other = locks.try_acquire(key, {.wait = 10s}, &waited);
+  CHECK(other);
+  CHECK(waited < 300ms + 2s);
+  try {
+    h.release();
+    FAIL("release did not report the hold limit");
+  } catch (const weave::HoldLimitExceeded& e) {
+    CHECK(e.key() == key);
+    CHECK(e.max_hold() == 600ms);
+    CHECK_FALSE(e.retryable());
+  }
+  for (int i = 0; i < 500 && hold_limit_events == 0; ++i) std::this_thread::sleep_for(10ms);
+  CHECK(hold_limit_events == 1);
+  CHECK_NOTHROW(other.release());
+}
+
 TEMPLATE_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
                         "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
   LOCK_TEST_REQUIRE_BACKEND();
@@ -379,6 +497,13 @@ TEMPLATE_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
   CHECK_NOTHROW(h.release());
   CHECK_FALSE(h);
   CHECK_FALSE(locks.try_acquire(key));                // still held: a duplicate is refused
+  try {
+    locks.acquire(key, {.ttl = 300ms, .release = LockSpec::Release::on_expiry});
+    FAIL("a duplicate got in");
+  } catch (const weave::DuplicateCall& e) {  // never retryable: the guarded work ran
+    CHECK(e.key() == key);
+    CHECK_FALSE(e.retryable());
+  }
   CHECK(locks.try_acquire(key, {.wait = 10s}));       // free once the ttl ran out
 }
 
@@ -514,14 +639,6 @@ TEMPLATE_TEST_CASE("lock: a coroutine holds its lease across a resume on another
 // ---- lock types: fair, read, write ----
 
 namespace {
-
-template <class B>
-weave::LockOptions options_for() {
-  weave::LockOptions o;
-  o.url = B::url;
-  B::tune(o);
-  return o;
-}
 
 // Forwards everything to the real backend and remembers which owners a typed
 // acquisition refused: a refused waiter holds its place in line from then on,

@@ -2,18 +2,22 @@
 // (weave::detail::invoke with hand-written MethodInfo constants).
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "backends.h"
 #include "weave/error.h"
 #include "weave/generated.h"
 #include "weave/lease.h"
 #include "weave/lock.h"
+#include "weave/lock_backend.h"
 
 using namespace std::chrono_literals;
 using weave::AnnotationSpec;
@@ -60,6 +64,9 @@ constexpr ArgSpec k_keys_throw[] = {{"keys", ArgValue::of_template_list(0, 2)}};
 // [[lock(key="t:<id>", type=bogus)]] (weavegen would refuse it; the runtime checks too)
 constexpr ArgSpec k_bogus_type[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("bogus")}};
 
+// [[lock(key="t:<id>", max_hold=300ms)]]
+constexpr ArgSpec k_max_hold[] = {{"key", ArgValue::of_template(0)}, {"max_hold", ArgValue::of_duration_ms(300)}};
+
 // [[lock(key="t:<id>", type=fair)]], type=read, type=write
 constexpr ArgSpec k_fair[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("fair")}};
 constexpr ArgSpec k_read[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("read")}};
@@ -83,6 +90,7 @@ WEAVE_TEST_METHOD(bogus_type, k_bogus_type)
 WEAVE_TEST_METHOD(fair, k_fair)
 WEAVE_TEST_METHOD(read, k_read)
 WEAVE_TEST_METHOD(write, k_write)
+WEAVE_TEST_METHOD(max_hold, k_max_hold)
 
 // What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
 template <class R, class F, class OnSkip>
@@ -241,7 +249,14 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
   auto none = [] { return std::optional<int>(); };
   CHECK(call<std::optional<int>>(k_info_on_expiry, id, body, none) == 1);
   CHECK_FALSE(is_free(id));  // still held after the return
-  CHECK_THROWS_AS(call<std::optional<int>>(k_info_on_expiry, id, body, none), weave::LockBusy);
+  try {
+    call<std::optional<int>>(k_info_on_expiry, id, body, none);
+    FAIL("the duplicate ran");
+  } catch (const weave::DuplicateCall& e) {  // a LockBusy, but retrying would run the work twice
+    CHECK(e.key() == "t:" + id);
+    CHECK_FALSE(e.retryable());
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("duplicate"));
+  }
   CHECK(runs == 1);
   CHECK(weave::default_lock_client().try_acquire("t:" + id, {.wait = 10s}));  // runs out on its own
 }
@@ -312,4 +327,135 @@ TEST_CASE("lock interceptor: keys=[...] takes every key or none", "[lock][interc
   }
   CHECK(is_free(id));
   CHECK(weave::current_lease() == nullptr);
+}
+
+namespace {
+
+// mem:// whose release fails, as a backend gone away would, while `failing` is set.
+class ReleaseFails final : public weave::LockBackend {
+ public:
+  static inline std::atomic<bool> failing{false};
+  ReleaseFails() : inner_(weave::make_lock_backend({.url = "mem://release-fails"})) {}
+  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
+    return inner_->try_acquire(k, o, l);
+  }
+  weave::ReleaseResult release(std::string_view k, std::string_view o) override {
+    if (failing) throw weave::BackendUnavailable("test backend: gone away");
+    return inner_->release(k, o);
+  }
+  std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
+    return inner_->renew_batch(items);
+  }
+  std::unique_ptr<weave::LockWaiter> prepare_wait(std::string_view k) override { return inner_->prepare_wait(k); }
+
+ private:
+  std::shared_ptr<weave::LockBackend> inner_;
+};
+
+// The lock interceptor on ReleaseFails, remembering every event.
+struct UseReleaseFails {
+  struct Seen {
+    weave::EventKind kind;
+    std::string feature, key, cause, what;
+    bool release_failed_type, retryable;
+  };
+  std::mutex mutex;
+  std::vector<Seen> events;
+  explicit UseReleaseFails(weave::ReleaseFailurePolicy policy) {
+    weave::register_lock_backend("release-fails", [](const weave::LockOptions&) {
+      return std::make_shared<ReleaseFails>();
+    });
+    weave::LockOptions o;
+    o.url = "release-fails://127.0.0.1";
+    o.release_failure_policy = policy;
+    o.on_event = [this](const weave::Event& e) {
+      std::lock_guard g(mutex);
+      events.push_back({e.kind, std::string(e.feature), std::string(e.key), std::string(e.cause), e.error.what(),
+                        dynamic_cast<const weave::ReleaseFailed*>(&e.error) != nullptr, e.error.retryable()});
+    };
+    weave::configure_locks(o);
+  }
+  ~UseReleaseFails() { ReleaseFails::failing = false; }
+};
+
+}  // namespace
+
+// Issue 10, point 3: the body completed, so a retry would run it again.
+TEST_CASE("lock interceptor: a lock the backend fails to give back after the method ran", "[lock][interceptor]") {
+  const std::string id = fresh_id();
+  SECTION("by default the result is returned, the failure counted and reported") {
+    UseReleaseFails use(weave::ReleaseFailurePolicy::report);
+    const auto before = weave::default_lock_client().stats().release_failures;
+    ReleaseFails::failing = true;
+    int r = call<int>(k_info_plain, id, [] { return 7; }, weave::detail::CannotSkip{});
+    CHECK(r == 7);
+    CHECK(weave::default_lock_client().stats().release_failures == before + 1);
+    REQUIRE(use.events.size() == 1);
+    const auto& e = use.events[0];
+    CHECK(e.kind == weave::EventKind::release_failed);
+    CHECK(e.feature == "lock");
+    CHECK(e.key == "t:" + id);
+    CHECK_THAT(e.cause, Catch::Matchers::Contains("gone away"));
+    CHECK(e.release_failed_type);
+    CHECK_FALSE(e.retryable);
+    // A method that throws keeps its own exception; the failed release is still counted and reported.
+    // (Another key: "t:<id>" stays held until its lease runs out, nothing gave it back.)
+    CHECK_THROWS_WITH(call<int>(k_info_plain, fresh_id(), []() -> int { throw std::runtime_error("boom"); },
+                                weave::detail::CannotSkip{}),
+                      "boom");
+    CHECK(weave::default_lock_client().stats().release_failures == before + 2);
+    CHECK(use.events.size() == 2);
+  }
+  SECTION("release_failure_policy=throw_error: ReleaseFailed, saying the work completed, never retryable") {
+    UseReleaseFails use(weave::ReleaseFailurePolicy::throw_error);
+    ReleaseFails::failing = true;
+    bool ran = false;
+    try {
+      call<void>(k_info_plain, id, [&] { ran = true; }, weave::detail::CannotSkip{});
+      FAIL("no ReleaseFailed");
+    } catch (const weave::ReleaseFailed& e) {
+      CHECK(e.key() == "t:" + id);
+      CHECK_FALSE(e.retryable());
+      CHECK_THAT(e.what(), Catch::Matchers::Contains("t:" + id) && Catch::Matchers::Contains("completed") &&
+                               Catch::Matchers::Contains("gone away"));
+    }
+    CHECK(ran);
+    CHECK(use.events.size() == 1);  // reported as well
+  }
+}
+
+// Issue 10, point 7: a runaway method cannot keep its lock past max_hold.
+TEST_CASE("lock interceptor: max_hold: a method that ignores its stop token loses the lock", "[lock][interceptor]") {
+  weave::LockOptions o;
+  o.url = "mem://interceptor";
+  o.watchdog_lease = 300ms;  // renewed every 100 ms: it must be renewed to last until max_hold
+  weave::configure_locks(o);
+  const std::string id = fresh_id();
+  std::string cause;
+  bool other_got_in = false;
+  const auto t0 = Clock::now();
+  Clock::duration fired_after{};
+  try {
+    call<void>(k_info_max_hold, id, [&] {
+      const weave::Lease* l = weave::current_lease();
+      CHECK(l->max_hold() == 300ms);
+      std::promise<void> fired;
+      std::stop_callback cb(l->stop_token(), [&] { fired.set_value(); });
+      REQUIRE(fired.get_future().wait_for(10s) == std::future_status::ready);
+      fired_after = Clock::now() - t0;
+      cause = l->lost_cause();
+      // It carries on regardless; the lease runs out under it and another caller gets in.
+      other_got_in = std::async(std::launch::async, [&] {
+                       return bool(weave::default_lock_client().try_acquire("t:" + id, {.wait = 10s}));
+                     }).get();
+    }, weave::detail::CannotSkip{});
+    FAIL("no HoldLimitExceeded");
+  } catch (const weave::HoldLimitExceeded& e) {
+    CHECK(e.key() == "t:" + id);
+    CHECK(e.max_hold() == 300ms);
+    CHECK_FALSE(e.retryable());
+  }
+  CHECK(fired_after >= 290ms);  // not before max_hold (the 300 ms lease was renewed)
+  CHECK_THAT(cause, Catch::Matchers::Contains("max_hold"));
+  CHECK(other_got_in);
 }

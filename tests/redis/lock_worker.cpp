@@ -8,6 +8,8 @@
 //   lock_worker owners  <url> <key> <n>
 //   lock_worker try     <url> <key> <wait ms>
 //   lock_worker fenced-counter <url> <port> <key> <watchdog lease ms> <store name> <seconds>
+//   lock_worker pause   <url> <key> <ttl ms (0 = watchdog)> <watchdog lease ms>
+//   lock_worker runaway <url> <id> <watchdog lease ms> <run ms>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "fenced_store.h"
+#include "jobs.weave.h"
 #include "redis_server.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -27,6 +30,16 @@ namespace {
 
 void say(const std::string& line) {
   std::cout << line << '\n' << std::flush;
+}
+
+// "RELEASE released", or "RELEASE lost" when release() reports a lost lease.
+void say_release(weave::LeaseHandle& h) {
+  try {
+    h.release();
+    say("RELEASE released");
+  } catch (const weave::LeaseLost&) {
+    say("RELEASE lost");
+  }
 }
 
 weave::LockClient client(const std::string& url, milliseconds lease = 30'000ms) {
@@ -93,12 +106,7 @@ int fenced(char** a) {
   // A stale writer that ignores it anyway: the store must refuse the old token.
   bool ok = store.write(h->fencing_token(), "first holder, after the pause");
   say(std::string("WRITE ") + (ok ? "accepted" : "rejected"));
-  try {
-    h.release();
-    say("RELEASE released");
-  } catch (const weave::LeaseLost&) {
-    say("RELEASE lost");
-  }
+  say_release(h);
   return 0;
 }
 
@@ -135,6 +143,56 @@ int try_acquire(char** a) {
   auto locks = client(a[0]);
   auto h = locks.try_acquire(a[1], {.ttl = 10s, .wait = milliseconds(std::stoi(a[2]))});
   say(h ? "ACQUIRED" : "BUSY");
+  return 0;
+}
+
+// Holds a lease and watches it run out across a SIGSTOP / SIGCONT the test
+// sends: what the holder sees the moment it runs again, before the watchdog
+// thread has had a chance to look (the holder is running, not sleeping, when
+// stopped, so it goes first on SIGCONT).
+int pause(char** a) {
+  auto locks = client(a[0], milliseconds(std::stoi(a[3])));
+  auto h = locks.acquire(a[1], {.ttl = milliseconds(std::stoi(a[2])), .wait = 10s});
+  say("ACQUIRED " + std::to_string(h->fencing_token()));
+  while (h->remaining() > 0ms) {
+  }
+  // Each accessor call is a fresh look, as a method checking its lease does.
+  const bool stop = h->stop_token().stop_requested();
+  const bool lost = h->lost();
+  say(std::string("SEEN stop=") + (stop ? "1" : "0") + " lost=" + (lost ? "1" : "0") + " cause=" + h->lost_cause());
+  say_release(h);
+  return 0;
+}
+
+// A woven method (jobs.h: max_hold=1s) that ignores its stop token and runs
+// for <run ms>: it says when it started and when its stop token fired, then
+// what the call reported when it returned.
+int runaway(char** a) {
+  weave::LockOptions o;
+  o.url = a[0];
+  o.watchdog_lease = milliseconds(std::stoi(a[2]));
+  weave::configure_locks(o);
+  weave::Woven<jobs::Jobs> svc;
+  const milliseconds run_for(std::stoi(a[3]));
+  try {
+    svc.runaway(a[1], [&] {
+      const weave::Lease* l = weave::current_lease();
+      say("RUNNING " + std::to_string(l->fencing_token()));
+      const auto until = std::chrono::steady_clock::now() + run_for;
+      bool told = false;
+      while (std::chrono::steady_clock::now() < until) {
+        if (!told && l->stop_token().stop_requested()) {
+          told = true;
+          say("STOP " + l->lost_cause());  // and carries on regardless
+        }
+        std::this_thread::sleep_for(5ms);
+      }
+    });
+    say("RETURNED");
+  } catch (const weave::HoldLimitExceeded& e) {
+    say(std::string("HOLD_LIMIT retryable=") + (e.retryable() ? "1" : "0") +
+        " max_hold=" + std::to_string(e.max_hold().count()) + " " + e.what());
+  }
   return 0;
 }
 
@@ -203,6 +261,8 @@ int main(int argc, char** argv) {
     if (mode == "owners" && n == 3) return owners(a);
     if (mode == "try" && n == 3) return try_acquire(a);
     if (mode == "fenced-counter" && n == 6) return fenced_counter(a);
+    if (mode == "pause" && n == 4) return pause(a);
+    if (mode == "runaway" && n == 4) return runaway(a);
   } catch (const std::exception& e) {
     say(std::string("ERROR ") + e.what());
     return 1;

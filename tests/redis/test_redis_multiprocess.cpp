@@ -141,6 +141,63 @@ TEST_CASE("redis mp: a SIGSTOPped holder loses its lease, its stale write is fen
   h.release();
 }
 
+// Issue 10, point 4: a holder stopped past its lease and continued must see
+// its stop token fired and lost() the moment it runs again (it used to see
+// remaining() == 0 with both still quiet until the watchdog thread got round
+// to it). On the child's own mem:// table and on redis://, fixed ttl and
+// watchdog mode.
+TEST_CASE("redis mp: a holder SIGSTOPped past its lease sees it lost the moment it continues",
+          "[redis][multiprocess]") {
+  RedisServer server;
+  struct Case {
+    std::string url, ttl;
+  };
+  for (const Case& c : {Case{"mem://", "1000"}, Case{"mem://", "0"}, Case{server.url(), "1000"},
+                        Case{server.url(), "0"}}) {
+    INFO(c.url << " ttl=" << c.ttl << " ms (0: watchdog mode, 1000 ms lease)");
+    auto holder = worker({"pause", c.url, "paused-holder", c.ttl, "1000"});
+    auto first = holder->line();
+    REQUIRE(first);
+    REQUIRE(first->rfind("ACQUIRED ", 0) == 0);
+    holder->signal(SIGSTOP);  // well within its 1 s lease
+    std::this_thread::sleep_for(2500ms);
+    holder->signal(SIGCONT);
+    auto seen = holder->line();
+    REQUIRE(seen);
+    CHECK_THAT(*seen, Catch::Matchers::StartsWith("SEEN stop=1 lost=1 cause=") &&
+                          Catch::Matchers::Contains("ran out"));  // and says why
+    CHECK(holder->line() == std::optional<std::string>("RELEASE lost"));
+    CHECK(holder->wait() == 0);
+  }
+}
+
+// Issue 10, point 7: [[lock(max_hold=1s)]] (tests/redis/jobs.h) on a method
+// that ignores its stop token, in a child process with a 600 ms watchdog
+// lease: renewed until 1 s, then left to run out; another process gets the
+// key while the method still runs (it runs 4 s).
+TEST_CASE("redis mp: a woven method that ignores its stop token loses its lock at max_hold and another process gets it",
+          "[redis][multiprocess]") {
+  RedisServer server;
+  auto runner = worker({"runaway", server.url(), "r1", "600", "4000"});
+  auto first = runner->line();
+  REQUIRE(first);
+  REQUIRE(first->rfind("RUNNING ", 0) == 0);
+  const auto started = Clock::now();
+  auto contender = worker({"try", server.url(), "runaway:r1", "8000"});
+  CHECK(contender->line(10s) == std::optional<std::string>("ACQUIRED"));
+  const auto got_in = Clock::now() - started;
+  CHECK(got_in >= 800ms);  // not before max_hold (1 s from the runner's acquisition) ...
+  CHECK(got_in < 3000ms);  // ... and well before the runner's method returned (4 s)
+  auto stop = runner->line();
+  REQUIRE(stop);
+  CHECK_THAT(*stop, Catch::Matchers::StartsWith("STOP it was held past its max_hold of 1000 ms"));
+  auto end = runner->line();
+  REQUIRE(end);
+  CHECK_THAT(*end, Catch::Matchers::StartsWith("HOLD_LIMIT retryable=0 max_hold=1000 weave: lease on 'runaway:r1'"));
+  CHECK(runner->wait() == 0);
+  CHECK(contender->wait() == 0);
+}
+
 TEST_CASE("redis mp: fencing tokens strictly increase in acquisition order across 4 processes",
           "[redis][multiprocess]") {
   RedisServer server;
