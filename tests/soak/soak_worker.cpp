@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
   o.watchdog_lease = lease;
   o.connect_timeout = 500ms;
   o.command_timeout = 300ms;
+  // A release the backend failed is "unknown" in the log (the lease may have
+  // been lost meanwhile): have it thrown (ReleaseFailed) rather than only reported.
+  o.release_failure_policy = weave::ReleaseFailurePolicy::throw_error;
   o.on_lost = [](const weave::Lease& l, std::string_view cause) {
     log("lost", "info", l.key(), l.fencing_token(), std::string(cause));
   };
