@@ -123,7 +123,7 @@ LockUrl parse_lock_url(std::string_view text) {
         if (port.empty()) throw bad("empty port");
       }
     }
-    if (h.host.empty()) throw bad(hp.empty() ? "empty host in the list" : "no host");
+    if (h.host.empty()) throw bad(hp.empty() ? "no host (an empty entry in the list)" : "no host");
     h.port = default_port;
     if (!port.empty()) {
       long long n = 0;
