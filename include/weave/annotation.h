@@ -91,6 +91,9 @@ class Annotation {
   bool boolean(std::string_view arg) const;
   // An enumerator's index in the vocabulary's "values" (-1 when unknown).
   std::int64_t enum_index(std::string_view arg) const;
+  // Key template slot `slot` (ArgValue::first + i) rendered for this call: for
+  // interceptors that found their arguments once, in prepare().
+  std::string_view rendered(int slot) const;
 
   const ArgValue* find(std::string_view arg) const noexcept;
 

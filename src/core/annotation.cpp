@@ -67,6 +67,12 @@ bool Annotation::boolean(std::string_view arg) const {
   return require(arg, {ArgValue::Kind::boolean}).integer != 0;
 }
 
+std::string_view Annotation::rendered(int slot) const {
+  if (slot < 0 || static_cast<std::size_t>(slot) >= rendered_.size())
+    throw UsageError("annotation '" + std::string(name()) + "' has no rendered key template " + std::to_string(slot));
+  return rendered_[static_cast<std::size_t>(slot)];
+}
+
 std::int64_t Annotation::enum_index(std::string_view arg) const {
   return require(arg, {ArgValue::Kind::enumerator}).integer;
 }

@@ -90,6 +90,10 @@ void validate_values(const LockOptions& o);
 // such a lock guards against duplicate calls.
 [[noreturn]] void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
 
+// default_lock_client() without the copy: this thread's copy, refreshed
+// when configure_locks() changes it or after fork().
+LockClient& thread_default_client();
+
 // A unique owner token: a random per-thread prefix (libuuid) and a counter.
 std::string new_owner_token();
 

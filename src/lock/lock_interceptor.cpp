@@ -2,6 +2,7 @@
 // process-wide LockClient, keeps the lease on the call chain while the method
 // runs, and releases per `release=`. Once the method has run, a failure to
 // give the lock back does not throw its result away (ReleaseFailurePolicy).
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,59 +20,104 @@ using std::chrono::milliseconds;
 
 enum class OnBusy { fail, skip, fallback };
 
+// An enumerator of `arg` as the index of its value in `values` (the order of
+// annotations/lock.json): weavegen's index, or found by text for specs
+// written by hand (index -1). Throws UsageError for any other value.
+std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
+                     std::string_view method) {
+  const std::int64_t index = a.enum_index(arg);
+  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
+  const std::string_view text = a.text(arg);
+  std::string list;
+  std::size_t i = 0;
+  for (std::string_view v : values) {
+    if (v == text) return i;
+    list += (i++ ? ", " : "") + std::string(v);
+  }
+  throw UsageError("lock " + std::string(arg) + "='" + std::string(text) + "' is not one of " + list + " (lock on " +
+                   std::string(method) + ")");
+}
+
+// What a method's [[lock(...)]] says, read once when its chain is built.
+struct Parsed {
+  LockSpec spec;
+  OnBusy on_busy = OnBusy::fail;
+  bool many = false;  // keys=[...]
+  int first = 0, count = 1;  // the key templates' slots
+};
+
 class LockInterceptor final : public Interceptor {
  public:
+  // Anything unusual (a fixed key, a bad value in a spec written by hand) is
+  // left to around(), which reads by name and names the method in its error.
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
+    const Annotation a(spec, {});
+    const ArgValue* keys = a.find("keys");
+    const ArgValue* key = keys ? keys : a.find("key");
+    if (!key || (key->kind != ArgValue::Kind::key_template && key->kind != ArgValue::Kind::key_template_list))
+      return nullptr;
+    auto p = std::make_shared<Parsed>();
+    p->many = keys != nullptr;
+    p->first = key->first;
+    p->count = key->count;
+    try {
+      if (a.has("ttl")) p->spec.ttl = a.duration("ttl");
+      if (a.has("wait")) p->spec.wait = a.duration("wait");
+      if (a.has("max_hold")) p->spec.max_hold = a.duration("max_hold");
+      if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, "") == 1)
+        p->spec.release = LockSpec::Release::on_expiry;
+      if (a.has("on_busy")) p->on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, ""));
+      if (a.has("type"))
+        p->spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, ""));
+    } catch (const UsageError&) {
+      return nullptr;
+    }
+    return p;
+  }
+
   void around(Invocation& inv) override {
     const Annotation& a = inv.annotation();
-    // Built only on the error paths: the hot path allocates nothing for it.
-    auto where = [&inv] { return " (lock on " + std::string(inv.method()) + ")"; };
-    // One key, or several as one lease taken all-or-nothing in sorted order
-    // (so two calls locking overlapping sets cannot deadlock).
+    if (const Parsed* p = inv.prepared<Parsed>()) {
+      if (!p->many) {
+        const std::string_view key = a.rendered(p->first);
+        return run(inv, std::span<const std::string_view>(&key, 1), p->spec, p->on_busy);
+      }
+      std::vector<std::string_view> keys;
+      keys.reserve(static_cast<std::size_t>(p->count));
+      for (int i = 0; i < p->count; ++i) keys.push_back(a.rendered(p->first + i));
+      if (keys.empty()) throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
+      return run(inv, keys, p->spec, p->on_busy);
+    }
+    // Specs written by hand (no key template): read by name on every call.
     std::vector<std::string_view> many;
     std::string_view one_key;
     if (a.has("keys")) {
       many = a.texts("keys");
-      if (many.empty()) throw UsageError("lock keys=[] names no key" + where());
+      if (many.empty()) throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
     } else {
       one_key = a.text("key");
     }
     std::span<const std::string_view> keys =
         many.empty() ? std::span<const std::string_view>(&one_key, 1) : std::span<const std::string_view>(many);
-
     LockSpec spec;
     if (a.has("ttl")) spec.ttl = a.duration("ttl");
     if (a.has("wait")) spec.wait = a.duration("wait");
     if (a.has("max_hold")) spec.max_hold = a.duration("max_hold");
-    if (a.has("release")) {
-      std::string_view r = a.text("release");
-      if (r == "on_expiry")
-        spec.release = LockSpec::Release::on_expiry;
-      else if (r != "on_return")
-        throw UsageError("lock release='" + std::string(r) + "' is not one of on_return, on_expiry" + where());
-    }
+    if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, inv.method()) == 1)
+      spec.release = LockSpec::Release::on_expiry;
     OnBusy on_busy = OnBusy::fail;
-    if (a.has("on_busy")) {
-      std::string_view b = a.text("on_busy");
-      if (b == "skip")
-        on_busy = OnBusy::skip;
-      else if (b == "fallback")
-        on_busy = OnBusy::fallback;
-      else if (b != "throw")
-        throw UsageError("lock on_busy='" + std::string(b) + "' is not one of throw, skip, fallback" + where());
-    }
-    if (a.has("type")) {
-      std::string_view t = a.text("type");
-      if (t == "fair")
-        spec.type = LockType::fair;
-      else if (t == "read")
-        spec.type = LockType::read;
-      else if (t == "write")
-        spec.type = LockType::write;
-      else if (t != "reentrant")
-        throw UsageError("lock type='" + std::string(t) + "' is not one of reentrant, fair, read, write" + where());
-    }
+    if (a.has("on_busy"))
+      on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, inv.method()));
+    if (a.has("type"))
+      spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, inv.method()));
+    run(inv, keys, spec, on_busy);
+  }
 
-    LockClient client = default_lock_client();
+ private:
+  // One key, or several as one lease taken all-or-nothing in sorted order
+  // (so two calls locking overlapping sets cannot deadlock).
+  static void run(Invocation& inv, std::span<const std::string_view> keys, const LockSpec& spec, OnBusy on_busy) {
+    LockClient& client = detail::thread_default_client();
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease = client.try_acquire_all(keys, spec, &waited, &busy_key);
