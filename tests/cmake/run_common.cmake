@@ -7,3 +7,15 @@ function(run)
   endif()
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
+
+# Installs this build of Weave (WEAVE_BUILD_DIR) into ${WORK_DIR}/prefix, then
+# configures and builds <source_dir> against it in ${WORK_DIR}/build; leaves
+# `prefix` and `build` set for the caller.
+macro(build_against_install source_dir)
+  set(prefix "${WORK_DIR}/prefix")
+  set(build "${WORK_DIR}/build")
+  run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
+  run(${CMAKE_COMMAND} -S "${source_dir}" -B "${build}"
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+  run(${CMAKE_COMMAND} --build "${build}" -j 2)
+endmacro()

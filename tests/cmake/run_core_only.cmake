@@ -3,14 +3,8 @@
 # and depends on none of hiredis, libuuid or the lock runtime. The consumer of
 # Weave::weave built by cmake.find_package_consumer does (the check can fail).
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(prefix "${WORK_DIR}/prefix")
-set(build "${WORK_DIR}/build")
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
-
-run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
-run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${build}"
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
+build_against_install("${SOURCE_DIR}")
 run("${build}/core_only")
 set(program_output "${last_output}")
 if(NOT program_output MATCHES "timed quote:lamp -> 4")

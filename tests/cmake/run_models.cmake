@@ -3,15 +3,8 @@
 # target get a/model.weave.h and b/model.weave.h, and both proxies work. Then
 # checks that two headers mapping to one output stop the configure, naming both.
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(prefix "${WORK_DIR}/prefix")
-set(build "${WORK_DIR}/build")
-
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
-
-run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
-run(${CMAKE_COMMAND} -S "${MODELS_SOURCE_DIR}" -B "${build}"
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
-run(${CMAKE_COMMAND} --build "${build}" -j 2)
+build_against_install("${MODELS_SOURCE_DIR}")
 foreach(out a/model.weave.h a/model.weave.cpp b/model.weave.h b/model.weave.cpp)
   if(NOT EXISTS "${build}/weave_generated/models/${out}")
     message(FATAL_ERROR "missing ${build}/weave_generated/models/${out}")
