@@ -143,9 +143,11 @@ class ReleaseFailed : public LockError {
 class ReplyError : public Error {
  public:
   ReplyError(const std::string& context, std::string_view reply)
-      : Error(context + ": " + std::string(reply), transient(code_of(reply))), code_(code_of(reply)) {}
-  // "WRONGTYPE", "NOPERM", "ERR"...
+      : Error(context + ": " + std::string(reply), transient(code_of(reply))), code_(code_of(reply)), reply_(reply) {}
+  // "WRONGTYPE", "NOPERM", "ERR", "MOVED"...
   const std::string& code() const noexcept { return code_; }
+  // The server's error text as sent ("MOVED 5168 127.0.0.1:7001").
+  const std::string& reply() const noexcept { return reply_; }
 
  private:
   static std::string code_of(std::string_view reply) { return std::string(reply.substr(0, reply.find(' '))); }
@@ -157,6 +159,7 @@ class ReplyError : public Error {
     return false;
   }
   std::string code_;
+  std::string reply_;
 };
 
 class IoError : public Error {

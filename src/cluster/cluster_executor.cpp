@@ -272,9 +272,7 @@ std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const st
     } catch (const ReplyError& e) {
       // MOVED: the slot moved since the map was read (during a migration the
       // other nodes may not know yet): go where the refusal points.
-      const std::string_view what = e.what();
-      const auto at = what.find("MOVED ");
-      auto moved = e.code() == "MOVED" && at != std::string_view::npos ? parse_redirect(what.substr(at)) : std::nullopt;
+      auto moved = e.code() == "MOVED" ? parse_redirect(e.reply()) : std::nullopt;
       if (!moved || attempt >= kRounds) throw;
       n = node(moved->host, moved->port);
     } catch (const IoError&) {
