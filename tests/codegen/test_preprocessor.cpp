@@ -7,19 +7,6 @@
 
 using namespace weavegen_test;
 
-namespace {
-
-// Generation succeeds without a diagnostic and the output compiles with `flags`.
-void expect_woven(const Result& r, const std::string& flags = "") {
-  INFO("weavegen stderr:\n" << r.err);
-  REQUIRE(r.exit == 0);
-  CHECK(r.err.empty());
-  INFO("generated source:\n" << read(r.out_cpp));
-  CHECK(compile_errors(r, flags) == "");
-}
-
-}  // namespace
-
 TEST_CASE("preprocessor: an export macro between the annotation and the declaration", "[codegen][preprocessor]") {
   const std::string header =
       "#include <string>\n"

@@ -112,4 +112,14 @@ inline std::string compile_errors(const Result& r, const std::string& flags = ""
   return out;
 }
 
+// Generation succeeds (without a diagnostic unless `warnings_ok`) and the
+// generated source compiles with `flags`.
+inline void expect_woven(const Result& r, const std::string& flags = "", bool warnings_ok = false) {
+  INFO("weavegen stderr:\n" << r.err);
+  REQUIRE(r.exit == 0);
+  if (!warnings_ok) CHECK(r.err.empty());
+  INFO("generated source:\n" << read(r.out_cpp));
+  CHECK(compile_errors(r, flags) == "");
+}
+
 }  // namespace weavegen_test
