@@ -25,7 +25,6 @@ namespace {
 
 // Waits longer than weave::max_duration count as forever; longer ttls are
 // refused (clock arithmetic on steady_clock nanoseconds would overflow).
-constexpr milliseconds k_longest = max_duration;
 
 milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
@@ -34,7 +33,7 @@ milliseconds since(Clock::time_point t0) {
 void validate(std::string_view key, const LockSpec& spec) {
   if (key.empty()) throw UsageError("lock key is empty");
   if (spec.ttl < milliseconds(0)) throw UsageError("lock ttl is negative");
-  if (spec.ttl > k_longest)
+  if (spec.ttl > max_duration)
     throw UsageError("lock '" + std::string(key) +
                      "': ttl=forever (or over 10 years) is not supported; omit ttl for a lease the watchdog renews");
   if (spec.wait < milliseconds(0)) throw UsageError("lock wait is negative");
@@ -328,7 +327,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   }
   const bool watchdog = spec.ttl == milliseconds(0);
   const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
-  const bool forever_wait = spec.wait == forever || spec.wait > k_longest;  // no clock overflow
+  const bool forever_wait = spec.wait == forever || spec.wait > max_duration;  // no clock overflow
   const Clock::time_point deadline =
       forever_wait ? Clock::time_point::max() : start + spec.wait;
   const bool waits = spec.wait > milliseconds(0);
@@ -375,7 +374,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   init.on_expiry = spec.release == LockSpec::Release::on_expiry;
   init.lease_time = lease_time;
   // Longer than the longest duration (weave::forever included): no limit.
-  init.max_hold = watchdog && spec.max_hold <= k_longest ? spec.max_hold : milliseconds(0);
+  init.max_hold = watchdog && spec.max_hold <= max_duration ? spec.max_hold : milliseconds(0);
   init.acquired_at = first_sent;  // conservative: the backend's lease started later
   init.client = shared_;
   auto lease = std::make_shared<Lease>(std::move(init));

@@ -38,11 +38,34 @@ std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer
                    std::string(method) + ")");
 }
 
-// What a method's [[lock(...)]] says, read once when its chain is built.
-struct Parsed {
+// What [[lock(...)]] says besides its keys.
+struct Settings {
   LockSpec spec;
   OnBusy on_busy = OnBusy::fail;
-  bool many = false;  // keys=[...]
+};
+
+// Throws UsageError naming `method` for a value outside the vocabulary.
+Settings read_settings(const Annotation& a, std::string_view method) {
+  Settings s;
+  if (a.has("ttl")) s.spec.ttl = a.duration("ttl");
+  if (a.has("wait")) s.spec.wait = a.duration("wait");
+  if (a.has("max_hold")) s.spec.max_hold = a.duration("max_hold");
+  if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, method) == 1)
+    s.spec.release = LockSpec::Release::on_expiry;
+  if (a.has("on_busy")) s.on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, method));
+  if (a.has("type"))
+    s.spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, method));
+  return s;
+}
+
+[[noreturn]] void throw_no_keys(const Invocation& inv) {
+  throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
+}
+
+// What a method's [[lock(...)]] says, read once when its chain is built.
+struct Parsed {
+  Settings settings;
+  bool many = false;         // keys=[...]
   int first = 0, count = 1;  // the key templates' slots
 };
 
@@ -61,14 +84,7 @@ class LockInterceptor final : public Interceptor {
     p->first = key->first;
     p->count = key->count;
     try {
-      if (a.has("ttl")) p->spec.ttl = a.duration("ttl");
-      if (a.has("wait")) p->spec.wait = a.duration("wait");
-      if (a.has("max_hold")) p->spec.max_hold = a.duration("max_hold");
-      if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, "") == 1)
-        p->spec.release = LockSpec::Release::on_expiry;
-      if (a.has("on_busy")) p->on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, ""));
-      if (a.has("type"))
-        p->spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, ""));
+      p->settings = read_settings(a, "");
     } catch (const UsageError&) {
       return nullptr;
     }
@@ -80,49 +96,39 @@ class LockInterceptor final : public Interceptor {
     if (const Parsed* p = inv.prepared<Parsed>()) {
       if (!p->many) {
         const std::string_view key = a.rendered(p->first);
-        return run(inv, std::span<const std::string_view>(&key, 1), p->spec, p->on_busy);
+        return run(inv, std::span<const std::string_view>(&key, 1), p->settings);
       }
       std::vector<std::string_view> keys;
       keys.reserve(static_cast<std::size_t>(p->count));
       for (int i = 0; i < p->count; ++i) keys.push_back(a.rendered(p->first + i));
-      if (keys.empty()) throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
-      return run(inv, keys, p->spec, p->on_busy);
+      if (keys.empty()) throw_no_keys(inv);
+      return run(inv, keys, p->settings);
     }
     // Specs written by hand (no key template): read by name on every call.
     std::vector<std::string_view> many;
     std::string_view one_key;
     if (a.has("keys")) {
       many = a.texts("keys");
-      if (many.empty()) throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
+      if (many.empty()) throw_no_keys(inv);
     } else {
       one_key = a.text("key");
     }
     std::span<const std::string_view> keys =
         many.empty() ? std::span<const std::string_view>(&one_key, 1) : std::span<const std::string_view>(many);
-    LockSpec spec;
-    if (a.has("ttl")) spec.ttl = a.duration("ttl");
-    if (a.has("wait")) spec.wait = a.duration("wait");
-    if (a.has("max_hold")) spec.max_hold = a.duration("max_hold");
-    if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, inv.method()) == 1)
-      spec.release = LockSpec::Release::on_expiry;
-    OnBusy on_busy = OnBusy::fail;
-    if (a.has("on_busy"))
-      on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, inv.method()));
-    if (a.has("type"))
-      spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, inv.method()));
-    run(inv, keys, spec, on_busy);
+    run(inv, keys, read_settings(a, inv.method()));
   }
 
  private:
   // One key, or several as one lease taken all-or-nothing in sorted order
   // (so two calls locking overlapping sets cannot deadlock).
-  static void run(Invocation& inv, std::span<const std::string_view> keys, const LockSpec& spec, OnBusy on_busy) {
+  static void run(Invocation& inv, std::span<const std::string_view> keys, const Settings& settings) {
+    const LockSpec& spec = settings.spec;
     LockClient& client = detail::thread_default_client();
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease = client.try_acquire_all(keys, spec, &waited, &busy_key);
     if (!lease) {
-      if (on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
+      if (settings.on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns
     }
     {
