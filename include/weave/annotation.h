@@ -15,6 +15,8 @@
 // throws weave::UsageError naming the annotation and the argument.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -22,13 +24,13 @@
 #include <string_view>
 #include <vector>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // The duration value written as `forever` (e.g. `wait=forever`).
 inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::max();
 
 // One argument value exactly as weavegen emitted it (all compile-time data).
-struct ArgValue {
+struct WEAVE_API ArgValue {
   enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list };
   Kind kind = Kind::text;
   std::string_view text{};               // text, enumerator
@@ -55,13 +57,13 @@ struct ArgValue {
   }
 };
 
-struct ArgSpec {
+struct WEAVE_API ArgSpec {
   std::string_view name;
   ArgValue value;
 };
 
 // An annotation as written on a method, after validation and defaults.
-struct AnnotationSpec {
+struct WEAVE_API AnnotationSpec {
   std::string_view name;  // "lock" (also for `weave::lock`)
   int order = 0;          // chain position: lower runs outer
   std::span<const ArgSpec> args;
@@ -69,7 +71,7 @@ struct AnnotationSpec {
 };
 
 // An annotation plus the key templates rendered for the current call.
-class Annotation {
+class WEAVE_API Annotation {
  public:
   Annotation(const AnnotationSpec& spec, std::span<const std::string> rendered)
       : spec_(&spec), rendered_(rendered) {}

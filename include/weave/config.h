@@ -24,6 +24,8 @@
 // throws weave::ConfigError naming the source and the problem.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -31,11 +33,11 @@
 
 #include "weave/lock.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // Lock settings a source may or may not say; unset fields fall through to
 // the next source.
-struct LockConfig {
+struct WEAVE_API LockConfig {
   std::optional<std::string> url = {};
   std::optional<std::chrono::milliseconds> lease = {};
   std::optional<std::chrono::milliseconds> renew_interval = {};
@@ -48,7 +50,7 @@ struct LockConfig {
   std::optional<std::chrono::milliseconds> key_grace = {};
 };
 
-struct ConfigSources {
+struct WEAVE_API ConfigSources {
   std::optional<std::string> url = {};   // every feature's URL unless its own is set (code)
   LockConfig code = {};                  // highest precedence
   std::optional<std::string> file = {};  // JSON file; when unset, $WEAVE_CONFIG (if set)
@@ -56,15 +58,15 @@ struct ConfigSources {
 };
 
 // Merges the sources over LockOptions' defaults, then LockOptions::validate().
-LockOptions load_lock_options(const ConfigSources& sources = {});
+WEAVE_API LockOptions load_lock_options(const ConfigSources& sources = {});
 
 // Loads every feature's options from the sources and makes them this
 // process's defaults (today: configure_locks(load_lock_options(sources))).
 // Throws ConfigError and keeps the previous defaults on any problem.
-void configure(const ConfigSources& sources = {});
+WEAVE_API void configure(const ConfigSources& sources = {});
 
 // "250ms", "30s", "2min", "1h" -> milliseconds (the grammar of
 // weave/duration.h). Throws ConfigError ("<what>: ...") on anything else.
-std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what = "duration");
+WEAVE_API std::chrono::milliseconds parse_duration(std::string_view text, std::string_view what = "duration");
 
 }  // namespace weave

@@ -20,13 +20,15 @@
 // (shared ownership), or a reference (the caller keeps it alive).
 #pragma once
 
+#include "weave/abi.h"
+
 #include <memory>
 #include <type_traits>
 #include <utility>
 
 #include "weave/error.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 namespace detail {
 template <class>

@@ -8,18 +8,20 @@
 // "5m" is refused (minutes or milliseconds?); write 5min.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // The longest duration Weave accepts anywhere: deadlines are steady_clock
 // nanoseconds, and a lease or timeout past this would overflow them.
 inline constexpr std::chrono::milliseconds max_duration = std::chrono::hours(24 * 365 * 10);
 
-struct DurationParse {
+struct WEAVE_API DurationParse {
   std::chrono::milliseconds value{0};
   std::string error;  // "" when `value` holds the duration
   explicit operator bool() const noexcept { return error.empty(); }

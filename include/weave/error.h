@@ -28,20 +28,22 @@
 // what() and in key(), whatever its type.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 class Error;
 namespace detail {
 // Names the lock key an error concerns (once; the innermost key wins).
-void name_key(Error& e, std::string_view key);
+WEAVE_API void name_key(Error& e, std::string_view key);
 }  // namespace detail
 
-class Error : public std::runtime_error {
+class WEAVE_API Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what, bool retryable = false)
       : std::runtime_error(what), message_(what), retryable_(retryable) {}
@@ -61,22 +63,22 @@ class Error : public std::runtime_error {
   bool retryable_;
 };
 
-class ConfigError : public Error {
+class WEAVE_API ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& what) : Error("weave config: " + what) {}
 };
 
-class UsageError : public Error {
+class WEAVE_API UsageError : public Error {
  public:
   explicit UsageError(const std::string& what) : Error("weave: " + what) {}
 };
 
-class LockError : public Error {
+class WEAVE_API LockError : public Error {
  public:
   LockError(std::string key, const std::string& what, bool retryable) : Error(std::move(key), what, retryable) {}
 };
 
-class LockBusy : public LockError {
+class WEAVE_API LockBusy : public LockError {
  public:
   LockBusy(std::string key, std::chrono::milliseconds waited)
       : LockError(key,
@@ -97,7 +99,7 @@ class LockBusy : public LockError {
 // A release=on_expiry lock is a duplicate-submit guard: its key still being
 // held means an earlier call ran (or runs) within the ttl, so trying again
 // would run the work twice.
-class DuplicateCall : public LockBusy {
+class WEAVE_API DuplicateCall : public LockBusy {
  public:
   DuplicateCall(std::string key, std::chrono::milliseconds waited)
       : LockBusy(key, waited,
@@ -107,7 +109,7 @@ class DuplicateCall : public LockBusy {
                  false) {}
 };
 
-class LeaseLost : public LockError {
+class WEAVE_API LeaseLost : public LockError {
  public:
   LeaseLost(std::string key, const std::string& cause)
       : LockError(key, "weave: lease on '" + key + "' was lost: " + cause, false) {}
@@ -115,7 +117,7 @@ class LeaseLost : public LockError {
 
 // The watchdog renews a lease for at most its max_hold (LockSpec::max_hold,
 // [[lock(max_hold=...)]]): a method that ran longer lost its lock.
-class HoldLimitExceeded : public LeaseLost {
+class WEAVE_API HoldLimitExceeded : public LeaseLost {
  public:
   HoldLimitExceeded(std::string key, std::chrono::milliseconds max_hold, const std::string& cause)
       : LeaseLost(std::move(key), cause), max_hold_(max_hold) {}
@@ -130,7 +132,7 @@ class HoldLimitExceeded : public LeaseLost {
 // run the work again. The lease runs out by itself. Thrown only under
 // ReleaseFailurePolicy::throw_error; by default the failure is counted and
 // reported to LockOptions::on_event instead.
-class ReleaseFailed : public LockError {
+class WEAVE_API ReleaseFailed : public LockError {
  public:
   ReleaseFailed(std::string key, const std::string& cause)
       : LockError(key,
@@ -140,7 +142,7 @@ class ReleaseFailed : public LockError {
 };
 
 // `reply` is the server's error text; its first word is the code.
-class ReplyError : public Error {
+class WEAVE_API ReplyError : public Error {
  public:
   ReplyError(const std::string& context, std::string_view reply)
       : Error(context + ": " + std::string(reply), transient(code_of(reply))), code_(code_of(reply)), reply_(reply) {}
@@ -162,17 +164,17 @@ class ReplyError : public Error {
   std::string reply_;
 };
 
-class IoError : public Error {
+class WEAVE_API IoError : public Error {
  public:
   explicit IoError(const std::string& what) : Error(what, true) {}
 };
 
-class BackendUnavailable : public IoError {
+class WEAVE_API BackendUnavailable : public IoError {
  public:
   explicit BackendUnavailable(const std::string& what) : IoError(what) {}
 };
 
-class TimeoutError : public IoError {
+class WEAVE_API TimeoutError : public IoError {
  public:
   explicit TimeoutError(const std::string& what) : IoError(what) {}
 };

@@ -14,10 +14,12 @@
 // queue) report through it with their own `feature` and kinds.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <functional>
 #include <string_view>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 class Error;
 class Lease;
@@ -35,7 +37,7 @@ inline std::string_view to_string(EventKind kind) noexcept {
   return "unknown";
 }
 
-struct Event {
+struct WEAVE_API Event {
   EventKind kind;
   std::string_view feature;  // "lock"
   std::string_view key;      // the key concerned

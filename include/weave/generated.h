@@ -6,6 +6,8 @@
 // which runs the interceptor chain of `info` around `target`.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <functional>
 #include <optional>
 #include <span>
@@ -21,10 +23,10 @@
 #include "weave/key.h"
 #include "weave/woven.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // Static description of one woven method (one constant per method).
-struct MethodInfo {
+struct WEAVE_API MethodInfo {
   std::string_view qualified_name;                // "shop::OrderService::pay"
   std::string_view file;                          // the annotated header
   int line = 0;
@@ -37,10 +39,10 @@ namespace detail {
 // run_chain (declared in weave/invocation.h) runs the chain of `info` around
 // `target` and returns true when the target ran to completion.
 
-[[noreturn]] void throw_cannot_skip(const MethodInfo& info);
+[[noreturn]] WEAVE_API void throw_cannot_skip(const MethodInfo& info);
 
 // on_skip for methods that cannot skip (throws UsageError).
-struct CannotSkip {};
+struct WEAVE_API CannotSkip {};
 
 template <class R>
 struct ResultSlot {

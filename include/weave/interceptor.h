@@ -15,6 +15,8 @@
 // `lock` interceptor is registered on first use and can be replaced.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -26,9 +28,9 @@
 
 #include "weave/invocation.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
-class Interceptor {
+class WEAVE_API Interceptor {
  public:
   virtual ~Interceptor() = default;
   // Called once per woven method (and registry change) when its chain is
@@ -41,7 +43,7 @@ class Interceptor {
   virtual void around(Invocation& inv) = 0;
 };
 
-class InterceptorRegistry {
+class WEAVE_API InterceptorRegistry {
  public:
   // The registry generated proxies use.
   static InterceptorRegistry& global();

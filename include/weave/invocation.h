@@ -15,6 +15,8 @@
 // weave::UsageError when the method has no way to skip.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <cstddef>
 #include <span>
 #include <string>
@@ -25,10 +27,10 @@
 #include "weave/error.h"
 #include "weave/key.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // A read-only, type-checked view of one argument of the call.
-class ArgRef {
+class WEAVE_API ArgRef {
  public:
   template <class T>
   explicit ArgRef(const T& value) noexcept
@@ -62,11 +64,11 @@ class ArgRef {
 
 struct MethodInfo;
 namespace detail {
-bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
+WEAVE_API bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
                std::span<const std::string> rendered, void (*target)(void*), void* ctx);
 }  // namespace detail
 
-class Invocation {
+class WEAVE_API Invocation {
  public:
   // A call of `target(target_ctx)` with no interceptors: proceed() runs the
   // target (a null target is a UsageError). Woven methods get theirs, with

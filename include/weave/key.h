@@ -11,6 +11,8 @@
 // A type with neither is a compile error naming the type.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <charconv>
 #include <concepts>
 #include <ostream>
@@ -19,7 +21,7 @@
 #include <string_view>
 #include <type_traits>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 namespace key_detail {
 template <class T>

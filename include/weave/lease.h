@@ -22,6 +22,8 @@
 //   pool.submit([ctx] { weave::CallContext::Scope in(ctx); svc.pay("1"); });  // reuses the lease
 #pragma once
 
+#include "weave/abi.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -33,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 class LockBackend;
 struct LockOptions;
@@ -49,7 +51,7 @@ struct LeaseInit;
 // One acquired lease. Created by LockClient; always owned through
 // std::shared_ptr and never moved, so `const Lease*` stays valid while the
 // handle (or the call chain) holds it. All accessors are thread-safe.
-class Lease {
+class WEAVE_API Lease {
  public:
   using clock = std::chrono::steady_clock;
 
@@ -128,15 +130,15 @@ class Lease {
 };
 
 // The innermost lease held by the running call chain, or null.
-const Lease* current_lease() noexcept;
+WEAVE_API const Lease* current_lease() noexcept;
 // The innermost lease on `key` held by the running call chain, or null.
-const Lease* current_lease(std::string_view key) noexcept;
+WEAVE_API const Lease* current_lease(std::string_view key) noexcept;
 
 // The chain of leases held by the running call (innermost first). Capture it
 // where a call continues on another thread, and install it there with Scope.
 // Installing it does not transfer anything: the leases stay owned by their
 // handles, which the original call releases as usual.
-class CallContext {
+class WEAVE_API CallContext {
  public:
   CallContext() noexcept = default;
   static CallContext capture() noexcept;

@@ -24,6 +24,8 @@
 // reports the loss.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,7 +38,7 @@
 #include "weave/event.h"
 #include "weave/lease.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 class LockBackend;
 
@@ -49,7 +51,7 @@ enum class LockType {
   write,      // exclusive against readers and writers; waiting writers go before new readers
 };
 // "reentrant", "fair", "read", "write".
-std::string_view to_string(LockType type) noexcept;
+WEAVE_API std::string_view to_string(LockType type) noexcept;
 
 // What happens when a lease turns out to be lost (expired, or taken by another
 // owner) before it was released.
@@ -68,7 +70,7 @@ enum class ReleaseFailurePolicy {
   throw_error,  // release() throws weave::ReleaseFailed: says the work completed, never retryable
 };
 
-struct LockOptions {
+struct WEAVE_API LockOptions {
   // Backend: "mem://" (in-process, the default; "mem://name" is a separate
   // table) or "redis://[user:password@]host:port[/db]".
   std::string url = "mem://";
@@ -110,7 +112,7 @@ struct LockOptions {
 };
 
 // How to take one lock.
-struct LockSpec {
+struct WEAVE_API LockSpec {
   // 0 = watchdog mode (renewed while held); else a fixed lease, never renewed.
   std::chrono::milliseconds ttl{0};
   // 0 = try once; a duration = wait at most that long; weave::forever = until acquired.
@@ -135,7 +137,7 @@ class LockClient;
 
 // Move-only owner of one hold on a lease. Destroying a holding handle
 // releases it and never throws; release() reports a lost lease per policy.
-class LeaseHandle {
+class WEAVE_API LeaseHandle {
  public:
   LeaseHandle() noexcept = default;
   LeaseHandle(LeaseHandle&& other) noexcept;
@@ -177,7 +179,7 @@ class LeaseHandle {
 // What a LockClient (and its copies) did so far, for monitoring. Counters only
 // grow; take differences between two reads.
 //   auto s = locks.stats();  metrics.set("weave_lock_busy_total", s.busy);
-struct LockStats {
+struct WEAVE_API LockStats {
   std::uint64_t acquired = 0;  // new leases handed out
   std::uint64_t reentered = 0;  // requests served by a lease the call chain held
   std::uint64_t busy = 0;       // requests that gave up: still busy after `wait`
@@ -190,7 +192,7 @@ struct LockStats {
 
 // A connection to one lock backend plus the options. Cheap to copy (copies
 // share the backend). Thread-safe.
-class LockClient {
+class WEAVE_API LockClient {
  public:
   // Builds the backend named by options.url. Throws ConfigError for an
   // unknown scheme or a backend that is not built.
@@ -245,11 +247,11 @@ class LockClient {
 
 // Sets the process-wide client the `lock` interceptor uses (replacing any
 // earlier one; leases already held keep their backend). Throws ConfigError.
-void configure_locks(LockOptions options);
+WEAVE_API void configure_locks(LockOptions options);
 // The process-wide client; created on first use from the environment
 // (weave::load_lock_options(): WEAVE_LOCK_URL, WEAVE_CONFIG) when
 // configure_locks() was not called.
-LockClient default_lock_client();
+WEAVE_API LockClient default_lock_client();
 
 // Puts a lease on the current call chain for this scope, so that nested
 // acquisitions of the same key reuse it and current_lease() finds it. The
@@ -259,7 +261,7 @@ LockClient default_lock_client();
 //   auto h = locks.acquire("order:1");
 //   weave::LeaseScope in_chain(h);
 //   svc.pay("1", 100);          // a woven [[lock(key="order:<arg0>")]] reuses h
-class LeaseScope {
+class WEAVE_API LeaseScope {
  public:
   explicit LeaseScope(const LeaseHandle& handle);
   ~LeaseScope();

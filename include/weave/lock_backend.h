@@ -17,6 +17,8 @@
 // wall-clock instants, so clocks of different machines never meet.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -28,9 +30,9 @@
 
 #include "weave/lock.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
-struct AcquireResult {
+struct WEAVE_API AcquireResult {
   bool acquired = false;
   // When acquired: the new lease's fencing token, strictly greater than every
   // token earlier handed out for this key.
@@ -49,7 +51,7 @@ enum class ReleaseResult {
   lost,      // not held by this owner any more (expired, or taken by another)
 };
 
-struct RenewItem {
+struct WEAVE_API RenewItem {
   std::string_view key;
   std::string_view owner_token;
   std::chrono::milliseconds lease;  // new lease length from now
@@ -61,7 +63,7 @@ enum class RenewResult { owned, lost };
 // Waits for a release of one key. Created by LockBackend::prepare_wait()
 // BEFORE the try_acquire() it follows, so a release between the two is not
 // missed.
-class LockWaiter {
+class WEAVE_API LockWaiter {
  public:
   virtual ~LockWaiter() = default;
   // Returns true as soon as the key was released (or freed) at any time since
@@ -70,7 +72,7 @@ class LockWaiter {
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
 };
 
-class LockBackend {
+class WEAVE_API LockBackend {
  public:
   virtual ~LockBackend() = default;
 
@@ -124,7 +126,7 @@ class LockBackend {
 };
 
 // A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".
-struct LockUrl {
+struct WEAVE_API LockUrl {
   struct Host {
     std::string host;  // without the brackets of an IPv6 address
     int port = 0;      // as written, else the scheme's default (see hosts)
@@ -141,14 +143,14 @@ struct LockUrl {
   int db = 0;
 };
 // Throws ConfigError naming the URL and the problem.
-LockUrl parse_lock_url(std::string_view url);
+WEAVE_API LockUrl parse_lock_url(std::string_view url);
 
 using LockBackendFactory = std::function<std::shared_ptr<LockBackend>(const LockOptions&)>;
 // Binds a URL scheme (without "://") to a factory, replacing an earlier one.
 // "mem" is built in.
-void register_lock_backend(std::string scheme, LockBackendFactory factory);
+WEAVE_API void register_lock_backend(std::string scheme, LockBackendFactory factory);
 // The backend for options.url. mem:// URLs with the same name share one table
 // within the process. Throws ConfigError for an unknown or unbuilt scheme.
-std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options);
+WEAVE_API std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options);
 
 }  // namespace weave

@@ -11,13 +11,15 @@
 // Protocol, fencing and failure modes: docs/redis.md.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <memory>
 #include <string>
 
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 // Builds a redis backend for options.url (must be redis://...), using
 // options.pool_size, connect_timeout, command_timeout and key_prefix (a lock
@@ -25,6 +27,6 @@ namespace weave {
 // counter in "{weave:lock:order:1}:fence"). Does not connect yet: the first
 // command does (and throws BackendUnavailable if it cannot). Throws
 // ConfigError for a bad URL.
-std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options);
+WEAVE_API std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options);
 
 }  // namespace weave

@@ -12,7 +12,9 @@
 // nested namespace `woven`: `shop::transfer` becomes `shop::woven::transfer`.
 #pragma once
 
-namespace weave {
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE {
 
 namespace detail {
 template <class>

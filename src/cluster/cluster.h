@@ -15,7 +15,7 @@
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave::cluster {
+namespace WEAVE_NAMESPACE::cluster {
 
 constexpr unsigned kSlots = 16384;
 

@@ -7,7 +7,7 @@
 #include "cluster/cluster.h"
 #include "weave/error.h"
 
-namespace weave::cluster {
+namespace WEAVE_NAMESPACE::cluster {
 namespace {
 
 std::uint16_t crc16(std::string_view s) noexcept {

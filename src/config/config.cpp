@@ -12,7 +12,7 @@
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace detail {
 // Throws ConfigError naming the URL and the known schemes (src/lock/backends.cpp).
 void require_known_scheme(const std::string& url, std::string_view scheme);

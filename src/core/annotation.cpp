@@ -4,7 +4,7 @@
 
 #include "weave/error.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace {
 const char* kind_name(ArgValue::Kind k) {
   switch (k) {

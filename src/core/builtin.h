@@ -9,15 +9,15 @@
 
 #include "weave/interceptor.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 
 using BuiltinFactory = std::shared_ptr<Interceptor> (*)();
 
 // Called from a library's static initialisation; the last registration of a
 // name wins.
-void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory);
+WEAVE_API void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory);
 
 // The built-in interceptor for `annotation_name`, made now, or null.
-std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
+WEAVE_API std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
 
 }  // namespace weave::detail

@@ -5,7 +5,7 @@
 
 #include "weave/generated.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 
 struct Chain {
   std::vector<Interceptor*> interceptors;            // parallel to MethodInfo::annotations

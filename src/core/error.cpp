@@ -1,6 +1,6 @@
 #include "weave/error.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 
 void name_key(Error& e, std::string_view key) {
   if (!e.key_.empty()) return;

@@ -9,7 +9,7 @@
 #include "chain.h"
 #include "weave/interceptor.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace {
 
 // Adapts a plain callable to the Interceptor interface.

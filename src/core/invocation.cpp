@@ -3,7 +3,7 @@
 #include "chain.h"
 #include "weave/generated.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 std::string ArgRef::text() const {
   if (!append_)

@@ -9,7 +9,7 @@
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace {
 
 struct Registry {

@@ -11,7 +11,7 @@
 
 #include "internal.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 namespace {
 
 struct Guarded {

@@ -22,7 +22,7 @@
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 
 using Clock = std::chrono::steady_clock;
 
@@ -31,14 +31,14 @@ using Clock = std::chrono::steady_clock;
 // Each process-wide structure of src/lock registers its mutex here: all of
 // them are taken around fork() (so the child gets them unlocked and their
 // data whole), then `reset_in_child` runs in the child. See docs/ARCHITECTURE.md.
-void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
+WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
 // Ends a std::thread object of the parent in the child without join or
 // terminate (the thread does not exist here).
-void forget_thread(std::thread& t) noexcept;
+WEAVE_API void forget_thread(std::thread& t) noexcept;
 // getpid() without a system call per use (refreshed in a fork()ed child).
-pid_t current_pid() noexcept;
+WEAVE_API pid_t current_pid() noexcept;
 
-struct ClientShared {
+struct WEAVE_API ClientShared {
   ClientShared() = default;
   ClientShared(const ClientShared&) = delete;
   // Made before fork(), dropped in the child: its backend's threads and
@@ -63,7 +63,7 @@ struct ClientShared {
   }
 };
 
-struct LeaseInit {
+struct WEAVE_API LeaseInit {
   std::string key, owner;
   std::vector<std::pair<std::string, std::uint64_t>> more;  // further keys of a multi-key lease
   LockType type = LockType::reentrant;
@@ -77,27 +77,27 @@ struct LeaseInit {
 };
 
 // One link of the (immutable, shareable) chain of leases held by a call.
-struct ChainNode {
+struct WEAVE_API ChainNode {
   std::shared_ptr<Lease> lease;
   std::shared_ptr<const ChainNode> parent;
 };
 
 // LockOptions::validate() without the URL's scheme: for a client given its
 // backend (options.cpp).
-void validate_values(const LockOptions& o);
+WEAVE_API void validate_values(const LockOptions& o);
 
 // LockBusy, or DuplicateCall (not retryable) for a release=on_expiry spec:
 // such a lock guards against duplicate calls.
-[[noreturn]] void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
+[[noreturn]] WEAVE_API void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
 
 // default_lock_client() without the copy: this thread's copy, refreshed
 // when configure_locks() changes it or after fork().
-LockClient& thread_default_client();
+WEAVE_API LockClient& thread_default_client();
 
 // A unique owner token: a random per-thread prefix (libuuid) and a counter.
-std::string new_owner_token();
+WEAVE_API std::string new_owner_token();
 
-struct LeaseControl {
+struct WEAVE_API LeaseControl {
   static const ClientShared& client(const Lease& l) { return *l.client_; }
   static bool on_expiry(const Lease& l) { return l.on_expiry_; }
   // The further keys of a multi-key lease (empty for one key).
@@ -169,7 +169,7 @@ T& process_wide() {
 // (objects of it live for the whole process: process_wide<T>()):
 // stop() at exit (process_wide), and in a fork()ed child a fresh start (the
 // parent's thread is not there; forget_in_child() drops the parent's work).
-class BackgroundThread {
+class WEAVE_API BackgroundThread {
  public:
   void stop();
 
@@ -191,7 +191,7 @@ class BackgroundThread {
 
 // Runs on_lost / on_event for losses the watchdog found, in order, on its own
 // thread (started on first use; at exit the pending ones run before it stops).
-class LostNotifier final : public BackgroundThread {
+class WEAVE_API LostNotifier final : public BackgroundThread {
  public:
   static LostNotifier& instance();
   void post(std::shared_ptr<Lease> lease);
@@ -206,7 +206,7 @@ class LostNotifier final : public BackgroundThread {
 
 // The one background thread per process that renews watchdog leases (up to
 // their max_hold) and notices leases whose deadline passed while held.
-class Watchdog final : public BackgroundThread {
+class WEAVE_API Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
   void watch(const std::shared_ptr<Lease>& lease);

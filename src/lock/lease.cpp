@@ -9,7 +9,7 @@
 #include "internal.h"
 #include "weave/error.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace detail {
 
 // "<uuid>:<counter>": one libuuid value per thread (made anew in a fork()ed

@@ -15,7 +15,7 @@
 #include "weave/duration.h"
 #include "weave/error.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
 using detail::Clock;
 using detail::LeaseControl;

@@ -13,7 +13,7 @@
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace {
 
 using std::chrono::milliseconds;
@@ -150,7 +150,7 @@ class LockInterceptor final : public Interceptor {
 // Registers `lock` with Weave::core when this library is linked. Generated code
 // calls only Weave::core: cmake/link/weave_link_lock.cpp refers to
 // weave_link_lock so that the link keeps this object.
-extern "C" const char weave_link_lock = 0;
+extern "C" WEAVE_API const char weave_link_lock = 0;
 
 namespace {
 [[maybe_unused]] const bool lock_registered = [] {

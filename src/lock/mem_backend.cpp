@@ -13,7 +13,7 @@
 #include "internal.h"
 #include "mem_backend.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 namespace {
 
 // Process-wide, so fencing tokens increase per key across mem:// tables too.

@@ -4,7 +4,7 @@
 
 #include "weave/lock_backend.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 // A new, empty in-process lease table.
-std::shared_ptr<LockBackend> make_mem_backend();
+WEAVE_API std::shared_ptr<LockBackend> make_mem_backend();
 }  // namespace weave::detail

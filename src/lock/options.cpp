@@ -8,7 +8,7 @@
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace detail {
 // Throws ConfigError naming the URL and the known schemes (backends.cpp).
 void require_known_scheme(const std::string& url, std::string_view scheme);

@@ -10,7 +10,7 @@
 
 #include "internal.h"
 
-namespace weave::detail {
+namespace WEAVE_NAMESPACE::detail {
 
 BackgroundThread::BackgroundThread() {
   guard_across_fork(mutex_, [this] {

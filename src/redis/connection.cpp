@@ -7,7 +7,7 @@
 
 #include "weave/error.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 namespace {
 
 timeval to_timeval(std::chrono::milliseconds ms) {

@@ -2,6 +2,8 @@
 // and binary-safe argv commands.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <hiredis/hiredis.h>
 
 #include <chrono>
@@ -13,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 struct Endpoint {
   std::string host;

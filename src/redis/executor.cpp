@@ -7,7 +7,7 @@
 
 #include "weave/error.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 Command ScriptCall::build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const {
   Command c;

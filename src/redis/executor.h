@@ -20,7 +20,7 @@
 #include "redis/subscriber.h"
 #include "weave/lock_backend.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 // One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
 // `body` is one of the scripts of scripts.h (its address identifies it).

@@ -4,7 +4,7 @@
 
 #include "redis/scripts.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 namespace {
 
 using std::chrono::milliseconds;

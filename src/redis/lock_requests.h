@@ -15,7 +15,7 @@
 #include "redis/executor.h"
 #include "weave/lock_backend.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 // How a lock's fencing counter lives and counts (docs/redis.md, "Keys and
 // their lifetimes", "Fencing tokens").

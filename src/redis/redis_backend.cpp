@@ -10,7 +10,7 @@
 #include "weave/error.h"
 #include "weave/redis.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 namespace redis {
 namespace {
 

@@ -9,9 +9,9 @@
 #include "weave/lock_backend.h"
 #include "weave/redis.h"
 
-namespace weave {
+namespace WEAVE_NAMESPACE {
 
-extern "C" const char weave_link_redis = 0;
+extern "C" WEAVE_API const char weave_link_redis = 0;
 
 namespace {
 [[maybe_unused]] const bool redis_registered = [] {

@@ -4,9 +4,11 @@
 // that run them (which keys, which arguments) are built in lock_requests.cpp.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <cstddef>
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 // ---- keys and their lifetimes; see docs/redis.md "Keys and their lifetimes" ----
 // For lock key L = "{P K}" every name below starts with L's hash tag, so one

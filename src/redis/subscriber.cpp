@@ -10,7 +10,7 @@
 
 #include "weave/error.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 struct Subscriber::Channel {
   std::string name;

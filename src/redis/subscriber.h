@@ -3,6 +3,8 @@
 // channel that waiters block on (no polling).
 #pragma once
 
+#include "weave/abi.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -17,7 +19,7 @@
 
 #include "redis/connection.h"
 
-namespace weave::redis {
+namespace WEAVE_NAMESPACE::redis {
 
 // Rung whenever a subscribed channel's generation moves (message, lost
 // connection, resubscription, moved slot): lets one waiter wait for several

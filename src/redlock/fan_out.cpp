@@ -1,6 +1,6 @@
 #include "redlock/fan_out.h"
 
-namespace weave::redlock {
+namespace WEAVE_NAMESPACE::redlock {
 
 struct FanOut::Batch {
   std::mutex mutex;

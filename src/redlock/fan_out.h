@@ -2,6 +2,8 @@
 // waits for all of them: every redlock request reaches all masters at once.
 #pragma once
 
+#include "weave/abi.h"
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -10,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace weave::redlock {
+namespace WEAVE_NAMESPACE::redlock {
 
 class FanOut {
  public:

@@ -7,7 +7,7 @@
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave::redlock {
+namespace WEAVE_NAMESPACE::redlock {
 
 // options.url = "redlock://[user:password@]h1:p1,h2:p2,h3:p3[,...][/db]".
 // Uses pool_size, connect_timeout, command_timeout and key_prefix for every

@@ -16,7 +16,7 @@
 #include "redlock/redlock.h"
 #include "weave/error.h"
 
-namespace weave::redlock {
+namespace WEAVE_NAMESPACE::redlock {
 namespace {
 
 using std::chrono::milliseconds;

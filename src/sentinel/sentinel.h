@@ -13,7 +13,7 @@
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
 
-namespace weave::sentinel {
+namespace WEAVE_NAMESPACE::sentinel {
 
 // Runs script calls on the current master of `master_name`: asks the
 // sentinels (in turn) for its address and checks with ROLE that it is a

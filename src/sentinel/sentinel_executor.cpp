@@ -3,7 +3,7 @@
 #include "sentinel/sentinel.h"
 #include "weave/error.h"
 
-namespace weave::sentinel {
+namespace WEAVE_NAMESPACE::sentinel {
 
 SentinelExecutor::SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name,
                                    redis::Endpoint data, int pool_size)
