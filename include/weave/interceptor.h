@@ -17,12 +17,9 @@
 
 #include "weave/abi.h"
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -45,6 +42,11 @@ class WEAVE_API Interceptor {
 
 class WEAVE_API InterceptorRegistry {
  public:
+  InterceptorRegistry();
+  ~InterceptorRegistry();
+  InterceptorRegistry(const InterceptorRegistry&) = delete;
+  InterceptorRegistry& operator=(const InterceptorRegistry&) = delete;
+
   // The registry generated proxies use.
   static InterceptorRegistry& global();
 
@@ -56,12 +58,12 @@ class WEAVE_API InterceptorRegistry {
   std::shared_ptr<Interceptor> find(std::string_view annotation) const;
 
   // Bumped by every add/remove; proxies cache their resolved chain against it.
-  std::uint64_t version() const noexcept { return version_.load(std::memory_order_acquire); }
+  std::uint64_t version() const noexcept;
+
+  struct Impl;  // the bindings and their lock (in the library)
 
  private:
-  mutable std::shared_mutex mutex_;
-  std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name_;
-  std::atomic<std::uint64_t> version_{1};
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace weave

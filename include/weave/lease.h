@@ -24,11 +24,9 @@
 
 #include "weave/abi.h"
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -45,36 +43,36 @@ namespace detail {
 struct ChainNode;
 struct ClientShared;
 struct LeaseControl;
-struct LeaseInit;
+struct LeaseState;
 }  // namespace detail
 
 // One acquired lease. Created by LockClient; always owned through
 // std::shared_ptr and never moved, so `const Lease*` stays valid while the
-// handle (or the call chain) holds it. All accessors are thread-safe.
+// handle (or the call chain) holds it. All accessors are thread-safe. The
+// class holds no data: its state lives in the library (detail::LeaseState,
+// the one class derived from it), so this header needs no mutex or atomic.
 class WEAVE_API Lease {
  public:
   using clock = std::chrono::steady_clock;
 
-  explicit Lease(detail::LeaseInit&& init);  // internal: use LockClient
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
-  ~Lease();
 
   // The key; for a multi-key lease (LockClient::acquire_all) the first of
   // its keys in sorted order.
-  const std::string& key() const noexcept { return key_; }
+  const std::string& key() const noexcept;
   // Every key of the lease, sorted (one for a single-key lease).
   std::vector<std::string_view> keys() const;
   // True when `key` is one of the lease's keys.
   bool holds(std::string_view key) const noexcept;
   // reentrant, fair, read or write.
-  LockType type() const noexcept { return type_; }
+  LockType type() const noexcept;
   // Unique per acquisition (a random UUID); the backend checks it on
   // release and renewal.
-  const std::string& owner_token() const noexcept { return owner_; }
+  const std::string& owner_token() const noexcept;
   // Strictly increasing per key across acquisitions. For a multi-key lease,
   // the token of key().
-  std::uint64_t fencing_token() const noexcept { return fence_; }
+  std::uint64_t fencing_token() const noexcept;
   // The token of one of the lease's keys; UsageError for a key it does not hold.
   std::uint64_t fencing_token(std::string_view key) const;
   // Fires when the lease is lost (not on a normal release). Each call of
@@ -90,43 +88,22 @@ class WEAVE_API Lease {
   std::string lost_cause() const;
 
   // True in watchdog mode (renewed while held); false for a fixed ttl.
-  bool renewed() const noexcept { return watchdog_; }
+  bool renewed() const noexcept;
   // The lease length: the fixed ttl, or the watchdog lease.
-  std::chrono::milliseconds lease_time() const noexcept { return lease_time_; }
+  std::chrono::milliseconds lease_time() const noexcept;
   // How long the watchdog renews it at most (LockSpec::max_hold; 0 = no limit).
-  std::chrono::milliseconds max_hold() const noexcept { return max_hold_; }
-  clock::time_point acquired_at() const noexcept { return acquired_at_; }
+  std::chrono::milliseconds max_hold() const noexcept;
+  clock::time_point acquired_at() const noexcept;
   // When the lease runs out unless renewed (a local, conservative estimate;
   // moves forward with each renewal).
-  clock::time_point expires_at() const noexcept {
-    return clock::time_point(clock::duration(expires_at_.load(std::memory_order_acquire)));
-  }
+  clock::time_point expires_at() const noexcept;
   // expires_at() - now rounded up, or 0 once it passed (lost() is then true).
   std::chrono::milliseconds remaining() const noexcept;
 
  private:
-  friend struct detail::LeaseControl;
-  std::string key_;
-  std::vector<std::pair<std::string, std::uint64_t>> more_;  // multi-key: the other keys, tokens
-  LockType type_;
-  std::string owner_;
-  std::uint64_t fence_ = 0;
-  bool watchdog_ = false;
-  bool on_expiry_ = false;  // Release::on_expiry
-  std::chrono::milliseconds lease_time_{0};
-  std::chrono::milliseconds max_hold_{0};
-  clock::time_point acquired_at_;
-  std::atomic<clock::rep> expires_at_{0};
-  std::stop_source stop_;
-  std::atomic<bool> lost_{false};
-  std::atomic<bool> lost_reported_{false};  // on_lost called
-  std::shared_ptr<const detail::ClientShared> client_;  // backend + options
-  std::weak_ptr<Lease> self_;  // to hand a loss its holder noticed to the notifier thread
-  mutable std::mutex mutex_;                // guards the fields below
-  std::string cause_;
-  bool hold_limit_ = false;  // lost because it was held past max_hold
-  int holds_ = 1;
-  bool released_ = false;
+  friend struct detail::LeaseState;  // the only implementation
+  Lease() noexcept = default;
+  ~Lease() = default;  // destroyed as a LeaseState (through std::shared_ptr)
 };
 
 // The innermost lease held by the running call chain, or null.

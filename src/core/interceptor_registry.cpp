@@ -1,3 +1,4 @@
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -46,16 +47,29 @@ ChainStore& chain_store() {
 
 std::shared_ptr<const void> Interceptor::prepare(const AnnotationSpec&) { return nullptr; }
 
+struct InterceptorRegistry::Impl {
+  mutable std::shared_mutex mutex;
+  std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name;
+  std::atomic<std::uint64_t> version{1};
+};
+
+InterceptorRegistry::InterceptorRegistry() : impl_(std::make_unique<Impl>()) {}
+InterceptorRegistry::~InterceptorRegistry() = default;
+
 InterceptorRegistry& InterceptorRegistry::global() {
   static InterceptorRegistry* registry = new InterceptorRegistry;  // usable during exit
   return *registry;
 }
 
+std::uint64_t InterceptorRegistry::version() const noexcept {
+  return impl_->version.load(std::memory_order_acquire);
+}
+
 void InterceptorRegistry::add(std::string annotation, std::shared_ptr<Interceptor> interceptor) {
   if (!interceptor) throw UsageError("null interceptor for annotation '" + annotation + "'");
-  std::unique_lock lock(mutex_);
-  by_name_[std::move(annotation)] = std::move(interceptor);
-  version_.fetch_add(1, std::memory_order_acq_rel);
+  std::unique_lock lock(impl_->mutex);
+  impl_->by_name[std::move(annotation)] = std::move(interceptor);
+  impl_->version.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void InterceptorRegistry::add(std::string annotation, std::function<void(Invocation&)> around) {
@@ -64,18 +78,18 @@ void InterceptorRegistry::add(std::string annotation, std::function<void(Invocat
 }
 
 bool InterceptorRegistry::remove(std::string_view annotation) {
-  std::unique_lock lock(mutex_);
-  auto it = by_name_.find(annotation);
-  if (it == by_name_.end()) return false;
-  by_name_.erase(it);
-  version_.fetch_add(1, std::memory_order_acq_rel);
+  std::unique_lock lock(impl_->mutex);
+  auto it = impl_->by_name.find(annotation);
+  if (it == impl_->by_name.end()) return false;
+  impl_->by_name.erase(it);
+  impl_->version.fetch_add(1, std::memory_order_acq_rel);
   return true;
 }
 
 std::shared_ptr<Interceptor> InterceptorRegistry::find(std::string_view annotation) const {
-  std::shared_lock lock(mutex_);
-  auto it = by_name_.find(annotation);
-  return it == by_name_.end() ? nullptr : it->second;
+  std::shared_lock lock(impl_->mutex);
+  auto it = impl_->by_name.find(annotation);
+  return it == impl_->by_name.end() ? nullptr : it->second;
 }
 
 namespace detail {

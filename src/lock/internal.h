@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -63,18 +64,41 @@ struct WEAVE_API ClientShared {
   }
 };
 
-struct WEAVE_API LeaseInit {
-  std::string key, owner;
-  std::vector<std::pair<std::string, std::uint64_t>> more;  // further keys of a multi-key lease
-  LockType type = LockType::reentrant;
-  std::uint64_t fence = 0;
-  bool watchdog = false;
-  bool on_expiry = false;
-  std::chrono::milliseconds lease_time{0};
-  std::chrono::milliseconds max_hold{0};
-  Clock::time_point acquired_at;
-  std::shared_ptr<const ClientShared> client;
+// What a Lease is (weave/lease.h holds no data): made by LockClient with one
+// std::make_shared, so a lease costs one allocation.
+struct WEAVE_API LeaseState final : Lease {
+  LeaseState() noexcept = default;
+  ~LeaseState() = default;
+
+  std::string key_;
+  std::vector<std::pair<std::string, std::uint64_t>> more_;  // multi-key: the other keys, tokens
+  LockType type_ = LockType::reentrant;
+  std::string owner_;
+  std::uint64_t fence_ = 0;
+  bool watchdog_ = false;
+  bool on_expiry_ = false;  // Release::on_expiry
+  std::chrono::milliseconds lease_time_{0};
+  std::chrono::milliseconds max_hold_{0};
+  Clock::time_point acquired_at_;
+  std::atomic<Clock::rep> expires_at_{0};
+  std::stop_source stop_;
+  std::atomic<bool> lost_{false};
+  std::atomic<bool> lost_reported_{false};  // on_lost called
+  std::shared_ptr<const ClientShared> client_;  // backend + options
+  std::weak_ptr<LeaseState> self_;  // to hand a loss its holder noticed to the notifier thread
+  mutable std::mutex mutex_;         // guards the fields below
+  std::string cause_;
+  bool hold_limit_ = false;  // lost because it was held past max_hold
+  int holds_ = 1;
+  bool released_ = false;
+
+  Clock::time_point expires_at() const noexcept {
+    return Clock::time_point(Clock::duration(expires_at_.load(std::memory_order_acquire)));
+  }
 };
+
+inline LeaseState& state(Lease& l) noexcept { return static_cast<LeaseState&>(l); }
+inline const LeaseState& state(const Lease& l) noexcept { return static_cast<const LeaseState&>(l); }
 
 // One link of the (immutable, shareable) chain of leases held by a call.
 struct WEAVE_API ChainNode {
@@ -98,53 +122,52 @@ WEAVE_API LockClient& thread_default_client();
 WEAVE_API std::string new_owner_token();
 
 struct WEAVE_API LeaseControl {
-  static const ClientShared& client(const Lease& l) { return *l.client_; }
-  static bool on_expiry(const Lease& l) { return l.on_expiry_; }
-  // The further keys of a multi-key lease (empty for one key).
-  static const std::vector<std::pair<std::string, std::uint64_t>>& more_keys(const Lease& l) { return l.more_; }
-  static void set_expires_at(Lease& l, Clock::time_point t) {
+  static const ClientShared& client(const LeaseState& l) { return *l.client_; }
+  static void set_expires_at(LeaseState& l, Clock::time_point t) {
     l.expires_at_.store(t.time_since_epoch().count(), std::memory_order_release);
   }
-  static bool released(const Lease& l) {
+  static bool released(const LeaseState& l) {
     std::lock_guard g(l.mutex_);
     return l.released_;
   }
-  static void set_self(const std::shared_ptr<Lease>& l) { l->self_ = l; }
-  static bool is_lost(const Lease& l) { return l.lost_.load(std::memory_order_acquire); }
+  static void set_self(const std::shared_ptr<LeaseState>& l) { l->self_ = l; }
+  static bool is_lost(const LeaseState& l) { return l.lost_.load(std::memory_order_acquire); }
   // Marks the lease lost (once) and fires its stop_token; on_lost / on_event
   // come from report_lost. Ignored after release unless `even_if_released`.
   // True when this call marked it.
-  static bool record_lost(Lease& l, const std::string& cause, bool even_if_released = false,
+  static bool record_lost(LeaseState& l, const std::string& cause, bool even_if_released = false,
                           bool hold_limit = false);
   // When the watchdog stops renewing: acquired_at + max_hold (max() without).
-  static Clock::time_point hold_deadline(const Lease& l) noexcept;
+  static Clock::time_point hold_deadline(const LeaseState& l) noexcept;
   // Why the lease counts as lost at `now` by its local deadlines (its expiry,
   // its max_hold), or "" while within them; `hold_limit` says which.
-  static std::string deadline_cause(const Lease& l, Clock::time_point now, bool& hold_limit);
+  static std::string deadline_cause(const LeaseState& l, Clock::time_point now, bool& hold_limit);
   // record_lost() when a deadline has passed, with on_lost / on_event on the
   // LostNotifier thread (drop_hold reports on its own). True when the lease
   // is lost (by this call or before). Cheap while within the deadlines.
-  static bool check_deadlines(Lease& l, Clock::time_point now, bool even_if_released = false) noexcept;
+  static bool check_deadlines(LeaseState& l, Clock::time_point now, bool even_if_released = false) noexcept;
   // For the watchdog thread: record_lost(), then on_lost / on_event on the
   // LostNotifier thread, so a slow callback cannot delay renewals.
-  static void mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause, bool hold_limit = false);
+  static void mark_lost_later(const std::shared_ptr<LeaseState>& l, const std::string& cause,
+                              bool hold_limit = false);
   // Calls on_lost then on_event for a lost lease, once per lease, on this
   // thread (a throwing callback is ignored).
-  static void report_lost(Lease& l);
+  static void report_lost(LeaseState& l);
 
  private:
   // Calls f with what a lost lease is reported as: HoldLimitExceeded when it
   // was held past max_hold, else LeaseLost.
   template <class F>
-  static void as_lost_error(const Lease& l, F&& f);
+  static void as_lost_error(const LeaseState& l, F&& f);
   // A failed backend release: counted, sent to on_event, thrown per
   // release_failure_policy when `may_throw`.
-  static void release_failed(const Lease& l, const std::string& key, const std::string& cause, bool may_throw);
+  static void release_failed(const LeaseState& l, const std::string& key, const std::string& cause,
+                             bool may_throw);
 
  public:
   // Another hold for a reentrant acquisition; false when already released.
   // Throws LeaseLost when the lease was lost.
-  static bool add_hold(Lease& l);
+  static bool add_hold(LeaseState& l);
   // Gives up one hold; the last one releases in the backend.
   static void drop_hold(const std::shared_ptr<Lease>& l, bool may_throw);
 
@@ -194,14 +217,14 @@ class WEAVE_API BackgroundThread {
 class WEAVE_API LostNotifier final : public BackgroundThread {
  public:
   static LostNotifier& instance();
-  void post(std::shared_ptr<Lease> lease);
+  void post(std::shared_ptr<LeaseState> lease);
 
  private:
   friend LostNotifier& process_wide<LostNotifier>();
   LostNotifier() = default;
   void run() override;
   void forget_in_child() override;
-  std::deque<std::shared_ptr<Lease>> queue_;
+  std::deque<std::shared_ptr<LeaseState>> queue_;
 };
 
 // The one background thread per process that renews watchdog leases (up to
@@ -209,8 +232,8 @@ class WEAVE_API LostNotifier final : public BackgroundThread {
 class WEAVE_API Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
-  void watch(const std::shared_ptr<Lease>& lease);
-  void unwatch(const Lease* lease);
+  void watch(const std::shared_ptr<LeaseState>& lease);
+  void unwatch(const LeaseState* lease);
   // Number of leases watched (tests).
   std::size_t size();
 
@@ -218,15 +241,15 @@ class WEAVE_API Watchdog final : public BackgroundThread {
   friend Watchdog& process_wide<Watchdog>();
   Watchdog() = default;
   struct Entry {
-    std::shared_ptr<Lease> lease;
+    std::shared_ptr<LeaseState> lease;
     Clock::time_point due;
     std::string renew_error;  // why the last renewal failed ("" if it did not)
   };
   void run() override;
   void forget_in_child() override;
-  void process(std::vector<std::shared_ptr<Lease>>& due);
+  void process(std::vector<std::shared_ptr<LeaseState>>& due);
 
-  std::unordered_map<const Lease*, Entry> entries_;
+  std::unordered_map<const LeaseState*, Entry> entries_;
   std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due
   Clock::time_point wake_at_ = Clock::time_point::max();
 };

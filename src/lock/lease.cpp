@@ -42,7 +42,7 @@ std::shared_ptr<const ChainNode>& LeaseControl::head() {
   return chain;
 }
 
-bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_released, bool hold_limit) {
+bool LeaseControl::record_lost(LeaseState& l, const std::string& cause, bool even_if_released, bool hold_limit) {
   {
     std::lock_guard g(l.mutex_);
     if (l.lost_.load(std::memory_order_relaxed)) return false;
@@ -57,12 +57,12 @@ bool LeaseControl::record_lost(Lease& l, const std::string& cause, bool even_if_
   return true;
 }
 
-Clock::time_point LeaseControl::hold_deadline(const Lease& l) noexcept {
+Clock::time_point LeaseControl::hold_deadline(const LeaseState& l) noexcept {
   return l.watchdog_ && l.max_hold_ > std::chrono::milliseconds(0) ? l.acquired_at_ + l.max_hold_
                                                                     : Clock::time_point::max();
 }
 
-std::string LeaseControl::deadline_cause(const Lease& l, Clock::time_point now, bool& hold_limit) {
+std::string LeaseControl::deadline_cause(const LeaseState& l, Clock::time_point now, bool& hold_limit) {
   const Clock::time_point expiry = l.expires_at(), held_until = hold_deadline(l);
   hold_limit = now >= held_until && held_until <= expiry;  // whichever came first
   if (hold_limit)
@@ -75,7 +75,7 @@ std::string LeaseControl::deadline_cause(const Lease& l, Clock::time_point now, 
          "did not answer in time)";
 }
 
-bool LeaseControl::check_deadlines(Lease& l, Clock::time_point now, bool even_if_released) noexcept {
+bool LeaseControl::check_deadlines(LeaseState& l, Clock::time_point now, bool even_if_released) noexcept {
   if (l.lost_.load(std::memory_order_acquire)) return true;
   if (now < l.expires_at() && now < hold_deadline(l)) return false;
   try {
@@ -92,7 +92,7 @@ bool LeaseControl::check_deadlines(Lease& l, Clock::time_point now, bool even_if
 }
 
 template <class F>
-void LeaseControl::as_lost_error(const Lease& l, F&& f) {
+void LeaseControl::as_lost_error(const LeaseState& l, F&& f) {
   std::string cause;
   bool hold_limit;
   {
@@ -106,7 +106,7 @@ void LeaseControl::as_lost_error(const Lease& l, F&& f) {
     f(LeaseLost(l.key_, cause));
 }
 
-void LeaseControl::report_lost(Lease& l) {
+void LeaseControl::report_lost(LeaseState& l) {
   if (!l.lost_.load(std::memory_order_acquire) || l.lost_reported_.exchange(true)) return;
   const LockOptions& o = l.client_->options;
   // Callbacks must not throw; there is nobody to hand their error to.
@@ -127,12 +127,12 @@ void LeaseControl::report_lost(Lease& l) {
   }
 }
 
-void LeaseControl::mark_lost_later(const std::shared_ptr<Lease>& l, const std::string& cause, bool hold_limit) {
+void LeaseControl::mark_lost_later(const std::shared_ptr<LeaseState>& l, const std::string& cause, bool hold_limit) {
   record_lost(*l, cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
   if (l->lost_.load(std::memory_order_acquire) && !l->lost_reported_.load()) LostNotifier::instance().post(l);
 }
 
-void LeaseControl::release_failed(const Lease& l, const std::string& key, const std::string& cause, bool may_throw) {
+void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = *l.client_;
   c.counters.release_failures.fetch_add(1, std::memory_order_relaxed);
   ReleaseFailed error(key, cause);
@@ -145,7 +145,7 @@ void LeaseControl::release_failed(const Lease& l, const std::string& key, const 
   if (may_throw && c.options.release_failure_policy == ReleaseFailurePolicy::throw_error) throw error;
 }
 
-bool LeaseControl::add_hold(Lease& l) {
+bool LeaseControl::add_hold(LeaseState& l) {
   check_deadlines(l, Clock::now());
   std::lock_guard g(l.mutex_);
   if (l.released_) return false;
@@ -156,7 +156,7 @@ bool LeaseControl::add_hold(Lease& l) {
 }
 
 void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
-  Lease& l = *lp;
+  LeaseState& l = state(*lp);
   const ClientShared& c = *l.client_;
   bool last;
   {
@@ -207,59 +207,59 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
 
 }  // namespace detail
 
-// ---- Lease ----
+// ---- Lease: its accessors read the LeaseState it is ----
 
-Lease::Lease(detail::LeaseInit&& init)
-    : key_(std::move(init.key)),
-      more_(std::move(init.more)),
-      type_(init.type),
-      owner_(std::move(init.owner)),
-      fence_(init.fence),
-      watchdog_(init.watchdog),
-      on_expiry_(init.on_expiry),
-      lease_time_(init.lease_time),
-      max_hold_(init.max_hold),
-      acquired_at_(init.acquired_at),
-      expires_at_((init.acquired_at + init.lease_time).time_since_epoch().count()),
-      client_(std::move(init.client)) {}
+using detail::state;
 
-Lease::~Lease() = default;
+const std::string& Lease::key() const noexcept { return state(*this).key_; }
+LockType Lease::type() const noexcept { return state(*this).type_; }
+const std::string& Lease::owner_token() const noexcept { return state(*this).owner_; }
+std::uint64_t Lease::fencing_token() const noexcept { return state(*this).fence_; }
+bool Lease::renewed() const noexcept { return state(*this).watchdog_; }
+std::chrono::milliseconds Lease::lease_time() const noexcept { return state(*this).lease_time_; }
+std::chrono::milliseconds Lease::max_hold() const noexcept { return state(*this).max_hold_; }
+Lease::clock::time_point Lease::acquired_at() const noexcept { return state(*this).acquired_at_; }
+Lease::clock::time_point Lease::expires_at() const noexcept { return state(*this).expires_at(); }
 
 std::vector<std::string_view> Lease::keys() const {
-  std::vector<std::string_view> out{key_};
-  for (const auto& [key, fence] : more_) out.push_back(key);
+  const detail::LeaseState& s = state(*this);
+  std::vector<std::string_view> out{s.key_};
+  for (const auto& [key, fence] : s.more_) out.push_back(key);
   return out;
 }
 
 bool Lease::holds(std::string_view key) const noexcept {
-  if (key == key_) return true;
-  for (const auto& [k, fence] : more_)
+  const detail::LeaseState& s = state(*this);
+  if (key == s.key_) return true;
+  for (const auto& [k, fence] : s.more_)
     if (k == key) return true;
   return false;
 }
 
 std::uint64_t Lease::fencing_token(std::string_view key) const {
-  if (key == key_) return fence_;
-  for (const auto& [k, fence] : more_)
+  const detail::LeaseState& s = state(*this);
+  if (key == s.key_) return s.fence_;
+  for (const auto& [k, fence] : s.more_)
     if (k == key) return fence;
-  throw UsageError("lease on '" + key_ + "' does not hold key '" + std::string(key) + "'");
+  throw UsageError("lease on '" + s.key_ + "' does not hold key '" + std::string(key) + "'");
 }
 
 // A const accessor may mark the lease lost: its deadline passed, and the
 // holder asking must not hear otherwise (Lease objects are never const).
 bool Lease::lost() const noexcept {
-  return detail::LeaseControl::check_deadlines(const_cast<Lease&>(*this), clock::now());
+  return detail::LeaseControl::check_deadlines(const_cast<detail::LeaseState&>(state(*this)), clock::now());
 }
 
 std::stop_token Lease::stop_token() const noexcept {
   lost();  // fires the token first when a deadline has passed
-  return stop_.get_token();
+  return state(*this).stop_.get_token();
 }
 
 std::string Lease::lost_cause() const {
   lost();
-  std::lock_guard g(mutex_);
-  return cause_;
+  const detail::LeaseState& s = state(*this);
+  std::lock_guard g(s.mutex_);
+  return s.cause_;
 }
 
 std::chrono::milliseconds Lease::remaining() const noexcept {

@@ -299,7 +299,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     for (std::string_view key : keys) {
       bool held = false;
       for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
-        Lease& outer = *n->lease;
+        detail::LeaseState& outer = detail::state(*n->lease);
         if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
         if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
         if (!exclusive(outer.type()) && exclusive(type))
@@ -312,7 +312,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
       if (!held) not_held.push_back(key);
     }
     if (reuse) {
-      if (not_held.empty() && LeaseControl::add_hold(*reuse)) {
+      if (not_held.empty() && LeaseControl::add_hold(detail::state(*reuse))) {
         tally.outcome = &shared_->counters.reentered;
         return LeaseHandle(reuse, true);
       }
@@ -333,7 +333,9 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   const bool waits = spec.wait > milliseconds(0);
   std::string owner = detail::new_owner_token();  // one owner for every key of the lease
 
-  detail::LeaseInit init;
+  std::string first_key;
+  std::uint64_t first_fence = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> more;  // the further keys of a multi-key lease
   Clock::time_point first_sent{}, expires = Clock::time_point::max();
   // All or nothing, in sorted order; one wait budget for all keys.
   for (std::size_t i = 0; i < missing.size(); ++i) {
@@ -360,26 +362,30 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     }
     if (i == 0) {
       first_sent = sent;
-      init.key.assign(missing[i]);
-      init.fence = r->fencing_token;
+      first_key.assign(missing[i]);
+      first_fence = r->fencing_token;
     } else {
-      init.more.emplace_back(std::string(missing[i]), r->fencing_token);
+      more.emplace_back(std::string(missing[i]), r->fencing_token);
     }
     if (r->validity > milliseconds(0) && r->validity < lease_time)
       expires = std::min(expires, sent + r->validity);  // the backend's shorter validity
   }
-  init.owner = std::move(owner);
-  init.type = type;
-  init.watchdog = watchdog;
-  init.on_expiry = spec.release == LockSpec::Release::on_expiry;
-  init.lease_time = lease_time;
+  auto lease = std::make_shared<detail::LeaseState>();  // the lease's one allocation
+  detail::LeaseState& init = *lease;
+  init.key_ = std::move(first_key);
+  init.fence_ = first_fence;
+  init.more_ = std::move(more);
+  init.owner_ = std::move(owner);
+  init.type_ = type;
+  init.watchdog_ = watchdog;
+  init.on_expiry_ = spec.release == LockSpec::Release::on_expiry;
+  init.lease_time_ = lease_time;
   // Longer than the longest duration (weave::forever included): no limit.
-  init.max_hold = watchdog && spec.max_hold <= max_duration ? spec.max_hold : milliseconds(0);
-  init.acquired_at = first_sent;  // conservative: the backend's lease started later
-  init.client = shared_;
-  auto lease = std::make_shared<Lease>(std::move(init));
+  init.max_hold_ = watchdog && spec.max_hold <= max_duration ? spec.max_hold : milliseconds(0);
+  init.acquired_at_ = first_sent;  // conservative: the backend's lease started later
+  init.client_ = shared_;
   LeaseControl::set_self(lease);
-  if (expires != Clock::time_point::max()) LeaseControl::set_expires_at(*lease, expires);
+  LeaseControl::set_expires_at(*lease, expires != Clock::time_point::max() ? expires : first_sent + lease_time);
   detail::Watchdog::instance().watch(lease);
   tally.end = Clock::now();
   if (waited) *waited = std::chrono::duration_cast<milliseconds>(tally.end - start);

@@ -42,7 +42,7 @@ Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 void Watchdog::forget_in_child() {
   // The parent's leases are renewed by the parent: forgotten here, not freed
   // (freeing could run code that expects their threads).
-  new std::unordered_map<const Lease*, Entry>(std::move(entries_));
+  new std::unordered_map<const LeaseState*, Entry>(std::move(entries_));
   entries_.clear();
   coalesce_.clear();
   wake_at_ = Clock::time_point::max();
@@ -53,11 +53,11 @@ LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
 
 void LostNotifier::forget_in_child() {
   // The parent's pending callbacks are the parent's business: left alone.
-  new std::deque<std::shared_ptr<Lease>>(std::move(queue_));
+  new std::deque<std::shared_ptr<LeaseState>>(std::move(queue_));
   queue_.clear();
 }
 
-void LostNotifier::post(std::shared_ptr<Lease> lease) {
+void LostNotifier::post(std::shared_ptr<LeaseState> lease) {
   {
     std::lock_guard g(mutex_);
     if (stop_) return;
@@ -72,7 +72,7 @@ void LostNotifier::run() {
   for (;;) {
     cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing pending
-    std::shared_ptr<Lease> lease = std::move(queue_.front());
+    std::shared_ptr<LeaseState> lease = std::move(queue_.front());
     queue_.pop_front();
     g.unlock();
     LeaseControl::report_lost(*lease);  // may release leases, may be slow
@@ -81,7 +81,7 @@ void LostNotifier::run() {
   }
 }
 
-void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
+void Watchdog::watch(const std::shared_ptr<LeaseState>& lease) {
   const ClientShared& c = LeaseControl::client(*lease);
   const Clock::time_point due =
       lease->renewed() ? std::min(lease->acquired_at() + c.renew_interval(), LeaseControl::hold_deadline(*lease))
@@ -97,7 +97,7 @@ void Watchdog::watch(const std::shared_ptr<Lease>& lease) {
   if (wake) cv_.notify_one();
 }
 
-void Watchdog::unwatch(const Lease* lease) {
+void Watchdog::unwatch(const LeaseState* lease) {
   std::lock_guard g(mutex_);
   entries_.erase(lease);
 }
@@ -109,7 +109,7 @@ std::size_t Watchdog::size() {
 
 void Watchdog::run() {
   std::unique_lock lk(mutex_);
-  std::vector<std::shared_ptr<Lease>> due;
+  std::vector<std::shared_ptr<LeaseState>> due;
   while (!stop_) {
     const auto now = Clock::now();
     Clock::time_point next = Clock::time_point::max();
@@ -154,12 +154,12 @@ void Watchdog::run() {
   }
 }
 
-void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
+void Watchdog::process(std::vector<std::shared_ptr<LeaseState>>& due) {
   // Past a deadline (a fixed ttl ran out, this process was paused past a
   // renewal, max_hold was reached): lost, never renewed again. The holder may
   // have seen it first (Lease::lost() checks the deadlines too).
   const auto start = Clock::now();
-  std::map<LockBackend*, std::vector<std::shared_ptr<Lease>>> to_renew;
+  std::map<LockBackend*, std::vector<std::shared_ptr<LeaseState>>> to_renew;
   for (auto& l : due) {
     bool hold_limit = false;
     std::string cause = LeaseControl::deadline_cause(*l, start, hold_limit);
@@ -185,7 +185,7 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
     items.reserve(leases.size());
     for (auto& l : leases) {
       items.push_back(RenewItem{l->key(), l->owner_token(), l->lease_time(), l->type()});
-      for (const auto& [key, fence] : LeaseControl::more_keys(*l))
+      for (const auto& [key, fence] : l->more_)
         items.push_back(RenewItem{key, l->owner_token(), l->lease_time(), l->type()});
     }
     const auto sent = Clock::now();
@@ -200,14 +200,14 @@ void Watchdog::process(std::vector<std::shared_ptr<Lease>>& due) {
       error = "unknown error";
     }
     const auto now = Clock::now();
-    std::vector<std::pair<std::shared_ptr<Lease>, std::string>> lost;
+    std::vector<std::pair<std::shared_ptr<LeaseState>, std::string>> lost;
     std::unique_lock g(mutex_);
     std::size_t item = 0;
     for (std::size_t i = 0; i < leases.size(); ++i) {
-      Lease& l = *leases[i];
+      LeaseState& l = *leases[i];
       const auto interval = LeaseControl::client(l).renew_interval();
       bool owned = true;
-      for (std::size_t k = 0, n = 1 + LeaseControl::more_keys(l).size(); k < n; ++k, ++item)
+      for (std::size_t k = 0, n = 1 + l.more_.size(); k < n; ++k, ++item)
         owned = owned && error.empty() && results[item] == RenewResult::owned;
       if (owned && LeaseControl::is_lost(l)) {  // the holder saw a deadline pass meanwhile
         entries_.erase(&l);
