@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "peer_common.h"
-#include "redis/scripts.h"
+#include "lock/scripts.h"
 
 namespace {
 std::string kOwner = "0f8fad5b-d9cb-469f-a165-7086772895";  // + worker id: one owner per process
@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
   std::vector<redisContext*> cs;
   for (int port : a.ports()) cs.push_back(redisConnect("127.0.0.1", port));
   std::vector<std::string> acq, rel, ren;
-  for (auto* c : cs) acq.push_back(load(c, weave::redis::kAcquireScript)), rel.push_back(load(c, weave::redis::kReleaseScript)),
-      ren.push_back(load(c, weave::redis::kRenewScript));
+  for (auto* c : cs) acq.push_back(load(c, weave::lock_redis::scripts::acquire)), rel.push_back(load(c, weave::lock_redis::scripts::release)),
+      ren.push_back(load(c, weave::lock_redis::scripts::renew));
   // ARGV as scripts.h documents them: owner, lease, no place in line, grace,
   // clock floor (on for one node, off for the redlock workload).
   const std::string ttl = "10000", grace = "10000", floor = wl == "redlock" ? "0" : "1";

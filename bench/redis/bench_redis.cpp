@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "redis/scripts.h"
+#include "lock/scripts.h"
 #include "redis_server.h"
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
@@ -77,8 +77,8 @@ int main() {
   redis_test::Raw raw(server.port());
   double ping_ns = bench::ns_per_call(n, reps, [&](long) { raw.cmd({"PING"}); });
 
-  std::string acquire_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kAcquireScript}).str;
-  std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kReleaseScript}).str;
+  std::string acquire_sha = raw.cmd({"SCRIPT", "LOAD", weave::lock_redis::scripts::acquire}).str;
+  std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::lock_redis::scripts::release}).str;
   redisContext* c = raw.context();
   const std::string lock = "{weave:lock:bench:raw}", fence = lock + ":fence", chan = lock + ":released";
   const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000", grace = "10000";

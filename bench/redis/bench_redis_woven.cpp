@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "bench_util.h"
-#include "redis/scripts.h"
+#include "lock/scripts.h"
 #include "redis_server.h"
 #include "redis_service.weave.h"
 #include "weave/lock.h"
@@ -19,8 +19,8 @@ int main() {
   const long n = 20000;
   const int reps = 3;
   redis_test::Raw raw(server.port());
-  std::string acquire_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kAcquireScript}).str;
-  std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::redis::kReleaseScript}).str;
+  std::string acquire_sha = raw.cmd({"SCRIPT", "LOAD", weave::lock_redis::scripts::acquire}).str;
+  std::string release_sha = raw.cmd({"SCRIPT", "LOAD", weave::lock_redis::scripts::release}).str;
   redisContext* c = raw.context();
   const std::string lock = "{weave:lock:bench:raw}", fence = lock + ":fence", chan = lock + ":released";
   const std::string owner = "0f8fad5b-d9cb-469f-a165-70867728950e", ttl = "10000", grace = "10000";

@@ -7,7 +7,7 @@
 //
 //   class MyBackend : public weave::LockBackend { ... };
 //   weave::register_lock_backend("my", [](const weave::LockOptions& o) {
-//     return std::make_shared<MyBackend>(weave::parse_lock_url(o.url));
+//     return std::make_shared<MyBackend>(weave::parse_store_url(o.url));
 //   });
 //   weave::configure_locks({.url = "my://host:1234"});
 //
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "weave/lock.h"
+#include "weave/url.h"
 
 namespace WEAVE_NAMESPACE {
 
@@ -125,25 +126,6 @@ class WEAVE_API LockBackend {
   virtual void leave_queue(LockType type, std::string_view key, std::string_view owner_token);
 };
 
-// A parsed lock URL: "mem://[name]" or "redis://[user:password@]host[:port][/db]".
-struct WEAVE_API LockUrl {
-  struct Host {
-    std::string host;  // without the brackets of an IPv6 address
-    int port = 0;      // as written, else the scheme's default (see hosts)
-  };
-  std::string scheme;  // "mem", "redis", ...
-  std::string name;    // mem: table name ("" = the default table); redis+sentinel: the master's name
-  std::string user, password;
-  // Every host, in order, each port defaulted in this one place: 6379 for
-  // redis, redis+cluster and redlock, 26379 for redis+sentinel (the
-  // sentinels), 0 (none) for other schemes. No host appears twice.
-  std::vector<Host> hosts;
-  std::string host;  // the first host; several: the list as written ("h1:p1,[::1]:p2")
-  int port = 0;      // the first host's port; 0 for a list
-  int db = 0;
-};
-// Throws ConfigError naming the URL and the problem.
-WEAVE_API LockUrl parse_lock_url(std::string_view url);
 
 using LockBackendFactory = std::function<std::shared_ptr<LockBackend>(const LockOptions&)>;
 // Binds a URL scheme (without "://") to a factory, replacing an earlier one.

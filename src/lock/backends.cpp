@@ -95,7 +95,7 @@ void register_lock_backend(std::string scheme, LockBackendFactory factory) {
 }
 
 std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
-  const LockUrl url = parse_lock_url(options.url);
+  const StoreUrl url = parse_store_url(options.url);
   Registry& r = registry();
   LockBackendFactory factory;
   {

@@ -31,7 +31,7 @@ void check_duration(const char* field, milliseconds d) {
 }  // namespace
 
 void LockOptions::validate() const {
-  detail::require_known_scheme(url, parse_lock_url(url).scheme);
+  detail::require_known_scheme(url, parse_store_url(url).scheme);
   detail::validate_values(*this);
 }
 

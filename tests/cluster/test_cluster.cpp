@@ -11,7 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "cluster/cluster.h"
+#include "lock/redis/backends.h"
+#include "store/cluster_executor.h"
 #include "cluster_fixture.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -24,7 +25,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Client {
-  std::shared_ptr<weave::cluster::ClusterExecutor> exec;
+  std::shared_ptr<weave::store::ClusterExecutor> exec;
   std::shared_ptr<weave::LockBackend> backend;
   weave::LockClient locks;
 };
@@ -32,8 +33,9 @@ struct Client {
 Client make_client(weave::LockOptions o = {}) {
   o.url = Cluster::shared().url();
   o.command_timeout = 5s;
-  std::shared_ptr<weave::cluster::ClusterExecutor> exec;
-  auto backend = weave::cluster::make_cluster_backend(o, &exec);
+  auto exec = std::dynamic_pointer_cast<weave::store::ClusterExecutor>(
+      weave::store::open_executor(o.url, weave::lock_redis::settings_of(o)));
+  auto backend = weave::lock_redis::make_script_backend(exec, o);
   return Client{exec, backend, weave::LockClient(o, backend)};
 }
 
@@ -68,9 +70,9 @@ TEST_CASE("cluster: key slots match CLUSTER KEYSLOT, hash tags included", "[clus
                         "{weave:lock:order:1}", "{weave:lock:order:1}:fence", "{weave:lock:order:1}:released",
                         "123456789"}) {
     INFO(k);
-    REQUIRE(weave::cluster::key_slot(k) == static_cast<unsigned>(c.slot_of(k)));
+    REQUIRE(weave::store::key_slot(k) == static_cast<unsigned>(c.slot_of(k)));
   }
-  REQUIRE(weave::cluster::key_slot("123456789") == (0x31C3 % 16384));  // the CRC16/XMODEM check value
+  REQUIRE(weave::store::key_slot("123456789") == (0x31C3 % 16384));  // the CRC16/XMODEM check value
 }
 
 TEST_CASE("cluster: keys land on different nodes and one renewal batch spans them", "[cluster]") {

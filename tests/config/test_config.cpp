@@ -259,12 +259,12 @@ TEST_CASE("config: every entry point validates the options in one place", "[conf
 }
 
 TEST_CASE("config: lock URLs", "[config]") {
-  auto m = weave::parse_lock_url("mem://");
+  auto m = weave::parse_store_url("mem://");
   CHECK(m.scheme == "mem");
   CHECK(m.name.empty());
-  CHECK(weave::parse_lock_url("mem://tenant-a").name == "tenant-a");
+  CHECK(weave::parse_store_url("mem://tenant-a").name == "tenant-a");
 
-  auto r = weave::parse_lock_url("redis://app:s%40cret@cache.local:6380/3");
+  auto r = weave::parse_store_url("redis://app:s%40cret@cache.local:6380/3");
   CHECK(r.scheme == "redis");
   CHECK(r.user == "app");
   CHECK(r.password == "s@cret");
@@ -272,11 +272,11 @@ TEST_CASE("config: lock URLs", "[config]") {
   CHECK(r.port == 6380);
   CHECK(r.db == 3);
 
-  auto d = weave::parse_lock_url("redis://127.0.0.1");
+  auto d = weave::parse_store_url("redis://127.0.0.1");
   CHECK(d.port == 6379);
   CHECK(d.db == 0);
   CHECK(d.user.empty());
-  auto p = weave::parse_lock_url("redis://:pw@[::1]:7000");
+  auto p = weave::parse_store_url("redis://:pw@[::1]:7000");
   CHECK(p.password == "pw");
   CHECK(p.host == "::1");
   CHECK(p.port == 7000);
@@ -284,7 +284,7 @@ TEST_CASE("config: lock URLs", "[config]") {
   for (const char* bad : {"localhost:6379", "://x", "redis://", "redis://host:0", "redis://host:99999",
                           "redis://host:port", "redis://host/db", "mem://a/b", "redis://[::1"}) {
     INFO(bad);
-    CHECK_THROWS_AS(weave::parse_lock_url(bad), weave::ConfigError);
+    CHECK_THROWS_AS(weave::parse_store_url(bad), weave::ConfigError);
   }
 }
 
@@ -408,10 +408,10 @@ TEST_CASE("config: one URL serves every feature, a feature's own URL wins within
 }
 
 TEST_CASE("config: a URL's hosts are parsed once, each port defaulted by its scheme", "[config]") {
-  using Host = weave::LockUrl::Host;
+  using Host = weave::StoreUrl::Host;
   auto hosts = [](const char* url) {
     std::vector<std::pair<std::string, int>> out;
-    for (const Host& h : weave::parse_lock_url(url).hosts) out.emplace_back(h.host, h.port);
+    for (const Host& h : weave::parse_store_url(url).hosts) out.emplace_back(h.host, h.port);
     return out;
   };
   using List = std::vector<std::pair<std::string, int>>;
@@ -421,14 +421,14 @@ TEST_CASE("config: a URL's hosts are parsed once, each port defaulted by its sch
   CHECK(hosts("redis+cluster://n1:7000,n2") == List{{"n1", 7000}, {"n2", 6379}});
   CHECK(hosts("redis+sentinel://s1,s2:26380/mymaster/2") == List{{"s1", 26379}, {"s2", 26380}});
   CHECK(hosts("plain://somewhere") == List{{"somewhere", 0}});  // a scheme Weave does not know: no default
-  const auto one = weave::parse_lock_url("redis://cache");
+  const auto one = weave::parse_store_url("redis://cache");
   CHECK(one.host == "cache");
   CHECK(one.port == 6379);
   // Every list is checked the same way, whatever its scheme.
   for (const char* bad : {"redlock://a,a:6379", "redis+cluster://n1:7000,n1:7000", "redis+sentinel://s,s:26379/m",
                           "redlock://a,,b"}) {
     INFO(bad);
-    CHECK_THROWS_AS(weave::parse_lock_url(bad), weave::ConfigError);
+    CHECK_THROWS_AS(weave::parse_store_url(bad), weave::ConfigError);
   }
-  CHECK_THAT(error_of([] { weave::parse_lock_url("redlock://a,a:6379"); }), Contains("host a:6379 is listed twice"));
+  CHECK_THAT(error_of([] { weave::parse_store_url("redlock://a,a:6379"); }), Contains("host a:6379 is listed twice"));
 }

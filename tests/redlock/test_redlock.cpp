@@ -347,11 +347,11 @@ TEST_CASE("redis:// and redlock:// take IPv6 loopback hosts in brackets", "[redl
 }
 
 TEST_CASE("host lists: every host is checked, redis:// takes one", "[redlock]") {
-  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://127.0.0.1:1,127.0.0.1:x,127.0.0.1:3"),
+  CHECK_THROWS_WITH(weave::parse_store_url("redlock://127.0.0.1:1,127.0.0.1:x,127.0.0.1:3"),
                     Catch::Contains("bad port 'x'"));
-  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://[::1]:1,[::1:2"), Catch::Contains("unclosed '['"));
-  CHECK_THROWS_WITH(weave::parse_lock_url("redlock://127.0.0.1:1,,127.0.0.1:3"), Catch::Contains("no host"));
-  const auto list = weave::parse_lock_url("redlock://u:p@[::1]:1,127.0.0.1:2/3");
+  CHECK_THROWS_WITH(weave::parse_store_url("redlock://[::1]:1,[::1:2"), Catch::Contains("unclosed '['"));
+  CHECK_THROWS_WITH(weave::parse_store_url("redlock://127.0.0.1:1,,127.0.0.1:3"), Catch::Contains("no host"));
+  const auto list = weave::parse_store_url("redlock://u:p@[::1]:1,127.0.0.1:2/3");
   CHECK(list.host == "[::1]:1,127.0.0.1:2");
   CHECK(list.port == 0);
   CHECK(list.db == 3);

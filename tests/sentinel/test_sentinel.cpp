@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "redis_server.h"
-#include "sentinel/sentinel.h"
+#include "lock/redis/backends.h"
+#include "store/sentinel_executor.h"
 #include "sentinel_fixture.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -23,7 +24,7 @@ namespace {
 std::string lease_key(const std::string& key) { return "{weave:lock:" + key + "}"; }
 
 struct Client {
-  std::shared_ptr<weave::sentinel::SentinelExecutor> exec;
+  std::shared_ptr<weave::store::SentinelExecutor> exec;
   weave::LockClient locks;
 };
 
@@ -33,8 +34,9 @@ Client make_client(const std::string& url, std::chrono::milliseconds lease = 30s
   o.watchdog_lease = lease;
   o.command_timeout = 2s;
   o.connect_timeout = 2s;
-  std::shared_ptr<weave::sentinel::SentinelExecutor> exec;
-  auto backend = weave::sentinel::make_sentinel_backend(o, &exec);
+  auto exec = std::dynamic_pointer_cast<weave::store::SentinelExecutor>(
+      weave::store::open_executor(o.url, weave::lock_redis::settings_of(o)));
+  auto backend = weave::lock_redis::make_script_backend(exec, o);
   return Client{exec, weave::LockClient(o, backend)};
 }
 
@@ -119,9 +121,9 @@ TEST_CASE("sentinel: a waiter on the old master is woken by the switch and gets 
 }
 
 TEST_CASE("sentinel: bad URLs and unknown masters are clear errors", "[redis][sentinel]") {
-  CHECK_THROWS_WITH(weave::parse_lock_url("redis+sentinel://127.0.0.1:26379"), Catch::Contains("name the master"));
-  CHECK_THROWS_AS(weave::parse_lock_url("redis+sentinel://127.0.0.1:x/m"), weave::ConfigError);
-  const auto u = weave::parse_lock_url("redis+sentinel://u:p@127.0.0.1:1,127.0.0.1:2/orders/3");
+  CHECK_THROWS_WITH(weave::parse_store_url("redis+sentinel://127.0.0.1:26379"), Catch::Contains("name the master"));
+  CHECK_THROWS_AS(weave::parse_store_url("redis+sentinel://127.0.0.1:x/m"), weave::ConfigError);
+  const auto u = weave::parse_store_url("redis+sentinel://u:p@127.0.0.1:1,127.0.0.1:2/orders/3");
   CHECK(u.name == "orders");
   CHECK(u.db == 3);
   CHECK(u.host == "127.0.0.1:1,127.0.0.1:2");

@@ -4,10 +4,10 @@
 #include <mutex>
 #include <thread>
 
-#include "cluster/cluster.h"
+#include "store/cluster_executor.h"
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::cluster {
+namespace WEAVE_NAMESPACE::store {
 namespace {
 
 std::uint16_t crc16(std::string_view s) noexcept {
@@ -74,7 +74,7 @@ unsigned key_slot(std::string_view key) noexcept {
   return crc16(key) % kSlots;
 }
 
-ClusterExecutor::ClusterExecutor(std::vector<redis::Endpoint> seeds, int pool_size)
+ClusterExecutor::ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_size)
     : seeds_(std::move(seeds)), pool_size_(pool_size), slots_(kSlots) {}
 
 ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port) {
@@ -83,13 +83,13 @@ ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port
     std::shared_lock g(mutex_);
     if (auto it = nodes_.find(name); it != nodes_.end()) return it->second;
   }
-  redis::Endpoint ep = seeds_.front();  // credentials and timeouts
+  store::Endpoint ep = seeds_.front();  // credentials and timeouts
   ep.host = host;
   ep.port = port;
   ep.db = 0;
   std::unique_lock g(mutex_);
   auto& slot = nodes_[name];
-  if (!slot) slot = std::make_shared<redis::NodeExecutor>(ep, pool_size_, /*sharded=*/true);
+  if (!slot) slot = std::make_shared<store::NodeExecutor>(ep, pool_size_, /*sharded=*/true);
   return slot;
 }
 
@@ -121,9 +121,9 @@ void ClusterExecutor::refresh() {
   for (auto& s : seeds_) candidates.emplace_back(s.host, s.port);
   std::string last_error = "no node to ask";
   for (auto& [host, port] : candidates) {
-    redis::Reply r;
+    store::Reply r;
     try {
-      r = node(host, port)->command(redis::Command{"CLUSTER", "SLOTS"});
+      r = node(host, port)->command(store::Command{"CLUSTER", "SLOTS"});
     } catch (const IoError& e) {
       last_error = e.what();
       continue;
@@ -161,8 +161,8 @@ void ClusterExecutor::refresh() {
   throw BackendUnavailable("weave cluster: cannot read the slot map: " + last_error);
 }
 
-std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCall>& calls, const char* what) {
-  std::vector<redis::Reply> replies(calls.size());
+std::vector<store::Reply> ClusterExecutor::run(const std::vector<store::ScriptCall>& calls, const char* what) {
+  std::vector<store::Reply> replies(calls.size());
   std::vector<std::size_t> pending(calls.size());
   for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
   std::string last_io;
@@ -184,7 +184,7 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
     std::map<std::string, std::vector<std::size_t>> asks;  // "host:port" -> calls
     std::map<std::string, std::pair<std::string, int>> ask_targets;
     bool stale = false;
-    auto collect = [&](const std::vector<std::size_t>& idx, std::vector<redis::Reply>& got) {
+    auto collect = [&](const std::vector<std::size_t>& idx, std::vector<store::Reply>& got) {
       for (std::size_t j = 0; j < idx.size(); ++j) {
         const std::size_t i = idx[j];
         if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
@@ -212,10 +212,10 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
       }
     };
     for (auto& [n, idx] : by_node) {
-      std::vector<redis::ScriptCall> part;
+      std::vector<store::ScriptCall> part;
       part.reserve(idx.size());
       for (auto i : idx) part.push_back(calls[i]);
-      std::vector<redis::Reply> got;
+      std::vector<store::Reply> got;
       try {
         got = n->run_raw(part);
       } catch (const IoError& e) {
@@ -229,10 +229,10 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
       collect(idx, got);
     }
     for (auto& [name, idx] : asks) {
-      std::vector<redis::ScriptCall> part;
+      std::vector<store::ScriptCall> part;
       for (auto i : idx) part.push_back(calls[i]);
       auto& [h, p] = ask_targets[name];
-      std::vector<redis::Reply> got = node(h, p)->run_raw(part, /*asking=*/true);
+      std::vector<store::Reply> got = node(h, p)->run_raw(part, /*asking=*/true);
       for (std::size_t j = 0; j < idx.size(); ++j) {
         if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
         if (redirect_of(got[j].get()) || is_tryagain(got[j].get())) {
@@ -258,12 +258,12 @@ std::vector<redis::Reply> ClusterExecutor::run(const std::vector<redis::ScriptCa
       std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
   }
   for (auto& r : replies)
-    if (r->type == REDIS_REPLY_ERROR) redis::bad_reply(r.get(), what);
+    if (r->type == REDIS_REPLY_ERROR) store::bad_reply(r.get(), what);
   return replies;
 }
 
-std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
-                                                                        std::shared_ptr<redis::Bell> bell) {
+std::unique_ptr<store::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
+                                                                        std::shared_ptr<store::Bell> bell) {
   const unsigned slot = key_slot(channel);
   NodePtr n = route(slot);
   for (int attempt = 0;; ++attempt) {
@@ -284,18 +284,4 @@ std::unique_ptr<redis::Subscriber::Interest> ClusterExecutor::subscribe(const st
   }
 }
 
-std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options,
-                                                  std::shared_ptr<ClusterExecutor>* executor) {
-  std::vector<redis::Endpoint> seeds = redis::endpoints_from_list(options);
-  for (auto& s : seeds)
-    if (s.db != 0) throw ConfigError("lock url '" + options.url + "': Redis Cluster has only database 0");
-  auto exec = std::make_shared<ClusterExecutor>(std::move(seeds), options.pool_size);
-  if (executor) *executor = exec;
-  return redis::make_script_backend(std::move(exec), options);
-}
-
-std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options) {
-  return make_cluster_backend(options, nullptr);
-}
-
-}  // namespace weave::cluster
+}  // namespace weave::store

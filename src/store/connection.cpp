@@ -1,4 +1,4 @@
-#include "redis/connection.h"
+#include "store/connection.h"
 
 #include <sys/time.h>
 
@@ -7,7 +7,7 @@
 
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 namespace {
 
 timeval to_timeval(std::chrono::milliseconds ms) {
@@ -189,4 +189,4 @@ void Pool::drop_idle() {
   }
 }
 
-}  // namespace weave::redis
+}  // namespace weave::store

@@ -11,11 +11,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "redis/executor.h"
-#include "weave/lock.h"
-#include "weave/lock_backend.h"
+#include "store/executor.h"
 
-namespace WEAVE_NAMESPACE::cluster {
+namespace WEAVE_NAMESPACE::store {
 
 constexpr unsigned kSlots = 16384;
 
@@ -28,14 +26,14 @@ unsigned key_slot(std::string_view key) noexcept;
 // refreshes it from CLUSTER SLOTS) and ASK (ASKING + the call, once per
 // redirect); refreshes the map after a connection error and retries.
 // Release channels use sharded Pub/Sub on the slot's node.
-class ClusterExecutor final : public redis::Executor {
+class ClusterExecutor final : public store::Executor {
  public:
-  ClusterExecutor(std::vector<redis::Endpoint> seeds, int pool_size);
+  ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_size);
 
-  std::vector<redis::Reply> run(const std::vector<redis::ScriptCall>& calls, const char* what) override;
+  std::vector<store::Reply> run(const std::vector<store::ScriptCall>& calls, const char* what) override;
   unsigned shard_of(std::string_view key) const override { return key_slot(key); }
-  std::unique_ptr<redis::Subscriber::Interest> subscribe(const std::string& channel,
-                                                         std::shared_ptr<redis::Bell> bell = nullptr) override;
+  std::unique_ptr<store::Subscriber::Interest> subscribe(const std::string& channel,
+                                                         std::shared_ptr<store::Bell> bell = nullptr) override;
 
   // For tests: redirects followed and slot-map refreshes so far, and the
   // node ("host:port") that currently serves `slot` in the client's map.
@@ -45,12 +43,12 @@ class ClusterExecutor final : public redis::Executor {
   std::string node_of(unsigned slot);
 
  private:
-  using NodePtr = std::shared_ptr<redis::NodeExecutor>;
+  using NodePtr = std::shared_ptr<store::NodeExecutor>;
   NodePtr node(const std::string& host, int port);
   NodePtr route(unsigned slot);
   void refresh();  // CLUSTER SLOTS from any reachable node; throws BackendUnavailable
 
-  std::vector<redis::Endpoint> seeds_;
+  std::vector<store::Endpoint> seeds_;
   int pool_size_;
   std::shared_mutex mutex_;
   std::unordered_map<std::string, NodePtr> nodes_;  // "host:port"
@@ -59,11 +57,4 @@ class ClusterExecutor final : public redis::Executor {
   std::atomic<std::uint64_t> moved_{0}, asked_{0}, refreshes_{0};
 };
 
-// options.url = "redis+cluster://[user:password@]h1:p1,h2:p2,...": any
-// reachable nodes of the cluster (the rest is discovered).
-std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options);
-// Same, also handing out the executor (tests inspect its counters).
-std::shared_ptr<LockBackend> make_cluster_backend(const LockOptions& options,
-                                                  std::shared_ptr<ClusterExecutor>* executor);
-
-}  // namespace weave::cluster
+}  // namespace weave::store

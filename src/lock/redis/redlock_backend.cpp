@@ -1,7 +1,7 @@
 // redlock://h1:p1,h2:p2,h3:p3: the redis backend's scripts on N independent
 // masters, a lock held when a majority took it within the validity window.
 // Every request goes to all masters at once from the calling thread
-// (redis::run_on_each); only subscribing uses helper threads (FanOut).
+// (store::run_on_each); only subscribing uses helper threads (FanOut).
 // Protocol, fencing argument and limits: docs/scale-out.md.
 #include <algorithm>
 #include <optional>
@@ -10,13 +10,13 @@
 #include <thread>
 #include <type_traits>
 
-#include "redis/executor.h"
-#include "redis/lock_requests.h"
-#include "redlock/fan_out.h"
-#include "redlock/redlock.h"
+#include "store/executor.h"
+#include "lock/redis/requests.h"
+#include "store/fan_out.h"
+#include "lock/redis/backends.h"
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::redlock {
+namespace WEAVE_NAMESPACE::lock_redis {
 namespace {
 
 using std::chrono::milliseconds;
@@ -29,9 +29,9 @@ constexpr int kAttempts = 3;
 
 class Waiter final : public LockWaiter {
  public:
-  explicit Waiter(std::shared_ptr<redis::Bell> bell) : bell_(std::move(bell)), seen_(0) {}
-  std::vector<std::unique_ptr<redis::Subscriber::Interest>> interests;
-  std::vector<std::shared_ptr<redis::NodeExecutor>> keep;  // subscribers outlive interests
+  explicit Waiter(std::shared_ptr<store::Bell> bell) : bell_(std::move(bell)), seen_(0) {}
+  std::vector<std::unique_ptr<store::Subscriber::Interest>> interests;
+  std::vector<std::shared_ptr<store::NodeExecutor>> keep;  // subscribers outlive interests
 
   bool wait_until(Clock::time_point deadline) override {
     std::unique_lock g(bell_->mutex);
@@ -43,7 +43,7 @@ class Waiter final : public LockWaiter {
   ~Waiter() override { interests.clear(); }
 
  private:
-  std::shared_ptr<redis::Bell> bell_;
+  std::shared_ptr<store::Bell> bell_;
   std::uint64_t seen_;
 };
 
@@ -85,8 +85,8 @@ class Failures {
 
 class RedlockBackend final : public LockBackend {
  public:
-  RedlockBackend(std::vector<std::shared_ptr<redis::NodeExecutor>> masters, std::string prefix,
-                 redis::CounterPolicy counter)
+  RedlockBackend(std::vector<std::shared_ptr<store::NodeExecutor>> masters, std::string prefix,
+                 CounterPolicy counter)
       : masters_(std::move(masters)),
         quorum_(masters_.size() / 2 + 1),
         prefix_(std::move(prefix)),
@@ -101,10 +101,10 @@ class RedlockBackend final : public LockBackend {
     const milliseconds drift = lease / 100 + milliseconds(2);
     for (int attempt = 1;; ++attempt) {
       Failures errors(n);
-      redis::AcquireRequest request(prefix_, key, owner, lease, counter_);
+      AcquireRequest request(prefix_, key, owner, lease, counter_);
       const auto start = Clock::now();
       const std::vector<std::optional<AcquireResult>> got =
-          on_all<AcquireResult>({request.call()}, errors, &redis::AcquireRequest::parse);
+          on_all<AcquireResult>({request.call()}, errors, &AcquireRequest::parse);
       std::size_t granted = 0, failed = 0;
       std::uint64_t token = 0;
       bool differ = false;
@@ -156,9 +156,9 @@ class RedlockBackend final : public LockBackend {
   ReleaseResult release(std::string_view key, std::string_view owner) override {
     const std::size_t n = masters_.size();
     Failures errors(n);
-    redis::ReleaseRequest request(prefix_, key, owner, counter_);
+    ReleaseRequest request(prefix_, key, owner, counter_);
     const std::vector<std::optional<ReleaseResult>> got =
-        on_all<ReleaseResult>({request.call()}, errors, &redis::ReleaseRequest::parse);
+        on_all<ReleaseResult>({request.call()}, errors, &ReleaseRequest::parse);
     std::size_t released = 0, failed = 0;
     for (auto& g : got) {
       if (!g)
@@ -177,9 +177,9 @@ class RedlockBackend final : public LockBackend {
     const std::size_t n = masters_.size();
     if (items.empty()) return {};
     Failures errors(n);
-    redis::RenewRequest request(prefix_, items, *masters_.front(), counter_);
+    RenewRequest request(prefix_, items, *masters_.front(), counter_);
     const std::vector<std::optional<std::vector<RenewResult>>> got =
-        on_all<std::vector<RenewResult>>(request.calls(), errors, [&](const std::vector<redis::Reply>& replies) {
+        on_all<std::vector<RenewResult>>(request.calls(), errors, [&](const std::vector<store::Reply>& replies) {
           return request.parse(replies);
         });
     const std::size_t failed = errors.count();
@@ -200,11 +200,11 @@ class RedlockBackend final : public LockBackend {
   // masters that cannot be reached are skipped as long as a majority can.
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {
     const std::size_t n = masters_.size();
-    auto bell = std::make_shared<redis::Bell>();
+    auto bell = std::make_shared<store::Bell>();
     auto waiter = std::make_unique<Waiter>(bell);
     waiter->interests.resize(n);
     Failures errors(n);
-    const std::string channel = redis::release_channel(prefix_, key);
+    const std::string channel = release_channel(prefix_, key);
     fan_.run(n, [&](std::size_t i) {
       try {
         waiter->interests[i] = masters_[i]->subscribe(channel, bell);
@@ -222,10 +222,10 @@ class RedlockBackend final : public LockBackend {
   // `calls` on every master at once; each master's replies read by `parse`,
   // or its error recorded.
   template <class T, class Parse>
-  std::vector<std::optional<T>> on_all(const std::vector<redis::ScriptCall>& calls, Failures& errors, Parse&& parse,
-                                       std::span<redis::NodeExecutor* const> nodes = {}) {
+  std::vector<std::optional<T>> on_all(const std::vector<store::ScriptCall>& calls, Failures& errors, Parse&& parse,
+                                       std::span<store::NodeExecutor* const> nodes = {}) {
     if (nodes.empty()) nodes = nodes_;
-    std::vector<redis::NodeOutcome> outcomes = redis::run_on_each(nodes, calls);
+    std::vector<store::NodeOutcome> outcomes = store::run_on_each(nodes, calls);
     std::vector<std::optional<T>> got(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (outcomes[i].error) {
@@ -247,44 +247,44 @@ class RedlockBackend final : public LockBackend {
   void release_all(std::string_view key, std::string_view owner) {
     // Unreachable masters keep their copy until the lease runs out.
     Failures ignored(masters_.size());
-    redis::ReleaseRequest request(prefix_, key, owner, counter_);
-    on_all<ReleaseResult>({request.call()}, ignored, &redis::ReleaseRequest::parse);
+    ReleaseRequest request(prefix_, key, owner, counter_);
+    on_all<ReleaseResult>({request.call()}, ignored, &ReleaseRequest::parse);
   }
 
   // Returns how many masters of the majority could not be raised.
   std::size_t raise(std::string_view key, const std::vector<std::optional<AcquireResult>>& got, std::uint64_t token,
                     milliseconds lease) {
-    std::vector<redis::NodeExecutor*> behind;
+    std::vector<store::NodeExecutor*> behind;
     for (std::size_t i = 0; i < masters_.size(); ++i)
       if (got[i] && got[i]->acquired && got[i]->fencing_token < token) behind.push_back(nodes_[i]);
     if (behind.empty()) return 0;
-    redis::RaiseFenceRequest request(prefix_, key, token, lease, counter_);
+    RaiseFenceRequest request(prefix_, key, token, lease, counter_);
     Failures errors(behind.size());
     on_all<bool>({request.call()}, errors, [](const redisReply* r) {
-      redis::RaiseFenceRequest::parse(r);
+      RaiseFenceRequest::parse(r);
       return true;
     }, behind);
     return errors.count();
   }
 
-  std::vector<std::shared_ptr<redis::NodeExecutor>> masters_;
-  std::vector<redis::NodeExecutor*> nodes_;
+  std::vector<std::shared_ptr<store::NodeExecutor>> masters_;
+  std::vector<store::NodeExecutor*> nodes_;
   std::size_t quorum_;
   std::string prefix_;
-  redis::CounterPolicy counter_;
-  FanOut fan_;
+  CounterPolicy counter_;
+  store::FanOut fan_;
 };
 
 }  // namespace
 
 std::shared_ptr<LockBackend> make_redlock_backend(const LockOptions& options) {
-  std::vector<redis::Endpoint> eps = redis::endpoints_from_list(options);
-  std::vector<std::shared_ptr<redis::NodeExecutor>> masters;
-  for (auto& ep : eps) masters.push_back(std::make_shared<redis::NodeExecutor>(ep, options.pool_size));
+  std::vector<store::Endpoint> eps = store::endpoints_from(parse_store_url(options.url), settings_of(options));
+  std::vector<std::shared_ptr<store::NodeExecutor>> masters;
+  for (auto& ep : eps) masters.push_back(std::make_shared<store::NodeExecutor>(ep, options.pool_size));
   // No clock floor: the masters' clocks differ, so it would give each master
   // another token and every acquisition would need the raise step.
   return std::make_shared<RedlockBackend>(std::move(masters), options.key_prefix,
-                                          redis::CounterPolicy::from(options, /*clock_floor=*/false));
+                                          CounterPolicy::from(options, /*clock_floor=*/false));
 }
 
-}  // namespace weave::redlock
+}  // namespace weave::lock_redis

@@ -1,6 +1,6 @@
-#include "redlock/fan_out.h"
+#include "store/fan_out.h"
 
-namespace WEAVE_NAMESPACE::redlock {
+namespace WEAVE_NAMESPACE::store {
 
 struct FanOut::Batch {
   std::mutex mutex;
@@ -54,4 +54,4 @@ void FanOut::run(std::size_t n, const std::function<void(std::size_t)>& task) {
   batch.cv.wait(bg, [&] { return batch.left == 0; });
 }
 
-}  // namespace weave::redlock
+}  // namespace weave::store

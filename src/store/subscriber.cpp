@@ -1,4 +1,4 @@
-#include "redis/subscriber.h"
+#include "store/subscriber.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -10,7 +10,7 @@
 
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 
 struct Subscriber::Channel {
   std::string name;
@@ -358,4 +358,4 @@ void Subscriber::run() {
   }
 }
 
-}  // namespace weave::redis
+}  // namespace weave::store

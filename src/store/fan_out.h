@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-namespace WEAVE_NAMESPACE::redlock {
+namespace WEAVE_NAMESPACE::store {
 
 class FanOut {
  public:
@@ -36,4 +36,4 @@ class FanOut {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace weave::redlock
+}  // namespace weave::store

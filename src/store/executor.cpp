@@ -1,4 +1,4 @@
-#include "redis/executor.h"
+#include "store/executor.h"
 
 #include <poll.h>
 
@@ -7,7 +7,7 @@
 
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 
 Command ScriptCall::build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const {
   Command c;
@@ -26,35 +26,6 @@ void bad_reply(const redisReply* r, const char* what) {
   if (r->type == REDIS_REPLY_ERROR)
     throw ReplyError(std::string("weave redis: ") + what + " refused", std::string_view(r->str, r->len));
   throw IoError(std::string("weave redis: unexpected reply to ") + what);
-}
-
-Endpoint endpoint_from(const LockUrl& url, const LockUrl::Host& host, const LockOptions& options) {
-  Endpoint ep;
-  ep.host = host.host;
-  ep.port = host.port;
-  ep.user = url.user;
-  ep.password = url.password;
-  ep.db = url.db;
-  ep.connect_timeout = options.connect_timeout;
-  ep.command_timeout = options.command_timeout;
-  return ep;
-}
-
-std::vector<Endpoint> endpoints_from_list(const LockOptions& options) {
-  const LockUrl url = parse_lock_url(options.url);
-  std::vector<Endpoint> out;
-  for (const auto& host : url.hosts) out.push_back(endpoint_from(url, host, options));
-  return out;
-}
-
-std::string lock_key_for(std::string_view prefix, std::string_view key) {
-  std::string k;
-  k.reserve(prefix.size() + key.size() + 2);
-  k += '{';
-  k += prefix;
-  k += key;
-  k += '}';
-  return k;
 }
 
 NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)
@@ -275,4 +246,4 @@ std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const
   return out;
 }
 
-}  // namespace weave::redis
+}  // namespace weave::store

@@ -1,10 +1,10 @@
-#include "redis/lock_requests.h"
+#include "lock/redis/requests.h"
 
 #include <algorithm>
 
-#include "redis/scripts.h"
+#include "lock/scripts.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::lock_redis {
 namespace {
 
 using std::chrono::milliseconds;
@@ -12,7 +12,7 @@ using std::chrono::milliseconds;
 // Items per renew script call; all calls of one batch go in one pipelined write.
 constexpr std::size_t kRenewChunk = 256;
 
-// The names of a lock's keys after its own "{<prefix><key>}" (scripts.h).
+// The names of a lock's keys after its own "{<prefix><key>}" (src/lock/scripts/).
 constexpr char kFence[] = ":fence", kLine[] = ":line", kLineUntil[] = ":line:until", kReaders[] = ":readers",
                kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released";
 
@@ -29,6 +29,16 @@ std::string grace_ms(const CounterPolicy& c) { return ms_text(c.grace, 1); }
 std::string_view floor_flag(const CounterPolicy& c) { return c.clock_floor ? "1" : "0"; }
 
 }  // namespace
+
+std::string lock_key_for(std::string_view prefix, std::string_view key) {
+  std::string k;
+  k.reserve(prefix.size() + key.size() + 2);
+  k += '{';
+  k += prefix;
+  k += key;
+  k += '}';
+  return k;
+}
 
 CounterPolicy CounterPolicy::from(const LockOptions& options, bool clock_floor) {
   return CounterPolicy{options.key_grace, clock_floor};
@@ -58,23 +68,23 @@ AcquireRequest::AcquireRequest(std::string_view prefix, std::string_view key, st
   }
 }
 
-ScriptCall AcquireRequest::call() const {
+store::ScriptCall AcquireRequest::call() const {
   std::vector<std::string_view> args{owner_, ms_, entry_, grace_, floor_};
   switch (type_) {
     case LockType::fair:
-      return {kAcquireFairScript, {lock_, fence_, a_, b_}, std::move(args)};
+      return {scripts::acquire_fair, {lock_, fence_, a_, b_}, std::move(args)};
     case LockType::read:
-      return {kAcquireReadScript, {lock_, fence_, a_, b_, writers_}, std::move(args)};
+      return {scripts::acquire_read, {lock_, fence_, a_, b_, writers_}, std::move(args)};
     case LockType::write:
-      return {kAcquireWriteScript, {lock_, fence_, a_, b_, writers_}, std::move(args)};
+      return {scripts::acquire_write, {lock_, fence_, a_, b_, writers_}, std::move(args)};
     case LockType::reentrant:
       break;
   }
-  return {kAcquireScript, {lock_, fence_}, std::move(args)};
+  return {scripts::acquire, {lock_, fence_}, std::move(args)};
 }
 
 AcquireResult AcquireRequest::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) bad_reply(r, "acquire");
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) store::bad_reply(r, "acquire");
   AcquireResult out;
   const long long flag = int_at(r, 0), value = int_at(r, 1);
   if (flag == 1) {
@@ -101,13 +111,13 @@ ReleaseRequest::ReleaseRequest(std::string_view prefix, std::string_view key, st
   }
 }
 
-ScriptCall ReleaseRequest::call() const {
-  if (read_) return {kReleaseReadScript, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
-  return {kReleaseScript, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
+store::ScriptCall ReleaseRequest::call() const {
+  if (read_) return {scripts::release_read, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
+  return {scripts::release, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
 }
 
 ReleaseResult ReleaseRequest::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r, "release");
+  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "release");
   return r->integer == 1 ? ReleaseResult::released : ReleaseResult::lost;
 }
 
@@ -119,13 +129,13 @@ LeaveLineRequest::LeaveLineRequest(std::string_view prefix, std::string_view key
   channel_ = lock_ + kReleased;
 }
 
-ScriptCall LeaveLineRequest::call() const {
-  ScriptCall call{kLeaveLineScript, {places_, lock_}, {owner_, channel_}};
+store::ScriptCall LeaveLineRequest::call() const {
+  store::ScriptCall call{scripts::leave_line, {places_, lock_}, {owner_, channel_}};
   if (fair_) call.keys.push_back(line_);
   return call;
 }
 
-RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor,
+RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
                            const CounterPolicy& counter)
     : items_(items.size()) {
   struct Item {
@@ -147,7 +157,7 @@ RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> i
   for (std::size_t i = 0; i < order.size();) {
     const unsigned shard = order[i].shard;
     const bool read = order[i].read;
-    ScriptCall call{read ? kRenewReadScript : kRenewScript, {}, {grace}};
+    store::ScriptCall call{read ? scripts::renew_read : scripts::renew, {}, {grace}};
     std::vector<std::size_t> idx;
     for (; i < order.size() && order[i].shard == shard && order[i].read == read && idx.size() < kRenewChunk; ++i) {
       const std::size_t j = order[i].index;
@@ -168,12 +178,12 @@ RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> i
   }
 }
 
-std::vector<RenewResult> RenewRequest::parse(const std::vector<Reply>& replies) const {
+std::vector<RenewResult> RenewRequest::parse(const std::vector<store::Reply>& replies) const {
   std::vector<RenewResult> out(items_, RenewResult::lost);
   for (std::size_t c = 0; c < calls_.size(); ++c) {
     const redisReply* r = replies.at(c).get();
-    if (r->type == REDIS_REPLY_ERROR) bad_reply(r, "renew");
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != members_[c].size()) bad_reply(r, "renew");
+    if (r->type == REDIS_REPLY_ERROR) store::bad_reply(r, "renew");
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != members_[c].size()) store::bad_reply(r, "renew");
     for (std::size_t j = 0; j < r->elements; ++j)
       out[members_[c][j]] = int_at(r, j) == 1 ? RenewResult::owned : RenewResult::lost;
   }
@@ -186,10 +196,10 @@ RaiseFenceRequest::RaiseFenceRequest(std::string_view prefix, std::string_view k
       token_(std::to_string(token)),
       keep_ms_(lease_ms(std::max(lease, milliseconds(1)) + std::max(counter.grace, milliseconds(1)))) {}
 
-ScriptCall RaiseFenceRequest::call() const { return {kRaiseFenceScript, {fence_}, {token_, keep_ms_}}; }
+store::ScriptCall RaiseFenceRequest::call() const { return {scripts::raise_fence, {fence_}, {token_, keep_ms_}}; }
 
 void RaiseFenceRequest::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r, "raise fencing counter");
+  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "raise fencing counter");
 }
 
-}  // namespace weave::redis
+}  // namespace weave::lock_redis

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 
 struct Endpoint {
   std::string host;
@@ -82,7 +82,7 @@ class Connection {
   Reply command(const Command& c);
 
   // The same in steps, for waiting on several connections at once
-  // (redis::run_on_each): queue commands, write them, then, each time poll()
+  // (store::run_on_each): queue commands, write them, then, each time poll()
   // says fd() is readable, move the replies that arrived into `out`.
   void append(const Command& c);
   void flush();
@@ -156,4 +156,4 @@ class Pool {
   int open_ = 0;  // idle + borrowed
 };
 
-}  // namespace weave::redis
+}  // namespace weave::store

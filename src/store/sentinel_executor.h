@@ -9,11 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "redis/executor.h"
-#include "weave/lock.h"
-#include "weave/lock_backend.h"
+#include "store/executor.h"
 
-namespace WEAVE_NAMESPACE::sentinel {
+namespace WEAVE_NAMESPACE::store {
 
 // Runs script calls on the current master of `master_name`: asks the
 // sentinels (in turn) for its address and checks with ROLE that it is a
@@ -22,14 +20,14 @@ namespace WEAVE_NAMESPACE::sentinel {
 // old master (releases are published on the new one). A call that fails in a way a failover
 // explains (the connection failed, or the node answers READONLY as a
 // replica) also asks again and is sent once more to the master named then.
-class SentinelExecutor final : public redis::Executor {
+class SentinelExecutor final : public store::Executor {
  public:
-  SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name, redis::Endpoint data,
+  SentinelExecutor(std::vector<store::Endpoint> sentinels, std::string master_name, store::Endpoint data,
                    int pool_size);
 
-  std::vector<redis::Reply> run(const std::vector<redis::ScriptCall>& calls, const char* what) override;
-  std::unique_ptr<redis::Subscriber::Interest> subscribe(const std::string& channel,
-                                                         std::shared_ptr<redis::Bell> bell = nullptr) override;
+  std::vector<store::Reply> run(const std::vector<store::ScriptCall>& calls, const char* what) override;
+  std::unique_ptr<store::Subscriber::Interest> subscribe(const std::string& channel,
+                                                         std::shared_ptr<store::Bell> bell = nullptr) override;
 
   // For tests: "host:port" of the master in use ("" before the first call),
   // and how many times the master changed.
@@ -37,7 +35,7 @@ class SentinelExecutor final : public redis::Executor {
   std::uint64_t switches() const noexcept { return switches_.load(); }
 
  private:
-  using NodePtr = std::shared_ptr<redis::NodeExecutor>;
+  using NodePtr = std::shared_ptr<store::NodeExecutor>;
   NodePtr master();
   NodePtr discover();  // throws BackendUnavailable
   void forget(const NodePtr& stale);
@@ -45,9 +43,9 @@ class SentinelExecutor final : public redis::Executor {
   template <class F>
   auto on_master(F&& f);
 
-  std::vector<redis::Endpoint> sentinels_;
+  std::vector<store::Endpoint> sentinels_;
   std::string master_name_;
-  redis::Endpoint data_;  // credentials, db and timeouts for the master
+  store::Endpoint data_;  // credentials, db and timeouts for the master
   int pool_size_;
   std::mutex mutex_;
   NodePtr current_;
@@ -58,14 +56,9 @@ class SentinelExecutor final : public redis::Executor {
   // master); subscribed on the first sentinel that takes it, tried again at
   // each discovery until one does.
   std::mutex listen_mutex_;
-  std::shared_ptr<redis::Bell> switched_ = std::make_shared<redis::Bell>();
-  std::shared_ptr<redis::Subscriber> switch_subscriber_;
-  std::unique_ptr<redis::Subscriber::Interest> switch_interest_;  // before the subscriber goes
+  std::shared_ptr<store::Bell> switched_ = std::make_shared<store::Bell>();
+  std::shared_ptr<store::Subscriber> switch_subscriber_;
+  std::unique_ptr<store::Subscriber::Interest> switch_interest_;  // before the subscriber goes
 };
 
-// options.url = "redis+sentinel://[user:password@]s1:p1,s2:p2[,...]/<master name>[/db]"
-// (sentinel ports default to 26379; user, password and db are the master's).
-std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
-                                                   std::shared_ptr<SentinelExecutor>* executor = nullptr);
-
-}  // namespace weave::sentinel
+}  // namespace weave::store

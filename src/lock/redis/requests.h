@@ -1,7 +1,7 @@
 // The lock protocol's script calls, apart from how they are sent: each request
 // builds its ScriptCall(s) and reads the reply. The redis backend sends them
 // through an Executor; redlock sends the same request to every master at once
-// (redis::run_on_each). Scripts and their keys: scripts.h, docs/redis.md.
+// (store::run_on_each). Scripts and their keys: src/lock/scripts/, docs/redis.md.
 #pragma once
 
 #include <chrono>
@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "redis/executor.h"
+#include "store/executor.h"
 #include "weave/lock_backend.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::lock_redis {
 
 // How a lock's fencing counter lives and counts (docs/redis.md, "Keys and
 // their lifetimes", "Fencing tokens").
@@ -40,7 +40,7 @@ class AcquireRequest {
                  std::chrono::milliseconds lease, const CounterPolicy& counter, LockType type = LockType::reentrant,
                  std::chrono::milliseconds entry = std::chrono::milliseconds(0));
   AcquireRequest(const AcquireRequest&) = delete;
-  ScriptCall call() const;
+  store::ScriptCall call() const;
   // {1, fencing token} or {0, ms until it may change} (every acquire script).
   static AcquireResult parse(const redisReply* r);
 
@@ -56,7 +56,7 @@ class ReleaseRequest {
   ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner, const CounterPolicy& counter,
                  LockType type = LockType::reentrant);
   ReleaseRequest(const ReleaseRequest&) = delete;
-  ScriptCall call() const;
+  store::ScriptCall call() const;
   static ReleaseResult parse(const redisReply* r);
 
  private:
@@ -72,7 +72,7 @@ class LeaveLineRequest {
   LeaveLineRequest(const LeaveLineRequest&) = delete;
   // Only fair and write waiters have a place in line.
   static bool applies(LockType type) { return type == LockType::fair || type == LockType::write; }
-  ScriptCall call() const;
+  store::ScriptCall call() const;
 
  private:
   bool fair_;
@@ -84,17 +84,17 @@ class LeaveLineRequest {
 // cluster slot) and by kind (read leases live in their own zset), in chunks.
 class RenewRequest {
  public:
-  RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const Executor& executor,
+  RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
                const CounterPolicy& counter);
   RenewRequest(const RenewRequest&) = delete;
-  const std::vector<ScriptCall>& calls() const { return calls_; }
+  const std::vector<store::ScriptCall>& calls() const { return calls_; }
   // One reply per call, in order -> one result per item, in the items' order.
-  std::vector<RenewResult> parse(const std::vector<Reply>& replies) const;
+  std::vector<RenewResult> parse(const std::vector<store::Reply>& replies) const;
 
  private:
   std::size_t items_;
   std::deque<std::string> storage_;  // stable addresses for the views
-  std::vector<ScriptCall> calls_;
+  std::vector<store::ScriptCall> calls_;
   std::vector<std::vector<std::size_t>> members_;  // item indexes per call
 };
 
@@ -105,14 +105,19 @@ class RaiseFenceRequest {
   RaiseFenceRequest(std::string_view prefix, std::string_view key, std::uint64_t token,
                     std::chrono::milliseconds lease, const CounterPolicy& counter);
   RaiseFenceRequest(const RaiseFenceRequest&) = delete;
-  ScriptCall call() const;
+  store::ScriptCall call() const;
   static void parse(const redisReply* r);
 
  private:
   std::string fence_, token_, keep_ms_;
 };
 
+// The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
+// counter "{...}:fence" and release channel "{...}:released" share its slot;
+// this file names them all).
+std::string lock_key_for(std::string_view prefix, std::string_view key);
+
 // The Pub/Sub channel a release of `key` is published on ("{...}:released").
 std::string release_channel(std::string_view prefix, std::string_view key);
 
-}  // namespace weave::redis
+}  // namespace weave::lock_redis

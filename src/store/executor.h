@@ -16,14 +16,13 @@
 #include <string_view>
 #include <vector>
 
-#include "redis/connection.h"
-#include "redis/subscriber.h"
-#include "weave/lock_backend.h"
+#include "store/connection.h"
+#include "store/subscriber.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 
 // One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
-// `body` is one of the scripts of scripts.h (its address identifies it).
+// `body` is a script of a feature's scripts folder (its address identifies it).
 // Every key of one call must hash to the same cluster slot.
 struct ScriptCall {
   const char* body = nullptr;
@@ -121,20 +120,5 @@ struct NodeOutcome {
 };
 std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
-// The redis lock backend (scripts of scripts.h) over any executor; uses
-// options.key_prefix and options.key_grace.
-std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, const LockOptions& options);
 
-// One host of a parsed URL (its port already defaulted by parse_lock_url) +
-// the URL's credentials and db + the options' timeouts -> Endpoint.
-Endpoint endpoint_from(const LockUrl& url, const LockUrl::Host& host, const LockOptions& options);
-// "<scheme>://[user:password@]h1:p1,h2:p2,...[/db]" (redlock://, redis+cluster://)
-// -> one Endpoint per host; user, password and db apply to each. Throws
-// ConfigError (parse_lock_url: an empty list, a repeated host).
-std::vector<Endpoint> endpoints_from_list(const LockOptions& options);
-// The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
-// counter "{...}:fence" and release channel "{...}:released" share its slot;
-// lock_requests.h names them all).
-std::string lock_key_for(std::string_view prefix, std::string_view key);
-
-}  // namespace weave::redis
+}  // namespace weave::store

@@ -17,9 +17,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include "redis/connection.h"
+#include "store/connection.h"
 
-namespace WEAVE_NAMESPACE::redis {
+namespace WEAVE_NAMESPACE::store {
 
 // Rung whenever a subscribed channel's generation moves (message, lost
 // connection, resubscription, moved slot): lets one waiter wait for several
@@ -115,4 +115,4 @@ class Subscriber {
   std::atomic<std::uint64_t> reconnects_{0};
 };
 
-}  // namespace weave::redis
+}  // namespace weave::store

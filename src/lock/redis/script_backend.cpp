@@ -1,35 +1,35 @@
-// The redis:// lock backend: one Lua script call per acquire / release, one
-// pipelined round trip per watchdog tick, Pub/Sub for waiting. See docs/redis.md.
+// The lock scripts over one store Executor (redis://, redis+cluster://,
+// redis+sentinel://): one script call per acquire / release, one pipelined
+// round trip per watchdog tick, Pub/Sub for waiting. See docs/redis.md.
 #include <algorithm>
 #include <string>
 
-#include "redis/connection.h"
-#include "redis/executor.h"
-#include "redis/lock_requests.h"
-#include "redis/subscriber.h"
+#include "lock/redis/backends.h"
+#include "lock/redis/requests.h"
+#include "store/subscriber.h"
 #include "weave/error.h"
 #include "weave/redis.h"
 
 namespace WEAVE_NAMESPACE {
-namespace redis {
+namespace lock_redis {
 namespace {
 
 class Waiter final : public LockWaiter {
  public:
-  Waiter(std::shared_ptr<Executor> e, std::unique_ptr<Subscriber::Interest> i)
+  Waiter(std::shared_ptr<store::Executor> e, std::unique_ptr<store::Subscriber::Interest> i)
       : exec_(std::move(e)), interest_(std::move(i)) {}
   bool wait_until(std::chrono::steady_clock::time_point deadline) override {
     return interest_->wait_until(deadline);
   }
 
  private:
-  std::shared_ptr<Executor> exec_;  // its subscriber outlives interest_
-  std::unique_ptr<Subscriber::Interest> interest_;
+  std::shared_ptr<store::Executor> exec_;  // its subscriber outlives interest_
+  std::unique_ptr<store::Subscriber::Interest> interest_;
 };
 
 class RedisLockBackend final : public LockBackend {
  public:
-  RedisLockBackend(std::shared_ptr<Executor> exec, std::string key_prefix, CounterPolicy counter)
+  RedisLockBackend(std::shared_ptr<store::Executor> exec, std::string key_prefix, CounterPolicy counter)
       : exec_(std::move(exec)), prefix_(std::move(key_prefix)), counter_(counter) {}
 
   AcquireResult try_acquire(std::string_view key, std::string_view owner,
@@ -47,7 +47,7 @@ class RedisLockBackend final : public LockBackend {
     return request.parse(exec_->run(request.calls(), "renew"));
   }
 
-  // ---- lock types: one script call each (scripts.h, docs/redis.md) ----
+  // ---- lock types: one script call each (src/lock/scripts/, docs/redis.md) ----
 
   bool supports(LockType) const override { return true; }
 
@@ -74,35 +74,40 @@ class RedisLockBackend final : public LockBackend {
   }
 
  private:
-  Reply run_one(ScriptCall&& call, const char* what) {
-    std::vector<ScriptCall> one;
+  store::Reply run_one(store::ScriptCall&& call, const char* what) {
+    std::vector<store::ScriptCall> one;
     one.push_back(std::move(call));
     return std::move(exec_->run(one, what).front());
   }
 
-  std::shared_ptr<Executor> exec_;
+  std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
   CounterPolicy counter_;
 };
 
 }  // namespace
 
-std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<Executor> executor, const LockOptions& options) {
+store::ConnectionSettings settings_of(const LockOptions& options) {
+  return {.connect_timeout = options.connect_timeout,
+          .command_timeout = options.command_timeout,
+          .pool_size = options.pool_size};
+}
+
+std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<store::Executor> executor,
+                                                 const LockOptions& options) {
   return std::make_shared<RedisLockBackend>(std::move(executor), options.key_prefix,
                                             CounterPolicy::from(options, /*clock_floor=*/true));
 }
 
-}  // namespace redis
+std::shared_ptr<LockBackend> make_store_backend(const LockOptions& options) {
+  return make_script_backend(store::open_executor(options.url, settings_of(options)), options);
+}
+
+}  // namespace lock_redis
 
 std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options) {
-  LockUrl url = parse_lock_url(options.url);
-  if (url.scheme != "redis") throw ConfigError("'" + options.url + "' is not a redis:// URL");
-  if (url.hosts.size() != 1)
-    throw ConfigError("lock url '" + options.url + "': redis:// takes one host; several are redlock:// (independent "
-                      "masters) or redis+cluster:// (one cluster)");
-  auto exec = std::make_shared<redis::NodeExecutor>(redis::endpoint_from(url, url.hosts.front(), options),
-                                                    options.pool_size);
-  return redis::make_script_backend(std::move(exec), options);
+  if (parse_store_url(options.url).scheme != "redis") throw ConfigError("'" + options.url + "' is not a redis:// URL");
+  return lock_redis::make_store_backend(options);
 }
 
 }  // namespace weave

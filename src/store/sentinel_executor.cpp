@@ -1,12 +1,12 @@
 #include <utility>
 
-#include "sentinel/sentinel.h"
+#include "store/sentinel_executor.h"
 #include "weave/error.h"
 
-namespace WEAVE_NAMESPACE::sentinel {
+namespace WEAVE_NAMESPACE::store {
 
-SentinelExecutor::SentinelExecutor(std::vector<redis::Endpoint> sentinels, std::string master_name,
-                                   redis::Endpoint data, int pool_size)
+SentinelExecutor::SentinelExecutor(std::vector<store::Endpoint> sentinels, std::string master_name,
+                                   store::Endpoint data, int pool_size)
     : sentinels_(std::move(sentinels)), master_name_(std::move(master_name)), data_(std::move(data)),
       pool_size_(pool_size) {
   switched_->hook = [this] { forget(nullptr); };  // a +switch-master announcement
@@ -36,9 +36,9 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
 void SentinelExecutor::listen_for_switches() {
   std::lock_guard g(listen_mutex_);
   if (switch_interest_) return;
-  for (const redis::Endpoint& s : sentinels_) {
+  for (const store::Endpoint& s : sentinels_) {
     try {
-      auto sub = std::make_shared<redis::Subscriber>(s, false);
+      auto sub = std::make_shared<store::Subscriber>(s, false);
       switch_interest_ = sub->subscribe("+switch-master", switched_);
       switch_subscriber_ = std::move(sub);
       return;
@@ -64,26 +64,26 @@ void SentinelExecutor::forget(const NodePtr& stale) {
 
 SentinelExecutor::NodePtr SentinelExecutor::discover() {
   std::string why = "no sentinel answered";
-  for (const redis::Endpoint& s : sentinels_) {
+  for (const store::Endpoint& s : sentinels_) {
     try {
-      redis::Connection c(s);
-      redis::Reply r = c.command(redis::Command{"SENTINEL", "get-master-addr-by-name", master_name_});
+      store::Connection c(s);
+      store::Reply r = c.command(store::Command{"SENTINEL", "get-master-addr-by-name", master_name_});
       if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
         why = s.describe() + " does not know master '" + master_name_ + "'";
         continue;
       }
-      redis::Endpoint ep = data_;
+      store::Endpoint ep = data_;
       ep.host.assign(r->element[0]->str, r->element[0]->len);
       ep.port = std::stoi(std::string(r->element[1]->str, r->element[1]->len));
       NodePtr node;
       {
         std::lock_guard g(mutex_);
         auto& slot = nodes_[ep.describe()];
-        if (!slot) slot = std::make_shared<redis::NodeExecutor>(ep, pool_size_);
+        if (!slot) slot = std::make_shared<store::NodeExecutor>(ep, pool_size_);
         node = slot;
       }
       // A sentinel may not have seen the failover yet: ask the node itself.
-      redis::Reply role = node->command(redis::Command{"ROLE"});
+      store::Reply role = node->command(store::Command{"ROLE"});
       if (role->type != REDIS_REPLY_ARRAY || role->elements == 0 ||
           std::string(role->element[0]->str, role->element[0]->len) != "master") {
         why = s.describe() + " names " + ep.describe() + ", which is not a master (yet)";
@@ -117,37 +117,13 @@ auto SentinelExecutor::on_master(F&& f) {
   return f(*master());
 }
 
-std::vector<redis::Reply> SentinelExecutor::run(const std::vector<redis::ScriptCall>& calls, const char* what) {
-  return on_master([&](redis::NodeExecutor& n) { return n.run(calls, what); });
+std::vector<store::Reply> SentinelExecutor::run(const std::vector<store::ScriptCall>& calls, const char* what) {
+  return on_master([&](store::NodeExecutor& n) { return n.run(calls, what); });
 }
 
-std::unique_ptr<redis::Subscriber::Interest> SentinelExecutor::subscribe(const std::string& channel,
-                                                                         std::shared_ptr<redis::Bell> bell) {
-  return on_master([&](redis::NodeExecutor& n) { return n.subscribe(channel, bell); });
+std::unique_ptr<store::Subscriber::Interest> SentinelExecutor::subscribe(const std::string& channel,
+                                                                         std::shared_ptr<store::Bell> bell) {
+  return on_master([&](store::NodeExecutor& n) { return n.subscribe(channel, bell); });
 }
 
-std::shared_ptr<LockBackend> make_sentinel_backend(const LockOptions& options,
-                                                   std::shared_ptr<SentinelExecutor>* executor) {
-  const LockUrl url = parse_lock_url(options.url);
-  if (url.scheme != "redis+sentinel") throw ConfigError("'" + options.url + "' is not a redis+sentinel:// URL");
-  std::vector<redis::Endpoint> sentinels;
-  for (const auto& host : url.hosts) {
-    redis::Endpoint ep;  // sentinels: no credentials or db (those are the master's)
-    ep.host = host.host;
-    ep.port = host.port;
-    ep.connect_timeout = options.connect_timeout;
-    ep.command_timeout = options.command_timeout;
-    sentinels.push_back(std::move(ep));
-  }
-  redis::Endpoint data;
-  data.user = url.user;
-  data.password = url.password;
-  data.db = url.db;
-  data.connect_timeout = options.connect_timeout;
-  data.command_timeout = options.command_timeout;
-  auto exec = std::make_shared<SentinelExecutor>(std::move(sentinels), url.name, std::move(data), options.pool_size);
-  if (executor) *executor = exec;
-  return redis::make_script_backend(std::move(exec), options);
-}
-
-}  // namespace weave::sentinel
+}  // namespace weave::store

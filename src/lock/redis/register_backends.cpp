@@ -1,0 +1,24 @@
+// Registers the Redis schemes with the lock backend registry when Weave::lock_redis
+// is linked: redis://, redis+cluster://, redis+sentinel://, redlock://.
+// Nothing refers to this object (the URL picks the backend at run time):
+// cmake/link/weave_link_lock_redis.cpp refers to weave_link_lock_redis so that the link
+// keeps it.
+#include "lock/redis/backends.h"
+#include "weave/lock_backend.h"
+#include "weave/redis.h"
+
+namespace WEAVE_NAMESPACE {
+
+extern "C" WEAVE_API const char weave_link_lock_redis = 0;
+
+namespace {
+[[maybe_unused]] const bool redis_registered = [] {
+  register_lock_backend("redis", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
+  register_lock_backend("redis+cluster", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
+  register_lock_backend("redis+sentinel", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
+  register_lock_backend("redlock", [](const LockOptions& o) { return lock_redis::make_redlock_backend(o); });
+  return true;
+}();
+}  // namespace
+
+}  // namespace weave

@@ -1,0 +1,41 @@
+-- Helpers of every script: expiries and the fencing counter.
+-- Key k lives at least ms more (never shortened).
+local function live_for(k, ms)
+  if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+end
+-- Key k lives at most ms more (a key without expiry gets one).
+local function live_at_most(k, ms)
+  local left = redis.call('PTTL', k)
+  if left == -1 or left > ms then redis.call('PEXPIRE', k, ms) end
+end
+-- The next fencing token of counter k (its expiry is kept: callers extend it).
+local function next_fence(k, floor)
+  local c = redis.call('GET', k)
+  if c == false or floor == '1' then
+    local t = redis.call('TIME')
+    local now = t[1] .. string.format('%06d', tonumber(t[2]))
+    if c == false or tonumber(c) < tonumber(now) then
+      redis.call('SET', k, now, 'KEEPTTL')
+      return tonumber(now)
+    end
+  end
+  return redis.call('INCR', k)
+end
+-- The caller takes the exclusive key for ms: its new token.
+local function take(lock, counter, owner, ms, grace, floor)
+  local fence = next_fence(counter, floor)
+  redis.call('SET', lock, owner, 'PX', ms)
+  live_for(counter, ms + grace)
+  return {1, fence}
+end
+-- The caller holds it already (a resent acquire): extend, same token. Nobody
+-- else can have moved the counter while the lease is held, and it outlives
+-- the lease; should it be gone anyway (evicted, deleted by hand), a new
+-- token from a fresh counter, never 0 or a value handed out since.
+local function refresh(lock, counter, ms, grace, floor)
+  redis.call('PEXPIRE', lock, ms)
+  local fence = redis.call('GET', counter)
+  if fence == false then fence = next_fence(counter, floor) end
+  live_for(counter, ms + grace)
+  return {1, tonumber(fence)}
+end
