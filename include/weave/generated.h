@@ -25,6 +25,8 @@
 
 namespace WEAVE_NAMESPACE {
 
+struct ResultCodec;
+
 // Static description of one woven method (one constant per method).
 struct WEAVE_API MethodInfo {
   std::string_view qualified_name;                // "shop::OrderService::pay"
@@ -32,6 +34,9 @@ struct WEAVE_API MethodInfo {
   int line = 0;
   std::span<const AnnotationSpec> annotations;    // already sorted by order
   std::span<const std::string_view> param_names;  // "arg<i>" where unnamed
+  // How interceptors keep the result (weave/result_codec.h); set by weavegen
+  // only when an annotation stores results.
+  const ResultCodec* result = nullptr;
 };
 
 namespace detail {
@@ -80,12 +85,14 @@ R invoke(const MethodInfo& info, std::span<const ArgRef> args,
     TargetT* target;
     ResultSlot<R> slot;
   } ctx{&target, {}};
+  void* result_slot = nullptr;
+  if constexpr (!std::is_void_v<R> && !std::is_reference_v<R>) result_slot = &ctx.slot.value;
   const bool ran = run_chain(info, args, rendered,
                              [](void* p) {
                                auto* c = static_cast<Ctx*>(p);
                                c->slot.run(*c->target);
                              },
-                             &ctx);
+                             &ctx, result_slot);
   if (ran) return ctx.slot.take();
   if constexpr (std::is_same_v<std::remove_cvref_t<OnSkip>, CannotSkip>) {
     throw_cannot_skip(info);

@@ -63,9 +63,13 @@ class WEAVE_API ArgRef {
 };
 
 struct MethodInfo;
+struct ResultCodec;
 namespace detail {
+// `result_slot`: the std::optional<R> the result goes to (null for void and
+// references); the interceptors reach it through the method's ResultCodec.
 WEAVE_API bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
-               std::span<const std::string> rendered, void (*target)(void*), void* ctx);
+               std::span<const std::string> rendered, void (*target)(void*), void* ctx,
+               void* result_slot = nullptr);
 }  // namespace detail
 
 class WEAVE_API Invocation {
@@ -74,7 +78,8 @@ class WEAVE_API Invocation {
   // target (a null target is a UsageError). Woven methods get theirs, with
   // the method's chain, from weave::detail::run_chain.
   Invocation(const MethodInfo& method, std::span<const ArgRef> args,
-             std::span<const std::string> rendered, void (*target)(void*), void* target_ctx) noexcept;
+             std::span<const std::string> rendered, void (*target)(void*), void* target_ctx,
+             void* result_slot = nullptr) noexcept;
   Invocation(const Invocation&) = delete;
   Invocation& operator=(const Invocation&) = delete;
 
@@ -101,17 +106,33 @@ class WEAVE_API Invocation {
   // Exceptions from the method pass through. Calling it again after the
   // method returned normally is a UsageError.
   void proceed();
-  // True once the method itself has returned normally.
+  // True once the method itself has returned normally (or an interceptor
+  // completed the call with a result of its own, below).
   bool proceeded() const noexcept { return target_done_; }
+
+  // ---- results, for interceptors that keep them ([[cache]], [[dedupe]]) ----
+  // How to read and write this method's result (weave/result_codec.h); null
+  // unless one of its annotations stores results (weavegen decides).
+  const ResultCodec* result_codec() const noexcept;
+  // The result once proceeded() (null before, or without a codec).
+  const void* result() const noexcept;
+  // Completes the call without running the rest of the chain or the method:
+  // the result is decoded from `json` (throws what the codec's decode throws,
+  // leaving the call not completed) or copied from a value made by the
+  // codec's share(). UsageError without a codec or after the call completed.
+  void complete_from_json(std::string_view json);
+  void complete_from_shared(const void* value);
 
  private:
   friend bool detail::run_chain(const MethodInfo&, std::span<const ArgRef>,
-                                std::span<const std::string>, void (*)(void*), void*);
+                                std::span<const std::string>, void (*)(void*), void*, void*);
+  const ResultCodec& codec_for_completion() const;
   const MethodInfo* method_;
   std::span<const ArgRef> args_;
   std::span<const std::string> rendered_;
   void (*target_)(void*);
   void* target_ctx_;
+  void* result_slot_;
   const void* chain_;            // resolved interceptors (detail): never null
   std::size_t depth_ = 0;        // index of the running interceptor + 1
   Annotation current_{empty_spec(), {}};

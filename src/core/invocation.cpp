@@ -2,6 +2,7 @@
 
 #include "chain.h"
 #include "weave/generated.h"
+#include "weave/result_codec.h"
 
 namespace WEAVE_NAMESPACE {
 
@@ -15,8 +16,13 @@ std::string ArgRef::text() const {
 }
 
 Invocation::Invocation(const MethodInfo& method, std::span<const ArgRef> args, std::span<const std::string> rendered,
-                       void (*target)(void*), void* target_ctx) noexcept
-    : method_(&method), args_(args), rendered_(rendered), target_(target), target_ctx_(target_ctx) {
+                       void (*target)(void*), void* target_ctx, void* result_slot) noexcept
+    : method_(&method),
+      args_(args),
+      rendered_(rendered),
+      target_(target),
+      target_ctx_(target_ctx),
+      result_slot_(result_slot) {
   static const detail::Chain no_interceptors;
   chain_ = &no_interceptors;
 }
@@ -81,11 +87,37 @@ void Invocation::proceed() {
   next->around(*this);
 }
 
+const ResultCodec* Invocation::result_codec() const noexcept { return result_slot_ ? method_->result : nullptr; }
+
+const void* Invocation::result() const noexcept {
+  const ResultCodec* codec = result_codec();
+  return codec && target_done_ ? codec->peek(result_slot_) : nullptr;
+}
+
+const ResultCodec& Invocation::codec_for_completion() const {
+  const ResultCodec* codec = result_codec();
+  if (!codec)
+    throw UsageError("an interceptor completed " + std::string(method()) +
+                     " with a result, but its result is not stored (no annotation of it stores results)");
+  if (target_done_) throw UsageError("an interceptor completed " + std::string(method()) + " twice");
+  return *codec;
+}
+
+void Invocation::complete_from_json(std::string_view json) {
+  codec_for_completion().decode(json, result_slot_);
+  target_done_ = true;
+}
+
+void Invocation::complete_from_shared(const void* value) {
+  codec_for_completion().assign(result_slot_, value);
+  target_done_ = true;
+}
+
 namespace detail {
 
 bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
-               std::span<const std::string> rendered, void (*target)(void*), void* ctx) {
-  Invocation inv(info, args, rendered, target, ctx);
+               std::span<const std::string> rendered, void (*target)(void*), void* ctx, void* result_slot) {
+  Invocation inv(info, args, rendered, target, ctx, result_slot);
   inv.chain_ = &resolve_chain(info);
   inv.proceed();
   return inv.proceeded();

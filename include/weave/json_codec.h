@@ -1,0 +1,116 @@
+// weave/json_codec.h — a woven method's result as JSON: the ResultCodec
+// (weave/result_codec.h) weavegen emits for methods whose annotations store
+// results, over nlohmann/json's to_json / from_json found by ADL.
+//
+//   struct Product { std::string id; int cents; };
+//   NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)   // makes Product storable
+//
+// std::optional<T>, std::shared_ptr<T> and std::unique_ptr<T> are storable
+// when T is; their empty value is stored as JSON null and counts as empty().
+// A type that is not storable fails the build with a static_assert that says
+// what to add, instantiated from make_result_codec<the type>.
+#pragma once
+
+#include "weave/abi.h"
+
+#include <concepts>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+#include "weave/result_codec.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+
+template <class T>
+struct Stored {  // a plain value
+  using value_type = T;
+  static bool empty(const T&) { return false; }
+  static void to_json(nlohmann::json& j, const T& v) { j = v; }
+  static T from_json(const nlohmann::json& j) { return j.get<T>(); }
+  static T copy(const T& v) { return v; }
+};
+template <class T>
+struct Stored<std::optional<T>> {
+  static bool empty(const std::optional<T>& v) { return !v; }
+  static void to_json(nlohmann::json& j, const std::optional<T>& v) {
+    if (v) Stored<T>::to_json(j, *v); else j = nullptr;
+  }
+  static std::optional<T> from_json(const nlohmann::json& j) {
+    if (j.is_null()) return std::nullopt;
+    return Stored<T>::from_json(j);
+  }
+  static std::optional<T> copy(const std::optional<T>& v) { return v; }
+};
+template <class T>
+struct Stored<std::shared_ptr<T>> {
+  static bool empty(const std::shared_ptr<T>& v) { return !v; }
+  static void to_json(nlohmann::json& j, const std::shared_ptr<T>& v) {
+    if (v) Stored<std::remove_const_t<T>>::to_json(j, *v); else j = nullptr;
+  }
+  static std::shared_ptr<T> from_json(const nlohmann::json& j) {
+    if (j.is_null()) return nullptr;
+    return std::make_shared<T>(Stored<std::remove_const_t<T>>::from_json(j));
+  }
+  static std::shared_ptr<T> copy(const std::shared_ptr<T>& v) { return v; }  // T is shared as it was
+};
+template <class T>
+struct Stored<std::unique_ptr<T>> {
+  static bool empty(const std::unique_ptr<T>& v) { return !v; }
+  static void to_json(nlohmann::json& j, const std::unique_ptr<T>& v) {
+    if (v) Stored<T>::to_json(j, *v); else j = nullptr;
+  }
+  static std::unique_ptr<T> from_json(const nlohmann::json& j) {
+    if (j.is_null()) return nullptr;
+    return std::make_unique<T>(Stored<T>::from_json(j));
+  }
+  static std::unique_ptr<T> copy(const std::unique_ptr<T>& v) { return v ? std::make_unique<T>(*v) : nullptr; }
+};
+
+template <class R>
+concept JsonStorable = requires(nlohmann::json& j, const R& v) {
+  Stored<R>::to_json(j, v);
+  { Stored<R>::from_json(j) } -> std::same_as<R>;
+  { Stored<R>::copy(v) } -> std::same_as<R>;
+};
+
+// The slot detail::invoke keeps a result in (std::optional<R>): see generated.h.
+template <class R>
+std::optional<R>& slot_of(void* slot) { return *static_cast<std::optional<R>*>(slot); }
+
+template <class R>
+constexpr ResultCodec make_result_codec(std::string_view type_name) {
+  static_assert(JsonStorable<R>,
+                "weave: this method's result is stored as JSON ([[cache]], [[dedupe(on_duplicate=replay)]]), "
+                "but its type has no nlohmann/json conversion: declare to_json/from_json for it next to the type "
+                "(e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), and make it copyable. The type is named in the "
+                "'required from' line below.");
+  return ResultCodec{
+      type_name,
+      [](const void* r) {
+        nlohmann::json j;
+        Stored<R>::to_json(j, *static_cast<const R*>(r));
+        return j.dump();
+      },
+      [](std::string_view text, void* slot) {
+        slot_of<R>(slot).emplace(Stored<R>::from_json(nlohmann::json::parse(text)));
+      },
+      [](const void* r) -> std::shared_ptr<const void> {
+        return std::make_shared<const R>(Stored<R>::copy(*static_cast<const R*>(r)));
+      },
+      [](void* slot, const void* shared) { slot_of<R>(slot).emplace(Stored<R>::copy(*static_cast<const R*>(shared))); },
+      [](const void* r) { return Stored<R>::empty(*static_cast<const R*>(r)); },
+      [](const void* slot) -> const void* {
+        const auto& value = *static_cast<const std::optional<R>*>(slot);
+        return value ? &*value : nullptr;
+      },
+  };
+}
+
+}  // namespace detail
+}  // namespace weave
