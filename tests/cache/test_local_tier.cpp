@@ -258,8 +258,8 @@ TEST_CASE("local tier: jitter shortens a ttl by at most 10 percent, the same for
 // before the read began. A clearer empties the tier now and then.
 TEST_CASE("local tier: concurrent get, put, invalidate and clear never serve a value older than a completed write") {
   constexpr int keys = 512;
-  constexpr int threads = 6;
-  constexpr int ops = 20000;
+  constexpr int threads = 8;
+  constexpr int ops = 50000;
   LocalTier tier(LocalTierOptions{.max_entries = 200, .shards = 4, .stamp_buckets = 64});
   std::vector<std::atomic<long>> source(keys);
   std::vector<std::atomic<long>> completed(keys);
