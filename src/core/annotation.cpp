@@ -41,7 +41,7 @@ const ArgValue& Annotation::require(std::string_view arg,
 std::string_view Annotation::text(std::string_view arg) const {
   const ArgValue& v = require(arg, {ArgValue::Kind::text, ArgValue::Kind::enumerator,
                                     ArgValue::Kind::key_template});
-  if (v.kind == ArgValue::Kind::key_template) return rendered_[static_cast<std::size_t>(v.first)];
+  if (v.kind == ArgValue::Kind::key_template) return rendered(v.first);
   return v.text;
 }
 
@@ -51,7 +51,7 @@ std::vector<std::string_view> Annotation::texts(std::string_view arg) const {
   if (v.kind == ArgValue::Kind::text) return {v.text};
   std::vector<std::string_view> out;
   out.reserve(static_cast<std::size_t>(v.count));
-  for (int i = 0; i < v.count; ++i) out.push_back(rendered_[static_cast<std::size_t>(v.first + i)]);
+  for (int i = 0; i < v.count; ++i) out.push_back(rendered(v.first + i));
   return out;
 }
 

@@ -1,0 +1,72 @@
+// weave/cache.h — [[cache]], [[cache_put]], [[cache_evict]]: a two-level
+// cache of method results, in-process in front of the store (docs/cache.md).
+//
+//   [[cache(name="product", key="<id>", ttl=30min, local_ttl=5min)]]
+//   virtual std::optional<Product> find(const std::string& id);   // read-through
+//   [[cache_put(name="product", key="<p.id>")]]
+//   virtual Product save(const Product& p);                       // write, then cache the result
+//   [[cache_evict(name="product", key="<id>")]]
+//   virtual void remove(const std::string& id);                   // write, then evict
+//
+//   weave::configure_cache({.url = "mem://", .local_max_entries = 50'000});  // optional
+//   weave::CacheStats s = weave::cache_stats("product");
+//
+// Results are stored as JSON (weave/json_codec.h). A call never fails
+// because of the cache: store errors are counted, sent to on_event, and the
+// method runs (on_error=throw in the annotation opts out).
+#pragma once
+
+#include "weave/abi.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "weave/event.h"
+
+namespace WEAVE_NAMESPACE {
+
+struct WEAVE_API CacheOptions {
+  // The store: "" = WEAVE_CACHE_URL, else WEAVE_URL, else "mem://".
+  std::string url = "";
+  // The in-process tier's bounds, per cache name (0 bytes = no byte bound).
+  std::size_t local_max_entries = 10'000;
+  std::size_t local_max_bytes = 0;
+  // Networked stores.
+  std::chrono::milliseconds connect_timeout{2'000};
+  std::chrono::milliseconds command_timeout{1'000};
+  int pool_size = 4;
+  // Prepended to every stored key: "<prefix><name>:<key>".
+  std::string key_prefix = "weave:cache:";
+  // Told of every cache_error (weave/event.h); must be quick and not throw.
+  EventHook on_event = {};
+
+  // Throws weave::ConfigError naming the field for a value out of range.
+  void validate() const;
+};
+
+// Per cache name, since the process started (or the cache was configured).
+struct WEAVE_API CacheStats {
+  std::uint64_t local_hits = 0, local_misses = 0;
+  std::uint64_t remote_hits = 0, remote_misses = 0;
+  std::uint64_t loads = 0;                 // the method ran to fill a miss
+  std::uint64_t load_failures = 0;         // ... and threw
+  std::chrono::nanoseconds load_time{0};   // summed over loads
+  std::uint64_t shared_loads = 0;          // misses answered by another caller's load (single flight)
+  std::uint64_t evictions = 0;             // local entries dropped to hold the bounds
+  std::uint64_t invalidations_sent = 0;    // cache_put / cache_evict broadcasts
+  std::uint64_t invalidations_received = 0;
+  std::uint64_t errors = 0;                // store or serialization failures (each also an Event)
+  std::uint64_t decode_failures = 0;       // stored values that no longer fit the type: a miss, overwritten
+  std::uint64_t refused_stale = 0;         // local fills refused because an invalidation came first
+};
+
+// Replaces the process-wide cache configuration (local tiers start empty).
+// Throws ConfigError.
+WEAVE_API void configure_cache(CacheOptions options);
+// Zeros for a name never used.
+WEAVE_API CacheStats cache_stats(std::string_view name);
+
+}  // namespace weave

@@ -1,0 +1,296 @@
+// The built-in `cache`, `cache_put` and `cache_evict` interceptors
+// (docs/cache.md): read-through with single flight, write-through, evict.
+// Every store failure fails open: counted, reported, and the call goes on.
+#include <chrono>
+#include <initializer_list>
+#include <string>
+
+#include "cache/cache_runtime.h"
+#include "core/builtin.h"
+#include "weave/error.h"
+#include "weave/interceptor.h"
+#include "weave/invocation.h"
+#include "weave/result_codec.h"
+
+namespace WEAVE_NAMESPACE {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+enum class Tier { both, local, remote };
+
+// What one [[cache...]] annotation says, read once per method.
+struct Settings {
+  std::string name;   // "" with name_slot: rendered per call
+  int name_slot = -1;
+  int key_slot = -1;  // the key template's slot; -1: read `key` as text per call
+  milliseconds ttl{30 * 60'000};
+  milliseconds local_ttl{5 * 60'000};
+  milliseconds null_ttl{60'000};
+  Tier tier = Tier::both;
+  bool throw_errors = false;  // on_error=throw
+  bool all = false;           // cache_evict(all=true)
+  bool before = false;        // cache_evict(before=true)
+};
+
+std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
+                     std::string_view method) {
+  const std::int64_t index = a.enum_index(arg);
+  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
+  const std::string_view text = a.text(arg);
+  std::size_t i = 0;
+  for (std::string_view v : values) {
+    if (v == text) return i;
+    ++i;
+  }
+  throw UsageError(std::string(a.name()) + " " + std::string(arg) + "='" + std::string(text) +
+                   "' is not a known value (on " + std::string(method) + ")");
+}
+
+Settings read_settings(const Annotation& a, std::string_view method) {
+  Settings s;
+  if (const ArgValue* name = a.find("name"); name && name->kind == ArgValue::Kind::key_template)
+    s.name_slot = name->first;  // a name that depends on the call (per tenant, say)
+  else
+    s.name = a.has("name") ? std::string(a.text("name")) : std::string(method);
+  if (const ArgValue* key = a.find("key"); key && key->kind == ArgValue::Kind::key_template) s.key_slot = key->first;
+  if (a.has("ttl")) s.ttl = a.duration("ttl");
+  if (a.has("local_ttl")) s.local_ttl = a.duration("local_ttl");
+  if (a.has("null_ttl")) s.null_ttl = a.duration("null_ttl");
+  if (s.local_ttl > s.ttl) s.local_ttl = s.ttl;
+  if (a.has("tier")) s.tier = static_cast<Tier>(enum_arg(a, "tier", {"both", "local", "remote"}, method));
+  if (a.has("on_error")) s.throw_errors = enum_arg(a, "on_error", {"report", "throw"}, method) == 1;
+  if (a.has("all")) s.all = a.boolean("all");
+  if (a.has("before")) s.before = a.boolean("before");
+  return s;
+}
+
+std::string_view key_of(const Invocation& inv, const Settings& s) {
+  const Annotation& a = inv.annotation();
+  if (s.key_slot >= 0) return a.rendered(s.key_slot);
+  return a.has("key") ? a.text("key") : std::string_view();
+}
+
+const ResultCodec& codec_of(const Invocation& inv) {
+  const ResultCodec* codec = inv.result_codec();
+  if (!codec)
+    throw UsageError(std::string(inv.annotation().name()) + " on " + std::string(inv.method()) +
+                     ": the method has no result codec (regenerate its proxy with this weavegen)");
+  return *codec;
+}
+
+// Runs a store step; a failure is counted and reported, and thrown only
+// under on_error=throw. Returns false when it failed.
+template <class F>
+bool guarded(detail::CacheRuntime& rt, detail::CacheName& cache, std::string_view key, const Settings& s, F&& step) {
+  try {
+    step();
+    return true;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    rt.report(cache, key, e);
+    if (s.throw_errors) throw;
+    return false;
+  }
+}
+
+class CacheInterceptorBase : public Interceptor {
+ public:
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
+    try {
+      return std::make_shared<Settings>(read_settings(Annotation(spec, {}), ""));
+    } catch (const Error&) {
+      return nullptr;  // around() reads by name and names the method
+    }
+  }
+
+ protected:
+  static Settings settings_of(const Invocation& inv) {
+    Settings s = [&] {
+      if (const Settings* prepared = inv.prepared<Settings>()) return *prepared;
+      return read_settings(inv.annotation(), inv.method());
+    }();
+    if (s.name_slot >= 0) s.name = std::string(inv.annotation().rendered(s.name_slot));
+    else if (s.name.empty()) s.name = std::string(inv.method());
+    return s;
+  }
+};
+
+class CacheInterceptor final : public CacheInterceptorBase {
+ public:
+  void around(Invocation& inv) override {
+    const Settings s = settings_of(inv);
+    const ResultCodec& codec = codec_of(inv);
+    auto rt = detail::cache_runtime();
+    detail::CacheName& cache = rt->name(s.name);
+    detail::CacheCounters& count = cache.counters();
+    const std::string key(key_of(inv, s));
+    const bool use_local = s.tier != Tier::remote;
+    const bool use_remote = s.tier != Tier::local;
+
+    // 1. the local tier, only while the invalidation feed is complete
+    if (use_local && rt->remote().live()) {
+      if (auto hit = cache.local().get(key, Clock::now())) {
+        count.local_hits.fetch_add(1, std::memory_order_relaxed);
+        inv.complete_from_shared(hit->value.get());
+        return;
+      }
+      count.local_misses.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    // 2. one load per key in this process; the others wait for its value
+    auto [flight, leader] = cache.join(key);
+    if (!leader) {
+      std::unique_lock lock(flight->mutex);
+      flight->done_cv.wait(lock, [&] { return flight->done; });
+      if (flight->value) {
+        count.shared_loads.fetch_add(1, std::memory_order_relaxed);
+        inv.complete_from_shared(flight->value.get());
+        return;
+      }
+      lock.unlock();
+      inv.proceed();  // the leader's load failed: this caller loads for itself
+      return;
+    }
+    struct Land {  // every way out of the leader's path wakes the waiters
+      detail::CacheName& cache;
+      const std::string& key;
+      std::shared_ptr<detail::Flight> flight;
+      std::shared_ptr<const void> value;
+      ~Land() { cache.land(key, flight, std::move(value)); }
+    } land{cache, key, flight, nullptr};
+
+    // Taken before anything is read: an invalidation from here on refuses the fill.
+    const std::uint64_t stamp = cache.local().stamp(key);
+
+    // 3. the shared tier
+    std::optional<std::uint64_t> read_version;  // set when the shared tier was read
+    if (use_remote) {
+      detail::RemoteRead stored;
+      if (guarded(*rt, cache, key, s, [&] { stored = rt->remote().get(s.name, key); })) {
+        read_version = stored.version;
+        if (stored.json) {
+          try {
+            inv.complete_from_json(*stored.json);
+            count.remote_hits.fetch_add(1, std::memory_order_relaxed);
+            land.value = codec.share(inv.result());
+            install(*rt, cache, key, s, codec, land.value, stamp);
+            return;
+          } catch (const std::exception&) {
+            // Stored by another version of the type: a miss, overwritten below.
+            count.decode_failures.fetch_add(1, std::memory_order_relaxed);
+          }
+        } else {
+          count.remote_misses.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+    }
+
+    // 4. the method
+    const auto started = Clock::now();
+    try {
+      inv.proceed();
+    } catch (...) {
+      count.load_failures.fetch_add(1, std::memory_order_relaxed);
+      throw;
+    }
+    count.loads.fetch_add(1, std::memory_order_relaxed);
+    count.load_ns.fetch_add(static_cast<std::uint64_t>((Clock::now() - started).count()), std::memory_order_relaxed);
+    const void* result = inv.result();
+    land.value = codec.share(result);
+    const milliseconds ttl = codec.empty(result) ? s.null_ttl : s.ttl;
+    if (ttl <= milliseconds(0)) return;  // null_ttl=0ms: empty results are not kept
+    if (use_remote) {
+      if (!read_version) return;  // the shared tier could not be read: nothing known to fill over
+      std::string json;
+      if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
+      guarded(*rt, cache, key, s,
+              [&] { rt->remote().fill(s.name, key, json, detail::jittered(ttl, key), *read_version); });
+    }
+    install(*rt, cache, key, s, codec, land.value, stamp, ttl);
+  }
+
+ private:
+  static void install(detail::CacheRuntime& rt, detail::CacheName& cache, const std::string& key, const Settings& s,
+                      const ResultCodec& codec, const std::shared_ptr<const void>& value, std::uint64_t stamp,
+                      std::optional<milliseconds> ttl = std::nullopt) {
+    if (s.tier == Tier::remote || !rt.remote().live()) return;
+    milliseconds local_ttl = std::min(s.local_ttl, ttl.value_or(s.local_ttl));
+    if (codec.empty(value.get())) local_ttl = std::min(local_ttl, s.null_ttl);
+    if (local_ttl <= milliseconds(0)) return;
+    detail::LocalEntry entry;
+    entry.value = value;
+    entry.expires = Clock::now() + detail::jittered(local_ttl, key);
+    cache.local().put(key, std::move(entry), stamp);  // a refusal is counted by the tier
+  }
+};
+
+class CachePutInterceptor final : public CacheInterceptorBase {
+ public:
+  void around(Invocation& inv) override {
+    const Settings s = settings_of(inv);
+    const ResultCodec& codec = codec_of(inv);
+    inv.proceed();
+    auto rt = detail::cache_runtime();
+    detail::CacheName& cache = rt->name(s.name);
+    const std::string key(key_of(inv, s));
+    const void* result = inv.result();
+    // This process never serves the old value again: drop it first, then
+    // install the new one under a stamp taken after the drop.
+    cache.local().invalidate(key);
+    const std::uint64_t stamp = cache.local().stamp(key);
+    if (s.tier != Tier::local) {
+      std::string json;
+      if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
+      const bool stored = guarded(*rt, cache, key, s, [&] { rt->remote().put(s.name, key, json, detail::jittered(s.ttl, key)); });
+      if (stored) cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
+      else return;  // other processes may still hold the old value: do not add a local copy either
+    }
+    if (s.tier == Tier::remote || !rt->remote().live()) return;
+    detail::LocalEntry entry;
+    entry.value = codec.share(result);
+    entry.expires = Clock::now() + detail::jittered(std::min(s.local_ttl, s.ttl), key);
+    cache.local().put(key, std::move(entry), stamp);
+  }
+};
+
+class CacheEvictInterceptor final : public CacheInterceptorBase {
+ public:
+  void around(Invocation& inv) override {
+    const Settings s = settings_of(inv);
+    if (s.before) evict(inv, s);
+    inv.proceed();
+    if (!s.before) evict(inv, s);
+  }
+
+ private:
+  static void evict(const Invocation& inv, const Settings& s) {
+    auto rt = detail::cache_runtime();
+    detail::CacheName& cache = rt->name(s.name);
+    const std::string_view key = s.all ? std::string_view() : key_of(inv, s);
+    if (s.all) cache.local().clear();
+    else cache.local().invalidate(key);
+    if (s.tier == Tier::local) return;
+    if (guarded(*rt, cache, key, s, [&] { rt->remote().evict(s.name, s.all ? nullptr : &key); }))
+      cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+}  // namespace
+
+// Registers the cache interceptors with Weave::core when this library is
+// linked: cmake/link/weave_link_cache.cpp refers to weave_link_cache.
+extern "C" WEAVE_API const char weave_link_cache = 0;
+
+namespace {
+[[maybe_unused]] const bool cache_registered = [] {
+  detail::register_builtin_interceptor("cache", [] { return std::shared_ptr<Interceptor>(std::make_shared<CacheInterceptor>()); });
+  detail::register_builtin_interceptor("cache_put", [] { return std::shared_ptr<Interceptor>(std::make_shared<CachePutInterceptor>()); });
+  detail::register_builtin_interceptor("cache_evict", [] { return std::shared_ptr<Interceptor>(std::make_shared<CacheEvictInterceptor>()); });
+  return true;
+}();
+}  // namespace
+
+}  // namespace weave

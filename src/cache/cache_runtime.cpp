@@ -1,0 +1,187 @@
+#include "cache/cache_runtime.h"
+
+#include <cstdlib>
+#include <map>
+
+#include "weave/duration.h"
+#include "weave/error.h"
+#include "weave/url.h"
+
+namespace WEAVE_NAMESPACE {
+
+void CacheOptions::validate() const {
+  auto bad = [](const std::string& field, const std::string& why) {
+    return ConfigError("cache option " + field + ": " + why);
+  };
+  if (local_max_entries == 0 && local_max_bytes == 0)
+    throw bad("local_max_entries", "0 with local_max_bytes 0 leaves the local tier unbounded; set one of them");
+  if (connect_timeout <= std::chrono::milliseconds(0) || connect_timeout > max_duration)
+    throw bad("connect_timeout", std::to_string(connect_timeout.count()) + "ms is not a positive duration");
+  if (command_timeout <= std::chrono::milliseconds(0) || command_timeout > max_duration)
+    throw bad("command_timeout", std::to_string(command_timeout.count()) + "ms is not a positive duration");
+  if (pool_size < 1 || pool_size > 1024) throw bad("pool_size", std::to_string(pool_size) + " is outside 1..1024");
+  if (key_prefix.empty()) throw bad("key_prefix", "must not be empty");
+  if (!url.empty()) parse_store_url(url);  // throws ConfigError naming the URL
+}
+
+namespace detail {
+namespace {
+
+std::mutex& factories_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, RemoteTierFactory, std::less<>>& factories() {
+  static std::map<std::string, RemoteTierFactory, std::less<>> f;
+  return f;
+}
+
+std::string resolve_url(const CacheOptions& o) {
+  if (!o.url.empty()) return o.url;
+  for (const char* env : {"WEAVE_CACHE_URL", "WEAVE_URL"})
+    if (const char* v = std::getenv(env); v && *v) return v;
+  return "mem://";
+}
+
+std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
+  const std::string url = resolve_url(o);
+  const StoreUrl u = parse_store_url(url);
+  if (u.scheme == "mem") return make_mem_remote(u.name);
+  std::lock_guard lock(factories_mutex());
+  auto it = factories().find(u.scheme);
+  if (it == factories().end())
+    throw ConfigError("cache url '" + url + "': no cache store for '" + u.scheme +
+                      "://' in this program (link Weave::redis for the Redis URLs)");
+  CacheOptions resolved = o;
+  resolved.url = url;
+  return it->second(resolved);
+}
+
+std::mutex& runtime_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::shared_ptr<CacheRuntime>& runtime_slot() {
+  static std::shared_ptr<CacheRuntime> r;
+  return r;
+}
+
+}  // namespace
+
+void register_cache_remote(std::string scheme, RemoteTierFactory factory) {
+  std::lock_guard lock(factories_mutex());
+  factories()[std::move(scheme)] = std::move(factory);
+}
+
+std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key) {
+  std::lock_guard lock(flights_mutex_);
+  auto [it, inserted] = flights_.try_emplace(key);
+  if (inserted) it->second = std::make_shared<Flight>();
+  return {it->second, inserted};
+}
+
+void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flight,
+                     std::shared_ptr<const void> value) {
+  {
+    std::lock_guard lock(flights_mutex_);
+    auto it = flights_.find(key);
+    if (it != flights_.end() && it->second == flight) flights_.erase(it);
+  }
+  {
+    std::lock_guard lock(flight->mutex);
+    flight->value = std::move(value);
+    flight->done = true;
+  }
+  flight->done_cv.notify_all();
+}
+
+CacheRuntime::CacheRuntime(CacheOptions options) : options_(std::move(options)) {
+  options_.validate();
+  remote_ = make_remote(options_);
+  // Invalidations from other processes drop local copies; a feed that went
+  // down may have missed some, so every local tier starts over.
+  remote_->listen(RemoteTier::Listener{
+      [this](std::string_view name, const std::string_view* key) {
+        if (CacheName* c = find(name)) {
+          c->counters().invalidations_received.fetch_add(1, std::memory_order_relaxed);
+          if (key) c->local().invalidate(*key);
+          else c->local().clear();
+        }
+      },
+      [this] {
+        std::lock_guard lock(names_mutex_);
+        for (auto& [n, c] : names_) c->local().clear();
+      }});
+}
+
+CacheName* CacheRuntime::find(std::string_view name) {
+  std::lock_guard lock(names_mutex_);
+  auto it = names_.find(std::string(name));
+  return it == names_.end() ? nullptr : it->second.get();
+}
+
+CacheName& CacheRuntime::name(std::string_view name) {
+  std::lock_guard lock(names_mutex_);
+  auto it = names_.find(std::string(name));
+  if (it != names_.end()) return *it->second;
+  LocalTierOptions local;
+  local.max_entries = options_.local_max_entries;
+  local.max_bytes = options_.local_max_bytes;
+  auto made = std::make_unique<CacheName>(std::string(name), local);
+  return *names_.emplace(std::string(name), std::move(made)).first->second;
+}
+
+CacheStats CacheRuntime::stats(std::string_view name) {
+  CacheName* c = find(name);
+  CacheStats s;
+  if (!c) return s;
+  const CacheCounters& k = c->counters();
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  s.local_hits = get(k.local_hits);
+  s.local_misses = get(k.local_misses);
+  s.remote_hits = get(k.remote_hits);
+  s.remote_misses = get(k.remote_misses);
+  s.loads = get(k.loads);
+  s.load_failures = get(k.load_failures);
+  s.load_time = std::chrono::nanoseconds(get(k.load_ns));
+  s.shared_loads = get(k.shared_loads);
+  s.invalidations_sent = get(k.invalidations_sent);
+  s.invalidations_received = get(k.invalidations_received);
+  s.errors = get(k.errors);
+  s.decode_failures = get(k.decode_failures);
+  const LocalTier::Stats local = c->local().stats();
+  s.refused_stale = local.rejected_stale;
+  s.evictions = local.evictions;
+  return s;
+}
+
+void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
+  cache.counters().errors.fetch_add(1, std::memory_order_relaxed);
+  if (!options_.on_event) return;
+  try {
+    const auto* typed = dynamic_cast<const Error*>(&error);
+    const Error wrapped(std::string("cache '") + cache.name() + "' key '" + std::string(key) + "': " + error.what());
+    options_.on_event(Event{EventKind::cache_error, "cache", key, error.what(), typed ? *typed : wrapped, nullptr});
+  } catch (...) {
+    // the hook must not throw; nobody to hand it to
+  }
+}
+
+std::shared_ptr<CacheRuntime> cache_runtime() {
+  std::lock_guard lock(runtime_mutex());
+  auto& r = runtime_slot();
+  if (!r) r = std::make_shared<CacheRuntime>(CacheOptions{});
+  return r;
+}
+
+}  // namespace detail
+
+void configure_cache(CacheOptions options) {
+  auto fresh = std::make_shared<detail::CacheRuntime>(std::move(options));
+  std::lock_guard lock(detail::runtime_mutex());
+  detail::runtime_slot() = std::move(fresh);
+}
+
+CacheStats cache_stats(std::string_view name) { return detail::cache_runtime()->stats(name); }
+
+}  // namespace weave

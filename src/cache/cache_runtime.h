@@ -1,0 +1,85 @@
+// The process-wide state of [[cache]]: the options, the shared tier for the
+// URL, and per cache name its local tier, single-flight table and counters.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "cache/local_tier.h"
+#include "cache/remote_tier.h"
+#include "weave/cache.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+struct CacheCounters {
+  std::atomic<std::uint64_t> local_hits{0}, local_misses{0}, remote_hits{0}, remote_misses{0}, loads{0},
+      load_failures{0}, load_ns{0}, shared_loads{0}, invalidations_sent{0}, invalidations_received{0}, errors{0},
+      decode_failures{0};
+};
+
+// One load in flight for a key (in this process): later misses of the key
+// wait for it instead of running the method again.
+struct Flight {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
+};
+
+class CacheName {
+ public:
+  CacheName(std::string name, const LocalTierOptions& local) : name_(std::move(name)), local_(local) {}
+  const std::string& name() const noexcept { return name_; }
+  LocalTier& local() noexcept { return local_; }
+  CacheCounters& counters() noexcept { return counters_; }
+
+  // The flight for `key`: {flight, true} when the caller leads it (must call
+  // land()), {flight, false} when another caller does.
+  std::pair<std::shared_ptr<Flight>, bool> join(const std::string& key);
+  void land(const std::string& key, const std::shared_ptr<Flight>& flight, std::shared_ptr<const void> value);
+
+ private:
+  std::string name_;
+  LocalTier local_;
+  CacheCounters counters_;
+  std::mutex flights_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+};
+
+class CacheRuntime {
+ public:
+  explicit CacheRuntime(CacheOptions options);
+  const CacheOptions& options() const noexcept { return options_; }
+  RemoteTier& remote() noexcept { return *remote_; }
+  // Made on first use; lives as long as the runtime.
+  CacheName& name(std::string_view name);
+  CacheStats stats(std::string_view name);
+  // Counts the error, reports it to on_event; never throws.
+  void report(CacheName& cache, std::string_view key, const std::exception& error) noexcept;
+
+ private:
+  CacheName* find(std::string_view name);
+  CacheOptions options_;
+  std::mutex names_mutex_;
+  std::unordered_map<std::string, std::unique_ptr<CacheName>> names_;
+  std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
+};
+
+// The process-wide runtime (configure_cache, else the defaults); shared so a
+// call in flight keeps the one it started with across a reconfiguration.
+std::shared_ptr<CacheRuntime> cache_runtime();
+
+// Binds a store URL scheme to a shared tier (mem is built in; the Redis
+// schemes register when their library is linked).
+using RemoteTierFactory = std::function<std::shared_ptr<RemoteTier>(const CacheOptions&)>;
+WEAVE_API void register_cache_remote(std::string scheme, RemoteTierFactory factory);
+
+}  // namespace weave::detail

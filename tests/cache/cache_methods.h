@@ -1,0 +1,102 @@
+// A Catalog with [[cache]], [[cache_put]] and [[cache_evict]] methods, its
+// MethodInfo constants written by hand in the shape weavegen emits, so the
+// cache suite runs without weavegen. Each method takes the cache name at run
+// time through a `name` argument rendered as text.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "weave/generated.h"
+#include "weave/json_codec.h"
+
+namespace shop {
+struct Product {
+  std::string id;
+  int cents = 0;
+  friend bool operator==(const Product&, const Product&) = default;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)
+}  // namespace shop
+
+namespace cache_test {
+
+using weave::ArgSpec;
+using weave::ArgValue;
+using weave::AnnotationSpec;
+using Found = std::optional<shop::Product>;
+
+inline constexpr weave::ResultCodec k_found_codec = weave::detail::make_result_codec<Found>("std::optional<shop::Product>");
+inline constexpr weave::ResultCodec k_product_codec = weave::detail::make_result_codec<shop::Product>("shop::Product");
+
+// Slot 0: the cache name; slot 1: the key.
+inline constexpr ArgSpec k_find_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
+inline constexpr ArgSpec k_find_null0_args[] = {
+    {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"null_ttl", ArgValue::of_duration_ms(0)}};
+inline constexpr ArgSpec k_find_local_args[] = {
+    {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("local", 1)}};
+inline constexpr ArgSpec k_find_remote_args[] = {
+    {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("remote", 2)}};
+inline constexpr ArgSpec k_put_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
+inline constexpr ArgSpec k_evict_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
+inline constexpr ArgSpec k_evict_all_args[] = {{"name", ArgValue::of_template(0)}, {"all", ArgValue::of_bool(true)}};
+
+inline constexpr AnnotationSpec k_find[] = {{"cache", 0, k_find_args, 1, 1}};
+inline constexpr AnnotationSpec k_find_null0[] = {{"cache", 0, k_find_null0_args, 1, 1}};
+inline constexpr AnnotationSpec k_find_local[] = {{"cache", 0, k_find_local_args, 1, 1}};
+inline constexpr AnnotationSpec k_find_remote[] = {{"cache", 0, k_find_remote_args, 1, 1}};
+inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
+inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
+inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
+
+enum class Find { both, null0, local, remote };
+
+inline const weave::MethodInfo& find_info(Find f) {
+  static constexpr weave::MethodInfo both{"shop::Catalog::find", "catalog.h", 1, k_find, {}, &k_found_codec};
+  static constexpr weave::MethodInfo null0{"shop::Catalog::find", "catalog.h", 1, k_find_null0, {}, &k_found_codec};
+  static constexpr weave::MethodInfo local{"shop::Catalog::find", "catalog.h", 1, k_find_local, {}, &k_found_codec};
+  static constexpr weave::MethodInfo remote{"shop::Catalog::find", "catalog.h", 1, k_find_remote, {}, &k_found_codec};
+  switch (f) {
+    case Find::null0: return null0;
+    case Find::local: return local;
+    case Find::remote: return remote;
+    default: return both;
+  }
+}
+
+// A catalog in memory whose reads and writes are counted; `body` runs in
+// place of the real find (e.g. to block a load).
+struct Catalog {
+  std::function<Found(const std::string&)> body;
+  std::atomic<int> finds{0};
+
+  Found find(const std::string& name, const std::string& id, Find f = Find::both) {
+    const std::string rendered[2] = {name, id};
+    return weave::detail::invoke<Found>(
+        find_info(f), {}, rendered,
+        [&]() -> Found {
+          ++finds;
+          return body ? body(id) : Found(shop::Product{id, 100});
+        },
+        weave::detail::CannotSkip{});
+  }
+  shop::Product save(const std::string& name, const shop::Product& p) {
+    static constexpr weave::MethodInfo info{"shop::Catalog::save", "catalog.h", 2, k_put, {}, &k_product_codec};
+    const std::string rendered[2] = {name, p.id};
+    return weave::detail::invoke<shop::Product>(info, {}, rendered, [&] { return p; }, weave::detail::CannotSkip{});
+  }
+  void remove(const std::string& name, const std::string& id) {
+    static constexpr weave::MethodInfo info{"shop::Catalog::remove", "catalog.h", 3, k_evict, {}};
+    const std::string rendered[2] = {name, id};
+    weave::detail::invoke<void>(info, {}, rendered, [] {}, weave::detail::CannotSkip{});
+  }
+  void clear(const std::string& name) {
+    static constexpr weave::MethodInfo info{"shop::Catalog::clear", "catalog.h", 4, k_evict_all, {}};
+    const std::string rendered[1] = {name};
+    weave::detail::invoke<void>(info, {}, rendered, [] {}, weave::detail::CannotSkip{});
+  }
+};
+
+}  // namespace cache_test

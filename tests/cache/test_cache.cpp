@@ -1,0 +1,195 @@
+// [[cache]], [[cache_put]], [[cache_evict]] behaviour every store passes
+// (docs/cache.md). The store comes from the adaptor force-included by the
+// build: cache_store_url() (mem://, or a Redis URL the adaptor starts).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <latch>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cache_methods.h"
+#include "weave/cache.h"
+
+using cache_test::Catalog;
+using cache_test::Find;
+using cache_test::Found;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A cache name no other test uses.
+std::string fresh_name(const std::string& what) {
+  static std::atomic<int> n{0};
+  return "t" + std::to_string(n.fetch_add(1)) + ":" + what;
+}
+
+void use_store() { weave::configure_cache({.url = cache_store_url()}); }
+
+}  // namespace
+
+TEST_CASE("cache: a hit runs no method and returns the stored value") {
+  use_store();
+  const auto name = fresh_name("hit");
+  Catalog c;
+  REQUIRE(c.find(name, "p1")->cents == 100);
+  REQUIRE(c.find(name, "p1")->cents == 100);
+  REQUIRE(c.find(name, "p2")->id == "p2");
+  REQUIRE(c.finds == 2);
+  const weave::CacheStats s = weave::cache_stats(name);
+  REQUIRE(s.loads == 2);
+  REQUIRE(s.local_hits == 1);
+  REQUIRE(s.local_misses == 2);
+  REQUIRE(s.remote_misses == 2);
+}
+
+TEST_CASE("cache: the shared tier answers when the local tier is bypassed") {
+  use_store();
+  const auto name = fresh_name("remote");
+  Catalog c;
+  c.find(name, "p1", Find::remote);
+  REQUIRE(c.find(name, "p1", Find::remote)->id == "p1");
+  REQUIRE(c.finds == 1);
+  const weave::CacheStats s = weave::cache_stats(name);
+  REQUIRE(s.remote_hits == 1);
+  REQUIRE(s.local_hits == 0);
+}
+
+TEST_CASE("cache: tier=local keeps nothing in the shared tier") {
+  use_store();
+  const auto name = fresh_name("local");
+  Catalog c;
+  c.find(name, "p1", Find::local);
+  c.find(name, "p1", Find::local);
+  REQUIRE(c.finds == 1);
+  REQUIRE(c.find(name, "p1", Find::remote)->id == "p1");  // nothing shared: loads
+  REQUIRE(c.finds == 2);
+}
+
+TEST_CASE("cache_put: the writer's own process serves the new value at once") {
+  use_store();
+  const auto name = fresh_name("put");
+  Catalog c;
+  REQUIRE(c.find(name, "p1")->cents == 100);
+  c.save(name, shop::Product{"p1", 250});
+  REQUIRE(c.find(name, "p1")->cents == 250);
+  REQUIRE(c.find(name, "p1", Find::remote)->cents == 250);
+  REQUIRE(c.finds == 1);
+  REQUIRE(weave::cache_stats(name).invalidations_sent == 1);
+}
+
+TEST_CASE("cache_evict: the next read loads again, in both tiers") {
+  use_store();
+  const auto name = fresh_name("evict");
+  Catalog c;
+  c.find(name, "p1");
+  c.find(name, "p2");
+  c.remove(name, "p1");
+  c.find(name, "p1");
+  c.find(name, "p2");
+  REQUIRE(c.finds == 3);
+  c.clear(name);  // all=true
+  c.find(name, "p1");
+  c.find(name, "p2");
+  REQUIRE(c.finds == 5);
+}
+
+TEST_CASE("cache: concurrent misses of one key run the method once") {
+  use_store();
+  const auto name = fresh_name("flight");
+  Catalog c;
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  c.body = [&](const std::string& id) -> Found {
+    gate.wait();
+    return shop::Product{id, 7};
+  };
+  constexpr int kCallers = 8;
+  std::vector<std::future<Found>> calls;
+  for (int i = 0; i < kCallers; ++i)
+    calls.push_back(std::async(std::launch::async, [&] { return c.find(name, "hot"); }));
+  // The first caller is in the method; give the others time to reach the flight.
+  while (c.finds == 0) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(50ms);
+  release.set_value();
+  for (auto& f : calls) REQUIRE(f.get()->cents == 7);
+  REQUIRE(c.finds == 1);
+  const weave::CacheStats s = weave::cache_stats(name);
+  REQUIRE(s.loads == 1);
+  REQUIRE(s.shared_loads + s.local_hits == kCallers - 1);
+}
+
+TEST_CASE("cache: when the loader throws, the waiting callers load for themselves") {
+  use_store();
+  const auto name = fresh_name("flight-fails");
+  Catalog c;
+  std::atomic<int> calls{0};
+  c.body = [&](const std::string& id) -> Found {
+    if (calls.fetch_add(1) == 0) {
+      std::this_thread::sleep_for(50ms);
+      throw std::runtime_error("database down");
+    }
+    return shop::Product{id, 9};
+  };
+  auto first = std::async(std::launch::async, [&] { return c.find(name, "k"); });
+  while (calls == 0) std::this_thread::sleep_for(1ms);
+  auto second = std::async(std::launch::async, [&] { return c.find(name, "k"); });
+  REQUIRE_THROWS_WITH(first.get(), "database down");
+  REQUIRE(second.get()->cents == 9);
+  REQUIRE(weave::cache_stats(name).load_failures == 1);
+}
+
+TEST_CASE("cache: empty results are kept for null_ttl, and not at all with 0ms") {
+  use_store();
+  const auto name = fresh_name("null");
+  Catalog c;
+  c.body = [](const std::string&) -> Found { return std::nullopt; };
+  REQUIRE_FALSE(c.find(name, "gone"));
+  REQUIRE_FALSE(c.find(name, "gone"));
+  REQUIRE(c.finds == 1);  // default null_ttl: kept
+  const auto name0 = fresh_name("null0");
+  REQUIRE_FALSE(c.find(name0, "gone", Find::null0));
+  REQUIRE_FALSE(c.find(name0, "gone", Find::null0));
+  REQUIRE(c.finds == 3);
+}
+
+TEST_CASE("cache: a load that started before an evict does not install its older value") {
+  use_store();
+  const auto name = fresh_name("race");
+  Catalog c;
+  std::promise<void> in_method, release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> version{1};
+  c.body = [&](const std::string& id) -> Found {
+    const int seen = version.load();
+    if (seen == 1) {
+      in_method.set_value();
+      gate.wait();
+    }
+    return shop::Product{id, seen};
+  };
+  auto slow = std::async(std::launch::async, [&] { return c.find(name, "k"); });
+  in_method.get_future().wait();
+  version = 2;  // the data changes while the slow load holds version 1 ...
+  c.remove(name, "k");  // ... and the writer evicts
+  release.set_value();
+  REQUIRE(slow.get()->cents == 1);        // the slow caller gets what it loaded
+  REQUIRE(c.find(name, "k")->cents == 2);  // but it was not kept in either tier
+  REQUIRE(c.find(name, "k", Find::remote)->cents == 2);
+  REQUIRE(c.finds == 2);
+}
+
+TEST_CASE("cache: a stored value that no longer fits the type is a miss, overwritten and counted") {
+  use_store();
+  const auto name = fresh_name("shape");
+  Catalog c;
+  // Another version of the program stored a Product under this key as a plain number.
+  store_raw_json(name, "p1", "42");
+  REQUIRE(c.find(name, "p1", Find::remote)->cents == 100);
+  REQUIRE(c.find(name, "p1", Find::remote)->cents == 100);
+  REQUIRE(c.finds == 1);
+  REQUIRE(weave::cache_stats(name).decode_failures == 1);
+}
