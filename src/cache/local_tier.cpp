@@ -165,6 +165,9 @@ struct alignas(64) LocalTier::Shard {
   FrequencySketch sketch;
   std::uint64_t random = 0x2545f4914f6cdd1dULL;
   std::uint64_t hits = 0, misses = 0, evictions = 0, rejected_stale = 0, rejected_admission = 0, expirations = 0;
+  // put() asks whether the entry it just installed survived its own evict().
+  const Node* watched = nullptr;
+  bool watched_dropped = false;
 
   void configure(std::size_t entries, std::size_t bytes, std::uint64_t seed) {
     auto window_share = [](std::size_t n) { return n == k_unbounded ? n : std::max<std::size_t>(1, n / 100); };
@@ -188,7 +191,10 @@ struct alignas(64) LocalTier::Shard {
   std::size_t bytes() const noexcept { return window.bytes + main_bytes(); }
 
   // Drops a node that is in no list any more.
-  void erase(Node* n) { map.erase(map.find(KeyRef{n->key->text, n->hash})); }
+  void erase(Node* n) {
+    if (n == watched) watched_dropped = true;
+    map.erase(map.find(KeyRef{n->key->text, n->hash}));
+  }
   void remove(Node* n) {
     list(n->queue).unlink(n);
     erase(n);
@@ -384,10 +390,11 @@ bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
     s.window.push_mru(n);
     s.sketch.ensure_capacity(s.map.size());
   }
-  const KeyRef ref{n->key->text, h};
+  s.watched = n;
+  s.watched_dropped = false;
   s.evict();
-  if (s.map.find(ref) == s.map.end()) return false;  // dropped at once: lost its admission
-  return true;
+  s.watched = nullptr;
+  return !s.watched_dropped;  // false: dropped at once (lost its admission)
 }
 
 void LocalTier::invalidate(std::string_view key) {

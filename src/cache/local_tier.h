@@ -91,9 +91,8 @@ class WEAVE_API LocalTier {
   // The options in effect: shards and stamp_buckets resolved.
   const LocalTierOptions& options() const noexcept { return options_; }
 
-  struct Shard;  // src/cache/local_tier.cpp
-
  private:
+  struct Shard;  // src/cache/local_tier.cpp
   Shard& shard_of(std::uint64_t hash) const noexcept;
   std::atomic<std::uint64_t>& bucket_of(std::uint64_t hash) const noexcept;
   std::uint64_t stamp_of(std::uint64_t hash) const noexcept;

@@ -124,6 +124,22 @@ TEST_CASE("local tier: an entry heavier than a shard's byte bound is refused and
   CHECK(tier.stats().bytes == 0);
 }
 
+TEST_CASE("local tier: a put whose entry loses its admission at once returns false") {
+  // Window: 1% of 1000 bytes, so an entry of 100 bytes goes straight to the
+  // admission test against the main space (990 bytes).
+  LocalTier tier(LocalTierOptions{.max_entries = 0, .max_bytes = 1000, .shards = 1});
+  for (int i = 0; i < 9; ++i) {
+    const std::string k = "hot" + std::to_string(i);
+    for (int r = 0; r < 4; ++r) tier.get(k, Clock::now());
+    REQUIRE(tier.put(k, entry_of(i, 100), tier.stamp(k)));
+  }
+  tier.get("cold", Clock::now());
+  CHECK_FALSE(tier.put("cold", entry_of(0, 100), tier.stamp("cold")));
+  CHECK_FALSE(tier.get("cold", Clock::now()));
+  CHECK(tier.stats().rejected_admission == 1);
+  CHECK(tier.stats().entries == 9);
+}
+
 TEST_CASE("local tier: both bounds zero is a configuration error") {
   CHECK_THROWS_AS(LocalTier(LocalTierOptions{.max_entries = 0, .max_bytes = 0}), std::invalid_argument);
 }
