@@ -49,6 +49,11 @@ struct FunctionModel {
   std::vector<ParamModel> params;
   std::string ret;             // return type spelling
   bool ret_void = false;
+  // An annotation keeps the result as JSON (vocabulary "stores_result"): the
+  // source gets a ResultCodec over `ret_qualified`, the return type spelled
+  // fully qualified (canonical), valid at namespace scope.
+  bool stores_result = false;
+  std::string ret_qualified;
   bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
   std::string ref_qualifier;   // "", "&", "&&"
   bool is_noexcept = false;    // really noexcept (noexcept(false) is not)

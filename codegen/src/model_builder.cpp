@@ -290,6 +290,11 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
   const CXType rty = clang_getResultType(fty);
   f.ret = type_text(rty);
   f.ret_void = rty.kind == CXType_Void;
+  {
+    std::string q = type_spelling(clang_getCanonicalType(rty));
+    if (q.find('(') != std::string::npos || q.find('[') != std::string::npos) q = "::std::type_identity_t<" + q + ">";
+    f.ret_qualified = q;
+  }
   const bool member = clang_getCursorKind(c) == CXCursor_CXXMethod;
   f.is_static = member && clang_CXXMethod_isStatic(c);
   f.is_const = member && clang_CXXMethod_isConst(c);
@@ -408,6 +413,10 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
     facts.default_key += "(" + list + ")";
   }
   facts.async_reason = types_.async_reason(clang_getResultType(clang_getCursorType(c)));
+  {
+    const CXTypeKind rk = clang_getCanonicalType(clang_getResultType(clang_getCursorType(c))).kind;
+    facts.returns_reference = rk == CXType_LValueReference || rk == CXType_RValueReference;
+  }
   facts.is_noexcept = f.is_noexcept;
   facts.has_function = [&](const std::string& name) { return has_function(c, name); };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -574,6 +575,74 @@ bool Validator::run(ValidatedAnnotation& result) {
       if (!has_fallback)
         err(v.loc, d.name + "=" + v.text + " needs a method that returns void or std::optional<T> (or a fallback); '" +
                        f.qualified_name + "' returns '" + f.ret + "'", v.length);
+    }
+  }
+  // A duration bounded by another (local_ttl <= ttl), each written or default.
+  for (const auto& d : def->args) {
+    if (d.at_most.empty()) continue;
+    const ArgDef* bound = def->find(d.at_most);
+    if (!bound) continue;
+    struct Value {
+      std::string text;
+      std::int64_t ms = 0;
+      const RawArg* written = nullptr;  // null: the default
+    };
+    auto value_of = [&](const ArgDef& a, Value& out) {
+      auto it = written.find(a.name);
+      if (it != written.end() && it->second) {
+        out.written = it->second;
+        out.text = it->second->value.text;
+        if (it->second->value.kind == RawValue::identifier && out.text == "forever" && a.forever) {
+          out.ms = INT64_MAX;
+          return true;
+        }
+        if (it->second->value.kind != RawValue::number) return false;
+      } else if (a.default_value && a.default_value->is_string()) {
+        out.text = a.default_value->get<std::string>();
+        if (out.text == "forever" && a.forever) {
+          out.ms = INT64_MAX;
+          return true;
+        }
+      } else {
+        return false;
+      }
+      return !out.text.empty() && out.text[0] != '-' && parse_duration(out.text, out.ms).empty();
+    };
+    Value mine, limit;
+    if (!value_of(d, mine) || !value_of(*bound, limit) || mine.ms <= limit.ms) continue;
+    auto shown = [](const std::string& name, const Value& v) {
+      return name + "=" + v.text + (v.written ? "" : " (the default)");
+    };
+    const RawArg* at = mine.written ? mine.written : limit.written;
+    err(at ? at->value.loc : raw.loc,
+        "'" + d.name + "' of '" + raw.name + "' must be at most '" + bound->name + "': " + shown(d.name, mine) +
+            " is longer than " + shown(bound->name, limit),
+        at ? at->value.length : static_cast<int>(raw.name.size()));
+  }
+  // Results kept as JSON (cache, dedupe's replay): a value that exists and is
+  // complete when the call returns.
+  if (def->stores_result) {
+    const std::string& on = def->stores_result_arg;
+    const std::string value = on.empty() ? "" : effective(on);
+    if (on.empty() || std::count(def->stores_result_values.begin(), def->stores_result_values.end(), value)) {
+      const RawArg* cause = on.empty() || !written.count(on) ? nullptr : written[on];
+      const Loc l = cause ? cause->value.loc : raw.loc;
+      const int len = cause ? cause->value.length : static_cast<int>(raw.name.size());
+      const std::string stores = "'" + raw.name + "'" + (on.empty() ? "" : " with " + on + "=" + value) +
+                                 " stores the result of '" + f.qualified_name + "' as JSON";
+      if (f.ret_void)
+        err(l, stores + ", but it returns void: there is no result to store", len);
+      else if (facts_.returns_reference)
+        err(l, stores + ", but it returns '" + f.ret + "', a reference: a stored copy cannot be returned as a "
+                "reference to the original; return it by value",
+            len);
+      else if (!def->synchronous && !facts_.async_reason.empty())
+        err(l, stores + " when the call returns, but it returns '" + f.ret +
+                   "', whose value may still be computed after that (" + facts_.async_reason +
+                   "); put the annotation on the function that computes the value",
+            len);
+      else
+        f.stores_result = true;
     }
   }
   if (facts_.is_noexcept && effective("on_busy") == "throw" && def->find("on_busy")) {

@@ -119,9 +119,41 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
       }
       if (a.contains("skip_values")) d.skip_values = a["skip_values"].get<std::vector<std::string>>();
       d.is_fallback = a.value("fallback", false);
+      if (a.contains("at_most")) {
+        if (!a["at_most"].is_string()) return fail("argument '" + d.name + "': \"at_most\" must name another argument");
+        d.at_most = a["at_most"].get<std::string>();
+      }
       if (d.name == "order") return fail("'order' is implicit and cannot be redefined");
       if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
       def.args.push_back(std::move(d));
+    }
+    for (const auto& d : def.args) {
+      if (d.at_most.empty()) continue;
+      const ArgDef* other = def.find(d.at_most);
+      if (d.type != ArgType::duration) return fail("argument '" + d.name + "': \"at_most\" needs a duration argument");
+      if (!other || other == &d || other->type != ArgType::duration)
+        return fail("argument '" + d.name + "': \"at_most\" must name another duration argument, not '" +
+                    d.at_most + "'");
+    }
+    if (j.contains("stores_result")) {
+      const auto& s = j["stores_result"];
+      if (s.is_boolean()) {
+        def.stores_result = s.get<bool>();
+      } else if (s.is_object() && s.contains("arg") && s["arg"].is_string() && s.contains("values") &&
+                 s["values"].is_array() && !s["values"].empty()) {
+        def.stores_result = true;
+        def.stores_result_arg = s["arg"].get<std::string>();
+        def.stores_result_values = s["values"].get<std::vector<std::string>>();
+        const ArgDef* on = def.find(def.stores_result_arg);
+        if (!on || on->type != ArgType::enumeration)
+          return fail("\"stores_result\": '" + def.stores_result_arg + "' is not an enum argument of '" + def.name +
+                      "'");
+        for (const auto& v : def.stores_result_values)
+          if (!std::count(on->values.begin(), on->values.end(), v))
+            return fail("\"stores_result\": '" + v + "' is not a value of '" + def.stores_result_arg + "'");
+      } else {
+        return fail("\"stores_result\" must be true, false or {\"arg\": \"<enum argument>\", \"values\": [...]}");
+      }
     }
     defs_.emplace(def.name, std::move(def));
   } catch (const std::exception& e) {

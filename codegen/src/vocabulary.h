@@ -34,6 +34,9 @@ struct ArgDef {
   // (needs a void / std::optional return, or a fallback).
   std::vector<std::string> skip_values;
   bool is_fallback = false;                     // identifier naming the skip fallback
+  // duration: at most the value (written or default) of this other duration
+  // argument of the annotation (e.g. local_ttl <= ttl).
+  std::string at_most;
 };
 
 struct AnnotationDef {
@@ -43,6 +46,15 @@ struct AnnotationDef {
   // Its effect ends when the call returns (a lock is released): refused on
   // methods whose result is still being computed then (std::future, a coroutine).
   bool synchronous = false;
+  // It keeps the method's result as JSON (weave/json_codec.h: cache, dedupe's
+  // replay): always (`"stores_result": true`), or only when enum argument
+  // `stores_result_arg` (written or default) has one of `stores_result_values`
+  // (`{"arg": "on_duplicate", "values": ["replay"]}`). Where it applies the
+  // method must return a value (not void, not a reference), be synchronous, and
+  // weavegen emits a ResultCodec for it.
+  bool stores_result = false;
+  std::string stores_result_arg;
+  std::vector<std::string> stores_result_values;
   std::vector<ArgDef> args;
   const ArgDef* find(const std::string& arg) const;
 };
