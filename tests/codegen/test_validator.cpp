@@ -2,6 +2,10 @@
 // model through TypeQuery, with no libclang and no header to parse.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -156,4 +160,63 @@ TEST_CASE("validator: a decorator's keys reach only public members of the object
   INFO(ok.errors);
   REQUIRE(ok.ok);
   CHECK(rendered(ok) == "{(*weave_target_).id}");
+}
+
+TEST_CASE("vocabulary: the shipped cache and dedupe files load with stores_result and at_most",
+          "[codegen][validator]") {
+  Vocabulary v;
+  std::ostringstream out;
+  Reporter rep(out);
+  REQUIRE(v.load(WEAVE_ANNOTATIONS, rep));
+  INFO(out.str());
+  REQUIRE(rep.errors() == 0);
+  const AnnotationDef* cache = v.find("cache");
+  REQUIRE(cache);
+  CHECK(cache->stores_result);
+  CHECK(cache->stores_result_arg.empty());
+  CHECK(cache->find("local_ttl")->at_most == "ttl");
+  CHECK(v.find("cache_put")->stores_result);
+  CHECK_FALSE(v.find("cache_evict")->stores_result);
+  const AnnotationDef* dedupe = v.find("dedupe");
+  REQUIRE(dedupe);
+  CHECK(dedupe->stores_result);
+  CHECK(dedupe->stores_result_arg == "on_duplicate");
+  CHECK(dedupe->stores_result_values == std::vector<std::string>{"replay"});
+  CHECK_FALSE(v.find("lock")->stores_result);
+  for (const auto* def : {cache, v.find("cache_put"), v.find("cache_evict"), dedupe})
+    for (const auto& a : def->args) {
+      INFO(def->name << "." << a.name);
+      CHECK_FALSE(a.doc.empty());
+    }
+}
+
+TEST_CASE("vocabulary: malformed stores_result and at_most are invalid vocabularies", "[codegen][validator]") {
+  struct Case {
+    const char* json;
+    const char* error;
+  } cases[] = {
+      {R"({"name": "x", "stores_result": "yes"})", "\"stores_result\" must be true, false or"},
+      {R"({"name": "x", "stores_result": {"arg": "mode", "values": ["keep"]}})", "'mode' is not an enum argument of 'x'"},
+      {R"({"name": "x", "stores_result": {"arg": "mode", "values": ["kept"]},
+           "args": [{"name": "mode", "type": "enum", "values": ["keep", "drop"]}]})",
+       "'kept' is not a value of 'mode'"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "duration", "at_most": "b"}]})",
+       "\"at_most\" must name another duration argument, not 'b'"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "duration", "at_most": "b"}, {"name": "b", "type": "integer"}]})",
+       "\"at_most\" must name another duration argument, not 'b'"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "integer", "at_most": "b"}, {"name": "b", "type": "duration"}]})",
+       "argument 'a': \"at_most\" needs a duration argument"},
+  };
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("weavegen_vocab_" + std::to_string(::getpid()) + ".json")).string();
+  for (const auto& c : cases) {
+    INFO(c.json);
+    std::ofstream(path) << c.json;
+    Vocabulary v;
+    std::ostringstream out;
+    Reporter rep(out);
+    CHECK_FALSE(v.load(path, rep));
+    CHECK_THAT(out.str(), Catch::Contains("invalid annotation vocabulary: ") && Catch::Contains(c.error));
+  }
+  std::filesystem::remove(path);
 }

@@ -1,0 +1,38 @@
+// A catalog whose reads are cached and whose submits replay their first
+// result: weavegen gives these methods a ResultCodec (test_stores_result_run.cpp).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shop {
+
+struct Product {
+  std::string id;
+  int cents = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)
+
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+
+  [[cache(name="product", key="<id>", ttl=30min, local_ttl=5min)]]
+  virtual std::optional<Product> find(const std::string& id) {
+    ++loads;
+    if (id.empty()) return std::nullopt;
+    return Product{id, 250};
+  }
+
+  [[dedupe(key="submit:<id>", on_duplicate=replay, window=10s)]]
+  virtual Product submit(const std::string& id) { return Product{id, ++loads}; }
+
+  [[dedupe(key="ping:<id>")]]
+  virtual int ping(const std::string& id) { return static_cast<int>(id.size()); }
+
+  int loads = 0;
+};
+
+}  // namespace shop
