@@ -38,8 +38,12 @@ struct WEAVE_API CacheOptions {
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
   int pool_size = 4;
-  // Prepended to every stored key: "<prefix><name>:<key>".
+  // Prepended to every stored key: "{<prefix><name>:<key>}".
   std::string key_prefix = "weave:cache:";
+  // Redis: how long an evicted key keeps its version (a tombstone), so a load
+  // that read it before the eviction cannot install its older value. A load
+  // slower than this (or than the ttl of a value written meanwhile) could.
+  std::chrono::milliseconds fill_guard{60'000};
   // Told of every cache_error (weave/event.h); must be quick and not throw.
   EventHook on_event = {};
 

@@ -1,6 +1,7 @@
 // The built-in `cache`, `cache_put` and `cache_evict` interceptors
 // (docs/cache.md): read-through with single flight, write-through, evict.
 // Every store failure fails open: counted, reported, and the call goes on.
+#include <algorithm>
 #include <chrono>
 #include <initializer_list>
 #include <string>
@@ -62,6 +63,10 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (a.has("tier")) s.tier = static_cast<Tier>(enum_arg(a, "tier", {"both", "local", "remote"}, method));
   if (a.has("on_error")) s.throw_errors = enum_arg(a, "on_error", {"report", "throw"}, method) == 1;
   if (a.has("all")) s.all = a.boolean("all");
+  // Written in the vocabulary, not run yet: refused rather than ignored.
+  if ((a.has("sync") && a.boolean("sync")) || a.has("refresh_after"))
+    throw UsageError(std::string(a.name()) + " on " + std::string(method) +
+                     ": sync=true and refresh_after are not supported by this Weave version yet");
   if (a.has("before")) s.before = a.boolean("before");
   return s;
 }
@@ -176,7 +181,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
             inv.complete_from_json(*stored.json);
             count.remote_hits.fetch_add(1, std::memory_order_relaxed);
             land.value = codec.share(inv.result());
-            install(*rt, cache, key, s, codec, land.value, stamp);
+            install(*rt, cache, key, s, codec, land.value, stamp, stored.json->size());
             return;
           } catch (const std::exception&) {
             // Stored by another version of the type: a miss, overwritten below.
@@ -202,26 +207,29 @@ class CacheInterceptor final : public CacheInterceptorBase {
     land.value = codec.share(result);
     const milliseconds ttl = codec.empty(result) ? s.null_ttl : s.ttl;
     if (ttl <= milliseconds(0)) return;  // null_ttl=0ms: empty results are not kept
+    // JSON: for the shared tier, and as the local entry's weight under a byte bound.
+    std::string json;
+    if (use_remote || rt->options().local_max_bytes > 0)
+      if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
     if (use_remote) {
       if (!read_version) return;  // the shared tier could not be read: nothing known to fill over
-      std::string json;
-      if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
       guarded(*rt, cache, key, s,
               [&] { rt->remote().fill(s.name, key, json, detail::jittered(ttl, key), *read_version); });
     }
-    install(*rt, cache, key, s, codec, land.value, stamp, ttl);
+    install(*rt, cache, key, s, codec, land.value, stamp, json.size(), ttl);
   }
 
  private:
   static void install(detail::CacheRuntime& rt, detail::CacheName& cache, const std::string& key, const Settings& s,
                       const ResultCodec& codec, const std::shared_ptr<const void>& value, std::uint64_t stamp,
-                      std::optional<milliseconds> ttl = std::nullopt) {
+                      std::size_t weight, std::optional<milliseconds> ttl = std::nullopt) {
     if (s.tier == Tier::remote || !rt.remote().live()) return;
     milliseconds local_ttl = std::min(s.local_ttl, ttl.value_or(s.local_ttl));
     if (codec.empty(value.get())) local_ttl = std::min(local_ttl, s.null_ttl);
     if (local_ttl <= milliseconds(0)) return;
     detail::LocalEntry entry;
     entry.value = value;
+    entry.weight = std::max<std::size_t>(1, weight);
     entry.expires = Clock::now() + detail::jittered(local_ttl, key);
     cache.local().put(key, std::move(entry), stamp);  // a refusal is counted by the tier
   }
@@ -241,9 +249,10 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     // install the new one under a stamp taken after the drop.
     cache.local().invalidate(key);
     const std::uint64_t stamp = cache.local().stamp(key);
-    if (s.tier != Tier::local) {
-      std::string json;
+    std::string json;
+    if (s.tier != Tier::local || rt->options().local_max_bytes > 0)
       if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
+    if (s.tier != Tier::local) {
       const bool stored = guarded(*rt, cache, key, s, [&] { rt->remote().put(s.name, key, json, detail::jittered(s.ttl, key)); });
       if (stored) cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
       else return;  // other processes may still hold the old value: do not add a local copy either
@@ -251,6 +260,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     if (s.tier == Tier::remote || !rt->remote().live()) return;
     detail::LocalEntry entry;
     entry.value = codec.share(result);
+    entry.weight = std::max<std::size_t>(1, json.size());
     entry.expires = Clock::now() + detail::jittered(std::min(s.local_ttl, s.ttl), key);
     cache.local().put(key, std::move(entry), stamp);
   }

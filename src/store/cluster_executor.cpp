@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -262,13 +263,64 @@ std::vector<store::Reply> ClusterExecutor::run(const std::vector<store::ScriptCa
   return replies;
 }
 
+store::Reply ClusterExecutor::command(const store::Command& c, std::string_view key, const char* what) {
+  for (int attempt = 0;; ++attempt) {
+    NodePtr n = route(key_slot(key));
+    try {
+      store::Reply r = n->command(c);
+      if (r->type == REDIS_REPLY_ERROR) {
+        const std::string_view text(r->str, r->len);
+        if ((text.starts_with("MOVED ") || text.starts_with("TRYAGAIN")) && attempt < kRounds) {
+          moved_.fetch_add(1);
+          refresh();
+          continue;
+        }
+        store::bad_reply(r.get(), what);
+      }
+      return r;
+    } catch (const IoError&) {
+      if (attempt >= kRounds) throw;
+      refresh();
+    }
+  }
+}
+
+void ClusterExecutor::for_each_master(const std::function<void(store::NodeExecutor&)>& f) {
+  refresh();
+  std::vector<NodePtr> masters;
+  {
+    std::shared_lock g(mutex_);
+    for (const NodePtr& n : slots_)
+      if (n && std::find(masters.begin(), masters.end(), n) == masters.end()) masters.push_back(n);
+  }
+  for (const NodePtr& n : masters) f(*n);
+}
+
+long long ClusterExecutor::publish(std::string_view channel, std::string_view message) {
+  // SPUBLISH on the channel's slot (the subscribers SSUBSCRIBE there).
+  for (int attempt = 0;; ++attempt) {
+    NodePtr n = route(key_slot(channel));
+    try {
+      return n->publish(channel, message);
+    } catch (const ReplyError& e) {
+      if (e.code() != "MOVED" || attempt >= kRounds) throw;
+      moved_.fetch_add(1);
+      refresh();
+    } catch (const IoError&) {
+      if (attempt >= kRounds) throw;
+      refresh();
+    }
+  }
+}
+
 std::unique_ptr<store::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
-                                                                        std::shared_ptr<store::Bell> bell) {
+                                                                        std::shared_ptr<store::Bell> bell,
+                                                                        std::shared_ptr<store::Feed> feed) {
   const unsigned slot = key_slot(channel);
   NodePtr n = route(slot);
   for (int attempt = 0;; ++attempt) {
     try {
-      return n->subscribe(channel, bell);
+      return n->subscribe(channel, bell, feed);
     } catch (const ReplyError& e) {
       // MOVED: the slot moved since the map was read (during a migration the
       // other nodes may not know yet): go where the refusal points.

@@ -19,21 +19,25 @@ constexpr unsigned kSlots = 16384;
 
 // The cluster slot of a key: CRC16 (XMODEM) of the key, or of the text
 // between the first '{' and the next '}' when that is not empty, mod 16384.
-unsigned key_slot(std::string_view key) noexcept;
+WEAVE_API unsigned key_slot(std::string_view key) noexcept;
 
 // Routes script calls to the master serving each call's slot (the slot of its
 // first key), one pipeline per node; follows MOVED (updates the map and
 // refreshes it from CLUSTER SLOTS) and ASK (ASKING + the call, once per
 // redirect); refreshes the map after a connection error and retries.
 // Release channels use sharded Pub/Sub on the slot's node.
-class ClusterExecutor final : public store::Executor {
+class WEAVE_API ClusterExecutor final : public store::Executor {
  public:
   ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_size);
 
   std::vector<store::Reply> run(const std::vector<store::ScriptCall>& calls, const char* what) override;
   unsigned shard_of(std::string_view key) const override { return key_slot(key); }
   std::unique_ptr<store::Subscriber::Interest> subscribe(const std::string& channel,
-                                                         std::shared_ptr<store::Bell> bell = nullptr) override;
+                                                         std::shared_ptr<store::Bell> bell = nullptr,
+                                                         std::shared_ptr<store::Feed> feed = nullptr) override;
+  long long publish(std::string_view channel, std::string_view message) override;
+  store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
+  void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
 
   // For tests: redirects followed and slot-map refreshes so far, and the
   // node ("host:port") that currently serves `slot` in the client's map.

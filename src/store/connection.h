@@ -17,7 +17,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-struct Endpoint {
+struct WEAVE_API Endpoint {
   std::string host;
   int port = 6379;
   std::string user, password;  // AUTH when password is set (user optional: Redis 6 ACL)
@@ -27,7 +27,7 @@ struct Endpoint {
   std::string describe() const { return host + ":" + std::to_string(port); }
 };
 
-struct ReplyDeleter {
+struct WEAVE_API ReplyDeleter {
   void operator()(redisReply* r) const noexcept {
     if (r) freeReplyObject(r);
   }
@@ -36,7 +36,7 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 // One command as binary-safe argv (never a format string). The views must
 // outlive the call that sends it.
-class Command {
+class WEAVE_API Command {
  public:
   Command() = default;
   Command(std::initializer_list<std::string_view> args) {
@@ -66,7 +66,7 @@ enum class IoFailure { none, timeout, closed };
 
 // One blocking hiredis connection with connect / command timeouts and the
 // AUTH / SELECT handshake. Not thread-safe: the pool hands it to one user.
-class Connection {
+class WEAVE_API Connection {
  public:
   // Connects and runs the handshake within endpoint.connect_timeout.
   // Throws BackendUnavailable.
@@ -108,13 +108,13 @@ class Connection {
 // Runs the AUTH / SELECT handshake on a fresh context (shared with the
 // subscriber). Throws BackendUnavailable, or ReplyError when the server
 // refuses AUTH / SELECT (WRONGPASS, NOPERM...).
-void handshake(redisContext* ctx, const Endpoint& endpoint);
+WEAVE_API void handshake(redisContext* ctx, const Endpoint& endpoint);
 // Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
-redisContext* connect_raw(const Endpoint& endpoint);
+WEAVE_API redisContext* connect_raw(const Endpoint& endpoint);
 
 // At most `size` connections, opened lazily; a broken one is dropped and a
 // new one opened by a later borrow.
-class Pool {
+class WEAVE_API Pool {
  public:
   Pool(Endpoint endpoint, int size);
   ~Pool();

@@ -38,8 +38,21 @@ std::vector<Reply> NodeExecutor::run(const std::vector<ScriptCall>& calls, const
   return replies;
 }
 
-std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe(const std::string& channel, std::shared_ptr<Bell> bell) {
-  return sub_->subscribe(channel, std::move(bell));
+std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe(const std::string& channel, std::shared_ptr<Bell> bell,
+                                                             std::shared_ptr<Feed> feed) {
+  return sub_->subscribe(channel, std::move(bell), std::move(feed));
+}
+
+Reply NodeExecutor::command(const Command& c, std::string_view, const char* what) {
+  Reply r = command(c);
+  if (r->type == REDIS_REPLY_ERROR) bad_reply(r.get(), what);
+  return r;
+}
+
+long long NodeExecutor::publish(std::string_view channel, std::string_view message) {
+  Reply r = command(Command{sharded_ ? "SPUBLISH" : "PUBLISH", channel, message});
+  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r.get(), "publish");
+  return r->integer;
 }
 
 // All calls in one pipelined round trip on one pooled connection (plus one

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,16 +25,18 @@ namespace WEAVE_NAMESPACE::store {
 // One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
 // `body` is a script of a feature's scripts folder (its address identifies it).
 // Every key of one call must hash to the same cluster slot.
-struct ScriptCall {
+struct WEAVE_API ScriptCall {
   const char* body = nullptr;
   std::vector<std::string_view> keys, args;
   Command build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const;
 };
 
-bool is_noscript(const redisReply* r);
-[[noreturn]] void bad_reply(const redisReply* r, const char* what);
+WEAVE_API bool is_noscript(const redisReply* r);
+[[noreturn]] WEAVE_API void bad_reply(const redisReply* r, const char* what);
 
-class Executor {
+class NodeExecutor;
+
+class WEAVE_API Executor {
  public:
   virtual ~Executor() = default;
   // Runs the calls (pipelined) and returns one reply per call, in order.
@@ -43,21 +46,35 @@ class Executor {
   // Calls whose keys have different shards (cluster slots) must not share a
   // script call. 0 for a single node.
   virtual unsigned shard_of(std::string_view /*key*/) const { return 0; }
-  // A confirmed subscription to a release channel (see Subscriber).
+  // A confirmed subscription to `channel` (see Subscriber), on the node that
+  // publishes it (cluster: the channel's slot, with sharded Pub/Sub).
   virtual std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel,
-                                                          std::shared_ptr<Bell> bell = nullptr) = 0;
+                                                          std::shared_ptr<Bell> bell = nullptr,
+                                                          std::shared_ptr<Feed> feed = nullptr) = 0;
+  // PUBLISH (cluster: SPUBLISH on the channel's slot) outside any script;
+  // returns how many subscribers received it.
+  virtual long long publish(std::string_view channel, std::string_view message) = 0;
+  // One plain command on the node that serves `key` (GET, SET, ...): for a
+  // read no script is worth its cost. An error reply throws ReplyError.
+  virtual Reply command(const Command& c, std::string_view key, const char* what) = 0;
+  // f on every master (one for redis:// and sentinel, each cluster master):
+  // for the rare whole-keyspace step (SCAN).
+  virtual void for_each_master(const std::function<void(NodeExecutor&)>& f) = 0;
 };
 
 // One Redis node: pool, SHA cache, subscriber. `sharded` publishes with
 // SPUBLISH and waits with SSUBSCRIBE (Redis Cluster): every script body is
 // loaded with its 'PUBLISH' calls turned into 'SPUBLISH'.
-class NodeExecutor final : public Executor {
+class WEAVE_API NodeExecutor final : public Executor {
  public:
   NodeExecutor(Endpoint endpoint, int pool_size, bool sharded = false);
 
   std::vector<Reply> run(const std::vector<ScriptCall>& calls, const char* what) override;
-  std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel,
-                                                  std::shared_ptr<Bell> bell = nullptr) override;
+  std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr,
+                                                  std::shared_ptr<Feed> feed = nullptr) override;
+  long long publish(std::string_view channel, std::string_view message) override;
+  Reply command(const Command& c, std::string_view key, const char* what) override;
+  void for_each_master(const std::function<void(NodeExecutor&)>& f) override { f(*this); }
 
   // The replies as the server sent them (error replies included, NOSCRIPT
   // already handled). With `asking`, each call is preceded by ASKING (a
@@ -114,11 +131,11 @@ class NodeExecutor final : public Executor {
 // with no thread hand-off. One outcome per node: its replies (error replies
 // included, NOSCRIPT handled), or the error it failed with (an I/O error, a
 // TimeoutError after that node's command timeout).
-struct NodeOutcome {
+struct WEAVE_API NodeOutcome {
   std::vector<Reply> replies;
   std::exception_ptr error;
 };
-std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
+WEAVE_API std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
 
 }  // namespace weave::store

@@ -14,7 +14,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-class FanOut {
+class WEAVE_API FanOut {
  public:
   explicit FanOut(int threads);
   ~FanOut();

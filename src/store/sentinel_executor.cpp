@@ -122,8 +122,26 @@ std::vector<store::Reply> SentinelExecutor::run(const std::vector<store::ScriptC
 }
 
 std::unique_ptr<store::Subscriber::Interest> SentinelExecutor::subscribe(const std::string& channel,
-                                                                         std::shared_ptr<store::Bell> bell) {
-  return on_master([&](store::NodeExecutor& n) { return n.subscribe(channel, bell); });
+                                                                         std::shared_ptr<store::Bell> bell,
+                                                                         std::shared_ptr<store::Feed> feed) {
+  // After a failover the old master's subscriber calls wake_all(): feeds go
+  // down, and their owners subscribe again here, on the new master.
+  return on_master([&](store::NodeExecutor& n) { return n.subscribe(channel, bell, feed); });
+}
+
+store::Reply SentinelExecutor::command(const store::Command& c, std::string_view key, const char* what) {
+  return on_master([&](store::NodeExecutor& n) { return n.command(c, key, what); });
+}
+
+void SentinelExecutor::for_each_master(const std::function<void(store::NodeExecutor&)>& f) {
+  on_master([&](store::NodeExecutor& n) {
+    f(n);
+    return 0;
+  });
+}
+
+long long SentinelExecutor::publish(std::string_view channel, std::string_view message) {
+  return on_master([&](store::NodeExecutor& n) { return n.publish(channel, message); });
 }
 
 }  // namespace weave::store

@@ -20,14 +20,18 @@ namespace WEAVE_NAMESPACE::store {
 // old master (releases are published on the new one). A call that fails in a way a failover
 // explains (the connection failed, or the node answers READONLY as a
 // replica) also asks again and is sent once more to the master named then.
-class SentinelExecutor final : public store::Executor {
+class WEAVE_API SentinelExecutor final : public store::Executor {
  public:
   SentinelExecutor(std::vector<store::Endpoint> sentinels, std::string master_name, store::Endpoint data,
                    int pool_size);
 
   std::vector<store::Reply> run(const std::vector<store::ScriptCall>& calls, const char* what) override;
   std::unique_ptr<store::Subscriber::Interest> subscribe(const std::string& channel,
-                                                         std::shared_ptr<store::Bell> bell = nullptr) override;
+                                                         std::shared_ptr<store::Bell> bell = nullptr,
+                                                         std::shared_ptr<store::Feed> feed = nullptr) override;
+  long long publish(std::string_view channel, std::string_view message) override;
+  store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
+  void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
 
   // For tests: "host:port" of the master in use ("" before the first call),
   // and how many times the master changed.

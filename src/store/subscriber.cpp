@@ -30,6 +30,7 @@ struct Subscriber::Channel {
   std::chrono::steady_clock::time_point idle_since;
   std::condition_variable cv;
   std::vector<Bell*> bells;  // of live Interests that asked for one
+  std::vector<Feed*> feeds;  // likewise
   std::string error;         // the server refused the last SUBSCRIBE (e.g. MOVED)
 };
 
@@ -72,14 +73,21 @@ void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {
   outgoing_.emplace_back(subscribe, channel);
 }
 
-Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell)
-    : sub_(s), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)) {
-  if (bell_) ch_->bells.push_back(bell_.get());  // under sub_->mutex_ (see subscribe)
+Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell,
+                               std::shared_ptr<Feed> feed)
+    : sub_(s), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)), feed_(std::move(feed)) {
+  // under sub_->mutex_ (see subscribe)
+  if (bell_) ch_->bells.push_back(bell_.get());
+  if (feed_) ch_->feeds.push_back(feed_.get());
 }
 
 void Subscriber::wake_all() {
   std::lock_guard g(mutex_);
-  for (auto& [name, ch] : channels_) bump_locked(*ch);
+  for (auto& [name, ch] : channels_) {
+    bump_locked(*ch);
+    for (Feed* f : ch->feeds)
+      if (f->on_state) f->on_state(false);
+  }
 }
 
 void Subscriber::bump_locked(Channel& ch) {
@@ -88,7 +96,8 @@ void Subscriber::bump_locked(Channel& ch) {
   for (Bell* b : ch.bells) b->ring();
 }
 
-std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell) {
+std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell,
+                                                          std::shared_ptr<Feed> feed) {
   std::unique_lock g(mutex_);
   start_locked();
   auto& slot = channels_[name];
@@ -99,7 +108,7 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   std::shared_ptr<Channel> ch = slot;
   ++ch->refs;
   auto ready = [&] { return connected_ && ch->active && ch->confirmed >= ch->want; };
-  if (ready()) return std::make_unique<Interest>(this, ch, ch->generation, bell);  // no round trip
+  if (ready()) return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);  // no round trip
   if (connected_ && !ch->active) {
     ch->error.clear();
     ch->active = true;
@@ -115,11 +124,11 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
     return stop_ || connect_failures_ != failures_before || ready() || !ch->error.empty();
   });
   if (!stop_ && ready())
-    return std::make_unique<Interest>(this, ch, ch->generation, bell);
+    return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
   std::string why = connected_ ? std::string() : last_error_;
   std::string refused = ch->error;
   g.unlock();
-  release_interest(ch, nullptr);
+  release_interest(ch, nullptr, nullptr);
   if (!refused.empty())
     throw ReplyError("weave redis: " + endpoint_.describe() + " refused to subscribe", refused);
   if (!why.empty() || !connected_)
@@ -128,9 +137,10 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   throw TimeoutError("weave redis: " + endpoint_.describe() + " did not confirm SUBSCRIBE in time");
 }
 
-void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell) {
+void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell, Feed* feed) {
   std::lock_guard g(mutex_);
   if (bell) std::erase(ch->bells, bell);
+  if (feed) std::erase(ch->feeds, feed);
   if (--ch->refs > 0) return;
   if (connected_) {
     // The reader sweeps idle channels at least every kLinger / 2 while any
@@ -142,7 +152,7 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell
   }
 }
 
-Subscriber::Interest::~Interest() { sub_->release_interest(ch_, bell_.get()); }
+Subscriber::Interest::~Interest() { sub_->release_interest(ch_, bell_.get(), feed_.get()); }
 
 bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock g(sub_->mutex_);
@@ -204,6 +214,8 @@ void Subscriber::disconnect_locked(const std::string& why) {
     ch->want = ch->confirmed = 0;
     ch->active = false;
     bump_locked(*ch);  // waiters retry their try_acquire
+    for (Feed* f : ch->feeds)
+      if (f->on_state) f->on_state(false);
     if (ch->refs == 0)
       it = channels_.erase(it);
     else
@@ -241,12 +253,17 @@ void Subscriber::on_reply(redisReply* r) {
   auto& ch = it->second;
   if (kind == "message") {
     bump_locked(*ch);
+    if (r->element[2]->type == REDIS_REPLY_STRING)
+      for (Feed* f : ch->feeds)
+        if (f->on_message) f->on_message(std::string_view(r->element[2]->str, r->element[2]->len));
   } else if (kind == "subscribe") {
     if (!sent_subscribes_.empty() && sent_subscribes_.front() == name) sent_subscribes_.pop_front();
     ++ch->confirmed;
     if (ch->resubscribed && ch->confirmed >= ch->want) {
       ch->resubscribed = false;
       bump_locked(*ch);
+      for (Feed* f : ch->feeds)
+        if (f->on_state) f->on_state(true);
     }
     state_cv_.notify_all();
   } else if (kind == "unsubscribe") {
@@ -256,6 +273,8 @@ void Subscriber::on_reply(redisReply* r) {
       ch->active = false;
       ch->want = ch->confirmed = 0;
       bump_locked(*ch);
+      for (Feed* f : ch->feeds)
+        if (f->on_state) f->on_state(false);
       return;
     }
     if (ch->refs == 0 && !ch->active && ch->confirmed >= ch->want) channels_.erase(it);

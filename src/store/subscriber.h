@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
+#include <string_view>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -24,7 +25,7 @@ namespace WEAVE_NAMESPACE::store {
 // Rung whenever a subscribed channel's generation moves (message, lost
 // connection, resubscription, moved slot): lets one waiter wait for several
 // subscriptions at once (redlock: one per master).
-struct Bell {
+struct WEAVE_API Bell {
   std::mutex mutex;
   std::condition_variable cv;
   std::uint64_t rings = 0;
@@ -41,7 +42,19 @@ struct Bell {
   }
 };
 
-class Subscriber {
+// For subscriptions that carry data (cache invalidations): each message's
+// payload, and whether the subscription can have missed one. Called on the
+// subscriber's reader thread under its lock: quick, and never calling back
+// into the subscriber.
+struct WEAVE_API Feed {
+  std::function<void(std::string_view payload)> on_message;
+  // false: the connection dropped, or the node stopped being the one that
+  // publishes (wake_all): messages may be lost until true again, which comes
+  // once the subscription is confirmed on a new connection.
+  std::function<void(bool live)> on_state;
+};
+
+class WEAVE_API Subscriber {
  public:
   // `sharded`: SSUBSCRIBE / SUNSUBSCRIBE (Redis 7 sharded Pub/Sub, cluster).
   explicit Subscriber(Endpoint endpoint, bool sharded = false);
@@ -54,7 +67,8 @@ class Subscriber {
   // interest goes) on destruction.
   class Interest {
    public:
-    Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell = nullptr);
+    Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell = nullptr,
+             std::shared_ptr<Feed> feed = nullptr);
     ~Interest();
     Interest(const Interest&) = delete;
     Interest& operator=(const Interest&) = delete;
@@ -67,14 +81,17 @@ class Subscriber {
     std::shared_ptr<Channel> ch_;
     std::uint64_t seen_;
     std::shared_ptr<Bell> bell_;
+    std::shared_ptr<Feed> feed_;
   };
 
   // Subscribes to `channel` (refcounted) and returns once Redis confirmed
   // the subscription, so any PUBLISH after this returns is seen. Throws
   // BackendUnavailable / TimeoutError, or ReplyError with the server's error
   // (e.g. "MOVED ..." for a sharded channel whose slot moved). `bell`, if
-  // given, is rung on every change of this subscription until the Interest goes.
-  std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr);
+  // given, is rung on every change of this subscription until the Interest
+  // goes; `feed`, if given, gets every message and state change until then.
+  std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr,
+                                      std::shared_ptr<Feed> feed = nullptr);
 
   // Wakes every Interest as if a message had come (their waiters try again):
   // the node stopped being the one that publishes (a failover).
@@ -85,7 +102,7 @@ class Subscriber {
   std::uint64_t reconnects() const noexcept { return reconnects_.load(); }
 
  private:
-  void release_interest(const std::shared_ptr<Channel>& ch, Bell* bell);
+  void release_interest(const std::shared_ptr<Channel>& ch, Bell* bell, Feed* feed);
   void start_locked();
   void run();
   bool connect_once();

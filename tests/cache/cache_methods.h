@@ -39,6 +39,8 @@ inline constexpr ArgSpec k_find_local_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("local", 1)}};
 inline constexpr ArgSpec k_find_remote_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("remote", 2)}};
+inline constexpr ArgSpec k_find_sync_args[] = {
+    {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"sync", ArgValue::of_bool(true)}};
 inline constexpr ArgSpec k_put_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
 inline constexpr ArgSpec k_evict_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
 inline constexpr ArgSpec k_evict_all_args[] = {{"name", ArgValue::of_template(0)}, {"all", ArgValue::of_bool(true)}};
@@ -47,18 +49,21 @@ inline constexpr AnnotationSpec k_find[] = {{"cache", 0, k_find_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_null0[] = {{"cache", 0, k_find_null0_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_local[] = {{"cache", 0, k_find_local_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_remote[] = {{"cache", 0, k_find_remote_args, 1, 1}};
+inline constexpr AnnotationSpec k_find_sync[] = {{"cache", 0, k_find_sync_args, 1, 1}};
 inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
 inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
 inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
 
-enum class Find { both, null0, local, remote };
+enum class Find { both, null0, local, remote, sync };
 
 inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo both{"shop::Catalog::find", "catalog.h", 1, k_find, {}, &k_found_codec};
   static constexpr weave::MethodInfo null0{"shop::Catalog::find", "catalog.h", 1, k_find_null0, {}, &k_found_codec};
   static constexpr weave::MethodInfo local{"shop::Catalog::find", "catalog.h", 1, k_find_local, {}, &k_found_codec};
   static constexpr weave::MethodInfo remote{"shop::Catalog::find", "catalog.h", 1, k_find_remote, {}, &k_found_codec};
+  static constexpr weave::MethodInfo sync{"shop::Catalog::find", "catalog.h", 1, k_find_sync, {}, &k_found_codec};
   switch (f) {
+    case Find::sync: return sync;
     case Find::null0: return null0;
     case Find::local: return local;
     case Find::remote: return remote;

@@ -193,3 +193,21 @@ TEST_CASE("cache: a stored value that no longer fits the type is a miss, overwri
   REQUIRE(c.finds == 1);
   REQUIRE(weave::cache_stats(name).decode_failures == 1);
 }
+
+TEST_CASE("cache: the local tier holds its byte bound") {
+  weave::configure_cache({.url = cache_store_url(), .local_max_entries = 0, .local_max_bytes = 2048});
+  const auto name = fresh_name("bytes");
+  Catalog c;
+  for (int i = 0; i < 300; ++i) c.find(name, "key-" + std::to_string(i), Find::local);
+  // About 30 bytes of JSON each: 300 of them cannot all stay in 2 KiB.
+  REQUIRE(weave::cache_stats(name).evictions > 0);
+  use_store();
+}
+
+TEST_CASE("cache: an argument this version does not run yet is refused, never ignored") {
+  use_store();
+  Catalog c;
+  REQUIRE_THROWS_WITH(c.find(fresh_name("sync"), "k", Find::sync),
+                      Catch::Contains("shop::Catalog::find") && Catch::Contains("sync=true"));
+  REQUIRE(c.finds == 0);
+}

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include <weave/config.h>
 #include <weave/decorator.h>
@@ -12,6 +15,11 @@
 #include <weave/lock.h>
 #include <weave/woven.h>
 
+struct Product {
+  std::string id;
+  int cents = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)
 struct Receipt {
   std::string id;
 };
