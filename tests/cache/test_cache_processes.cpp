@@ -318,9 +318,13 @@ long env_long(const char* name, long fallback) {
   return v && *v ? std::stol(v) : fallback;
 }
 
+// test_cache_oracle_soak (label soak) builds this file with
+// WEAVE_CACHE_ORACLE_SOAK and runs only the [oracle] cases, named apart.
 #ifdef WEAVE_CACHE_ORACLE_SOAK
+#define ORACLE_RUN " (soak)"
 constexpr long kDefaultOracleSeconds = 300;
 #else
+#define ORACLE_RUN ""
 constexpr long kDefaultOracleSeconds = 5;
 #endif
 
@@ -415,7 +419,7 @@ void run_oracle(bool stop_reader) {
 
 }  // namespace
 
-TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart",
+TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart" ORACLE_RUN,
           "[cache][redis][multiprocess][oracle]") {
   run_oracle(false);
 }
@@ -424,7 +428,7 @@ TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL
 // subscriber thread has read the invalidations waiting in its socket (see
 // "cache mp: a SIGSTOPped reader ..." above).
 TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL, a Redis restart and a "
-          "SIGSTOPped reader",
+          "SIGSTOPped reader" ORACLE_RUN,
           "[cache][redis][multiprocess][oracle][!mayfail]") {
   run_oracle(true);
 }
