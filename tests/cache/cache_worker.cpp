@@ -24,11 +24,7 @@
 //     reads any key, for <run ms>, then only reads for <quiet ms>. Every
 //     operation goes to <log path>, one line each (staleness_oracle.h):
 //       R|W <key> <seq> <invoked ns> <completed ns>   (CLOCK_MONOTONIC)
-//   watch <name> <count>         -> the CLOCK_MONOTONIC ns at which each of the next
-//                                   <count> invalidations was received, one line each
-//                                   (spins on cache_stats; bench_cache)
 #include <fcntl.h>
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,22 +193,6 @@ std::string oracle(DbCatalog& catalog, const Database& db, const OracleArgs& a) 
   return "done reads=" + std::to_string(reads) + " writes=" + std::to_string(writes);
 }
 
-// Spins until `count` more invalidations of `name` arrived; prints when each did.
-void watch(const std::string& name, int count) {
-  std::uint64_t seen = weave::cache_stats(name).invalidations_received;
-  std::vector<std::int64_t> at;
-  while (int(at.size()) < count) {
-    const std::uint64_t now = weave::cache_stats(name).invalidations_received;
-    if (now != seen) {
-      const std::int64_t t = mono_ns();
-      for (; seen < now && int(at.size()) < count; ++seen) at.push_back(t);
-    } else {
-      ::sched_yield();
-    }
-  }
-  for (std::int64_t t : at) say(std::to_string(t));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -261,10 +241,6 @@ int main(int argc, char** argv) {
         OracleArgs a;
         in >> a.name >> a.keys >> a.writer >> a.writers >> a.run_ms >> a.quiet_ms >> a.write_pct >> a.seed >> a.log;
         say(oracle(catalog, db, a));
-      } else if (cmd == "watch") {
-        int count = 0;
-        in >> name >> count;
-        watch(name, count);
       } else {
         say("error unknown command '" + cmd + "'");
       }
