@@ -51,6 +51,7 @@ struct InterceptorRegistry::Impl {
   mutable std::shared_mutex mutex;
   std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name;
   std::atomic<std::uint64_t> version{1};
+  static const Impl& of(const InterceptorRegistry& r) noexcept { return *r.impl_; }
 };
 
 InterceptorRegistry::InterceptorRegistry() : impl_(std::make_unique<Impl>()) {}
@@ -139,8 +140,9 @@ Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Intercepto
   return chain;
 }
 
-// The shared chain of `info` for `version`, built once.
-const Chain& shared_chain(const MethodInfo& info, std::uint64_t version) {
+// The shared chain of `info` for `version`, built once. Out of line: the
+// per-call path (resolve_chain's cache hit) stays small.
+[[gnu::noinline]] const Chain& shared_chain(const MethodInfo& info, std::uint64_t version) {
   ChainStore& store = chain_store();
   {
     std::shared_lock lock(store.mutex);
@@ -169,7 +171,9 @@ const Chain& resolve_chain(const MethodInfo& info) {
     const Chain* chain = nullptr;
   };
   thread_local Slot cache[64];
-  const std::uint64_t version = InterceptorRegistry::global().version();
+  static const std::atomic<std::uint64_t>& global_version =
+      InterceptorRegistry::Impl::of(InterceptorRegistry::global()).version;
+  const std::uint64_t version = global_version.load(std::memory_order_acquire);
   Slot& slot = cache[(reinterpret_cast<std::uintptr_t>(&info) >> 4) % 64];
   if (slot.info == &info && slot.version == version) return *slot.chain;
   // Record the version read before building: a change racing with the build

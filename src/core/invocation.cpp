@@ -15,6 +15,18 @@ std::string ArgRef::text() const {
   return out;
 }
 
+namespace {
+const detail::Chain no_interceptors;  // constant-initialised: no guard per call
+
+// The errors of proceed(), out of line: its per-call path stays small.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_proceeded_twice(const MethodInfo& m) {
+  throw UsageError("proceed() called again after " + std::string(m.qualified_name) + " returned");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void throw_no_target(const MethodInfo& m) {
+  throw UsageError("Invocation of " + std::string(m.qualified_name) + " has no target to proceed to");
+}
+}  // namespace
+
 Invocation::Invocation(const MethodInfo& method, std::span<const ArgRef> args, std::span<const std::string> rendered,
                        void (*target)(void*), void* target_ctx, void* result_slot) noexcept
     : method_(&method),
@@ -23,7 +35,6 @@ Invocation::Invocation(const MethodInfo& method, std::span<const ArgRef> args, s
       target_(target),
       target_ctx_(target_ctx),
       result_slot_(result_slot) {
-  static const detail::Chain no_interceptors;
   chain_ = &no_interceptors;
 }
 
@@ -62,25 +73,28 @@ const Annotation& Invocation::annotation() const {
 }
 
 void Invocation::proceed() {
-  if (target_done_)
-    throw UsageError("proceed() called again after " + std::string(method()) + " returned");
+  if (target_done_) [[unlikely]]
+    throw_proceeded_twice(*method_);
   const auto& chain = *static_cast<const detail::Chain*>(chain_);
   if (depth_ == chain.interceptors.size()) {
-    if (!target_) throw UsageError("Invocation of " + std::string(method()) + " has no target to proceed to");
+    if (!target_) [[unlikely]]
+      throw_no_target(*method_);
     target_(target_ctx_);
     target_done_ = true;
     return;
   }
-  // Run the next interceptor; restore this level's view afterwards, also on throw.
+  // Run the next interceptor; restore this level's view afterwards, also on
+  // throw. The view is made again from the depth rather than copied (reading
+  // back the annotation just stored would stall on store forwarding).
   struct Restore {
     Invocation& inv;
     std::size_t depth;
-    Annotation annotation;
     ~Restore() {
       inv.depth_ = depth;
-      inv.current_ = annotation;
+      inv.current_ = depth == 0 ? Annotation(empty_spec(), {})
+                                : Annotation(inv.method_->annotations[depth - 1], inv.rendered_);
     }
-  } restore{*this, depth_, current_};
+  } restore{*this, depth_};
   Interceptor* next = chain.interceptors[depth_];
   current_ = Annotation(method_->annotations[depth_], rendered_);
   ++depth_;
