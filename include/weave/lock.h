@@ -241,6 +241,7 @@ class WEAVE_API LockClient {
   bool made_in_other_process() const noexcept;
 
  private:
+  friend struct detail::LeaseControl;
   void give_back(std::string_view key, std::string_view owner, LockType type) const;
   std::shared_ptr<const detail::ClientShared> shared_;
 };

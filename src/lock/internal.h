@@ -38,6 +38,12 @@ WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_c
 WEAVE_API void forget_thread(std::thread& t) noexcept;
 // getpid() without a system call per use (refreshed in a fork()ed child).
 WEAVE_API pid_t current_pid() noexcept;
+// A small number of this thread's own (0, 1, 2, ... in order of first use):
+// picks the counter stripe and the watchdog shard a thread works in, so
+// threads do not write one cache line.
+WEAVE_API unsigned thread_slot() noexcept;
+
+class MemTimed;
 
 struct WEAVE_API ClientShared {
   ClientShared() = default;
@@ -50,13 +56,17 @@ struct WEAVE_API ClientShared {
   pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
-  // LockStats, counted by every copy of the client and by its leases.
-  struct Counters {
+  MemTimed* timed = nullptr;  // `backend` when it is mem:// (takes the caller's clock reading)
+  // LockStats, counted by every copy of the client and by its leases: each
+  // thread in its own stripe (its own cache line), summed by stats().
+  struct alignas(64) Counters {
     std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
         release_failures{0};
     std::atomic<std::int64_t> acquiring_us{0};
   };
-  mutable Counters counters;
+  static constexpr std::size_t kStripes = 16;
+  mutable Counters stripes[kStripes];
+  Counters& counters() const noexcept { return stripes[thread_slot() % kStripes]; }
   std::chrono::milliseconds renew_interval() const noexcept {
     auto r = options.renew_interval.count() > 0 ? options.renew_interval
                                                 : options.watchdog_lease / 3;
@@ -81,16 +91,28 @@ struct WEAVE_API LeaseState final : Lease {
   std::chrono::milliseconds max_hold_{0};
   Clock::time_point acquired_at_;
   std::atomic<Clock::rep> expires_at_{0};
-  std::stop_source stop_;
-  std::atomic<bool> lost_{false};
+  // kLost | the number of holds (0 once released): one word, so a release
+  // and a loss decide in one order.
+  static constexpr std::uint32_t kLost = 1u << 31;
+  std::atomic<std::uint32_t> state_{1};
   std::atomic<bool> lost_reported_{false};  // on_lost called
   std::shared_ptr<const ClientShared> client_;  // backend + options
-  std::weak_ptr<LeaseState> self_;  // to hand a loss its holder noticed to the notifier thread
-  mutable std::mutex mutex_;         // guards the fields below
+  mutable std::mutex mutex_;         // guards the fields below (and the setting of kLost)
+  // Made by the first stop_token() (a std::stop_source allocates): most
+  // leases are never asked for one.
+  mutable std::stop_source stop_{std::nostopstate};
   std::string cause_;
   bool hold_limit_ = false;  // lost because it was held past max_hold
-  int holds_ = 1;
-  bool released_ = false;
+
+  // The watchdog's entry (watchdog.cpp), guarded by the mutex of shard
+  // `wd_shard_` (set once, before the lease is handed out).
+  int wd_shard_ = -1;
+  bool wd_linked_ = false;
+  LeaseState* wd_prev_ = nullptr;
+  LeaseState* wd_next_ = nullptr;
+  Clock::time_point wd_due_;
+  std::string wd_renew_error_;            // why the last renewal failed ("" if it did not)
+  std::shared_ptr<LeaseState> wd_keep_;  // the entry keeps the lease alive
 
   Clock::time_point expires_at() const noexcept {
     return Clock::time_point(Clock::duration(expires_at_.load(std::memory_order_acquire)));
@@ -127,11 +149,11 @@ struct WEAVE_API LeaseControl {
     l.expires_at_.store(t.time_since_epoch().count(), std::memory_order_release);
   }
   static bool released(const LeaseState& l) {
-    std::lock_guard g(l.mutex_);
-    return l.released_;
+    return (l.state_.load(std::memory_order_acquire) & ~LeaseState::kLost) == 0;
   }
-  static void set_self(const std::shared_ptr<LeaseState>& l) { l->self_ = l; }
-  static bool is_lost(const LeaseState& l) { return l.lost_.load(std::memory_order_acquire); }
+  static bool is_lost(const LeaseState& l) {
+    return (l.state_.load(std::memory_order_acquire) & LeaseState::kLost) != 0;
+  }
   // Marks the lease lost (once) and fires its stop_token; on_lost / on_event
   // come from report_lost. Ignored after release unless `even_if_released`.
   // True when this call marked it.
@@ -170,6 +192,11 @@ struct WEAVE_API LeaseControl {
   static bool add_hold(LeaseState& l);
   // Gives up one hold; the last one releases in the backend.
   static void drop_hold(const std::shared_ptr<Lease>& l, bool may_throw);
+
+  // A copy of `c` for one thread's use (thread_default_client): the same
+  // client, with a reference count of its own, so the leases of threads
+  // using the default client do not all count on one cache line.
+  static LockClient thread_copy(const LockClient& c);
 
   // The running call chain of this thread.
   static std::shared_ptr<const ChainNode>& head();
@@ -229,29 +256,59 @@ class WEAVE_API LostNotifier final : public BackgroundThread {
 
 // The one background thread per process that renews watchdog leases (up to
 // their max_hold) and notices leases whose deadline passed while held.
+//
+// Its entries are kept in shards, each with its own mutex and an intrusive
+// list through the leases (no allocation, no global lock): a thread watches
+// in the shard of its thread_slot(). watch() wakes the thread only for an
+// entry due before the thread's next wake-up.
 class WEAVE_API Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
   void watch(const std::shared_ptr<LeaseState>& lease);
-  void unwatch(const LeaseState* lease);
+  void unwatch(LeaseState& lease);
+  // The lease as its entry holds it, or null when it is not watched.
+  std::shared_ptr<LeaseState> entry_of(LeaseState& lease);
   // Number of leases watched (tests).
   std::size_t size();
 
  private:
   friend Watchdog& process_wide<Watchdog>();
   Watchdog() = default;
-  struct Entry {
-    std::shared_ptr<LeaseState> lease;
-    Clock::time_point due;
-    std::string renew_error;  // why the last renewal failed ("" if it did not)
+  // A shard's lock: held for a few pointer moves (and by the watchdog thread
+  // while it walks the shard), nearly always by the one thread that uses the
+  // shard; one atomic exchange to take, a store to give back.
+  class SpinLock {
+   public:
+    void lock() noexcept {
+      for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
+        while (locked_.load(std::memory_order_relaxed))
+          if (++spins > 64) std::this_thread::yield();
+    }
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+    void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
+
+   private:
+    std::atomic<bool> locked_{false};
   };
+  struct alignas(64) Shard {
+    SpinLock mutex;
+    LeaseState* head = nullptr;
+    std::size_t count = 0;
+    // No entry of the shard is due before this (it may be earlier than the
+    // earliest entry: the thread then looks once more).
+    std::atomic<Clock::rep> earliest{Clock::time_point::max().time_since_epoch().count()};
+  };
+  static constexpr std::size_t kShards = 32;
   void run() override;
   void forget_in_child() override;
   void process(std::vector<std::shared_ptr<LeaseState>>& due);
+  static void link(Shard& sh, LeaseState& l);
+  static void unlink(Shard& sh, LeaseState& l);  // under sh.mutex; the caller drops wd_keep_ after
 
-  std::unordered_map<const LeaseState*, Entry> entries_;
+  Shard shards_[kShards];
   std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due
-  Clock::time_point wake_at_ = Clock::time_point::max();
+  // When the thread wakes next; min() while it is awake (watch() need not wake it).
+  std::atomic<Clock::rep> wake_at_{Clock::time_point::max().time_since_epoch().count()};
 };
 
 }  // namespace weave::detail

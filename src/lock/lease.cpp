@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "internal.h"
+#include "mem_backend.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE {
@@ -43,17 +44,21 @@ std::shared_ptr<const ChainNode>& LeaseControl::head() {
 }
 
 bool LeaseControl::record_lost(LeaseState& l, const std::string& cause, bool even_if_released, bool hold_limit) {
+  std::stop_source stop(std::nostopstate);
   {
     std::lock_guard g(l.mutex_);
-    if (l.lost_.load(std::memory_order_relaxed)) return false;
-    if (l.released_ && !even_if_released) return false;
-    l.cause_ = cause;
+    std::uint32_t s = l.state_.load(std::memory_order_acquire);
+    do {
+      if (s & LeaseState::kLost) return false;
+      if (s == 0 && !even_if_released) return false;
+    } while (!l.state_.compare_exchange_weak(s, s | LeaseState::kLost, std::memory_order_acq_rel));
+    l.cause_ = cause;  // read under the mutex, which we hold
     l.hold_limit_ = hold_limit;
-    l.lost_.store(true, std::memory_order_release);
+    stop = l.stop_;  // none yet: the first stop_token() makes it stopped
   }
-  l.client_->counters.lost.fetch_add(1, std::memory_order_relaxed);
+  l.client_->counters().lost.fetch_add(1, std::memory_order_relaxed);
   // The running method hears of it first: a slow on_lost must not delay it.
-  l.stop_.request_stop();
+  if (stop.stop_possible()) stop.request_stop();
   return true;
 }
 
@@ -76,19 +81,21 @@ std::string LeaseControl::deadline_cause(const LeaseState& l, Clock::time_point 
 }
 
 bool LeaseControl::check_deadlines(LeaseState& l, Clock::time_point now, bool even_if_released) noexcept {
-  if (l.lost_.load(std::memory_order_acquire)) return true;
+  if (is_lost(l)) return true;
   if (now < l.expires_at() && now < hold_deadline(l)) return false;
   try {
     bool hold_limit = false;
     const std::string cause = deadline_cause(l, now, hold_limit);
     if (record_lost(l, cause, even_if_released, hold_limit) && !even_if_released &&
         l.client_->pid == current_pid()) {  // (a fork()ed child's copy is the parent's to report)
-      if (auto self = l.self_.lock()) LostNotifier::instance().post(std::move(self));
+      // While watched, its entry holds it; else the watchdog took it out as
+      // lost and reports it itself.
+      if (auto self = Watchdog::instance().entry_of(l)) LostNotifier::instance().post(std::move(self));
     }
   } catch (...) {
     // Out of memory, or no notifier thread: the watchdog reports it when it comes round.
   }
-  return l.lost_.load(std::memory_order_acquire);
+  return is_lost(l);
 }
 
 template <class F>
@@ -107,7 +114,7 @@ void LeaseControl::as_lost_error(const LeaseState& l, F&& f) {
 }
 
 void LeaseControl::report_lost(LeaseState& l) {
-  if (!l.lost_.load(std::memory_order_acquire) || l.lost_reported_.exchange(true)) return;
+  if (!is_lost(l) || l.lost_reported_.exchange(true)) return;
   const LockOptions& o = l.client_->options;
   // Callbacks must not throw; there is nobody to hand their error to.
   if (o.on_lost) {
@@ -129,12 +136,12 @@ void LeaseControl::report_lost(LeaseState& l) {
 
 void LeaseControl::mark_lost_later(const std::shared_ptr<LeaseState>& l, const std::string& cause, bool hold_limit) {
   record_lost(*l, cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
-  if (l->lost_.load(std::memory_order_acquire) && !l->lost_reported_.load()) LostNotifier::instance().post(l);
+  if (is_lost(*l) && !l->lost_reported_.load()) LostNotifier::instance().post(l);
 }
 
 void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = *l.client_;
-  c.counters.release_failures.fetch_add(1, std::memory_order_relaxed);
+  c.counters().release_failures.fetch_add(1, std::memory_order_relaxed);
   ReleaseFailed error(key, cause);
   if (c.options.on_event) {
     try {
@@ -147,37 +154,41 @@ void LeaseControl::release_failed(const LeaseState& l, const std::string& key, c
 
 bool LeaseControl::add_hold(LeaseState& l) {
   check_deadlines(l, Clock::now());
-  std::lock_guard g(l.mutex_);
-  if (l.released_) return false;
-  if (l.lost_.load(std::memory_order_relaxed))
-    throw LeaseLost(l.key_, "the enclosing call's lease was lost (" + l.cause_ + ")");
-  ++l.holds_;
+  std::uint32_t s = l.state_.load(std::memory_order_acquire);
+  do {
+    if ((s & ~LeaseState::kLost) == 0) return false;  // released
+    if (s & LeaseState::kLost) {
+      std::lock_guard g(l.mutex_);
+      throw LeaseLost(l.key_, "the enclosing call's lease was lost (" + l.cause_ + ")");
+    }
+  } while (!l.state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel));
   return true;
 }
 
 void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   LeaseState& l = state(*lp);
   const ClientShared& c = *l.client_;
-  bool last;
-  {
-    std::lock_guard g(l.mutex_);
-    if (l.released_) return;
-    last = --l.holds_ == 0;
-    if (last) l.released_ = true;
-  }
+  std::uint32_t s = l.state_.load(std::memory_order_acquire);
+  do {
+    if ((s & ~LeaseState::kLost) == 0) return;  // released already
+  } while (!l.state_.compare_exchange_weak(s, s - 1, std::memory_order_acq_rel));
+  const bool last = (s & ~LeaseState::kLost) == 1;
   if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
-    c.counters.released.fetch_add(1, std::memory_order_relaxed);
-    Watchdog::instance().unwatch(&l);
-    check_deadlines(l, Clock::now(), true);  // ran out (or past max_hold) before this release
+    c.counters().released.fetch_add(1, std::memory_order_relaxed);
+    Watchdog::instance().unwatch(l);
+    // One clock reading for the deadline check and the mem:// release.
+    const Clock::time_point now = Clock::now();
+    check_deadlines(l, now, true);  // ran out (or past max_hold) before this release
     if (!l.on_expiry_) {
       // Every key, even after a failure (the others must not wait for their ttl).
       bool lost = false;
       std::string failed_key, failure;
       auto release = [&](const std::string& key) {
         try {
-          ReleaseResult r = l.type_ == LockType::reentrant ? c.backend->release(key, l.owner_)
-                                                           : c.backend->release_as(l.type_, key, l.owner_);
+          ReleaseResult r = l.type_ != LockType::reentrant ? c.backend->release_as(l.type_, key, l.owner_)
+                            : c.timed                    ? c.timed->release_at(key, l.owner_, now)
+                                                         : c.backend->release(key, l.owner_);
           lost = lost || r == ReleaseResult::lost;
         } catch (...) {
           if (!failed_key.empty()) return;  // the first failure is the one reported
@@ -199,7 +210,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
       if (!failed_key.empty() && !is_lost(l)) return release_failed(l, failed_key, failure, may_throw);
     }
   }
-  if (!l.lost()) return;
+  if (last ? !is_lost(l) : !l.lost()) return;  // (the last hold checked the deadlines above)
   report_lost(l);  // unless the watchdog's notifier did already
   if (may_throw && c.options.lost_policy == LeaseLostPolicy::throw_at_release)
     as_lost_error(l, [](const auto& e) { throw e; });  // its own type: HoldLimitExceeded or LeaseLost
@@ -252,7 +263,23 @@ bool Lease::lost() const noexcept {
 
 std::stop_token Lease::stop_token() const noexcept {
   lost();  // fires the token first when a deadline has passed
-  return state(*this).stop_.get_token();
+  const detail::LeaseState& s = state(*this);
+  std::stop_source stop(std::nostopstate);
+  bool lost_already;
+  {
+    std::lock_guard g(s.mutex_);
+    if (!s.stop_.stop_possible()) {
+      try {
+        s.stop_ = std::stop_source();
+      } catch (...) {
+        return {};  // out of memory: a token that never fires
+      }
+    }
+    stop = s.stop_;
+    lost_already = detail::LeaseControl::is_lost(s);
+  }
+  if (lost_already) stop.request_stop();  // lost before the token was made
+  return stop.get_token();
 }
 
 std::string Lease::lost_cause() const {

@@ -16,7 +16,11 @@
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-// Process-wide, so fencing tokens increase per key across mem:// tables too.
+// Fencing tokens: each slot counts its own (no cache line shared by the
+// calls on different keys), from at least the steady clock's nanoseconds, so
+// a key's tokens increase across its slots (dropped when idle, made again)
+// and across mem:// tables too; `g_fence` keeps the highest token of every
+// dropped slot, where a new slot starts.
 std::atomic<std::uint64_t> g_fence{0};
 
 struct Reader {
@@ -31,6 +35,7 @@ struct Slot {
   std::uint64_t fence = 0;
   Clock::time_point expires;
   std::uint64_t releases = 0;  // bumped by every release (waiters compare)
+  std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
   std::condition_variable cv;
   // fair: waiters in arrival order, each with the expiry of its place in line.
@@ -55,26 +60,49 @@ struct Slot {
     std::erase_if(readers, [&](const auto& r) { return r.second.expires <= now; });
     std::erase_if(writers_waiting, [&](const auto& w) { return w.second <= now; });
   }
+  // The next fencing token: above the last one, and at least the clock's
+  // nanoseconds (a token never runs ahead of the clock by more than the
+  // tokens handed out within one nanosecond, so a later call on another
+  // table or a new slot, reading the clock later, gets a higher one).
+  std::uint64_t next_fence(Clock::time_point now) {
+    const auto t = static_cast<std::uint64_t>(now.time_since_epoch().count());
+    last_fence = std::max(last_fence + 1, t);
+    return last_fence;
+  }
+  ~Slot() {  // a new slot of the key starts above this one's tokens
+    std::uint64_t seen = g_fence.load(std::memory_order_relaxed);
+    while (seen < last_fence && !g_fence.compare_exchange_weak(seen, last_fence, std::memory_order_release)) {
+    }
+  }
   void take(std::string_view o, Clock::time_point now, std::chrono::milliseconds lease) {
     held = true;
     owner.assign(o);
-    fence = g_fence.fetch_add(1, std::memory_order_relaxed) + 1;
+    fence = next_fence(now);
     expires = now + lease;
   }
   void wake() {
     ++releases;
-    cv.notify_all();
+    if (waiters > 0) cv.notify_all();  // (waiters register under the shard's mutex)
   }
 };
 
-// Heterogeneous lookup: a key is found by its string_view, no std::string made.
+// A key with its hash, made once per call: it picks the shard and finds the
+// slot (heterogeneous lookup: no std::string made, the key hashed once).
+struct Hashed {
+  Hashed(std::string_view k) noexcept : key(k), hash(std::hash<std::string_view>{}(k)) {}  // NOLINT: implicit
+  std::string_view key;
+  std::size_t hash;
+};
 struct KeyHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+  std::size_t operator()(const Hashed& k) const noexcept { return k.hash; }
 };
 struct KeyEq {
   using is_transparent = void;
   bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(const Hashed& a, std::string_view b) const noexcept { return a.key == b; }
+  bool operator()(std::string_view a, const Hashed& b) const noexcept { return a == b.key; }
 };
 
 // One part of the table with its own mutex: calls on keys of different
@@ -84,18 +112,18 @@ struct alignas(64) Shard {
   std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots;
   unsigned ops = 0;
 
-  Slot& slot(std::string_view key) {
+  Slot& slot(const Hashed& key) {
     auto it = slots.find(key);
-    if (it == slots.end()) it = slots.emplace(std::string(key), std::make_unique<Slot>()).first;
+    if (it == slots.end()) it = slots.emplace(std::string(key.key), std::make_unique<Slot>()).first;
     return *it->second;
   }
-  Slot* find(std::string_view key) {
+  Slot* find(const Hashed& key) {
     auto it = slots.find(key);
     return it == slots.end() ? nullptr : it->second.get();
   }
   // An idle slot is kept for the next call on its key (a hot key costs no
   // allocation) while the shard is small; past that it is dropped at once.
-  void drop_if_idle(std::string_view key, Slot& s, Clock::time_point now) {
+  void drop_if_idle(const Hashed& key, Slot& s, Clock::time_point now) {
     if (slots.size() > kKeptIdle && s.idle(now)) slots.erase(slots.find(key));
   }
   // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
@@ -119,15 +147,23 @@ std::chrono::milliseconds until(Clock::time_point t, Clock::time_point now) {
   return std::max(std::chrono::milliseconds(1), std::chrono::ceil<std::chrono::milliseconds>(t - now));
 }
 
-class MemBackend final : public LockBackend, public std::enable_shared_from_this<MemBackend> {
+class MemBackend final : public LockBackend, public MemTimed, public std::enable_shared_from_this<MemBackend> {
  public:
   AcquireResult try_acquire(std::string_view key, std::string_view owner,
                             std::chrono::milliseconds lease) override {
-    Shard& sh = shard(key);
+    return try_acquire_at(key, owner, lease, Clock::now());
+  }
+
+  // `now` may be a little older than the shard's last call: a lease then
+  // looks held a little longer (never shorter), and a new lease ends at
+  // now + lease, no later than the holder's own estimate (read before).
+  AcquireResult try_acquire_at(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
+                               Clock::time_point now) override {
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
-    const auto now = Clock::now();
     sh.maybe_sweep(now);
-    Slot& s = sh.slot(key);
+    Slot& s = sh.slot(hk);
     if (s.held_by_other(owner, now)) return {false, 0, until(s.expires, now)};
     if (s.held_by(owner, now))
       s.expires = now + lease;
@@ -141,11 +177,12 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner,
                                std::chrono::milliseconds lease, std::chrono::milliseconds entry) override {
     if (type == LockType::reentrant) return try_acquire(key, owner, lease);
-    Shard& sh = shard(key);
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
     const auto now = Clock::now();
     sh.maybe_sweep(now);
-    Slot& s = sh.slot(key);
+    Slot& s = sh.slot(hk);
     s.prune(now);
     switch (type) {
       case LockType::fair: {
@@ -179,7 +216,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
                                         [](auto& a, auto& b) { return a.second < b.second; });
           return {false, 0, until(first->second, now)};
         }
-        Reader r{now + lease, g_fence.fetch_add(1, std::memory_order_relaxed) + 1};
+        Reader r{now + lease, s.next_fence(now)};
         s.readers.emplace(std::string(owner), r);
         return {true, r.fence, {}};
       }
@@ -208,9 +245,10 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
 
   ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner) override {
     if (type != LockType::read) return release(key, owner);
-    Shard& sh = shard(key);
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
-    Slot* found = sh.find(key);
+    Slot* found = sh.find(hk);
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
     auto r = s.readers.find(std::string(owner));
@@ -220,14 +258,15 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     s.readers.erase(r);
     s.prune(now);
     if (s.readers.empty()) s.wake();  // a writer may go now
-    sh.drop_if_idle(key, s, now);
+    sh.drop_if_idle(hk, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
   void leave_queue(LockType type, std::string_view key, std::string_view owner) override {
-    Shard& sh = shard(key);
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
-    Slot* found = sh.find(key);
+    Slot* found = sh.find(hk);
     if (!found) return;
     Slot& s = *found;
     bool left = false;
@@ -237,22 +276,26 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       left = s.writers_waiting.erase(std::string(owner)) > 0;
     }
     if (left) s.wake();  // the next in line (or held-back readers) may go now
-    sh.drop_if_idle(key, s, Clock::now());
+    sh.drop_if_idle(hk, s, Clock::now());
   }
 
   ReleaseResult release(std::string_view key, std::string_view owner) override {
-    Shard& sh = shard(key);
+    return release_at(key, owner, Clock::now());
+  }
+
+  ReleaseResult release_at(std::string_view key, std::string_view owner, Clock::time_point now) override {
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
-    Slot* found = sh.find(key);
+    Slot* found = sh.find(hk);
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
     if (!s.held || s.owner != owner) return ReleaseResult::lost;
-    const auto now = Clock::now();
     const bool in_time = s.expires > now;
     s.held = false;
     s.owner.clear();
     s.wake();
-    sh.drop_if_idle(key, s, now);
+    sh.drop_if_idle(hk, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
@@ -261,9 +304,10 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     out.reserve(items.size());
     const auto now = Clock::now();
     for (const RenewItem& item : items) {
-      Shard& sh = shard(item.key);
+      const Hashed hk(item.key);
+      Shard& sh = shard(hk);
       std::lock_guard g(sh.mutex);
-      Slot* s = sh.find(item.key);
+      Slot* s = sh.find(hk);
       bool owned = false;
       if (s && item.type == LockType::read) {
         auto r = s->readers.find(std::string(item.owner_token));
@@ -285,7 +329,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
  private:
   class Waiter;
 
-  Shard& shard(std::string_view key) { return shards_[KeyHash{}(key) % shards_.size()]; }
+  Shard& shard(const Hashed& key) { return shards_[key.hash % shards_.size()]; }
 
   std::array<Shard, 64> shards_;
 };
@@ -308,7 +352,7 @@ class MemBackend::Waiter final : public LockWaiter {
   ~Waiter() override {
     std::lock_guard g(shard_.mutex);
     --slot_->waiters;
-    shard_.drop_if_idle(key_, *slot_, Clock::now());
+    shard_.drop_if_idle(Hashed(key_), *slot_, Clock::now());
   }
 
  private:
@@ -320,9 +364,10 @@ class MemBackend::Waiter final : public LockWaiter {
 };
 
 std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
-  Shard& sh = shard(key);
+  const Hashed hk(key);
+  Shard& sh = shard(hk);
   std::lock_guard g(sh.mutex);
-  Slot& s = sh.slot(key);
+  Slot& s = sh.slot(hk);
   ++s.waiters;
   return std::make_unique<Waiter>(shared_from_this(), sh, std::string(key), &s, s.releases);
 }
@@ -330,5 +375,7 @@ std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
 }  // namespace
 
 std::shared_ptr<LockBackend> make_mem_backend() { return std::make_shared<MemBackend>(); }
+
+MemTimed* as_mem_timed(LockBackend* backend) noexcept { return dynamic_cast<MemBackend*>(backend); }
 
 }  // namespace weave::detail

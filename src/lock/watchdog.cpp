@@ -41,11 +41,17 @@ Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 
 void Watchdog::forget_in_child() {
   // The parent's leases are renewed by the parent: forgotten here, not freed
-  // (freeing could run code that expects their threads).
-  new std::unordered_map<const LeaseState*, Entry>(std::move(entries_));
-  entries_.clear();
+  // (freeing could run code that expects their threads; each keeps itself
+  // through its entry). A shard's mutex may have been held by a thread of
+  // the parent, and its list half changed: neither is looked at again.
+  for (Shard& sh : shards_) {
+    sh.mutex.reset();
+    sh.head = nullptr;
+    sh.count = 0;
+    sh.earliest.store(Clock::time_point::max().time_since_epoch().count());
+  }
   coalesce_.clear();
-  wake_at_ = Clock::time_point::max();
+  wake_at_.store(Clock::time_point::max().time_since_epoch().count());
 }
 
 // Stopped at exit after running what is pending.
@@ -81,36 +87,89 @@ void LostNotifier::run() {
   }
 }
 
+void Watchdog::link(Shard& sh, LeaseState& l) {
+  l.wd_prev_ = nullptr;
+  l.wd_next_ = sh.head;
+  if (sh.head) sh.head->wd_prev_ = &l;
+  sh.head = &l;
+  l.wd_linked_ = true;
+  ++sh.count;
+}
+
+void Watchdog::unlink(Shard& sh, LeaseState& l) {
+  if (l.wd_prev_)
+    l.wd_prev_->wd_next_ = l.wd_next_;
+  else
+    sh.head = l.wd_next_;
+  if (l.wd_next_) l.wd_next_->wd_prev_ = l.wd_prev_;
+  l.wd_prev_ = l.wd_next_ = nullptr;
+  l.wd_linked_ = false;
+  --sh.count;
+}
+
 void Watchdog::watch(const std::shared_ptr<LeaseState>& lease) {
   const ClientShared& c = LeaseControl::client(*lease);
   const Clock::time_point due =
       lease->renewed() ? std::min(lease->acquired_at() + c.renew_interval(), LeaseControl::hold_deadline(*lease))
                        : lease->expires_at();
-  bool wake;
+  const Clock::rep at = due.time_since_epoch().count();
+  const unsigned index = thread_slot() % kShards;
+  Shard& sh = shards_[index];
+  lease->wd_shard_ = static_cast<int>(index);
   {
-    std::lock_guard g(mutex_);
-    if (stop_) return;
-    entries_[lease.get()] = Entry{lease, due, {}};
-    start_locked();
-    wake = due < wake_at_;
+    std::lock_guard g(sh.mutex);
+    lease->wd_due_ = due;
+    lease->wd_keep_ = lease;
+    link(sh, *lease);
+    if (at < sh.earliest.load(std::memory_order_relaxed)) sh.earliest.store(at);  // seq_cst: see run()
   }
-  if (wake) cv_.notify_one();
+  // Wake the thread only when this entry is due before it wakes anyway
+  // (never while it is awake: it looks at every shard before it sleeps).
+  if (at < wake_at_.load()) {
+    {
+      std::lock_guard g(mutex_);
+      if (stop_) return;  // at exit: nothing is renewed any more
+      start_locked();
+    }
+    cv_.notify_one();
+  }
 }
 
-void Watchdog::unwatch(const LeaseState* lease) {
-  std::lock_guard g(mutex_);
-  entries_.erase(lease);
+void Watchdog::unwatch(LeaseState& lease) {
+  if (lease.wd_shard_ < 0) return;
+  Shard& sh = shards_[lease.wd_shard_];
+  std::shared_ptr<LeaseState> keep;
+  {
+    std::lock_guard g(sh.mutex);
+    if (!lease.wd_linked_) return;
+    unlink(sh, lease);
+    keep = std::move(lease.wd_keep_);
+  }
+}
+
+std::shared_ptr<LeaseState> Watchdog::entry_of(LeaseState& lease) {
+  if (lease.wd_shard_ < 0) return nullptr;
+  Shard& sh = shards_[lease.wd_shard_];
+  std::lock_guard g(sh.mutex);
+  return lease.wd_linked_ ? lease.wd_keep_ : nullptr;
 }
 
 std::size_t Watchdog::size() {
-  std::lock_guard g(mutex_);
-  return entries_.size();
+  std::size_t n = 0;
+  for (Shard& sh : shards_) {
+    std::lock_guard g(sh.mutex);
+    n += sh.count;
+  }
+  return n;
 }
 
 void Watchdog::run() {
+  constexpr Clock::rep kNever = Clock::time_point::max().time_since_epoch().count();
+  constexpr Clock::rep kAwake = Clock::time_point::min().time_since_epoch().count();
   std::unique_lock lk(mutex_);
   std::vector<std::shared_ptr<LeaseState>> due;
   while (!stop_) {
+    wake_at_.store(kAwake);
     const auto now = Clock::now();
     Clock::time_point next = Clock::time_point::max();
     due.clear();
@@ -120,38 +179,53 @@ void Watchdog::run() {
     // round trip per due time. Fixed-ttl leases are never taken early (their
     // due time is their expiry).
     coalesce_.clear();
-    for (auto& [_, e] : entries_)
-      if (e.due <= now && e.lease->renewed())
-        coalesce_.insert(LeaseControl::client(*e.lease).backend.get());
-    for (auto& [_, e] : entries_) {
-      bool take = e.due <= now;
-      if (!take && e.lease->renewed() && e.due != Clock::time_point::max() &&
-          e.due != LeaseControl::hold_deadline(*e.lease)) {  // not renewed early: it stops there
-        const ClientShared& c = LeaseControl::client(*e.lease);
-        take = e.due - now <= c.renew_interval() / 2 && coalesce_.count(c.backend.get()) != 0;
+    for (Shard& sh : shards_) {
+      std::lock_guard g(sh.mutex);
+      for (LeaseState* l = sh.head; l; l = l->wd_next_)
+        if (l->wd_due_ <= now && l->renewed()) coalesce_.insert(LeaseControl::client(*l).backend.get());
+    }
+    for (Shard& sh : shards_) {
+      std::lock_guard g(sh.mutex);
+      Clock::time_point earliest = Clock::time_point::max();
+      for (LeaseState* l = sh.head; l; l = l->wd_next_) {
+        bool take = l->wd_due_ <= now;
+        if (!take && l->renewed() && l->wd_due_ != Clock::time_point::max() &&
+            l->wd_due_ != LeaseControl::hold_deadline(*l)) {  // not renewed early: it stops there
+          const ClientShared& c = LeaseControl::client(*l);
+          take = l->wd_due_ - now <= c.renew_interval() / 2 && coalesce_.count(c.backend.get()) != 0;
+        }
+        if (take) {
+          due.push_back(l->wd_keep_);
+          l->wd_due_ = Clock::time_point::max();  // until processed and rescheduled
+        } else {
+          earliest = std::min(earliest, l->wd_due_);
+        }
       }
-      if (take) {
-        due.push_back(e.lease);
-        e.due = Clock::time_point::max();  // until processed and rescheduled
-      } else {
-        next = std::min(next, e.due);
-      }
+      sh.earliest.store(earliest.time_since_epoch().count());
+      next = std::min(next, earliest);
     }
     if (due.empty()) {
-      wake_at_ = next;
+      // Dekker with watch(): it stores a shard's `earliest`, then reads
+      // wake_at_; here wake_at_ is stored, then every `earliest` read. So
+      // either watch() sees when we sleep until (and wakes us), or we see
+      // its entry here and look again.
+      wake_at_.store(next.time_since_epoch().count());
+      bool missed = false;
+      for (Shard& sh : shards_) missed = missed || sh.earliest.load() < next.time_since_epoch().count();
+      if (missed) continue;
       if (next == Clock::time_point::max())
         cv_.wait(lk);
       else
         cv_.wait_until(lk, next);
-      wake_at_ = Clock::time_point::min();  // awake: no need to notify us
       continue;
     }
-    wake_at_ = Clock::time_point::min();
+    wake_at_.store(kAwake);
     lk.unlock();
     process(due);
     due.clear();  // drop our references outside the lock
     lk.lock();
   }
+  wake_at_.store(kNever);
 }
 
 void Watchdog::process(std::vector<std::shared_ptr<LeaseState>>& due) {
@@ -168,12 +242,14 @@ void Watchdog::process(std::vector<std::shared_ptr<LeaseState>>& due) {
       continue;
     }
     {
-      std::lock_guard g(mutex_);
-      auto it = entries_.find(l.get());
-      if (it != entries_.end()) {
-        if (!hold_limit && !it->second.renew_error.empty())
-          cause = "the watchdog could not renew it before it ran out: " + it->second.renew_error;
-        entries_.erase(it);
+      Shard& sh = shards_[l->wd_shard_];
+      std::shared_ptr<LeaseState> keep;
+      std::lock_guard g(sh.mutex);
+      if (l->wd_linked_) {
+        if (!hold_limit && !l->wd_renew_error_.empty())
+          cause = "the watchdog could not renew it before it ran out: " + l->wd_renew_error_;
+        unlink(sh, *l);
+        keep = std::move(l->wd_keep_);  // `l` still holds it
       }
     }
     LeaseControl::mark_lost_later(l, cause, hold_limit);
@@ -201,39 +277,45 @@ void Watchdog::process(std::vector<std::shared_ptr<LeaseState>>& due) {
     }
     const auto now = Clock::now();
     std::vector<std::pair<std::shared_ptr<LeaseState>, std::string>> lost;
-    std::unique_lock g(mutex_);
     std::size_t item = 0;
     for (std::size_t i = 0; i < leases.size(); ++i) {
       LeaseState& l = *leases[i];
+      Shard& sh = shards_[l.wd_shard_];
+      std::unique_lock g(sh.mutex);
+      // Gone from the watch list: released (or lost) meanwhile.
+      auto erase = [&] {
+        if (!l.wd_linked_) return;
+        unlink(sh, l);
+        l.wd_keep_.reset();  // leases[i] still holds it
+      };
       const auto interval = LeaseControl::client(l).renew_interval();
       bool owned = true;
       for (std::size_t k = 0, n = 1 + l.more_.size(); k < n; ++k, ++item)
         owned = owned && error.empty() && results[item] == RenewResult::owned;
       if (owned && LeaseControl::is_lost(l)) {  // the holder saw a deadline pass meanwhile
-        entries_.erase(&l);
+        erase();
         lost.emplace_back(leases[i], "");
       } else if (owned) {
         LeaseControl::set_expires_at(l, sent + l.lease_time());
-        if (auto it = entries_.find(&l); it != entries_.end()) {
-          it->second.due = std::min(sent + interval, LeaseControl::hold_deadline(l));
-          it->second.renew_error.clear();
+        if (l.wd_linked_) {
+          l.wd_due_ = std::min(sent + interval, LeaseControl::hold_deadline(l));
+          l.wd_renew_error_.clear();
         }
       } else if (error.empty()) {
-        entries_.erase(&l);
+        erase();
         lost.emplace_back(leases[i], "the watchdog found it expired or taken by another owner");
       } else if (now >= l.expires_at()) {
-        entries_.erase(&l);
+        erase();
         lost.emplace_back(leases[i], "the watchdog could not renew it before it ran out: " + error);
-      } else if (auto it = entries_.find(&l); it != entries_.end()) {
+      } else if (l.wd_linked_) {
         // Retry soon; the last try a little before the lease runs out (once
         // it has, the lease counts as lost) and none past max_hold.
         auto retry = std::max(std::chrono::milliseconds(10), interval / 4);
-        it->second.due = std::max(now, std::min({now + retry, l.expires_at() - retry / 4,
-                                                 LeaseControl::hold_deadline(l)}));
-        it->second.renew_error = error;
+        l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4,
+                                            LeaseControl::hold_deadline(l)}));
+        l.wd_renew_error_ = error;
       }
     }
-    g.unlock();
     for (auto& [l, cause] : lost) LeaseControl::mark_lost_later(l, cause);
   }
 }
