@@ -12,11 +12,15 @@
 //   ├── UsageError             API misuse: missing interceptor, wrong argument kind
 //   ├── LockError              carries the key
 //   │   ├── LockBusy           not acquired within `wait` (retryable)
-//   │   │   └── DuplicateCall  refused by a release=on_expiry guard (not retryable)
+//   │   │   └── DuplicateCall  a duplicate of an earlier call: [[dedupe]], or a
+//   │   │       │              release=on_expiry guard (not retryable)
+//   │   │       └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
 //   │   ├── LeaseLost          the lease expired or was taken while the method ran
 //   │   │   └── HoldLimitExceeded  held past its max_hold: no longer renewed
 //   │   └── ReleaseFailed      the work is done but the lock was not given back
 //   │                          (opt-in, see ReleaseFailurePolicy; not retryable)
+//   ├── DedupeMismatch         [[dedupe]]: the key's earlier call had other arguments
+//   │                          (its match= differs; not retryable)
 //   ├── ReplyError             the server answered with an error (WRONGTYPE,
 //   │                          NOPERM, WRONGPASS...); retryable only for the
 //   │                          transient ones (LOADING, BUSY, TRYAGAIN...)
@@ -107,6 +111,20 @@ class WEAVE_API DuplicateCall : public LockBusy {
                      "' (release=on_expiry) is still held by an earlier call (waited " +
                      std::to_string(waited.count()) + " ms)",
                  false) {}
+  // [[dedupe]]: `what` is the annotation's message= (or says which call ran).
+  DuplicateCall(std::string key, const std::string& what, std::chrono::milliseconds waited = {})
+      : LockBusy(std::move(key), waited, what, false) {}
+};
+
+// [[dedupe]]: the earlier call with this key is still running, and did not
+// finish within the annotation's wait=. Not retryable: it will complete.
+class WEAVE_API DuplicateInFlight : public DuplicateCall {
+ public:
+  DuplicateInFlight(std::string key, std::chrono::milliseconds waited)
+      : DuplicateCall(key,
+                      "weave: duplicate call refused: an earlier call with key '" + key +
+                          "' is still running (waited " + std::to_string(waited.count()) + " ms)",
+                      waited) {}
 };
 
 class WEAVE_API LeaseLost : public LockError {
@@ -142,6 +160,18 @@ class WEAVE_API ReleaseFailed : public LockError {
 };
 
 // `reply` is the server's error text; its first word is the code.
+// [[dedupe]]: the key was used by an earlier call whose match= value differs:
+// a different request reusing an idempotency key. Never a replay of someone
+// else's result; not retryable.
+class WEAVE_API DedupeMismatch : public Error {
+ public:
+  DedupeMismatch(const std::string& key, std::string_view first, std::string_view now)
+      : Error(key,
+              "weave: dedupe key '" + key + "' was first used with match '" + std::string(first) +
+                  "', now with '" + std::string(now) + "'",
+              false) {}
+};
+
 class WEAVE_API ReplyError : public Error {
  public:
   ReplyError(const std::string& context, std::string_view reply)

@@ -28,6 +28,7 @@ enum class EventKind {
   release_failed,  // a lease was not given back (backend error); it runs out by itself
   lease_lost,      // a lease was lost while held (ran out, taken, not renewed, past max_hold)
   cache_error,     // the cache could not be read or written; the method ran (or its result was returned) anyway
+  dedupe_error,    // [[dedupe]]: the method ran but its outcome could not be recorded (claim lost, store failed)
 };
 
 inline std::string_view to_string(EventKind kind) noexcept {
@@ -35,13 +36,14 @@ inline std::string_view to_string(EventKind kind) noexcept {
     case EventKind::release_failed: return "release_failed";
     case EventKind::lease_lost: return "lease_lost";
     case EventKind::cache_error: return "cache_error";
+    case EventKind::dedupe_error: return "dedupe_error";
   }
   return "unknown";
 }
 
 struct WEAVE_API Event {
   EventKind kind;
-  std::string_view feature;  // "lock", "cache"
+  std::string_view feature;  // "lock", "cache", "dedupe"
   std::string_view key;      // the key concerned
   std::string_view cause;    // why, in words (e.g. the backend's error text)
   const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key

@@ -1,0 +1,70 @@
+// weave/dedupe.h — [[dedupe]]: a duplicate call is refused, or answered with
+// the first call's result (docs/dedupe.md).
+//
+//   [[dedupe(key="submit:<req.client_id>:<req.nonce>", window=10s)]]
+//   virtual Receipt submit(const Request& req);        // a duplicate within 10 s throws weave::DuplicateCall
+//
+//   [[dedupe(key="pay:<idempotency_key>", window=24h, on_duplicate=replay, wait=5s,
+//            match="<order.id>:<order.cents>")]]
+//   virtual Receipt pay(const std::string& idempotency_key, const Order& order);  // a duplicate gets the first Receipt
+//
+//   weave::configure_dedupe({.url = "redis://127.0.0.1:6379"});   // optional
+//
+// The first call claims the key in one atomic step; the claim is a lease
+// renewed while the method runs, so a crashed caller blocks its key for one
+// claim lease, not for the window. Its outcome is recorded for the window.
+#pragma once
+
+#include "weave/abi.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "weave/event.h"
+
+namespace WEAVE_NAMESPACE {
+
+struct WEAVE_API DedupeOptions {
+  // The store: "" = WEAVE_DEDUPE_URL, else WEAVE_URL, else "mem://".
+  std::string url = "";
+  // A running call's claim lasts this long unless renewed (every third of
+  // it, while the method runs): how long a crashed first caller blocks its key.
+  std::chrono::milliseconds claim_lease{10'000};
+  // The longest window= accepted (a longer one is a ConfigError at the call).
+  std::chrono::milliseconds max_window{std::chrono::hours(24 * 30)};
+  // Keys (rendered) longer than this are refused with a ConfigError naming them.
+  std::size_t max_key_bytes = 4096;
+  std::chrono::milliseconds connect_timeout{2'000};
+  std::chrono::milliseconds command_timeout{1'000};
+  int pool_size = 4;
+  // Every stored key is "{<prefix><key>}".
+  std::string key_prefix = "weave:dedupe:";
+  // Told of claims lost while running and of records that could not be
+  // written (weave/event.h); quick, must not throw.
+  EventHook on_event = {};
+
+  // Throws weave::ConfigError naming the field for a value out of range.
+  void validate() const;
+};
+
+// Process-wide counts since the configuration.
+struct WEAVE_API DedupeStats {
+  std::uint64_t first_calls = 0;        // claimed and ran
+  std::uint64_t duplicates = 0;         // answered without running (any on_duplicate)
+  std::uint64_t replays = 0;            // ... of which with the first call's result
+  std::uint64_t waited = 0;             // duplicates that waited for a running first call
+  std::uint64_t in_flight_refused = 0;  // DuplicateInFlight thrown
+  std::uint64_t mismatches = 0;         // DedupeMismatch thrown
+  std::uint64_t forgotten = 0;          // failed first calls that left no record (on_error=forget)
+  std::uint64_t remembered = 0;         // failed first calls recorded (on_error=remember)
+  std::uint64_t claims_lost = 0;        // the method ran but its claim had run out: outcome not recorded
+  std::uint64_t errors = 0;             // store failures after the method ran (each also an Event)
+};
+
+// Replaces the process-wide configuration. Throws ConfigError.
+WEAVE_API void configure_dedupe(DedupeOptions options);
+WEAVE_API DedupeStats dedupe_stats();
+
+}  // namespace weave

@@ -1,0 +1,128 @@
+// mem:// for [[dedupe]]: records in a table in this process, with a
+// generation per table that waiters block on (woken, not polling).
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "dedupe/claim_store.h"
+
+namespace WEAVE_NAMESPACE::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class MemClaims final : public ClaimStore, public std::enable_shared_from_this<MemClaims> {
+ public:
+  ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
+                     std::chrono::milliseconds lease) override {
+    std::lock_guard g(mutex_);
+    const auto now = Clock::now();
+    sweep_locked(now);
+    auto it = records_.find(std::string(key));
+    ClaimOutcome out;
+    if (it != records_.end() && it->second.expires > now) {
+      out.existing = it->second.record;
+      out.ttl_left = std::chrono::ceil<std::chrono::milliseconds>(it->second.expires - now);
+      return out;
+    }
+    records_[std::string(key)] = Entry{DedupeRecord{'r', std::string(match), std::string(owner)}, now + lease};
+    out.claimed = true;
+    return out;
+  }
+
+  bool finish(std::string_view key, std::string_view owner, std::string_view, const DedupeRecord& outcome,
+              std::chrono::milliseconds window) override {
+    std::lock_guard g(mutex_);
+    auto it = owned_locked(key, owner);
+    if (it == records_.end()) return false;
+    it->second = Entry{outcome, Clock::now() + window};
+    wake_locked();
+    return true;
+  }
+
+  bool forget(std::string_view key, std::string_view owner, std::string_view) override {
+    std::lock_guard g(mutex_);
+    auto it = owned_locked(key, owner);
+    if (it == records_.end()) return false;
+    records_.erase(it);
+    wake_locked();
+    return true;
+  }
+
+  std::vector<bool> renew(std::span<const Renewal> items) override {
+    std::lock_guard g(mutex_);
+    std::vector<bool> out;
+    for (const Renewal& r : items) {
+      auto it = owned_locked(r.key, r.owner);
+      if (it != records_.end()) it->second.expires = Clock::now() + r.lease;
+      out.push_back(it != records_.end());
+    }
+    return out;
+  }
+
+  std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view) override {
+    std::lock_guard g(mutex_);
+    return std::make_unique<Waiter>(shared_from_this(), generation_);
+  }
+
+ private:
+  struct Entry {
+    DedupeRecord record;
+    Clock::time_point expires;
+  };
+  class Waiter final : public ClaimWaiter {
+   public:
+    Waiter(std::shared_ptr<MemClaims> t, std::uint64_t seen) : table_(std::move(t)), seen_(seen) {}
+    bool wait_until(Clock::time_point deadline) override {
+      std::unique_lock g(table_->mutex_);
+      const bool changed = table_->cv_.wait_until(g, deadline, [&] { return table_->generation_ != seen_; });
+      seen_ = table_->generation_;
+      return changed;
+    }
+
+   private:
+    std::shared_ptr<MemClaims> table_;
+    std::uint64_t seen_;
+  };
+
+  std::unordered_map<std::string, Entry>::iterator owned_locked(std::string_view key, std::string_view owner) {
+    auto it = records_.find(std::string(key));
+    if (it == records_.end() || it->second.record.kind != 'r' || it->second.record.rest != owner ||
+        it->second.expires <= Clock::now())
+      return records_.end();
+    return it;
+  }
+  void wake_locked() {
+    ++generation_;
+    cv_.notify_all();
+  }
+  // Expired records go in batches, so memory follows the live records.
+  void sweep_locked(Clock::time_point now) {
+    if (records_.size() < next_sweep_) return;
+    for (auto it = records_.begin(); it != records_.end();)
+      it = it->second.expires <= now ? records_.erase(it) : std::next(it);
+    next_sweep_ = std::max<std::size_t>(1024, records_.size() * 2);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::uint64_t generation_ = 0;  // one per table: a wake-up is at worst spurious for other keys
+  std::unordered_map<std::string, Entry> records_;
+  std::size_t next_sweep_ = 1024;
+};
+
+}  // namespace
+
+std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<ClaimStore>, std::less<>> tables;
+  std::lock_guard g(mutex);
+  auto& slot = tables[std::string(table)];
+  if (auto t = slot.lock()) return t;
+  auto t = std::make_shared<MemClaims>();
+  slot = t;
+  return t;
+}
+
+}  // namespace weave::detail

@@ -1,0 +1,262 @@
+// The built-in `dedupe` interceptor (docs/dedupe.md): claim the key in one
+// step, run the method under the claim (renewed while it runs), record the
+// outcome for the window; a duplicate gets the configured answer.
+#include <chrono>
+#include <initializer_list>
+#include <string>
+
+#include "core/builtin.h"
+#include "dedupe/dedupe_runtime.h"
+#include "weave/error.h"
+#include "weave/interceptor.h"
+#include "weave/invocation.h"
+#include "weave/result_codec.h"
+
+namespace WEAVE_NAMESPACE {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+enum class OnDuplicate { fail, skip, replay };
+enum class OnError { forget, remember };
+
+struct Settings {
+  int key_slot = -1, match_slot = -1;  // -1: read by name per call
+  milliseconds window{5'000};
+  OnDuplicate on_duplicate = OnDuplicate::fail;
+  std::string message;
+  milliseconds wait{0};
+  OnError on_error = OnError::forget;
+};
+
+std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
+                     std::string_view method) {
+  const std::int64_t index = a.enum_index(arg);
+  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
+  const std::string_view text = a.text(arg);
+  std::size_t i = 0;
+  for (std::string_view v : values) {
+    if (v == text) return i;
+    ++i;
+  }
+  throw UsageError("dedupe " + std::string(arg) + "='" + std::string(text) + "' is not a known value (on " +
+                   std::string(method) + ")");
+}
+
+Settings read_settings(const Annotation& a, std::string_view method) {
+  Settings s;
+  if (const ArgValue* k = a.find("key"); k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
+  if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
+  if (a.has("window")) s.window = a.duration("window");
+  if (a.has("on_duplicate"))
+    s.on_duplicate = static_cast<OnDuplicate>(enum_arg(a, "on_duplicate", {"throw", "skip", "replay"}, method));
+  if (a.has("message")) s.message = std::string(a.text("message"));
+  if (a.has("wait")) s.wait = a.duration("wait");
+  if (a.has("on_error")) s.on_error = static_cast<OnError>(enum_arg(a, "on_error", {"forget", "remember"}, method));
+  return s;
+}
+
+class DedupeInterceptor final : public Interceptor {
+ public:
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
+    try {
+      return std::make_shared<Settings>(read_settings(Annotation(spec, {}), ""));
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+
+  void around(Invocation& inv) override {
+    const Annotation& a = inv.annotation();
+    const Settings s = [&] {
+      if (const Settings* p = inv.prepared<Settings>()) return *p;
+      return read_settings(a, inv.method());
+    }();
+    const std::string_view key = s.key_slot >= 0 ? a.rendered(s.key_slot)
+                                 : a.has("key")   ? a.text("key")
+                                                  : inv.method();
+    const std::string_view match = s.match_slot >= 0 ? a.rendered(s.match_slot)
+                                   : a.has("match")  ? a.text("match")
+                                                     : std::string_view();
+    auto rt = detail::dedupe_runtime();
+    check_input(inv, *rt, key, s);
+    const ResultCodec* codec = s.on_duplicate == OnDuplicate::replay ? &codec_of(inv) : nullptr;
+    detail::DedupeCounters& count = rt->counters();
+    detail::ClaimStore& store = rt->store();
+    const std::string owner = detail::unique_token();
+
+    // 1. claim, or answer as a duplicate (waiting for a running first call up to wait=)
+    const auto started = Clock::now();
+    const auto deadline = started + s.wait;
+    bool waited = false;
+    for (;;) {
+      std::unique_ptr<detail::ClaimWaiter> waiter;
+      if (waited || s.wait > milliseconds(0)) waiter = store.prepare_wait(key);
+      detail::ClaimOutcome got = store.claim(key, owner, match, rt->options().claim_lease);
+      if (got.claimed) break;
+      if (!got.readable)
+        throw DuplicateCall(std::string(key), "weave: dedupe key '" + std::string(key) +
+                                                  "' holds a record of an unknown shape (written by another "
+                                                  "version?); it answers duplicates until it expires");
+      const detail::DedupeRecord& r = got.existing;
+      if (r.match != match) {
+        count.mismatches.fetch_add(1, std::memory_order_relaxed);
+        throw DedupeMismatch(std::string(key), r.match, match);
+      }
+      if (r.kind == 'r') {
+        const auto now = Clock::now();
+        if (now >= deadline) {
+          count.in_flight_refused.fetch_add(1, std::memory_order_relaxed);
+          throw DuplicateInFlight(std::string(key), std::chrono::duration_cast<milliseconds>(now - started));
+        }
+        waited = true;
+        // Woken by the first call's finish; a crashed first call's claim runs out by itself.
+        const auto until = got.ttl_left > milliseconds(0) ? std::min(deadline, now + got.ttl_left) : deadline;
+        if (waiter) waiter->wait_until(until);
+        continue;
+      }
+      count.duplicates.fetch_add(1, std::memory_order_relaxed);
+      if (waited) count.waited.fetch_add(1, std::memory_order_relaxed);
+      return answer(inv, s, key, r, codec, count);
+    }
+
+    // 2. the first call: run under the claim, renewed while it runs
+    count.first_calls.fetch_add(1, std::memory_order_relaxed);
+    auto held = rt->hold(std::string(key), owner, std::string(match));
+    struct Release {
+      detail::DedupeRuntime& rt;
+      std::shared_ptr<detail::HeldClaim> held;
+      ~Release() { rt.release(held); }
+    } release{*rt, held};
+    try {
+      inv.proceed();
+    } catch (const std::exception& e) {
+      record_failure(*rt, s, key, owner, match, e.what(), held);
+      throw;
+    } catch (...) {
+      record_failure(*rt, s, key, owner, match, "a non-standard exception", held);
+      throw;
+    }
+    // 3. record the outcome; a result that cannot be stored fails this call, not a replay
+    detail::DedupeRecord done{'d', std::string(match), {}};
+    if (codec && inv.result()) {
+      try {
+        done.rest = codec->encode(inv.result());
+      } catch (...) {
+        forget_quietly(*rt, key, owner, match);
+        throw;
+      }
+    }
+    finish(*rt, key, owner, match, done, s.window, held);
+  }
+
+ private:
+  static const ResultCodec& codec_of(const Invocation& inv) {
+    const ResultCodec* codec = inv.result_codec();
+    if (!codec)
+      throw UsageError("dedupe(on_duplicate=replay) on " + std::string(inv.method()) +
+                       ": the method has no result codec (regenerate its proxy with this weavegen)");
+    return *codec;
+  }
+
+  static void check_input(const Invocation& inv, const detail::DedupeRuntime& rt, std::string_view key,
+                          const Settings& s) {
+    const DedupeOptions& o = rt.options();
+    if (key.empty())
+      throw UsageError("dedupe on " + std::string(inv.method()) + ": the key rendered empty (check its template)");
+    if (key.size() > o.max_key_bytes)
+      throw ConfigError("dedupe on " + std::string(inv.method()) + ": key '" + std::string(key.substr(0, 64)) +
+                        "...' is " + std::to_string(key.size()) + " bytes, over max_key_bytes " +
+                        std::to_string(o.max_key_bytes));
+    if (s.window <= milliseconds(0) || s.window > o.max_window)
+      throw ConfigError("dedupe on " + std::string(inv.method()) + " (key '" + std::string(key) + "'): window " +
+                        std::to_string(s.window.count()) + "ms is outside 1ms.." +
+                        std::to_string(o.max_window.count()) + "ms (DedupeOptions::max_window)");
+  }
+
+  static void answer(Invocation& inv, const Settings& s, std::string_view key, const detail::DedupeRecord& r,
+                     const ResultCodec* codec, detail::DedupeCounters& count) {
+    if (r.kind == 'e')
+      throw DuplicateCall(std::string(key), s.message.empty()
+                                                ? "weave: duplicate of a call with key '" + std::string(key) +
+                                                      "' that failed: " + r.rest
+                                                : s.message + " (the first call failed: " + r.rest + ")");
+    switch (s.on_duplicate) {
+      case OnDuplicate::skip:
+        return;  // the proxy returns void / std::nullopt
+      case OnDuplicate::replay:
+        try {
+          inv.complete_from_json(r.rest);
+        } catch (const std::exception& e) {
+          throw DuplicateCall(std::string(key), "weave: duplicate of a call with key '" + std::string(key) +
+                                                    "' whose stored result no longer fits " +
+                                                    std::string(codec->type_name) + ": " + e.what());
+        }
+        count.replays.fetch_add(1, std::memory_order_relaxed);
+        return;
+      case OnDuplicate::fail:
+        break;
+    }
+    throw DuplicateCall(std::string(key), s.message.empty() ? "weave: duplicate call refused: a call with key '" +
+                                                                  std::string(key) + "' already ran"
+                                                            : s.message);
+  }
+
+  static void finish(detail::DedupeRuntime& rt, std::string_view key, const std::string& owner,
+                     std::string_view match, const detail::DedupeRecord& outcome, milliseconds window,
+                     const std::shared_ptr<detail::HeldClaim>& held) {
+    bool stored = false;
+    try {
+      // A claim already known lost is not written over whoever holds the key now.
+      stored = !held->lost() && rt.store().finish(key, owner, match, outcome, window);
+    } catch (const std::exception& e) {
+      rt.report(key, e);
+      return;
+    }
+    if (!stored) {
+      rt.counters().claims_lost.fetch_add(1, std::memory_order_relaxed);
+      const Error lost("weave: dedupe key '" + std::string(key) +
+                       "': the call ran, but its claim ran out first (paused or too slow for claim_lease); its "
+                       "outcome was not recorded and a duplicate may run");
+      rt.report(key, lost);
+    }
+  }
+
+  static void forget_quietly(detail::DedupeRuntime& rt, std::string_view key, const std::string& owner,
+                             std::string_view match) {
+    try {
+      rt.store().forget(key, owner, match);
+    } catch (const std::exception& e) {
+      rt.report(key, e);
+    }
+  }
+
+  static void record_failure(detail::DedupeRuntime& rt, const Settings& s, std::string_view key,
+                             const std::string& owner, std::string_view match, const char* what,
+                             const std::shared_ptr<detail::HeldClaim>& held) {
+    if (s.on_error == OnError::forget) {
+      forget_quietly(rt, key, owner, match);  // a retry runs at once
+      rt.counters().forgotten.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    rt.counters().remembered.fetch_add(1, std::memory_order_relaxed);
+    finish(rt, key, owner, match, detail::DedupeRecord{'e', std::string(match), what}, s.window, held);
+  }
+};
+
+}  // namespace
+
+// Registers `dedupe` with Weave::core when this library is linked:
+// cmake/link/weave_link_dedupe.cpp refers to weave_link_dedupe.
+extern "C" WEAVE_API const char weave_link_dedupe = 0;
+
+namespace {
+[[maybe_unused]] const bool dedupe_registered = [] {
+  detail::register_builtin_interceptor("dedupe",
+                                       [] { return std::shared_ptr<Interceptor>(std::make_shared<DedupeInterceptor>()); });
+  return true;
+}();
+}  // namespace
+
+}  // namespace weave

@@ -1,0 +1,19 @@
+// The dedupe suite (test_dedupe.cpp) on redis+cluster://: a private 3-master
+// cluster for the executable (tests/cluster/cluster_fixture.h).
+#pragma once
+
+#include <string>
+
+#include "cluster_fixture.h"
+#include "store/open.h"
+
+#define WEAVE_DEDUPE_STORE_HOLDS_TEXT 1
+
+inline std::string dedupe_store_url() { return cluster_test::Cluster::shared().url(); }
+
+// Writes a record's text the way another program would (routed by the store layer).
+inline void store_raw_record(const std::string& key, const std::string& text) {
+  auto exec = weave::store::open_executor(dedupe_store_url(), {});
+  const std::string k = "{weave:dedupe:" + key + "}";
+  exec->command(weave::store::Command{"SET", k, text, "PX", "60000"}, k, "test write");
+}

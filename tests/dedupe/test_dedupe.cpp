@@ -1,0 +1,217 @@
+// [[dedupe]] behaviour every store passes (docs/dedupe.md). The store comes
+// from the adaptor force-included by the build: dedupe_store_url() and
+// store_raw_record() (mem://, or a Redis URL the adaptor starts).
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dedupe_methods.h"
+#include "weave/dedupe.h"
+#include "weave/error.h"
+
+using dedupe_test::Guard;
+using dedupe_test::Payments;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string fresh_key(const std::string& what) {
+  static std::atomic<int> n{0};
+  return "k" + std::to_string(n.fetch_add(1)) + ":" + what;
+}
+
+void use_store(std::chrono::milliseconds claim_lease = 10s) {
+  weave::configure_dedupe({.url = dedupe_store_url(), .claim_lease = claim_lease});
+}
+
+}  // namespace
+
+TEST_CASE("dedupe: a duplicate within the window throws DuplicateCall, never retryable") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("throw");
+  p.pay(key);
+  try {
+    p.pay(key);
+    FAIL("the duplicate ran");
+  } catch (const weave::DuplicateCall& e) {
+    REQUIRE_FALSE(e.retryable());
+    REQUIRE(e.key() == key);
+    REQUIRE(std::string(e.what()) == "already submitted");  // message=
+  }
+  REQUIRE(p.runs == 1);
+  p.pay(fresh_key("other"));  // another key runs
+  REQUIRE(p.runs == 2);
+}
+
+TEST_CASE("dedupe: on_duplicate=replay returns the first call's result") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("replay");
+  const shop::Receipt first = p.pay(key, Guard::replay);
+  const shop::Receipt again = p.pay(key, Guard::replay);
+  REQUIRE(again.id == first.id);
+  REQUIRE(p.runs == 1);
+  REQUIRE(weave::dedupe_stats().replays >= 1);
+}
+
+TEST_CASE("dedupe: on_duplicate=skip returns nothing for a duplicate") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("skip");
+  REQUIRE(p.pay_once(key));
+  REQUIRE_FALSE(p.pay_once(key));
+  REQUIRE(p.runs == 1);
+}
+
+TEST_CASE("dedupe: a first call that throws leaves no record, so a retry runs at once (on_error=forget)") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("forget");
+  p.body = [&](const std::string&) -> shop::Receipt {
+    if (p.runs == 1) throw std::runtime_error("card declined");
+    return {"ok", 1};
+  };
+  REQUIRE_THROWS_WITH(p.pay(key), "card declined");
+  REQUIRE(p.pay(key).id == "ok");
+  REQUIRE(p.runs == 2);
+}
+
+TEST_CASE("dedupe: on_error=remember answers duplicates with the first call's error") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("remember");
+  p.body = [](const std::string&) -> shop::Receipt { throw std::runtime_error("card declined"); };
+  REQUIRE_THROWS_WITH(p.pay(key, Guard::remember), "card declined");
+  try {
+    p.pay(key, Guard::remember);
+    FAIL("the duplicate ran");
+  } catch (const weave::DuplicateCall& e) {
+    REQUIRE_THAT(e.what(), Catch::Contains("card declined"));
+  }
+  REQUIRE(p.runs == 1);
+}
+
+TEST_CASE("dedupe: the same key with another match value is a DedupeMismatch, never a replay") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("match");
+  p.pay(key, Guard::replay, "order-1:100");
+  REQUIRE_THROWS_AS(p.pay(key, Guard::replay, "order-1:999"), weave::DedupeMismatch);
+  REQUIRE(p.pay(key, Guard::replay, "order-1:100").id == "r-1");
+  REQUIRE(p.runs == 1);
+}
+
+TEST_CASE("dedupe: a duplicate of a running call is refused at once without wait=") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("inflight");
+  std::promise<void> entered, release;
+  auto gate = release.get_future().share();
+  p.body = [&](const std::string&) -> shop::Receipt {
+    entered.set_value();
+    gate.wait();
+    return {"slow", 1};
+  };
+  auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay); });
+  entered.get_future().wait();
+  REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);
+  release.set_value();
+  REQUIRE(first.get().id == "slow");
+}
+
+TEST_CASE("dedupe: duplicates that wait get the running call's result, and it runs once") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("wait");
+  std::promise<void> entered, release;
+  auto gate = release.get_future().share();
+  p.body = [&](const std::string&) -> shop::Receipt {
+    entered.set_value();
+    gate.wait();
+    return {"the-one", 42};
+  };
+  auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay_wait); });
+  entered.get_future().wait();
+  std::vector<std::future<shop::Receipt>> dups;
+  for (int i = 0; i < 6; ++i) dups.push_back(std::async(std::launch::async, [&] { return p.pay(key, Guard::replay_wait); }));
+  std::this_thread::sleep_for(50ms);
+  release.set_value();
+  REQUIRE(first.get().id == "the-one");
+  for (auto& d : dups) REQUIRE(d.get().id == "the-one");
+  REQUIRE(p.runs == 1);
+}
+
+TEST_CASE("dedupe: after the window the key runs again") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("window");
+  p.pay(key, Guard::short_window);
+  p.pay(key, Guard::short_window);
+  REQUIRE(p.runs == 1);
+  for (int i = 0; i < 100 && p.runs == 1; ++i) {
+    std::this_thread::sleep_for(50ms);
+    p.pay(key, Guard::short_window);
+  }
+  REQUIRE(p.runs == 2);
+}
+
+TEST_CASE("dedupe: a long first call keeps its claim past the claim lease (renewed while it runs)") {
+  use_store(150ms);
+  Payments p;
+  const auto key = fresh_key("renewed");
+  std::promise<void> entered, release;
+  auto gate = release.get_future().share();
+  p.body = [&](const std::string&) -> shop::Receipt {
+    entered.set_value();
+    gate.wait();
+    return {"long", 1};
+  };
+  auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay); });
+  entered.get_future().wait();
+  std::this_thread::sleep_for(600ms);  // four claim leases
+  REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);
+  release.set_value();
+  REQUIRE(first.get().id == "long");
+  REQUIRE(p.pay(key, Guard::replay).id == "long");
+  REQUIRE(p.runs == 1);
+  REQUIRE(weave::dedupe_stats().claims_lost == 0);
+}
+
+TEST_CASE("dedupe: a result that cannot be stored fails the first call, and leaves no record") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("unstorable");
+  REQUIRE_THROWS_WITH(p.unstorable(key), Catch::Contains("cannot serialize"));
+  REQUIRE_THROWS_WITH(p.unstorable(key), Catch::Contains("cannot serialize"));  // ran again: nothing recorded
+  REQUIRE(p.runs == 2);
+}
+
+TEST_CASE("dedupe: bad input is a typed error naming the key or the method") {
+  use_store();
+  Payments p;
+  REQUIRE_THROWS_AS(p.pay(""), weave::UsageError);
+  REQUIRE_THROWS_WITH(p.pay(std::string(5000, 'x')), Catch::Contains("max_key_bytes"));
+  REQUIRE_THROWS_AS(p.pay(std::string(5000, 'x')), weave::ConfigError);
+  REQUIRE_THROWS_WITH(p.pay(fresh_key("w0"), Guard::zero_window), Catch::Contains("window 0ms"));
+  const std::string binary("a\0b\xff|c", 6);
+  p.pay(binary);
+  REQUIRE_THROWS_AS(p.pay(binary), weave::DuplicateCall);
+  REQUIRE(p.runs == 1);
+}
+
+#if WEAVE_DEDUPE_STORE_HOLDS_TEXT
+TEST_CASE("dedupe: a record of an unknown shape (another version) answers with a clear DuplicateCall") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("shape");
+  store_raw_record(key, "v2:{\"receipt\":1}");
+  REQUIRE_THROWS_WITH(p.pay(key), Catch::Contains("unknown shape"));
+  REQUIRE(p.runs == 0);
+}
+#endif
