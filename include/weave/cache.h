@@ -44,6 +44,13 @@ struct WEAVE_API CacheOptions {
   // that read it before the eviction cannot install its older value. A load
   // slower than this (or than the ttl of a value written meanwhile) could.
   std::chrono::milliseconds fill_guard{60'000};
+  // Redis: a local copy is served only while the invalidation feed's reader
+  // has drained its socket within this long. A process paused (SIGSTOP, a
+  // VM stall) longer than this bypasses its local tier until the reader has
+  // caught up; a shorter pause can serve a value stale by at most this much
+  // (part of the staleness bound D, docs/cache.md). On a loaded machine a
+  // late reader only costs local hits, never correctness.
+  std::chrono::milliseconds feed_lag{10};
   // Told of every cache_error (weave/event.h); must be quick and not throw.
   EventHook on_event = {};
 

@@ -136,8 +136,9 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const bool use_remote = s.tier != Tier::local;
 
     // 1. the local tier, only while the invalidation feed is complete
-    if (use_local && rt->remote().live()) {
-      if (auto hit = cache.local().get(key, Clock::now())) {
+    const auto now = Clock::now();
+    if (use_local && rt->remote().live(now)) {
+      if (auto hit = cache.local().get(key, now)) {
         count.local_hits.fetch_add(1, std::memory_order_relaxed);
         inv.complete_from_shared(hit->value.get());
         return;
@@ -223,7 +224,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
   static void install(detail::CacheRuntime& rt, detail::CacheName& cache, const std::string& key, const Settings& s,
                       const ResultCodec& codec, const std::shared_ptr<const void>& value, std::uint64_t stamp,
                       std::size_t weight, std::optional<milliseconds> ttl = std::nullopt) {
-    if (s.tier == Tier::remote || !rt.remote().live()) return;
+    if (s.tier == Tier::remote || !rt.remote().live(Clock::now())) return;
     milliseconds local_ttl = std::min(s.local_ttl, ttl.value_or(s.local_ttl));
     if (codec.empty(value.get())) local_ttl = std::min(local_ttl, s.null_ttl);
     if (local_ttl <= milliseconds(0)) return;
@@ -257,7 +258,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
       if (stored) cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
       else return;  // other processes may still hold the old value: do not add a local copy either
     }
-    if (s.tier == Tier::remote || !rt->remote().live()) return;
+    if (s.tier == Tier::remote || !rt->remote().live(Clock::now())) return;
     detail::LocalEntry entry;
     entry.value = codec.share(result);
     entry.weight = std::max<std::size_t>(1, json.size());

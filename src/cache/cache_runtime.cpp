@@ -21,6 +21,8 @@ void CacheOptions::validate() const {
     throw bad("command_timeout", std::to_string(command_timeout.count()) + "ms is not a positive duration");
   if (pool_size < 1 || pool_size > 1024) throw bad("pool_size", std::to_string(pool_size) + " is outside 1..1024");
   if (key_prefix.empty()) throw bad("key_prefix", "must not be empty");
+  if (feed_lag <= std::chrono::milliseconds(0) || feed_lag > max_duration)
+    throw bad("feed_lag", std::to_string(feed_lag.count()) + "ms is not a positive duration");
   if (fill_guard <= std::chrono::milliseconds(0) || fill_guard > max_duration)
     throw bad("fill_guard", std::to_string(fill_guard.count()) + "ms is not a positive duration");
   if (!url.empty()) parse_store_url(url);  // throws ConfigError naming the URL

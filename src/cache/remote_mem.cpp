@@ -50,7 +50,7 @@ class MemRemote final : public RemoteTier {
     else names_.erase(n);
   }
   void listen(Listener) override {}
-  bool live() const noexcept override { return true; }
+  bool live(Clock::time_point) const noexcept override { return true; }
 
  private:
   struct Entry {

@@ -41,16 +41,19 @@ class RemoteTier {
   virtual void evict(std::string_view name, const std::string_view* key) = 0;
 
   // Invalidations from other processes: (name, key) or (name, null) for
-  // all of a name; on_down when the feed may have missed some (every local
-  // tier must then be dropped and bypassed until live() again).
+  // all of a name; on_gap when the feed may have missed some or is coming
+  // back after missing some: every local tier is dropped (which also refuses
+  // every fill stamped before), and bypassed while not live().
   struct Listener {
     std::function<void(std::string_view name, const std::string_view* key)> on_invalidate;
-    std::function<void()> on_down;
+    std::function<void()> on_gap;
   };
   virtual void listen(Listener listener) = 0;
-  // True while the invalidation feed is known to be complete: a local tier
-  // may serve only then.
-  virtual bool live() const noexcept = 0;
+  // True while the invalidation feed is known to be complete up to about
+  // `now` (subscribed, and its reader has drained the socket recently: a
+  // process resuming from a pause is not live until its reader caught up).
+  // A local tier may serve only then.
+  virtual bool live(std::chrono::steady_clock::time_point now) const noexcept = 0;
 };
 
 // mem://[name]: a table in this process shared by every cache of the same

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,8 @@ struct Subscriber::Channel {
 namespace {
 constexpr auto kLinger = std::chrono::milliseconds(2000);
 constexpr int kSweepMs = 1000;
+// With feeds: wake at least this often, so their drained_at stays fresh.
+constexpr int kFeedTickMs = 2;
 }
 
 Subscriber::Subscriber(Endpoint endpoint, bool sharded) : endpoint_(std::move(endpoint)), sharded_(sharded) {
@@ -78,7 +81,11 @@ Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::
     : sub_(s), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)), feed_(std::move(feed)) {
   // under sub_->mutex_ (see subscribe)
   if (bell_) ch_->bells.push_back(bell_.get());
-  if (feed_) ch_->feeds.push_back(feed_.get());
+  if (feed_) {
+    ch_->feeds.push_back(feed_.get());
+    // The confirmation was read before this: the reader's last mark counts.
+    if (feed_->drained_at) feed_->drained_at->store(s->drained_at_.load(std::memory_order_acquire));
+  }
 }
 
 void Subscriber::wake_all() {
@@ -88,6 +95,13 @@ void Subscriber::wake_all() {
     for (Feed* f : ch->feeds)
       if (f->on_state) f->on_state(false);
   }
+}
+
+void Subscriber::mark_drained_locked(std::int64_t at) {
+  drained_at_.store(at, std::memory_order_release);
+  for (auto& [name, ch] : channels_)
+    for (Feed* f : ch->feeds)
+      if (f->drained_at) f->drained_at->store(at, std::memory_order_release);
 }
 
 void Subscriber::bump_locked(Channel& ch) {
@@ -314,6 +328,7 @@ void Subscriber::run() {
       auto now = std::chrono::steady_clock::now();
       for (auto& [name, ch] : channels_) {
         if (ch->active) poll_ms = poll_ms < 0 ? kSweepMs : std::min(poll_ms, kSweepMs);
+        if (!ch->feeds.empty()) poll_ms = poll_ms < 0 ? kFeedTickMs : std::min(poll_ms, kFeedTickMs);
         if (ch->refs > 0 || !ch->active) continue;
         auto idle = now - ch->idle_since;
         if (idle >= kLinger) {
@@ -366,6 +381,16 @@ void Subscriber::run() {
             Reply reply(static_cast<redisReply*>(raw));
             on_reply(reply.get());
           }
+        }
+      }
+      if (!failed) {
+        // Nothing left unread in the socket: everything that arrived before
+        // `at` went to the feeds.
+        const std::int64_t at = std::chrono::steady_clock::now().time_since_epoch().count();
+        int pending = 0;
+        if (::ioctl(ctx_->fd, FIONREAD, &pending) == 0 && pending == 0 && ctx_->reader->len == ctx_->reader->pos) {
+          std::lock_guard g(mutex_);
+          mark_drained_locked(at);
         }
       }
     }

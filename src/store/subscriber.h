@@ -52,6 +52,11 @@ struct WEAVE_API Feed {
   // publishes (wake_all): messages may be lost until true again, which comes
   // once the subscription is confirmed on a new connection.
   std::function<void(bool live)> on_state;
+  // If set: the reader thread stores here (steady_clock ns) a moment before
+  // which every message that reached the socket has been handed to
+  // on_message. It moves at least every few ms while the connection is up,
+  // so a reader that stood still (the process was paused) shows as stale.
+  std::shared_ptr<std::atomic<std::int64_t>> drained_at;
 };
 
 class WEAVE_API Subscriber {
@@ -111,6 +116,7 @@ class WEAVE_API Subscriber {
   void wake_pipe();
   void disconnect_locked(const std::string& why);
   void bump_locked(Channel& ch);
+  void mark_drained_locked(std::int64_t at);
 
   Endpoint endpoint_;
   bool sharded_ = false;
@@ -128,6 +134,7 @@ class WEAVE_API Subscriber {
   bool started_ = false;
   int pipe_[2] = {-1, -1};
   std::thread thread_;
+  std::atomic<std::int64_t> drained_at_{0};  // the latest mark_drained_locked
   std::atomic<std::uint64_t> subscribes_sent_{0};
   std::atomic<std::uint64_t> reconnects_{0};
 };

@@ -83,7 +83,8 @@ class RedisRemote final : public RemoteTier {
         prefix_(o.key_prefix),
         channel_("{" + o.key_prefix + "}invalidations"),
         fill_guard_(std::to_string(o.fill_guard.count())),
-        sender_(process_id()) {}
+        sender_(process_id()),
+        feed_lag_(o.feed_lag) {}
 
   ~RedisRemote() override {
     {
@@ -149,7 +150,10 @@ class RedisRemote final : public RemoteTier {
     keeper_ = std::thread([this] { keep_feed(); });
   }
 
-  bool live() const noexcept override { return live_.load(std::memory_order_acquire); }
+  bool live(std::chrono::steady_clock::time_point now) const noexcept override {
+    return live_.load(std::memory_order_acquire) &&
+           now.time_since_epoch().count() - drained_->load(std::memory_order_acquire) <= feed_lag_.count();
+  }
 
  private:
   store::Reply run(store::ScriptCall call, const char* what) {
@@ -188,6 +192,7 @@ class RedisRemote final : public RemoteTier {
   // publishing, e.g. the master before a failover).
   void subscribe_now() {
     auto feed = std::make_shared<store::Feed>();
+    feed->drained_at = drained_;
     const std::uint64_t id = ++feed_id_;
     feed->on_message = [this, id](std::string_view payload) {
       if (id != feed_id_.load()) return;
@@ -197,22 +202,28 @@ class RedisRemote final : public RemoteTier {
     };
     feed->on_state = [this, id](bool up) {
       if (id != feed_id_.load()) return;
-      if (up) {
-        live_.store(true, std::memory_order_release);
-      } else {
-        went_down();
-      }
+      if (up) came_up();
+      else went_down();
     };
     auto interest = exec_->subscribe(channel_, nullptr, feed);
-    std::lock_guard g(mutex_);
-    interest_ = std::move(interest);
-    live_.store(true, std::memory_order_release);
+    {
+      std::lock_guard g(mutex_);
+      interest_ = std::move(interest);
+    }
+    came_up();
   }
 
   void went_down() {
     live_.store(false, std::memory_order_release);
-    if (listener_.on_down) listener_.on_down();  // local tiers start over
+    if (listener_.on_gap) listener_.on_gap();  // local tiers start over
     cv_.notify_all();
+  }
+
+  // Before going live, drop the local tiers once more: a load stamped while
+  // the feed was down may have missed an invalidation, and must not install.
+  void came_up() {
+    if (listener_.on_gap) listener_.on_gap();
+    live_.store(true, std::memory_order_release);
   }
 
   void keep_feed() {
@@ -238,7 +249,9 @@ class RedisRemote final : public RemoteTier {
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_, channel_, fill_guard_, sender_;
   Listener listener_;
+  std::chrono::nanoseconds feed_lag_;  // how far behind the reader may be (CacheOptions::feed_lag)
   std::atomic<bool> live_{false};
+  std::shared_ptr<std::atomic<std::int64_t>> drained_ = std::make_shared<std::atomic<std::int64_t>>(0);
   std::atomic<std::uint64_t> feed_id_{0};
   std::mutex mutex_;
   std::condition_variable cv_;
