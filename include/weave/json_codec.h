@@ -27,15 +27,34 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
+// A plain value: nlohmann/json converts it both ways (to_json / from_json
+// found by ADL, or built in) and it can be copied.
+template <class T>
+concept JsonConvertible = std::copy_constructible<T> && std::is_assignable_v<nlohmann::json&, const T&> &&
+                          requires(const nlohmann::json& j) { j.template get<T>(); };
+
 template <class T>
 struct Stored {  // a plain value
-  using value_type = T;
   static bool empty(const T&) { return false; }
-  static void to_json(nlohmann::json& j, const T& v) { j = v; }
-  static T from_json(const nlohmann::json& j) { return j.get<T>(); }
-  static T copy(const T& v) { return v; }
+  static void to_json(nlohmann::json& j, const T& v)
+    requires JsonConvertible<T>
+  { j = v; }
+  static T from_json(const nlohmann::json& j)
+    requires JsonConvertible<T>
+  { return j.get<T>(); }
+  static T copy(const T& v)
+    requires std::copy_constructible<T>
+  { return v; }
 };
+template <class R>
+concept JsonStorable = requires(nlohmann::json& j, const R& v) {
+  Stored<R>::to_json(j, v);
+  { Stored<R>::from_json(j) } -> std::same_as<R>;
+  { Stored<R>::copy(v) } -> std::same_as<R>;
+};
+
 template <class T>
+  requires JsonStorable<T>
 struct Stored<std::optional<T>> {
   static bool empty(const std::optional<T>& v) { return !v; }
   static void to_json(nlohmann::json& j, const std::optional<T>& v) {
@@ -48,6 +67,7 @@ struct Stored<std::optional<T>> {
   static std::optional<T> copy(const std::optional<T>& v) { return v; }
 };
 template <class T>
+  requires JsonStorable<std::remove_const_t<T>>
 struct Stored<std::shared_ptr<T>> {
   static bool empty(const std::shared_ptr<T>& v) { return !v; }
   static void to_json(nlohmann::json& j, const std::shared_ptr<T>& v) {
@@ -60,6 +80,7 @@ struct Stored<std::shared_ptr<T>> {
   static std::shared_ptr<T> copy(const std::shared_ptr<T>& v) { return v; }  // T is shared as it was
 };
 template <class T>
+  requires JsonStorable<T>
 struct Stored<std::unique_ptr<T>> {
   static bool empty(const std::unique_ptr<T>& v) { return !v; }
   static void to_json(nlohmann::json& j, const std::unique_ptr<T>& v) {
@@ -72,12 +93,6 @@ struct Stored<std::unique_ptr<T>> {
   static std::unique_ptr<T> copy(const std::unique_ptr<T>& v) { return v ? std::make_unique<T>(*v) : nullptr; }
 };
 
-template <class R>
-concept JsonStorable = requires(nlohmann::json& j, const R& v) {
-  Stored<R>::to_json(j, v);
-  { Stored<R>::from_json(j) } -> std::same_as<R>;
-  { Stored<R>::copy(v) } -> std::same_as<R>;
-};
 
 // The slot detail::invoke keeps a result in (std::optional<R>): see generated.h.
 template <class R>

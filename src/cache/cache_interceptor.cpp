@@ -71,10 +71,19 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   return s;
 }
 
-std::string_view key_of(const Invocation& inv, const Settings& s) {
+// The key template rendered for this call; without key=, every argument
+// rendered as a key part, joined by ':' (a type without key formatting is a
+// UsageError naming it: write key= then).
+std::string key_of(const Invocation& inv, const Settings& s) {
   const Annotation& a = inv.annotation();
-  if (s.key_slot >= 0) return a.rendered(s.key_slot);
-  return a.has("key") ? a.text("key") : std::string_view();
+  if (s.key_slot >= 0) return std::string(a.rendered(s.key_slot));
+  if (a.has("key")) return std::string(a.text("key"));
+  std::string key;
+  for (std::size_t i = 0; i < inv.arg_count(); ++i) {
+    if (i) key += ':';
+    key += inv.arg(i).text();
+  }
+  return key;
 }
 
 const ResultCodec& codec_of(const Invocation& inv) {
@@ -280,7 +289,8 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
   static void evict(const Invocation& inv, const Settings& s) {
     auto rt = detail::cache_runtime();
     detail::CacheName& cache = rt->name(s.name);
-    const std::string_view key = s.all ? std::string_view() : key_of(inv, s);
+    const std::string key_text = s.all ? std::string() : key_of(inv, s);
+    const std::string_view key = key_text;
     if (s.all) cache.local().clear();
     else cache.local().invalidate(key);
     if (s.tier == Tier::local) return;

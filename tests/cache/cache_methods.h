@@ -41,6 +41,7 @@ inline constexpr ArgSpec k_find_remote_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("remote", 2)}};
 inline constexpr ArgSpec k_find_sync_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"sync", ArgValue::of_bool(true)}};
+inline constexpr ArgSpec k_price_args[] = {{"name", ArgValue::of_template(0)}};  // no key=: all arguments
 inline constexpr ArgSpec k_put_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
 inline constexpr ArgSpec k_evict_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
 inline constexpr ArgSpec k_evict_all_args[] = {{"name", ArgValue::of_template(0)}, {"all", ArgValue::of_bool(true)}};
@@ -50,6 +51,7 @@ inline constexpr AnnotationSpec k_find_null0[] = {{"cache", 0, k_find_null0_args
 inline constexpr AnnotationSpec k_find_local[] = {{"cache", 0, k_find_local_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_remote[] = {{"cache", 0, k_find_remote_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_sync[] = {{"cache", 0, k_find_sync_args, 1, 1}};
+inline constexpr AnnotationSpec k_price[] = {{"cache", 0, k_price_args, 5, 1}};
 inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
 inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
 inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
@@ -84,6 +86,19 @@ struct Catalog {
         [&]() -> Found {
           ++finds;
           return body ? body(id) : Found(shop::Product{id, 100});
+        },
+        weave::detail::CannotSkip{});
+  }
+  std::atomic<int> prices{0};
+  Found price(const std::string& name, const std::string& sku, int qty) {
+    static constexpr weave::MethodInfo info{"shop::Catalog::price", "catalog.h", 5, k_price, {}, &k_found_codec};
+    const weave::ArgRef args[] = {weave::ArgRef(sku), weave::ArgRef(qty)};
+    const std::string rendered[1] = {name};
+    return weave::detail::invoke<Found>(
+        info, args, rendered,
+        [&]() -> Found {
+          ++prices;
+          return shop::Product{sku, qty * 10};
         },
         weave::detail::CannotSkip{});
   }

@@ -215,3 +215,14 @@ TEST_CASE("cache: an argument this version does not run yet is refused, never ig
                       Catch::Contains("shop::Catalog::find") && Catch::Contains("sync=true"));
   REQUIRE(c.finds == 0);
 }
+
+TEST_CASE("cache: without key= every argument is part of the key") {
+  use_store();
+  const auto name = fresh_name("allargs");
+  Catalog c;
+  REQUIRE(c.price(name, "a", 1)->cents == 10);
+  REQUIRE(c.price(name, "a", 1)->cents == 10);
+  REQUIRE(c.price(name, "a", 2)->cents == 20);
+  REQUIRE(c.price(name, "b", 1)->cents == 10);
+  REQUIRE(c.prices == 3);
+}
