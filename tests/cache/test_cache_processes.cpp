@@ -152,7 +152,7 @@ TEST_CASE("cache mp: once B's save returned, A stops serving its local copy with
   UNSCOPED_INFO("A read the new value on poll " << polls);
 }
 
-TEST_CASE("cache mp: CLIENT KILL TYPE pubsub between A's load and B's write: A never returns the old value, "
+TEST_CASE("cache mp: CLIENT KILL TYPE pubsub between A's load and B's write: A never returns the old value "
           "and its local tier comes back once the feed is subscribed again",
           "[cache][redis][multiprocess]") {
   RedisServer server;
@@ -178,7 +178,7 @@ TEST_CASE("cache mp: CLIENT KILL TYPE pubsub between A's load and B's write: A n
 }
 
 TEST_CASE("cache mp: redis-server stopped while A holds a local copy: calls fail open and bypass the local "
-          "tier; after a restart on the same port A converges to the database",
+          "tier - after a restart on the same port A converges to the database",
           "[cache][redis][multiprocess]") {
   RedisServer server;
   TempDir db;
@@ -223,7 +223,7 @@ TEST_CASE("cache mp: redis-server stopped while A holds a local copy: calls fail
 // main thread and its subscriber thread become runnable together, and nothing
 // stops the find from serving the local copy before the subscriber has read
 // the invalidations waiting in its socket (the feed is "live" the whole time).
-TEST_CASE("cache mp: a SIGSTOPped reader, resumed after writes, returns no value older than the last write "
+TEST_CASE("cache mp: a SIGSTOPped reader resumed after writes returns no value older than the last write "
           "completed before its read began",
           "[cache][redis][multiprocess][!mayfail]") {
   RedisServer server;
@@ -427,7 +427,7 @@ TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL
 // Fails today: a reader resumed after SIGSTOP serves its local copy before its
 // subscriber thread has read the invalidations waiting in its socket (see
 // "cache mp: a SIGSTOPped reader ..." above).
-TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL, a Redis restart and a "
+TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart and a "
           "SIGSTOPped reader" ORACLE_RUN,
           "[cache][redis][multiprocess][oracle][!mayfail]") {
   run_oracle(true);
