@@ -44,10 +44,10 @@ double server_usec(redis_test::Raw& raw, const std::string& cmd) {
 class CountingBackend : public weave::LockBackend {
  public:
   explicit CountingBackend(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
-    return inner_->try_acquire(k, o, l);
+  weave::AcquireResult acquire(const weave::AcquireRequest& r) override {
+    return inner_->acquire(r);
   }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return inner_->release(k, o); }
+  weave::ReleaseResult release(const weave::ReleaseRequest& r) override { return inner_->release(r); }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     ++batches;
     items_renewed += items.size();

@@ -42,7 +42,7 @@ struct WEAVE_API AcquireResult {
   // earliest moment it may become free without a release); 0 if unknown.
   std::chrono::milliseconds holder_ttl_left{0};
   // When acquired: how long the lease is known to hold, counted from the
-  // moment try_acquire() was called; 0 = the whole lease. A backend that pays
+  // moment acquire() was called; 0 = the whole lease. A backend that pays
   // for time spent acquiring or for clock drift (redlock://) reports less.
   std::chrono::milliseconds validity{0};
 };
@@ -62,30 +62,61 @@ struct WEAVE_API RenewItem {
 enum class RenewResult { owned, lost };
 
 // Waits for a release of one key. Created by LockBackend::prepare_wait()
-// BEFORE the try_acquire() it follows, so a release between the two is not
+// BEFORE the acquire() it follows, so a release between the two is not
 // missed.
 class WEAVE_API LockWaiter {
  public:
   virtual ~LockWaiter() = default;
   // Returns true as soon as the key was released (or freed) at any time since
   // prepare_wait(), false when `deadline` passed first. May return true
-  // spuriously (callers retry try_acquire anyway). Must not poll the backend.
+  // spuriously (callers retry acquire anyway). Must not poll the backend.
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+// One acquisition attempt of `key` for `owner_token`.
+struct WEAVE_API AcquireRequest {
+  std::string_view key;
+  std::string_view owner_token;
+  std::chrono::milliseconds lease{0};  // the lease length from now
+  LockType type = LockType::reentrant;
+  // fair and write, when the caller will wait: > 0 creates or refreshes the
+  // caller's place in line, to expire this long from now unless refreshed
+  // again; 0 tries without queueing.
+  std::chrono::milliseconds queue_entry{0};
+  // The caller's steady_clock reading for this attempt (default: none). An
+  // in-process backend may use it instead of reading the clock again; a
+  // networked one ignores it.
+  std::chrono::steady_clock::time_point now{};
+};
+
+struct WEAVE_API ReleaseRequest {
+  std::string_view key;
+  std::string_view owner_token;
+  LockType type = LockType::reentrant;
+  std::chrono::steady_clock::time_point now{};  // as in AcquireRequest
 };
 
 class WEAVE_API LockBackend {
  public:
   virtual ~LockBackend() = default;
 
-  // Takes `key` for `owner_token` for `lease` if it is free or its lease has
-  // run out. If `owner_token` already holds it, refreshes the lease and
-  // returns the same fencing token. Otherwise reports the holder's ttl left.
-  virtual AcquireResult try_acquire(std::string_view key, std::string_view owner_token,
-                                    std::chrono::milliseconds lease) = 0;
+  // Takes the key if the request's type allows it now (below), or, when
+  // `owner_token` holds it already, refreshes the lease and returns the same
+  // fencing token; otherwise reports when it may change (holder_ttl_left).
+  //   reentrant: granted when free or its lease ran out.
+  //   fair:  granted when free and the caller is first in line (or the line
+  //          is empty); waiters whose place ran out leave the line.
+  //   read:  granted unless a writer holds the key or a writer waits.
+  //   write: granted when no writer holds it and no reader's lease is live.
+  // Each read acquisition is its own lease with its own fencing token;
+  // tokens of all types strictly increase per key. LockClient sends only
+  // types the backend supports().
+  virtual AcquireResult acquire(const AcquireRequest& request) = 0;
 
-  // Frees `key` if `owner_token` holds it and its lease has not run out, and
-  // wakes its waiters. Never frees another owner's lease.
-  virtual ReleaseResult release(std::string_view key, std::string_view owner_token) = 0;
+  // Frees the key (a read lease: the reader's share) if `owner_token` holds
+  // it and its lease has not run out, and wakes its waiters (for read: once
+  // no reader is left). Never frees another owner's lease.
+  virtual ReleaseResult release(const ReleaseRequest& request) = 0;
 
   // Extends each lease still held by its owner to `lease` from now; one result
   // per item, in order. Never recreates a lease that was released or expired.
@@ -95,35 +126,14 @@ class WEAVE_API LockBackend {
   // A waiter for the next release of `key` (see LockWaiter).
   virtual std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) = 0;
 
-  // ---- lock types (fair, read, write). A backend that implements none of
-  // them overrides nothing below: LockClient then refuses those types with a
-  // UsageError naming the type and the backend's URL scheme.
-
-  // True when try_acquire_as / release_as implement `type`. Default: only
-  // reentrant.
+  // True when acquire() and release() implement `type`. Default: only
+  // reentrant; LockClient refuses the others with a UsageError naming the
+  // type and the backend's URL scheme.
   virtual bool supports(LockType type) const;
-
-  // try_acquire for a lock type. `queue_entry` > 0 (fair, write, when the
-  // caller will wait): if not acquired, create or refresh the caller's place
-  // in line so that it expires `queue_entry` from now unless refreshed again;
-  // 0: try without queueing. When not acquired, holder_ttl_left is the
-  // earliest moment something may change without a release (a holder's or a
-  // queued waiter's entry running out).
-  //   fair:  granted when free and the caller is first in line (or the line
-  //          is empty); waiters whose entry ran out leave the line.
-  //   read:  granted unless a writer holds the key or a writer waits.
-  //   write: granted when no writer holds it and no reader's lease is live.
-  // Each read acquisition is its own lease (owner token) with its own fencing
-  // token; tokens of all types strictly increase per key.
-  // Default: reentrant calls try_acquire, others throw UsageError.
-  virtual AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner_token,
-                                       std::chrono::milliseconds lease, std::chrono::milliseconds queue_entry);
-  // release for a lock type (a read release wakes waiters once no reader is
-  // left). Default: reentrant calls release, others throw UsageError.
-  virtual ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner_token);
-  // Gives up the caller's place in line (a waiter that times out or fails),
-  // waking the others if that may let one of them in. Default: nothing.
-  virtual void leave_queue(LockType type, std::string_view key, std::string_view owner_token);
+  // Gives up the caller's place in line (fair, write: a waiter that timed
+  // out or failed), waking the others if that may let one of them in.
+  // Default: nothing.
+  virtual void leave_queue(const ReleaseRequest& request);
 };
 
 

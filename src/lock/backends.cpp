@@ -66,26 +66,9 @@ std::string_view to_string(LockType type) noexcept {
 
 // ---- LockBackend: defaults for backends without lock types ----
 
-namespace {
-[[noreturn]] void unsupported(LockType type) {
-  throw UsageError("lock type '" + std::string(to_string(type)) + "' is not supported by this backend");
-}
-}  // namespace
-
 bool LockBackend::supports(LockType type) const { return type == LockType::reentrant; }
 
-AcquireResult LockBackend::try_acquire_as(LockType type, std::string_view key, std::string_view owner,
-                                          std::chrono::milliseconds lease, std::chrono::milliseconds) {
-  if (type != LockType::reentrant) unsupported(type);
-  return try_acquire(key, owner, lease);
-}
-
-ReleaseResult LockBackend::release_as(LockType type, std::string_view key, std::string_view owner) {
-  if (type != LockType::reentrant) unsupported(type);
-  return release(key, owner);
-}
-
-void LockBackend::leave_queue(LockType, std::string_view, std::string_view) {}
+void LockBackend::leave_queue(const ReleaseRequest&) {}
 
 void register_lock_backend(std::string scheme, LockBackendFactory factory) {
   if (scheme.empty() || !factory) throw UsageError("register_lock_backend needs a scheme and a factory");

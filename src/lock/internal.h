@@ -43,8 +43,6 @@ WEAVE_API pid_t current_pid() noexcept;
 // threads do not write one cache line.
 WEAVE_API unsigned thread_slot() noexcept;
 
-class MemTimed;
-
 struct WEAVE_API ClientShared {
   ClientShared() = default;
   ClientShared(const ClientShared&) = delete;
@@ -56,7 +54,7 @@ struct WEAVE_API ClientShared {
   pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
-  MemTimed* timed = nullptr;  // `backend` when it is mem:// (takes the caller's clock reading)
+  bool in_process = false;  // `backend` is a mem:// table: a call costs well under a clock reading
   // LockStats, counted by every copy of the client and by its leases: each
   // thread in its own stripe (its own cache line), summed by stats().
   struct alignas(64) Counters {

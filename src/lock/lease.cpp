@@ -186,9 +186,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
       std::string failed_key, failure;
       auto release = [&](const std::string& key) {
         try {
-          ReleaseResult r = l.type_ != LockType::reentrant ? c.backend->release_as(l.type_, key, l.owner_)
-                            : c.timed                    ? c.timed->release_at(key, l.owner_, now)
-                                                         : c.backend->release(key, l.owner_);
+          ReleaseResult r = c.backend->release({key, l.owner_, l.type_, now});
           lost = lost || r == ReleaseResult::lost;
         } catch (...) {
           if (!failed_key.empty()) return;  // the first failure is the one reported

@@ -54,7 +54,7 @@ std::shared_ptr<const detail::ClientShared> make_shared_state(LockOptions o,
   auto s = std::make_shared<detail::ClientShared>();
   s->options = std::move(o);
   s->backend = std::move(b);
-  s->timed = detail::as_mem_timed(s->backend.get());
+  s->in_process = detail::is_mem_backend(s->backend.get());
   return s;
 }
 
@@ -210,7 +210,7 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
     ~Queued() {
       if (!backend) return;
       try {
-        backend->leave_queue(type, key, owner);
+        backend->leave_queue({key, owner, type});
       } catch (...) {
         // The entry runs out on its own.
       }
@@ -223,9 +223,7 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
     std::unique_ptr<LockWaiter> waiter;
     if (waits) waiter = backend.prepare_wait(key);
     sent = first_attempt != Clock::time_point{} ? std::exchange(first_attempt, Clock::time_point{}) : Clock::now();
-    AcquireResult r = type != LockType::reentrant ? backend.try_acquire_as(type, key, owner, lease_time, queue_entry)
-                      : shared.timed              ? shared.timed->try_acquire_at(key, owner, lease_time, sent)
-                                                  : backend.try_acquire(key, owner, lease_time);
+    AcquireResult r = backend.acquire({key, owner, lease_time, type, queue_entry, sent});
     if (r.acquired) {
       queued.backend = nullptr;
       return r;  // the gate hands leadership on as it goes
@@ -391,7 +389,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   detail::Watchdog::instance().watch(lease);
   // A mem:// key taken at the first attempt cost one in-process call, well
   // under the microsecond LockStats counts in: its end needs no clock read.
-  tally.end = shared_->timed && missing.size() == 1 && first_sent == start ? start : Clock::now();
+  tally.end = shared_->in_process && missing.size() == 1 && first_sent == start ? start : Clock::now();
   if (waited) *waited = std::chrono::duration_cast<milliseconds>(tally.end - start);
   tally.outcome = &tally.c.acquired;
   return LeaseHandle(std::move(lease), false);
@@ -399,10 +397,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
 
 void LockClient::give_back(std::string_view key, std::string_view owner, LockType type) const {
   try {
-    if (type == LockType::reentrant)
-      shared_->backend->release(key, owner);
-    else
-      shared_->backend->release_as(type, key, owner);
+    shared_->backend->release({key, owner, type});
   } catch (...) {
     // Runs out with its lease.
   }

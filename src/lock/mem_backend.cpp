@@ -147,18 +147,48 @@ std::chrono::milliseconds until(Clock::time_point t, Clock::time_point now) {
   return std::max(std::chrono::milliseconds(1), std::chrono::ceil<std::chrono::milliseconds>(t - now));
 }
 
-class MemBackend final : public LockBackend, public MemTimed, public std::enable_shared_from_this<MemBackend> {
+class MemBackend final : public LockBackend, public std::enable_shared_from_this<MemBackend> {
  public:
-  AcquireResult try_acquire(std::string_view key, std::string_view owner,
-                            std::chrono::milliseconds lease) override {
-    return try_acquire_at(key, owner, lease, Clock::now());
+  // The caller's clock reading (request.now) may be a little older than the
+  // shard's last call: a lease then looks held a little longer (never
+  // shorter), and a new lease ends at now + lease, no later than the holder's
+  // own estimate (read before).
+  AcquireResult acquire(const AcquireRequest& request) override {
+    const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
+    if (request.type == LockType::reentrant) return acquire_exclusive(request.key, request.owner_token, request.lease, now);
+    return acquire_typed(request.type, request.key, request.owner_token, request.lease, request.queue_entry, now);
   }
 
-  // `now` may be a little older than the shard's last call: a lease then
-  // looks held a little longer (never shorter), and a new lease ends at
-  // now + lease, no later than the holder's own estimate (read before).
-  AcquireResult try_acquire_at(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
-                               Clock::time_point now) override {
+  ReleaseResult release(const ReleaseRequest& request) override {
+    const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
+    if (request.type == LockType::read) return release_reader(request.key, request.owner_token, now);
+    return release_exclusive(request.key, request.owner_token, now);
+  }
+
+  bool supports(LockType) const override { return true; }
+
+  void leave_queue(const ReleaseRequest& request) override {
+    const LockType type = request.type;
+    const std::string_view owner = request.owner_token;
+    const Hashed hk(request.key);
+    Shard& sh = shard(hk);
+    std::lock_guard g(sh.mutex);
+    Slot* found = sh.find(hk);
+    if (!found) return;
+    Slot& s = *found;
+    bool left = false;
+    if (type == LockType::fair) {
+      left = std::erase_if(s.line, [&](auto& e) { return e.first == owner; }) > 0;
+    } else if (type == LockType::write) {
+      left = s.writers_waiting.erase(std::string(owner)) > 0;
+    }
+    if (left) s.wake();  // the next in line (or held-back readers) may go now
+    sh.drop_if_idle(hk, s, Clock::now());
+  }
+
+ private:
+  AcquireResult acquire_exclusive(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
+                                  Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
@@ -172,15 +202,11 @@ class MemBackend final : public LockBackend, public MemTimed, public std::enable
     return {true, s.fence, {}};
   }
 
-  bool supports(LockType) const override { return true; }
-
-  AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner,
-                               std::chrono::milliseconds lease, std::chrono::milliseconds entry) override {
-    if (type == LockType::reentrant) return try_acquire(key, owner, lease);
+  AcquireResult acquire_typed(LockType type, std::string_view key, std::string_view owner,
+                              std::chrono::milliseconds lease, std::chrono::milliseconds entry, Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
-    const auto now = Clock::now();
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
     s.prune(now);
@@ -240,11 +266,10 @@ class MemBackend final : public LockBackend, public MemTimed, public std::enable
       case LockType::reentrant:
         break;
     }
-    return try_acquire(key, owner, lease);
+    return {false, 0, {}};  // reentrant goes through acquire_exclusive
   }
 
-  ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner) override {
-    if (type != LockType::read) return release(key, owner);
+  ReleaseResult release_reader(std::string_view key, std::string_view owner, Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
@@ -253,7 +278,6 @@ class MemBackend final : public LockBackend, public MemTimed, public std::enable
     Slot& s = *found;
     auto r = s.readers.find(std::string(owner));
     if (r == s.readers.end()) return ReleaseResult::lost;
-    const auto now = Clock::now();
     const bool in_time = r->second.expires > now;
     s.readers.erase(r);
     s.prune(now);
@@ -262,28 +286,7 @@ class MemBackend final : public LockBackend, public MemTimed, public std::enable
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
-  void leave_queue(LockType type, std::string_view key, std::string_view owner) override {
-    const Hashed hk(key);
-    Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
-    Slot* found = sh.find(hk);
-    if (!found) return;
-    Slot& s = *found;
-    bool left = false;
-    if (type == LockType::fair) {
-      left = std::erase_if(s.line, [&](auto& e) { return e.first == owner; }) > 0;
-    } else if (type == LockType::write) {
-      left = s.writers_waiting.erase(std::string(owner)) > 0;
-    }
-    if (left) s.wake();  // the next in line (or held-back readers) may go now
-    sh.drop_if_idle(hk, s, Clock::now());
-  }
-
-  ReleaseResult release(std::string_view key, std::string_view owner) override {
-    return release_at(key, owner, Clock::now());
-  }
-
-  ReleaseResult release_at(std::string_view key, std::string_view owner, Clock::time_point now) override {
+  ReleaseResult release_exclusive(std::string_view key, std::string_view owner, Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
@@ -299,6 +302,8 @@ class MemBackend final : public LockBackend, public MemTimed, public std::enable
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
+
+ public:
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
     std::vector<RenewResult> out;
     out.reserve(items.size());
@@ -376,6 +381,6 @@ std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
 
 std::shared_ptr<LockBackend> make_mem_backend() { return std::make_shared<MemBackend>(); }
 
-MemTimed* as_mem_timed(LockBackend* backend) noexcept { return dynamic_cast<MemBackend*>(backend); }
+bool is_mem_backend(const LockBackend* backend) noexcept { return dynamic_cast<const MemBackend*>(backend) != nullptr; }
 
 }  // namespace weave::detail

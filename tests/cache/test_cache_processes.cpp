@@ -219,13 +219,13 @@ TEST_CASE("cache mp: redis-server stopped while A holds a local copy: calls fail
   for (int i = 0; i < 10; ++i) REQUIRE(a.find("p", "k") == 400);
 }
 
-// Fails today (src/cache/redis/redis_remote.cpp): after SIGCONT the reader's
-// main thread and its subscriber thread become runnable together, and nothing
-// stops the find from serving the local copy before the subscriber has read
-// the invalidations waiting in its socket (the feed is "live" the whole time).
+// After SIGCONT the reader's main thread and its subscriber thread become
+// runnable together: the find must not serve the local copy before the
+// subscriber has read the invalidations waiting in its socket (CacheOptions::
+// feed_lag: the feed counts as live only while its reader drained recently).
 TEST_CASE("cache mp: a SIGSTOPped reader resumed after writes returns no value older than the last write "
           "completed before its read began",
-          "[cache][redis][multiprocess][!mayfail]") {
+          "[cache][redis][multiprocess]") {
   RedisServer server;
   TempDir db;
   db.write("k", 0);
@@ -245,14 +245,11 @@ TEST_CASE("cache mp: a SIGSTOPped reader resumed after writes returns no value o
   }
 }
 
-// Fails today (src/cache/cache_interceptor.cpp, CacheInterceptor::around ->
-// install): the stamp is taken while the feed is down, and the feed coming
-// back up bumps nothing, so the install after the load finds the stamp
-// unchanged and live() true, although an invalidation was missed in between;
-// the fill to Redis is refused (versions), the local copy is not.
+// The stamp is taken while the feed is down; the feed coming back up drops
+// the local tiers before it counts as live, so the install is refused.
 TEST_CASE("cache mp: a load that spans an outage of the invalidation feed does not install its older value "
           "in the local tier",
-          "[cache][redis][multiprocess][!mayfail]") {
+          "[cache][redis][multiprocess]") {
   // A's feed is held down (the default user may not SUBSCRIBE) while A loads
   // the key from a slow database; B writes meanwhile (its invalidation cannot
   // reach A); the feed comes back before A's load returns.
@@ -424,11 +421,9 @@ TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL
   run_oracle(false);
 }
 
-// Fails today: a reader resumed after SIGSTOP serves its local copy before its
-// subscriber thread has read the invalidations waiting in its socket (see
-// "cache mp: a SIGSTOPped reader ..." above).
+// With a SIGSTOPped reader too (see "cache mp: a SIGSTOPped reader ..." above).
 TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart and a "
           "SIGSTOPped reader" ORACLE_RUN,
-          "[cache][redis][multiprocess][oracle][!mayfail]") {
+          "[cache][redis][multiprocess][oracle]") {
   run_oracle(true);
 }

@@ -49,12 +49,11 @@ weave::LockClient client(weave::LockOptions o = {}) {
 class Forwarding : public weave::LockBackend {
  public:
   explicit Forwarding(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o,
-                                   std::chrono::milliseconds l) override {
-    return inner_->try_acquire(k, o, l);
+  weave::AcquireResult acquire(const weave::AcquireRequest& r) override {
+    return inner_->acquire(r);
   }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override {
-    return inner_->release(k, o);
+  weave::ReleaseResult release(const weave::ReleaseRequest& r) override {
+    return inner_->release(r);
   }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     return inner_->renew_batch(items);
@@ -647,22 +646,16 @@ class LineWatcher : public Forwarding {
  public:
   using Forwarding::Forwarding;
   bool supports(weave::LockType t) const override { return inner_->supports(t); }
-  weave::AcquireResult try_acquire_as(weave::LockType t, std::string_view k, std::string_view o,
-                                      std::chrono::milliseconds l, std::chrono::milliseconds e) override {
-    auto r = inner_->try_acquire_as(t, k, o, l, e);
-    if (!r.acquired) {
+  weave::AcquireResult acquire(const weave::AcquireRequest& request) override {
+    auto r = inner_->acquire(request);
+    if (!r.acquired && request.type != weave::LockType::reentrant) {
       std::lock_guard g(mutex_);
-      refused_.insert(std::string(o));
+      refused_.insert(std::string(request.owner_token));
       cv_.notify_all();
     }
     return r;
   }
-  weave::ReleaseResult release_as(weave::LockType t, std::string_view k, std::string_view o) override {
-    return inner_->release_as(t, k, o);
-  }
-  void leave_queue(weave::LockType t, std::string_view k, std::string_view o) override {
-    inner_->leave_queue(t, k, o);
-  }
+  void leave_queue(const weave::ReleaseRequest& r) override { inner_->leave_queue(r); }
   // True once `n` distinct owners were refused (false after 20 s).
   bool refused_at_least(std::size_t n) {
     std::unique_lock g(mutex_);
@@ -739,7 +732,7 @@ TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not 
   weave::LeaseHandle holder = locks.acquire(key, {.type = LockType::fair});
   // A waiter that queues and then crashes: it never refreshes its place.
   const std::string dead = "dead-waiter-0000-0000-0000-000000000000";
-  REQUIRE_FALSE(backend->try_acquire_as(LockType::fair, key, dead, 10s, 300ms).acquired);
+  REQUIRE_FALSE(backend->acquire({key, dead, 10s, LockType::fair, 300ms}).acquired);
   // A fixed-ttl try never jumps the line, but the line does not block the holder's release.
   auto live = std::async(std::launch::async, [&] {
     std::chrono::milliseconds waited{0};
@@ -756,7 +749,7 @@ TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not 
   // ... but not much longer than the bound (queue_entry); far below the dead
   // waiter's 10 s lease, the 30 s wait or the 5 s default queue_entry.
   CHECK(waited < 3s);
-  CHECK(backend->release_as(LockType::fair, key, dead) == weave::ReleaseResult::lost);  // it never held it
+  CHECK(backend->release({key, dead, LockType::fair}) == weave::ReleaseResult::lost);  // it never held it
 }
 
 TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conformance][fair]",
@@ -887,14 +880,14 @@ TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers, a crashed reade
   const std::string key = unique_key("rw-expiry");
   weave::LeaseHandle r = locks.acquire(key, {.type = LockType::read});
   // A reader that crashed: a 200 ms share nobody renews.
-  REQUIRE(backend->try_acquire_as(LockType::read, key, "crashed-reader", 200ms, 0ms).acquired);
+  REQUIRE(backend->acquire({key, "crashed-reader", 200ms, LockType::read, 0ms}).acquired);
   std::this_thread::sleep_for(600ms);  // four lease lengths
   CHECK_FALSE(r->lost());
   CHECK_FALSE(locks.try_acquire(key, {.type = LockType::write}));
   CHECK_NOTHROW(r.release());
   weave::LeaseHandle w = locks.try_acquire(key, {.wait = 10s, .type = LockType::write});
   CHECK(w);
-  CHECK(backend->release_as(LockType::read, key, "crashed-reader") == weave::ReleaseResult::lost);
+  CHECK(backend->release({key, "crashed-reader", LockType::read}) == weave::ReleaseResult::lost);
 }
 
 TEMPLATE_TEST_CASE("lock types: fencing tokens strictly increase per key across types",
@@ -1038,10 +1031,9 @@ namespace {
 class TryCounter : public Forwarding {
  public:
   using Forwarding::Forwarding;
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o,
-                                   std::chrono::milliseconds l) override {
+  weave::AcquireResult acquire(const weave::AcquireRequest& r) override {
     ++tries;
-    return inner_->try_acquire(k, o, l);
+    return inner_->acquire(r);
   }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     {

@@ -336,12 +336,12 @@ class ReleaseFails final : public weave::LockBackend {
  public:
   static inline std::atomic<bool> failing{false};
   ReleaseFails() : inner_(weave::make_lock_backend({.url = "mem://release-fails"})) {}
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, std::chrono::milliseconds l) override {
-    return inner_->try_acquire(k, o, l);
+  weave::AcquireResult acquire(const weave::AcquireRequest& r) override {
+    return inner_->acquire(r);
   }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override {
+  weave::ReleaseResult release(const weave::ReleaseRequest& r) override {
     if (failing) throw weave::BackendUnavailable("test backend: gone away");
-    return inner_->release(k, o);
+    return inner_->release(r);
   }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     return inner_->renew_batch(items);

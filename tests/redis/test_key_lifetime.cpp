@@ -123,7 +123,7 @@ void other_lifetimes(const weave::LockClient& locks, LockType type, const std::s
     const std::string key = name + ":line";
     auto h = locks2.acquire(key, {.ttl = 60s, .type = type});
     // A waiter that crashed: its place in line (300 ms) is never refreshed.
-    REQUIRE_FALSE(locks2.backend().try_acquire_as(type, key, "crashed-waiter", 60s, 300ms).acquired);
+    REQUIRE_FALSE(locks2.backend().acquire({key, "crashed-waiter", 60s, type, 300ms}).acquired);
     weave::LockClient other(locks2.options());
     CHECK_FALSE(other.try_acquire(key, {.ttl = 60s, .wait = 100ms, .type = type}));  // gives up, leaves the line
     auto served = std::async(std::launch::async, [&] {
@@ -290,7 +290,7 @@ TEST_CASE("keys: a counter lives as long as its lease (renewals included) so a r
     REQUIRE_FALSE(h->lost());
     CHECK(raw.cmd({"PTTL", counter_of(h->key())}).integer > 0);
     // A resent acquire of the same owner (its reply lost on the way) gets the same token.
-    const auto again = locks.backend().try_acquire_as(kAllTypes[i], h->key(), h->owner_token(), 600ms, 0ms);
+    const auto again = locks.backend().acquire({h->key(), h->owner_token(), 600ms, kAllTypes[i], 0ms});
     CHECK(again.acquired);
     CHECK(again.fencing_token == h->fencing_token());
     h.release();
@@ -305,15 +305,15 @@ TEST_CASE("keys: a refresh after the counter vanished (evicted or deleted) gets 
   for (LockType type : kAllTypes) {
     INFO(name_of(type));
     const std::string key = "vanished:" + name_of(type);
-    const auto first = backend->try_acquire_as(type, key, "owner-a", 5000ms, 0ms);
+    const auto first = backend->acquire({key, "owner-a", 5000ms, type, 0ms});
     REQUIRE(first.acquired);
     raw.cmd({"DEL", counter_of(key), "{weave:lock:" + key + "}:readers:fence"});
-    const auto again = backend->try_acquire_as(type, key, "owner-a", 5000ms, 0ms);
+    const auto again = backend->acquire({key, "owner-a", 5000ms, type, 0ms});
     REQUIRE(again.acquired);
     CHECK(again.fencing_token > first.fencing_token);
     CHECK(raw.cmd({"PTTL", counter_of(key)}).integer > 5000);  // outlives the lease again
-    REQUIRE(backend->release_as(type, key, "owner-a") == weave::ReleaseResult::released);
-    const auto next = backend->try_acquire_as(type, key, "owner-b", 5000ms, 0ms);
+    REQUIRE(backend->release({key, "owner-a", type}) == weave::ReleaseResult::released);
+    const auto next = backend->acquire({key, "owner-b", 5000ms, type, 0ms});
     CHECK(next.fencing_token > again.fencing_token);
   }
 }

@@ -38,11 +38,11 @@ milliseconds since(Clock::time_point t0) {
 class CountingBackend : public weave::LockBackend {
  public:
   explicit CountingBackend(std::shared_ptr<weave::LockBackend> inner) : inner_(std::move(inner)) {}
-  weave::AcquireResult try_acquire(std::string_view k, std::string_view o, milliseconds l) override {
+  weave::AcquireResult acquire(const weave::AcquireRequest& r) override {
     ++tries();
-    return inner_->try_acquire(k, o, l);
+    return inner_->acquire(r);
   }
-  weave::ReleaseResult release(std::string_view k, std::string_view o) override { return inner_->release(k, o); }
+  weave::ReleaseResult release(const weave::ReleaseRequest& r) override { return inner_->release(r); }
   std::vector<weave::RenewResult> renew_batch(std::span<const weave::RenewItem> items) override {
     renews_ += static_cast<int>(items.size());
     return inner_->renew_batch(items);
@@ -65,30 +65,30 @@ TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release",
   auto b = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
   auto raw = server.client();
 
-  auto a1 = b->try_acquire("order:1", "owner-a", 5000ms);
+  auto a1 = b->acquire({"order:1", "owner-a", 5000ms});
   REQUIRE(a1.acquired);
   CHECK(raw.cmd({"GET", "{weave:lock:order:1}"}).str == "owner-a");
   auto pttl = raw.cmd({"PTTL", "{weave:lock:order:1}"}).integer;
   CHECK(pttl > 0);
   CHECK(pttl <= 5000);
 
-  auto again = b->try_acquire("order:1", "owner-a", 8000ms);  // same owner: refresh, same token
+  auto again = b->acquire({"order:1", "owner-a", 8000ms});  // same owner: refresh, same token
   REQUIRE(again.acquired);
   CHECK(again.fencing_token == a1.fencing_token);
   CHECK(raw.cmd({"PTTL", "{weave:lock:order:1}"}).integer > 5000);
 
-  auto busy = b->try_acquire("order:1", "owner-b", 5000ms);
+  auto busy = b->acquire({"order:1", "owner-b", 5000ms});
   CHECK_FALSE(busy.acquired);
   CHECK(busy.holder_ttl_left > 0ms);
   CHECK(busy.holder_ttl_left <= 8000ms);
 
-  CHECK(b->release("order:1", "owner-b") == weave::ReleaseResult::lost);  // never frees another's lock
+  CHECK(b->release({"order:1", "owner-b"}) == weave::ReleaseResult::lost);  // never frees another's lock
   CHECK(raw.cmd({"GET", "{weave:lock:order:1}"}).str == "owner-a");
-  CHECK(b->release("order:1", "owner-a") == weave::ReleaseResult::released);
+  CHECK(b->release({"order:1", "owner-a"}) == weave::ReleaseResult::released);
   CHECK(raw.cmd({"EXISTS", "{weave:lock:order:1}"}).integer == 0);
-  CHECK(b->release("order:1", "owner-a") == weave::ReleaseResult::lost);
+  CHECK(b->release({"order:1", "owner-a"}) == weave::ReleaseResult::lost);
 
-  auto b2 = b->try_acquire("order:1", "owner-b", 5000ms);
+  auto b2 = b->acquire({"order:1", "owner-b", 5000ms});
   REQUIRE(b2.acquired);
   CHECK(b2.fencing_token > a1.fencing_token);
   // The fencing counter shares the lock key's hash tag and outlives the
@@ -106,11 +106,11 @@ TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redi
   auto b = weave::make_redis_lock_backend(o);
   const std::string key("we\0ird} %s\r\n{key", 17);
   const std::string owner("own\0er", 6);
-  REQUIRE(b->try_acquire(key, owner, 5000ms).acquired);
+  REQUIRE(b->acquire({key, owner, 5000ms}).acquired);
   CHECK(raw.cmd({"GET", "{app:" + key + "}"}).str == owner);
-  CHECK_FALSE(b->try_acquire(key, "other", 5000ms).acquired);
-  CHECK(b->try_acquire(std::string("we"), "other", 5000ms).acquired);  // a prefix of it is another key
-  CHECK(b->release(key, owner) == weave::ReleaseResult::released);
+  CHECK_FALSE(b->acquire({key, "other", 5000ms}).acquired);
+  CHECK(b->acquire({std::string("we"), "other", 5000ms}).acquired);  // a prefix of it is another key
+  CHECK(b->release({key, owner}) == weave::ReleaseResult::released);
 }
 
 TEST_CASE("redis: fencing tokens keep increasing across backends, script flushes and a restart", "[redis]") {
@@ -120,15 +120,15 @@ TEST_CASE("redis: fencing tokens keep increasing across backends, script flushes
   std::uint64_t last = 0;
   for (int i = 0; i < 20; ++i) {
     auto& b = i % 2 ? b1 : b2;
-    auto r = b->try_acquire("k", "o" + std::to_string(i), 5000ms);
+    auto r = b->acquire({"k", "o" + std::to_string(i), 5000ms});
     REQUIRE(r.acquired);
     CHECK(r.fencing_token > last);
     last = r.fencing_token;
-    REQUIRE(b->release("k", "o" + std::to_string(i)) == weave::ReleaseResult::released);
+    REQUIRE(b->release({"k", "o" + std::to_string(i)}) == weave::ReleaseResult::released);
     if (i == 10) server.client().cmd({"SCRIPT", "FLUSH"});  // NOSCRIPT -> EVAL fallback
   }
   server.restart();  // no persistence: the counter is gone; it restarts from the server's clock
-  auto r = b1->try_acquire("k", "after-restart", 5000ms);
+  auto r = b1->acquire({"k", "after-restart", 5000ms});
   REQUIRE(r.acquired);
   CHECK(r.fencing_token > last);
 }
@@ -141,9 +141,9 @@ TEST_CASE("redis: renew_batch renews only leases still owned, in one round trip"
   for (int i = 0; i < 600; ++i) {  // more than one script chunk
     keys.push_back("r:" + std::to_string(i));
     owners.push_back("o" + std::to_string(i));
-    REQUIRE(b->try_acquire(keys.back(), owners.back(), 1000ms).acquired);
+    REQUIRE(b->acquire({keys.back(), owners.back(), 1000ms}).acquired);
   }
-  REQUIRE(b->release(keys[5], owners[5]) == weave::ReleaseResult::released);
+  REQUIRE(b->release({keys[5], owners[5]}) == weave::ReleaseResult::released);
   raw.cmd({"SET", "{weave:lock:" + keys[7] + "}", "someone-else", "PX", "5000"});
   std::vector<weave::RenewItem> items;
   for (int i = 0; i < 600; ++i) items.push_back({keys[i], owners[i], 60000ms});

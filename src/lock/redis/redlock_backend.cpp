@@ -22,7 +22,7 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-// Attempts per try_acquire when the votes split (some masters granted, but
+// Attempts per acquire when the votes split (some masters granted, but
 // no majority): contenders back off for a random few ms and try again.
 constexpr int kAttempts = 3;
 
@@ -95,16 +95,20 @@ class RedlockBackend final : public LockBackend {
     for (auto& m : masters_) nodes_.push_back(m.get());
   }
 
-  AcquireResult try_acquire(std::string_view key, std::string_view owner, milliseconds lease) override {
+  // Reentrant only (supports() says so): a lock type over N independent
+  // masters would need its line or readers agreed by a majority.
+  AcquireResult acquire(const AcquireRequest& r) override {
+    const std::string_view key = r.key, owner = r.owner_token;
+    milliseconds lease = r.lease;
     const std::size_t n = masters_.size();
     if (lease.count() <= 0) lease = milliseconds(1);
     const milliseconds drift = lease / 100 + milliseconds(2);
     for (int attempt = 1;; ++attempt) {
       Failures errors(n);
-      AcquireRequest request(prefix_, key, owner, lease, counter_);
+      AcquireCommand command(prefix_, key, owner, lease, counter_);
       const auto start = Clock::now();
       const std::vector<std::optional<AcquireResult>> got =
-          on_all<AcquireResult>({request.call()}, errors, &AcquireRequest::parse);
+          on_all<AcquireResult>({command.call()}, errors, &AcquireCommand::parse);
       std::size_t granted = 0, failed = 0;
       std::uint64_t token = 0;
       bool differ = false;
@@ -153,12 +157,13 @@ class RedlockBackend final : public LockBackend {
     }
   }
 
-  ReleaseResult release(std::string_view key, std::string_view owner) override {
+  ReleaseResult release(const ReleaseRequest& r) override {
+    const std::string_view key = r.key, owner = r.owner_token;
     const std::size_t n = masters_.size();
     Failures errors(n);
-    ReleaseRequest request(prefix_, key, owner, counter_);
+    ReleaseCommand request(prefix_, key, owner, counter_);
     const std::vector<std::optional<ReleaseResult>> got =
-        on_all<ReleaseResult>({request.call()}, errors, &ReleaseRequest::parse);
+        on_all<ReleaseResult>({request.call()}, errors, &ReleaseCommand::parse);
     std::size_t released = 0, failed = 0;
     for (auto& g : got) {
       if (!g)
@@ -177,7 +182,7 @@ class RedlockBackend final : public LockBackend {
     const std::size_t n = masters_.size();
     if (items.empty()) return {};
     Failures errors(n);
-    RenewRequest request(prefix_, items, *masters_.front(), counter_);
+    RenewCommand request(prefix_, items, *masters_.front(), counter_);
     const std::vector<std::optional<std::vector<RenewResult>>> got =
         on_all<std::vector<RenewResult>>(request.calls(), errors, [&](const std::vector<store::Reply>& replies) {
           return request.parse(replies);
@@ -247,8 +252,8 @@ class RedlockBackend final : public LockBackend {
   void release_all(std::string_view key, std::string_view owner) {
     // Unreachable masters keep their copy until the lease runs out.
     Failures ignored(masters_.size());
-    ReleaseRequest request(prefix_, key, owner, counter_);
-    on_all<ReleaseResult>({request.call()}, ignored, &ReleaseRequest::parse);
+    ReleaseCommand request(prefix_, key, owner, counter_);
+    on_all<ReleaseResult>({request.call()}, ignored, &ReleaseCommand::parse);
   }
 
   // Returns how many masters of the majority could not be raised.
@@ -258,10 +263,10 @@ class RedlockBackend final : public LockBackend {
     for (std::size_t i = 0; i < masters_.size(); ++i)
       if (got[i] && got[i]->acquired && got[i]->fencing_token < token) behind.push_back(nodes_[i]);
     if (behind.empty()) return 0;
-    RaiseFenceRequest request(prefix_, key, token, lease, counter_);
+    RaiseFenceCommand request(prefix_, key, token, lease, counter_);
     Failures errors(behind.size());
     on_all<bool>({request.call()}, errors, [](const redisReply* r) {
-      RaiseFenceRequest::parse(r);
+      RaiseFenceCommand::parse(r);
       return true;
     }, behind);
     return errors.count();

@@ -48,7 +48,7 @@ std::string release_channel(std::string_view prefix, std::string_view key) {
   return lock_key_for(prefix, key) + kReleased;
 }
 
-AcquireRequest::AcquireRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+AcquireCommand::AcquireCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                                milliseconds lease, const CounterPolicy& counter, LockType type, milliseconds entry)
     : type_(type),
       lock_(lock_key_for(prefix, key)),
@@ -68,7 +68,7 @@ AcquireRequest::AcquireRequest(std::string_view prefix, std::string_view key, st
   }
 }
 
-store::ScriptCall AcquireRequest::call() const {
+store::ScriptCall AcquireCommand::call() const {
   std::vector<std::string_view> args{owner_, ms_, entry_, grace_, floor_};
   switch (type_) {
     case LockType::fair:
@@ -83,7 +83,7 @@ store::ScriptCall AcquireRequest::call() const {
   return {scripts::acquire, {lock_, fence_}, std::move(args)};
 }
 
-AcquireResult AcquireRequest::parse(const redisReply* r) {
+AcquireResult AcquireCommand::parse(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) store::bad_reply(r, "acquire");
   AcquireResult out;
   const long long flag = int_at(r, 0), value = int_at(r, 1);
@@ -96,7 +96,7 @@ AcquireResult AcquireRequest::parse(const redisReply* r) {
   return out;
 }
 
-ReleaseRequest::ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+ReleaseCommand::ReleaseCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                                const CounterPolicy& counter, LockType type)
     : read_(type == LockType::read), grace_(grace_ms(counter)), owner_(owner) {
   const std::string lock = lock_key_for(prefix, key);
@@ -111,17 +111,17 @@ ReleaseRequest::ReleaseRequest(std::string_view prefix, std::string_view key, st
   }
 }
 
-store::ScriptCall ReleaseRequest::call() const {
+store::ScriptCall ReleaseCommand::call() const {
   if (read_) return {scripts::release_read, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
   return {scripts::release, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
 }
 
-ReleaseResult ReleaseRequest::parse(const redisReply* r) {
+ReleaseResult ReleaseCommand::parse(const redisReply* r) {
   if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "release");
   return r->integer == 1 ? ReleaseResult::released : ReleaseResult::lost;
 }
 
-LeaveLineRequest::LeaveLineRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+LeaveLineCommand::LeaveLineCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                                    LockType type)
     : fair_(type == LockType::fair), lock_(lock_key_for(prefix, key)), owner_(owner) {
   places_ = lock_ + (fair_ ? kLineUntil : kWriters);
@@ -129,13 +129,13 @@ LeaveLineRequest::LeaveLineRequest(std::string_view prefix, std::string_view key
   channel_ = lock_ + kReleased;
 }
 
-store::ScriptCall LeaveLineRequest::call() const {
+store::ScriptCall LeaveLineCommand::call() const {
   store::ScriptCall call{scripts::leave_line, {places_, lock_}, {owner_, channel_}};
   if (fair_) call.keys.push_back(line_);
   return call;
 }
 
-RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
+RenewCommand::RenewCommand(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
                            const CounterPolicy& counter)
     : items_(items.size()) {
   struct Item {
@@ -178,7 +178,7 @@ RenewRequest::RenewRequest(std::string_view prefix, std::span<const RenewItem> i
   }
 }
 
-std::vector<RenewResult> RenewRequest::parse(const std::vector<store::Reply>& replies) const {
+std::vector<RenewResult> RenewCommand::parse(const std::vector<store::Reply>& replies) const {
   std::vector<RenewResult> out(items_, RenewResult::lost);
   for (std::size_t c = 0; c < calls_.size(); ++c) {
     const redisReply* r = replies.at(c).get();
@@ -190,15 +190,15 @@ std::vector<RenewResult> RenewRequest::parse(const std::vector<store::Reply>& re
   return out;
 }
 
-RaiseFenceRequest::RaiseFenceRequest(std::string_view prefix, std::string_view key, std::uint64_t token,
+RaiseFenceCommand::RaiseFenceCommand(std::string_view prefix, std::string_view key, std::uint64_t token,
                                      milliseconds lease, const CounterPolicy& counter)
     : fence_(lock_key_for(prefix, key) + kFence),
       token_(std::to_string(token)),
       keep_ms_(lease_ms(std::max(lease, milliseconds(1)) + std::max(counter.grace, milliseconds(1)))) {}
 
-store::ScriptCall RaiseFenceRequest::call() const { return {scripts::raise_fence, {fence_}, {token_, keep_ms_}}; }
+store::ScriptCall RaiseFenceCommand::call() const { return {scripts::raise_fence, {fence_}, {token_, keep_ms_}}; }
 
-void RaiseFenceRequest::parse(const redisReply* r) {
+void RaiseFenceCommand::parse(const redisReply* r) {
   if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "raise fencing counter");
 }
 

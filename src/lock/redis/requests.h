@@ -34,12 +34,12 @@ struct CounterPolicy {
 // while its calls are sent, and do not copy or move it.
 
 // Any lock type; `entry` > 0 queues the caller (fair, write) when not granted.
-class AcquireRequest {
+class AcquireCommand {
  public:
-  AcquireRequest(std::string_view prefix, std::string_view key, std::string_view owner,
+  AcquireCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                  std::chrono::milliseconds lease, const CounterPolicy& counter, LockType type = LockType::reentrant,
                  std::chrono::milliseconds entry = std::chrono::milliseconds(0));
-  AcquireRequest(const AcquireRequest&) = delete;
+  AcquireCommand(const AcquireCommand&) = delete;
   store::ScriptCall call() const;
   // {1, fencing token} or {0, ms until it may change} (every acquire script).
   static AcquireResult parse(const redisReply* r);
@@ -51,11 +51,11 @@ class AcquireRequest {
 };
 
 // Any lock type (fair and write release the exclusive key like reentrant).
-class ReleaseRequest {
+class ReleaseCommand {
  public:
-  ReleaseRequest(std::string_view prefix, std::string_view key, std::string_view owner, const CounterPolicy& counter,
+  ReleaseCommand(std::string_view prefix, std::string_view key, std::string_view owner, const CounterPolicy& counter,
                  LockType type = LockType::reentrant);
-  ReleaseRequest(const ReleaseRequest&) = delete;
+  ReleaseCommand(const ReleaseCommand&) = delete;
   store::ScriptCall call() const;
   static ReleaseResult parse(const redisReply* r);
 
@@ -66,10 +66,10 @@ class ReleaseRequest {
 };
 
 // A fair or write waiter leaves its place in line.
-class LeaveLineRequest {
+class LeaveLineCommand {
  public:
-  LeaveLineRequest(std::string_view prefix, std::string_view key, std::string_view owner, LockType type);
-  LeaveLineRequest(const LeaveLineRequest&) = delete;
+  LeaveLineCommand(std::string_view prefix, std::string_view key, std::string_view owner, LockType type);
+  LeaveLineCommand(const LeaveLineCommand&) = delete;
   // Only fair and write waiters have a place in line.
   static bool applies(LockType type) { return type == LockType::fair || type == LockType::write; }
   store::ScriptCall call() const;
@@ -82,11 +82,11 @@ class LeaveLineRequest {
 
 // One watchdog batch: items grouped by shard (a script call touches one
 // cluster slot) and by kind (read leases live in their own zset), in chunks.
-class RenewRequest {
+class RenewCommand {
  public:
-  RenewRequest(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
+  RenewCommand(std::string_view prefix, std::span<const RenewItem> items, const store::Executor& executor,
                const CounterPolicy& counter);
-  RenewRequest(const RenewRequest&) = delete;
+  RenewCommand(const RenewCommand&) = delete;
   const std::vector<store::ScriptCall>& calls() const { return calls_; }
   // One reply per call, in order -> one result per item, in the items' order.
   std::vector<RenewResult> parse(const std::vector<store::Reply>& replies) const;
@@ -100,11 +100,11 @@ class RenewRequest {
 
 // redlock: raises one master's counter of `key` to at least `token`, and keeps
 // it for the lease + grace (docs/scale-out.md, "Fencing tokens").
-class RaiseFenceRequest {
+class RaiseFenceCommand {
  public:
-  RaiseFenceRequest(std::string_view prefix, std::string_view key, std::uint64_t token,
+  RaiseFenceCommand(std::string_view prefix, std::string_view key, std::uint64_t token,
                     std::chrono::milliseconds lease, const CounterPolicy& counter);
-  RaiseFenceRequest(const RaiseFenceRequest&) = delete;
+  RaiseFenceCommand(const RaiseFenceCommand&) = delete;
   store::ScriptCall call() const;
   static void parse(const redisReply* r);
 

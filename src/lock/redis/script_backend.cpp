@@ -32,40 +32,29 @@ class RedisLockBackend final : public LockBackend {
   RedisLockBackend(std::shared_ptr<store::Executor> exec, std::string key_prefix, CounterPolicy counter)
       : exec_(std::move(exec)), prefix_(std::move(key_prefix)), counter_(counter) {}
 
-  AcquireResult try_acquire(std::string_view key, std::string_view owner,
-                            std::chrono::milliseconds lease) override {
-    return try_acquire_as(LockType::reentrant, key, owner, lease, std::chrono::milliseconds(0));
+  // Every lock type: one script call each (src/lock/scripts/, docs/redis.md).
+  AcquireResult acquire(const AcquireRequest& r) override {
+    AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry);
+    return AcquireCommand::parse(run_one(command.call(), "acquire").get());
   }
 
-  ReleaseResult release(std::string_view key, std::string_view owner) override {
-    return release_as(LockType::reentrant, key, owner);
+  ReleaseResult release(const ReleaseRequest& r) override {
+    ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type);
+    return ReleaseCommand::parse(run_one(command.call(), "release").get());
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
     if (items.empty()) return {};
-    RenewRequest request(prefix_, items, *exec_, counter_);
-    return request.parse(exec_->run(request.calls(), "renew"));
+    RenewCommand command(prefix_, items, *exec_, counter_);
+    return command.parse(exec_->run(command.calls(), "renew"));
   }
-
-  // ---- lock types: one script call each (src/lock/scripts/, docs/redis.md) ----
 
   bool supports(LockType) const override { return true; }
 
-  AcquireResult try_acquire_as(LockType type, std::string_view key, std::string_view owner,
-                               std::chrono::milliseconds lease, std::chrono::milliseconds entry) override {
-    AcquireRequest request(prefix_, key, owner, lease, counter_, type, entry);
-    return AcquireRequest::parse(run_one(request.call(), "acquire").get());
-  }
-
-  ReleaseResult release_as(LockType type, std::string_view key, std::string_view owner) override {
-    ReleaseRequest request(prefix_, key, owner, counter_, type);
-    return ReleaseRequest::parse(run_one(request.call(), "release").get());
-  }
-
-  void leave_queue(LockType type, std::string_view key, std::string_view owner) override {
-    if (!LeaveLineRequest::applies(type)) return;
-    LeaveLineRequest request(prefix_, key, owner, type);
-    run_one(request.call(), "leave line");
+  void leave_queue(const ReleaseRequest& r) override {
+    if (!LeaveLineCommand::applies(r.type)) return;
+    LeaveLineCommand command(prefix_, r.key, r.owner_token, r.type);
+    run_one(command.call(), "leave line");
   }
 
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {
