@@ -111,8 +111,10 @@ class DedupeInterceptor final : public Interceptor {
           throw DuplicateInFlight(std::string(key), std::chrono::duration_cast<milliseconds>(now - started));
         }
         waited = true;
-        // Woken by the first call's finish; a crashed first call's claim runs out by itself.
-        const auto until = got.ttl_left > milliseconds(0) ? std::min(deadline, now + got.ttl_left) : deadline;
+        // Woken by the first call's finish; a crashed first call's claim runs
+        // out by itself: look again by then (at most one claim lease on).
+        const milliseconds left = got.ttl_left > milliseconds(0) ? got.ttl_left : rt->options().claim_lease;
+        const auto until = std::min(deadline, now + left);
         if (waiter) waiter->wait_until(until);
         continue;
       }
@@ -219,7 +221,7 @@ class DedupeInterceptor final : public Interceptor {
       const Error lost("weave: dedupe key '" + std::string(key) +
                        "': the call ran, but its claim ran out first (paused or too slow for claim_lease); its "
                        "outcome was not recorded and a duplicate may run");
-      rt.report(key, lost);
+      rt.report(key, lost, /*store_failure=*/false);
     }
   }
 

@@ -177,8 +177,8 @@ DedupeStats DedupeRuntime::stats() const {
   return s;
 }
 
-void DedupeRuntime::report(std::string_view key, const std::exception& error) noexcept {
-  counters_.errors.fetch_add(1, std::memory_order_relaxed);
+void DedupeRuntime::report(std::string_view key, const std::exception& error, bool store_failure) noexcept {
+  if (store_failure) counters_.errors.fetch_add(1, std::memory_order_relaxed);
   if (!options_.on_event) return;
   try {
     const auto* typed = dynamic_cast<const Error*>(&error);

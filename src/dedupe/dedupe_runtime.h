@@ -50,8 +50,8 @@ class DedupeRuntime {
   // Renewed every third of the claim lease until released.
   std::shared_ptr<HeldClaim> hold(std::string key, std::string owner, std::string match);
   void release(const std::shared_ptr<HeldClaim>& claim);
-  // Counts the error and reports it to on_event; never throws.
-  void report(std::string_view key, const std::exception& error) noexcept;
+  // Reports to on_event, counting a store failure in `errors`; never throws.
+  void report(std::string_view key, const std::exception& error, bool store_failure = true) noexcept;
 
  private:
   void renew_loop();

@@ -43,7 +43,8 @@ class RedisClaims final : public ClaimStore {
     }
     if (r->elements < 3 || r->element[1]->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "dedupe claim");
     out.readable = DedupeRecord::decode(std::string_view(r->element[1]->str, r->element[1]->len), out.existing);
-    out.ttl_left = milliseconds(std::max<long long>(0, r->element[2]->integer));
+    // PTTL 0 (its last millisecond) or below: about to run out, look again soon.
+    out.ttl_left = milliseconds(std::max<long long>(1, r->element[2]->integer));
     return out;
   }
 
