@@ -72,18 +72,17 @@ Settings read_settings(const Annotation& a, std::string_view method) {
 }
 
 // The key template rendered for this call; without key=, every argument
-// rendered as a key part, joined by ':' (a type without key formatting is a
-// UsageError naming it: write key= then).
-std::string key_of(const Invocation& inv, const Settings& s) {
+// rendered as a key part, joined by ':' into `storage` (a type without key
+// formatting is a UsageError naming it: write key= then).
+std::string_view key_of(const Invocation& inv, const Settings& s, std::string& storage) {
   const Annotation& a = inv.annotation();
-  if (s.key_slot >= 0) return std::string(a.rendered(s.key_slot));
-  if (a.has("key")) return std::string(a.text("key"));
-  std::string key;
+  if (s.key_slot >= 0) return a.rendered(s.key_slot);
+  if (a.has("key")) return a.text("key");
   for (std::size_t i = 0; i < inv.arg_count(); ++i) {
-    if (i) key += ':';
-    key += inv.arg(i).text();
+    if (i) storage += ':';
+    storage += inv.arg(i).text();
   }
-  return key;
+  return storage;
 }
 
 const ResultCodec& codec_of(const Invocation& inv) {
@@ -121,26 +120,30 @@ class CacheInterceptorBase : public Interceptor {
   }
 
  protected:
-  static Settings settings_of(const Invocation& inv) {
-    Settings s = [&] {
-      if (const Settings* prepared = inv.prepared<Settings>()) return *prepared;
-      return read_settings(inv.annotation(), inv.method());
-    }();
-    if (s.name_slot >= 0) s.name = std::string(inv.annotation().rendered(s.name_slot));
-    else if (s.name.empty()) s.name = std::string(inv.method());
-    return s;
+  // What the annotation says for this call: prepared once per method, or read
+  // by name for specs written by hand (into `by_name`).
+  static const Settings& settings_of(const Invocation& inv, Settings& by_name) {
+    if (const Settings* prepared = inv.prepared<Settings>()) return *prepared;
+    by_name = read_settings(inv.annotation(), inv.method());
+    return by_name;
+  }
+  static std::string_view name_of(const Invocation& inv, const Settings& s) {
+    if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
+    return s.name.empty() ? inv.method() : std::string_view(s.name);
   }
 };
 
 class CacheInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    const Settings s = settings_of(inv);
+    Settings by_name;
+    const Settings& s = settings_of(inv, by_name);
     const ResultCodec& codec = codec_of(inv);
-    auto rt = detail::cache_runtime();
-    detail::CacheName& cache = rt->name(s.name);
+    const detail::RuntimeRef rt;
+    detail::CacheName& cache = rt->name(name_of(inv, s));
     detail::CacheCounters& count = cache.counters();
-    const std::string key(key_of(inv, s));
+    std::string key_storage;
+    const std::string_view key = key_of(inv, s, key_storage);
     const bool use_local = s.tier != Tier::remote;
     const bool use_remote = s.tier != Tier::local;
 
@@ -156,7 +159,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     }
 
     // 2. one load per key in this process; the others wait for its value
-    auto [flight, leader] = cache.join(key);
+    auto [flight, leader] = cache.join(std::string(key));
     if (!leader) {
       std::unique_lock lock(flight->mutex);
       flight->done_cv.wait(lock, [&] { return flight->done; });
@@ -171,11 +174,11 @@ class CacheInterceptor final : public CacheInterceptorBase {
     }
     struct Land {  // every way out of the leader's path wakes the waiters
       detail::CacheName& cache;
-      const std::string& key;
+      std::string key;
       std::shared_ptr<detail::Flight> flight;
       std::shared_ptr<const void> value;
       ~Land() { cache.land(key, flight, std::move(value)); }
-    } land{cache, key, flight, nullptr};
+    } land{cache, std::string(key), flight, nullptr};
 
     // Taken before anything is read: an invalidation from here on refuses the fill.
     const std::uint64_t stamp = cache.local().stamp(key);
@@ -184,7 +187,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     std::optional<std::uint64_t> read_version;  // set when the shared tier was read
     if (use_remote) {
       detail::RemoteRead stored;
-      if (guarded(*rt, cache, key, s, [&] { stored = rt->remote().get(s.name, key); })) {
+      if (guarded(*rt, cache, key, s, [&] { stored = rt->remote().get(cache.name(), key); })) {
         read_version = stored.version;
         if (stored.json) {
           try {
@@ -224,13 +227,13 @@ class CacheInterceptor final : public CacheInterceptorBase {
     if (use_remote) {
       if (!read_version) return;  // the shared tier could not be read: nothing known to fill over
       guarded(*rt, cache, key, s,
-              [&] { rt->remote().fill(s.name, key, json, detail::jittered(ttl, key), *read_version); });
+              [&] { rt->remote().fill(cache.name(), key, json, detail::jittered(ttl, key), *read_version); });
     }
     install(*rt, cache, key, s, codec, land.value, stamp, json.size(), ttl);
   }
 
  private:
-  static void install(detail::CacheRuntime& rt, detail::CacheName& cache, const std::string& key, const Settings& s,
+  static void install(detail::CacheRuntime& rt, detail::CacheName& cache, std::string_view key, const Settings& s,
                       const ResultCodec& codec, const std::shared_ptr<const void>& value, std::uint64_t stamp,
                       std::size_t weight, std::optional<milliseconds> ttl = std::nullopt) {
     if (s.tier == Tier::remote || !rt.remote().live(Clock::now())) return;
@@ -241,19 +244,21 @@ class CacheInterceptor final : public CacheInterceptorBase {
     entry.value = value;
     entry.weight = std::max<std::size_t>(1, weight);
     entry.expires = Clock::now() + detail::jittered(local_ttl, key);
-    cache.local().put(key, std::move(entry), stamp);  // a refusal is counted by the tier
+    cache.local().put(std::string(key), std::move(entry), stamp);  // a refusal is counted by the tier
   }
 };
 
 class CachePutInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    const Settings s = settings_of(inv);
+    Settings by_name;
+    const Settings& s = settings_of(inv, by_name);
     const ResultCodec& codec = codec_of(inv);
     inv.proceed();
-    auto rt = detail::cache_runtime();
-    detail::CacheName& cache = rt->name(s.name);
-    const std::string key(key_of(inv, s));
+    const detail::RuntimeRef rt;
+    detail::CacheName& cache = rt->name(name_of(inv, s));
+    std::string key_storage;
+    const std::string_view key = key_of(inv, s, key_storage);
     const void* result = inv.result();
     // This process never serves the old value again: drop it first, then
     // install the new one under a stamp taken after the drop.
@@ -263,7 +268,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     if (s.tier != Tier::local || rt->options().local_max_bytes > 0)
       if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
     if (s.tier != Tier::local) {
-      const bool stored = guarded(*rt, cache, key, s, [&] { rt->remote().put(s.name, key, json, detail::jittered(s.ttl, key)); });
+      const bool stored = guarded(*rt, cache, key, s, [&] { rt->remote().put(cache.name(), key, json, detail::jittered(s.ttl, key)); });
       if (stored) cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
       else return;  // other processes may still hold the old value: do not add a local copy either
     }
@@ -272,14 +277,15 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     entry.value = codec.share(result);
     entry.weight = std::max<std::size_t>(1, json.size());
     entry.expires = Clock::now() + detail::jittered(std::min(s.local_ttl, s.ttl), key);
-    cache.local().put(key, std::move(entry), stamp);
+    cache.local().put(std::string(key), std::move(entry), stamp);
   }
 };
 
 class CacheEvictInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    const Settings s = settings_of(inv);
+    Settings by_name;
+    const Settings& s = settings_of(inv, by_name);
     if (s.before) evict(inv, s);
     inv.proceed();
     if (!s.before) evict(inv, s);
@@ -287,14 +293,14 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
 
  private:
   static void evict(const Invocation& inv, const Settings& s) {
-    auto rt = detail::cache_runtime();
-    detail::CacheName& cache = rt->name(s.name);
-    const std::string key_text = s.all ? std::string() : key_of(inv, s);
-    const std::string_view key = key_text;
+    const detail::RuntimeRef rt;
+    detail::CacheName& cache = rt->name(name_of(inv, s));
+    std::string key_storage;
+    const std::string_view key = s.all ? std::string_view() : key_of(inv, s, key_storage);
     if (s.all) cache.local().clear();
     else cache.local().invalidate(key);
     if (s.tier == Tier::local) return;
-    if (guarded(*rt, cache, key, s, [&] { rt->remote().evict(s.name, s.all ? nullptr : &key); }))
+    if (guarded(*rt, cache, key, s, [&] { rt->remote().evict(cache.name(), s.all ? nullptr : &key); }))
       cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
   }
 };

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -69,6 +70,16 @@ std::shared_ptr<CacheRuntime>& runtime_slot() {
   static std::shared_ptr<CacheRuntime> r;
   return r;
 }
+// Bumped whenever runtime_slot() changes (RuntimeRef compares it).
+std::atomic<std::uint64_t> runtime_generation{1};
+std::atomic<std::uint64_t> next_runtime_id{1};
+
+struct HeldRuntime {
+  std::uint64_t generation = 0;
+  std::shared_ptr<CacheRuntime> runtime;
+  int depth = 0;  // cache calls of this thread in progress
+};
+thread_local HeldRuntime held_runtime;
 
 }  // namespace
 
@@ -99,7 +110,25 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
   flight->done_cv.notify_all();
 }
 
-CacheRuntime::CacheRuntime(CacheOptions options) : options_(std::move(options)) {
+RuntimeRef::RuntimeRef() {
+  HeldRuntime& held = held_runtime;
+  const std::uint64_t generation = runtime_generation.load(std::memory_order_acquire);
+  if (held.generation != generation) {
+    if (held.depth == 0) {
+      held.runtime = cache_runtime();
+      held.generation = generation;
+    } else {
+      owned_ = cache_runtime();  // the outer call keeps the thread's one
+    }
+  }
+  rt_ = owned_ ? owned_.get() : held.runtime.get();
+  ++held.depth;
+}
+
+RuntimeRef::~RuntimeRef() { --held_runtime.depth; }
+
+CacheRuntime::CacheRuntime(CacheOptions options)
+    : options_(std::move(options)), id_(next_runtime_id.fetch_add(1)) {
   options_.validate();
   remote_ = make_remote(options_);
   // Invalidations from other processes drop local copies; a feed that went
@@ -125,6 +154,21 @@ CacheName* CacheRuntime::find(std::string_view name) {
 }
 
 CacheName& CacheRuntime::name(std::string_view name) {
+  struct Recent {
+    std::uint64_t runtime = 0;
+    std::string name;
+    CacheName* cache = nullptr;
+  };
+  thread_local Recent recent[4];
+  thread_local unsigned next = 0;
+  for (const Recent& r : recent)
+    if (r.runtime == id_ && r.name == name) return *r.cache;
+  CacheName& found = name_locked(name);
+  recent[next++ % 4] = Recent{id_, std::string(name), &found};
+  return found;
+}
+
+CacheName& CacheRuntime::name_locked(std::string_view name) {
   std::lock_guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
   if (it != names_.end()) return *it->second;
@@ -174,7 +218,10 @@ void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exc
 std::shared_ptr<CacheRuntime> cache_runtime() {
   std::lock_guard lock(runtime_mutex());
   auto& r = runtime_slot();
-  if (!r) r = std::make_shared<CacheRuntime>(CacheOptions{});
+  if (!r) {
+    r = std::make_shared<CacheRuntime>(CacheOptions{});
+    runtime_generation.fetch_add(1, std::memory_order_release);
+  }
   return r;
 }
 
@@ -182,8 +229,12 @@ std::shared_ptr<CacheRuntime> cache_runtime() {
 
 void configure_cache(CacheOptions options) {
   auto fresh = std::make_shared<detail::CacheRuntime>(std::move(options));
-  std::lock_guard lock(detail::runtime_mutex());
-  detail::runtime_slot() = std::move(fresh);
+  std::shared_ptr<detail::CacheRuntime> old;
+  {
+    std::lock_guard lock(detail::runtime_mutex());
+    old = std::exchange(detail::runtime_slot(), std::move(fresh));
+    detail::runtime_generation.fetch_add(1, std::memory_order_release);
+  }
 }
 
 CacheStats cache_stats(std::string_view name) { return detail::cache_runtime()->stats(name); }

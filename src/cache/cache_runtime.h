@@ -59,7 +59,8 @@ class CacheRuntime {
   explicit CacheRuntime(CacheOptions options);
   const CacheOptions& options() const noexcept { return options_; }
   RemoteTier& remote() noexcept { return *remote_; }
-  // Made on first use; lives as long as the runtime.
+  // Made on first use; lives as long as the runtime. A hit on this thread's
+  // last few names takes no lock.
   CacheName& name(std::string_view name);
   CacheStats stats(std::string_view name);
   // Counts the error, reports it to on_event; never throws.
@@ -67,7 +68,9 @@ class CacheRuntime {
 
  private:
   CacheName* find(std::string_view name);
+  CacheName& name_locked(std::string_view name);
   CacheOptions options_;
+  const std::uint64_t id_;  // unique per runtime in the process (thread caches key on it)
   std::mutex names_mutex_;
   std::unordered_map<std::string, std::unique_ptr<CacheName>> names_;
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
@@ -76,6 +79,24 @@ class CacheRuntime {
 // The process-wide runtime (configure_cache, else the defaults); shared so a
 // call in flight keeps the one it started with across a reconfiguration.
 std::shared_ptr<CacheRuntime> cache_runtime();
+
+// The runtime for one call, with no shared reference count touched on the
+// common path: a thread keeps the current runtime while it is outside every
+// cache call, and sees a reconfiguration at its next outermost call (a call
+// nested in one that began before holds a reference of its own).
+class RuntimeRef {
+ public:
+  RuntimeRef();
+  ~RuntimeRef();
+  RuntimeRef(const RuntimeRef&) = delete;
+  RuntimeRef& operator=(const RuntimeRef&) = delete;
+  CacheRuntime& operator*() const noexcept { return *rt_; }
+  CacheRuntime* operator->() const noexcept { return rt_; }
+
+ private:
+  CacheRuntime* rt_;
+  std::shared_ptr<CacheRuntime> owned_;
+};
 
 // Binds a store URL scheme to a shared tier (mem is built in; the Redis
 // schemes register when their library is linked).
