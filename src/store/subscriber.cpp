@@ -85,6 +85,7 @@ Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::
     ch_->feeds.push_back(feed_.get());
     // The confirmation was read before this: the reader's last mark counts.
     if (feed_->drained_at) feed_->drained_at->store(s->drained_at_.load(std::memory_order_acquire));
+    s->wake_pipe();  // the reader now polls at the feeds' tick, not the idle sweep
   }
 }
 
