@@ -1,8 +1,9 @@
 // weave/config.h — where Weave's options come from.
 //
-// One URL serves every feature (locks today; the cache, dedupe and queue to
-// come), and a feature may name its own. One loader fills the options from,
-// highest precedence first:
+// One URL serves every feature (locks, [[cache]], [[dedupe]]), and a feature
+// may name its own (WEAVE_LOCK_URL, WEAVE_CACHE_URL, WEAVE_DEDUPE_URL, or
+// configure_cache / configure_dedupe after configure()). One loader fills
+// the options from, highest precedence first:
 //   1. code: ConfigSources::code (lock fields), ConfigSources::url (every feature)
 //   2. the environment: WEAVE_LOCK_URL, else WEAVE_URL (every feature)
 //   3. a JSON file (ConfigSources::file, else the path in $WEAVE_CONFIG):
@@ -11,7 +12,7 @@
 // Within a source a feature's own URL wins; between sources, the higher one.
 //
 //   // weave.json: {"url": "redis://cache:6379/2", "lock": {"lease": "30s", "on_lost": "throw"}}
-//   weave::configure({.file = "weave.json"});        // this process's woven methods use it
+//   weave::configure({.file = "weave.json"});        // locks, cache and dedupe of this process use it
 //   weave::LockOptions o = weave::load_lock_options({.file = "weave.json"});  // or read it
 //
 // JSON keys under "lock": url, lease (watchdog lease), renew_interval,
@@ -61,8 +62,11 @@ struct WEAVE_API ConfigSources {
 WEAVE_API LockOptions load_lock_options(const ConfigSources& sources = {});
 
 // Loads every feature's options from the sources and makes them this
-// process's defaults (today: configure_locks(load_lock_options(sources))).
-// Throws ConfigError and keeps the previous defaults on any problem.
+// process's defaults: configure_locks(load_lock_options(sources)), and the
+// shared URL (code > WEAVE_URL > the file's "url") for the cache and dedupe
+// libraries when they are linked (each with its defaults otherwise; their
+// own WEAVE_*_URL wins). Throws ConfigError and keeps the previous defaults
+// on a problem in the sources.
 WEAVE_API void configure(const ConfigSources& sources = {});
 
 // "250ms", "30s", "2min", "1h" -> milliseconds (the grammar of

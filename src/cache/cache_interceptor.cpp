@@ -3,6 +3,7 @@
 // Every store failure fails open: counted, reported, and the call goes on.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 
@@ -316,6 +317,11 @@ namespace {
   detail::register_builtin_interceptor("cache", [] { return std::shared_ptr<Interceptor>(std::make_shared<CacheInterceptor>()); });
   detail::register_builtin_interceptor("cache_put", [] { return std::shared_ptr<Interceptor>(std::make_shared<CachePutInterceptor>()); });
   detail::register_builtin_interceptor("cache_evict", [] { return std::shared_ptr<Interceptor>(std::make_shared<CacheEvictInterceptor>()); });
+  // weave::configure(): the shared URL, unless WEAVE_CACHE_URL names the cache's own.
+  detail::register_url_configurer("cache", [](const std::string& url) {
+    const char* own = std::getenv("WEAVE_CACHE_URL");
+    configure_cache({.url = own && *own ? std::string(own) : url});
+  });
   return true;
 }();
 }  // namespace

@@ -70,6 +70,12 @@ std::shared_ptr<CacheRuntime>& runtime_slot() {
   static std::shared_ptr<CacheRuntime> r;
   return r;
 }
+// What configure_cache() said; the runtime is made from it on first use (a
+// program that configures a Redis URL but never caches opens nothing).
+CacheOptions& configured_options() {
+  static CacheOptions o;
+  return o;
+}
 // Bumped whenever runtime_slot() changes (RuntimeRef compares it).
 std::atomic<std::uint64_t> runtime_generation{1};
 std::atomic<std::uint64_t> next_runtime_id{1};
@@ -82,6 +88,16 @@ struct HeldRuntime {
 thread_local HeldRuntime held_runtime;
 
 }  // namespace
+
+void check_cache_scheme(const std::string& url) {
+  if (url.empty()) return;
+  const std::string scheme = parse_store_url(url).scheme;
+  if (scheme == "mem") return;
+  std::lock_guard lock(factories_mutex());
+  if (!factories().count(scheme))
+    throw ConfigError("cache url '" + url + "': no cache store for '" + scheme +
+                      "://' in this program (link Weave::redis for the Redis URLs)");
+}
 
 void register_cache_remote(std::string scheme, RemoteTierFactory factory) {
   std::lock_guard lock(factories_mutex());
@@ -219,7 +235,7 @@ std::shared_ptr<CacheRuntime> cache_runtime() {
   std::lock_guard lock(runtime_mutex());
   auto& r = runtime_slot();
   if (!r) {
-    r = std::make_shared<CacheRuntime>(CacheOptions{});
+    r = std::make_shared<CacheRuntime>(configured_options());
     runtime_generation.fetch_add(1, std::memory_order_release);
   }
   return r;
@@ -228,11 +244,13 @@ std::shared_ptr<CacheRuntime> cache_runtime() {
 }  // namespace detail
 
 void configure_cache(CacheOptions options) {
-  auto fresh = std::make_shared<detail::CacheRuntime>(std::move(options));
-  std::shared_ptr<detail::CacheRuntime> old;
+  options.validate();
+  detail::check_cache_scheme(options.url);  // an unknown scheme fails here, not at the first call
+  std::shared_ptr<detail::CacheRuntime> old;  // released outside the lock
   {
     std::lock_guard lock(detail::runtime_mutex());
-    old = std::exchange(detail::runtime_slot(), std::move(fresh));
+    detail::configured_options() = std::move(options);
+    old = std::exchange(detail::runtime_slot(), nullptr);
     detail::runtime_generation.fetch_add(1, std::memory_order_release);
   }
 }

@@ -103,4 +103,7 @@ class RuntimeRef {
 using RemoteTierFactory = std::function<std::shared_ptr<RemoteTier>(const CacheOptions&)>;
 WEAVE_API void register_cache_remote(std::string scheme, RemoteTierFactory factory);
 
+// Throws ConfigError when `url` names a scheme no linked library serves.
+void check_cache_scheme(const std::string& url);
+
 }  // namespace weave::detail

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/builtin.h"
 #include "weave/config.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -175,6 +176,30 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   return o;
 }
 
-void configure(const ConfigSources& sources) { configure_locks(load_lock_options(sources)); }
+namespace {
+
+// The URL every feature shares: code (ConfigSources::url) > WEAVE_URL > the
+// file's top-level "url"; "" when none says.
+std::string shared_url(const ConfigSources& sources) {
+  if (sources.url) return *sources.url;
+  if (sources.environment)
+    if (const char* u = std::getenv("WEAVE_URL"); u && *u) return u;
+  std::optional<std::string> path = sources.file;
+  if (!path && sources.environment)
+    if (const char* p = std::getenv("WEAVE_CONFIG"); p && *p) path = p;
+  if (!path) return "";
+  std::ifstream in(*path);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("url") && j["url"].is_string() ? j["url"].get<std::string>() : "";
+}
+
+}  // namespace
+
+void configure(const ConfigSources& sources) {
+  LockOptions locks = load_lock_options(sources);  // checks the sources (file, JSON, URLs) first
+  const std::string url = shared_url(sources);
+  configure_locks(std::move(locks));
+  detail::configure_feature_urls(url);  // the cache and dedupe libraries, when linked
+}
 
 }  // namespace weave

@@ -2,6 +2,7 @@
 // step, run the method under the claim (renewed while it runs), record the
 // outcome for the window; a duplicate gets the configured answer.
 #include <chrono>
+#include <cstdlib>
 #include <initializer_list>
 #include <string>
 
@@ -257,6 +258,11 @@ namespace {
 [[maybe_unused]] const bool dedupe_registered = [] {
   detail::register_builtin_interceptor("dedupe",
                                        [] { return std::shared_ptr<Interceptor>(std::make_shared<DedupeInterceptor>()); });
+  // weave::configure(): the shared URL, unless WEAVE_DEDUPE_URL names dedupe's own.
+  detail::register_url_configurer("dedupe", [](const std::string& url) {
+    const char* own = std::getenv("WEAVE_DEDUPE_URL");
+    configure_dedupe({.url = own && *own ? std::string(own) : url});
+  });
   return true;
 }();
 }  // namespace

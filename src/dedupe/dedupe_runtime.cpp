@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -71,8 +72,23 @@ std::shared_ptr<DedupeRuntime>& runtime_slot() {
   static std::shared_ptr<DedupeRuntime> r;
   return r;
 }
+// What configure_dedupe() said; the runtime is made from it on first use.
+DedupeOptions& configured_options() {
+  static DedupeOptions o;
+  return o;
+}
 
 }  // namespace
+
+void check_dedupe_scheme(const std::string& url) {
+  if (url.empty()) return;
+  const std::string scheme = parse_store_url(url).scheme;
+  if (scheme == "mem") return;
+  std::lock_guard lock(factories_mutex());
+  if (!factories().count(scheme))
+    throw ConfigError("dedupe url '" + url + "': no dedupe store for '" + scheme +
+                      "://' in this program (link Weave::redis for the Redis URLs)");
+}
 
 void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
   std::lock_guard g(factories_mutex());
@@ -191,16 +207,21 @@ void DedupeRuntime::report(std::string_view key, const std::exception& error, bo
 std::shared_ptr<DedupeRuntime> dedupe_runtime() {
   std::lock_guard g(runtime_mutex());
   auto& r = runtime_slot();
-  if (!r) r = std::make_shared<DedupeRuntime>(DedupeOptions{});
+  if (!r) r = std::make_shared<DedupeRuntime>(configured_options());
   return r;
 }
 
 }  // namespace detail
 
 void configure_dedupe(DedupeOptions options) {
-  auto fresh = std::make_shared<detail::DedupeRuntime>(std::move(options));
-  std::lock_guard g(detail::runtime_mutex());
-  detail::runtime_slot() = std::move(fresh);
+  options.validate();
+  detail::check_dedupe_scheme(options.url);  // an unknown scheme fails here, not at the first call
+  std::shared_ptr<detail::DedupeRuntime> old;  // released outside the lock
+  {
+    std::lock_guard g(detail::runtime_mutex());
+    detail::configured_options() = std::move(options);
+    old = std::exchange(detail::runtime_slot(), nullptr);
+  }
 }
 
 DedupeStats dedupe_stats() { return detail::dedupe_runtime()->stats(); }

@@ -76,4 +76,7 @@ WEAVE_API void register_claim_store(std::string scheme, ClaimStoreFactory factor
 // (drawn again after fork) and a counter.
 std::string unique_token();
 
+// Throws ConfigError when `url` names a scheme no linked library serves.
+void check_dedupe_scheme(const std::string& url);
+
 }  // namespace weave::detail
