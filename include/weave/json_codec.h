@@ -107,6 +107,7 @@ constexpr ResultCodec make_result_codec(std::string_view type_name) {
                 "'required from' line below.");
   return ResultCodec{
       type_name,
+      &typeid(R),
       [](const void* r) {
         nlohmann::json j;
         Stored<R>::to_json(j, *static_cast<const R*>(r));

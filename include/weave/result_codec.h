@@ -18,11 +18,15 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 
 namespace WEAVE_NAMESPACE {
 
 struct WEAVE_API ResultCodec {
   std::string_view type_name;  // the return type as declared ("shop::Product")
+  // The result's type: two methods' shared copies are interchangeable only
+  // when their types are equal (same_type()).
+  const std::type_info* type;
   // The result -> JSON text. Throws what to_json throws.
   std::string (*encode)(const void* result);
   // JSON text -> a result placed in `slot`. Throws nlohmann::json::exception
@@ -36,6 +40,9 @@ struct WEAVE_API ResultCodec {
   bool (*empty)(const void* result);
   // The result held in `slot`, or null while it holds none.
   const void* (*peek)(const void* slot);
+
+  // True when a value share()d by `other` may be assign()ed by this codec.
+  bool same_type(const ResultCodec& other) const noexcept { return this == &other || *type == *other.type; }
 };
 
 }  // namespace weave

@@ -94,6 +94,23 @@ const ResultCodec& codec_of(const Invocation& inv) {
   return *codec;
 }
 
+// Completes the call with a value another call made: shared as it is when
+// both methods return the same type, else through JSON (a cache_put method
+// returning Product feeds a cache method returning std::optional<Product>).
+// False when the value does not fit this method's type (then: a miss).
+bool complete_with(Invocation& inv, const ResultCodec& mine, const ResultCodec& made_by, const void* value) {
+  if (mine.same_type(made_by)) {
+    inv.complete_from_shared(value);
+    return true;
+  }
+  try {
+    inv.complete_from_json(made_by.encode(value));
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 // Runs a store step; a failure is counted and reported, and thrown only
 // under on_error=throw. Returns false when it failed.
 template <class F>
@@ -151,9 +168,9 @@ class CacheInterceptor final : public CacheInterceptorBase {
     // 1. the local tier, only while the invalidation feed is complete
     const auto now = Clock::now();
     if (use_local && rt->remote().live(now)) {
-      if (auto hit = cache.local().get(key, now)) {
+      auto hit = cache.local().get(key, now);
+      if (hit && complete_with(inv, codec, *static_cast<const ResultCodec*>(hit->kind), hit->value.get())) {
         count.local_hits.fetch_add(1, std::memory_order_relaxed);
-        inv.complete_from_shared(hit->value.get());
         return;
       }
       count.local_misses.fetch_add(1, std::memory_order_relaxed);
@@ -164,9 +181,8 @@ class CacheInterceptor final : public CacheInterceptorBase {
     if (!leader) {
       std::unique_lock lock(flight->mutex);
       flight->done_cv.wait(lock, [&] { return flight->done; });
-      if (flight->value) {
+      if (flight->value && complete_with(inv, codec, *flight->codec, flight->value.get())) {
         count.shared_loads.fetch_add(1, std::memory_order_relaxed);
-        inv.complete_from_shared(flight->value.get());
         return;
       }
       lock.unlock();
@@ -177,9 +193,10 @@ class CacheInterceptor final : public CacheInterceptorBase {
       detail::CacheName& cache;
       std::string key;
       std::shared_ptr<detail::Flight> flight;
+      const ResultCodec* codec;
       std::shared_ptr<const void> value;
-      ~Land() { cache.land(key, flight, std::move(value)); }
-    } land{cache, std::string(key), flight, nullptr};
+      ~Land() { cache.land(key, flight, std::move(value), codec); }
+    } land{cache, std::string(key), flight, &codec, nullptr};
 
     // Taken before anything is read: an invalidation from here on refuses the fill.
     const std::uint64_t stamp = cache.local().stamp(key);
@@ -243,6 +260,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     if (local_ttl <= milliseconds(0)) return;
     detail::LocalEntry entry;
     entry.value = value;
+    entry.kind = &codec;
     entry.weight = std::max<std::size_t>(1, weight);
     entry.expires = Clock::now() + detail::jittered(local_ttl, key);
     cache.local().put(std::string(key), std::move(entry), stamp);  // a refusal is counted by the tier
@@ -276,6 +294,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     if (s.tier == Tier::remote || !rt->remote().live(Clock::now())) return;
     detail::LocalEntry entry;
     entry.value = codec.share(result);
+    entry.kind = &codec;
     entry.weight = std::max<std::size_t>(1, json.size());
     entry.expires = Clock::now() + detail::jittered(std::min(s.local_ttl, s.ttl), key);
     cache.local().put(std::string(key), std::move(entry), stamp);

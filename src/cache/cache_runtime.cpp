@@ -112,7 +112,7 @@ std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key)
 }
 
 void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flight,
-                     std::shared_ptr<const void> value) {
+                     std::shared_ptr<const void> value, const ResultCodec* codec) {
   {
     std::lock_guard lock(flights_mutex_);
     auto it = flights_.find(key);
@@ -121,6 +121,7 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
   {
     std::lock_guard lock(flight->mutex);
     flight->value = std::move(value);
+    flight->codec = codec;
     flight->done = true;
   }
   flight->done_cv.notify_all();

@@ -16,6 +16,7 @@
 #include "cache/local_tier.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
+#include "weave/result_codec.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -32,6 +33,7 @@ struct Flight {
   std::condition_variable done_cv;
   bool done = false;
   std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
+  const ResultCodec* codec = nullptr;  // made `value`
 };
 
 class CacheName {
@@ -44,7 +46,8 @@ class CacheName {
   // The flight for `key`: {flight, true} when the caller leads it (must call
   // land()), {flight, false} when another caller does.
   std::pair<std::shared_ptr<Flight>, bool> join(const std::string& key);
-  void land(const std::string& key, const std::shared_ptr<Flight>& flight, std::shared_ptr<const void> value);
+  void land(const std::string& key, const std::shared_ptr<Flight>& flight, std::shared_ptr<const void> value,
+            const ResultCodec* codec);
 
  private:
   std::string name_;

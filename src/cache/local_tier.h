@@ -43,6 +43,8 @@ struct LocalEntry {
   // What the entry costs against max_bytes (the interceptor passes the stored
   // size in bytes); ignored without a byte bound.
   std::size_t weight = 1;
+  // Opaque to the tier; the cache keeps the codec that made `value` here.
+  const void* kind = nullptr;
 };
 
 class WEAVE_API LocalTier {

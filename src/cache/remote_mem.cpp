@@ -82,10 +82,10 @@ class MemRemote final : public RemoteTier {
 std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table) {
   // One table per name in the process, like mem:// locks.
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<RemoteTier>, std::less<>> tables;
+  static std::map<std::string, std::shared_ptr<RemoteTier>, std::less<>> tables;  // live as long as the process, like mem:// locks
   std::lock_guard lock(mutex);
   auto& slot = tables[std::string(table)];
-  if (auto t = slot.lock()) return t;
+  if (slot) return slot;
   auto t = std::make_shared<MemRemote>();
   slot = t;
   return t;

@@ -116,10 +116,10 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
 
 std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table) {
   static std::mutex mutex;
-  static std::map<std::string, std::weak_ptr<ClaimStore>, std::less<>> tables;
+  static std::map<std::string, std::shared_ptr<ClaimStore>, std::less<>> tables;  // live as long as the process, like mem:// locks
   std::lock_guard g(mutex);
   auto& slot = tables[std::string(table)];
-  if (auto t = slot.lock()) return t;
+  if (slot) return slot;
   auto t = std::make_shared<MemClaims>();
   slot = t;
   return t;

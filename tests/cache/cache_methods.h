@@ -30,6 +30,7 @@ using Found = std::optional<shop::Product>;
 
 inline constexpr weave::ResultCodec k_found_codec = weave::detail::make_result_codec<Found>("std::optional<shop::Product>");
 inline constexpr weave::ResultCodec k_product_codec = weave::detail::make_result_codec<shop::Product>("shop::Product");
+inline constexpr weave::ResultCodec k_int_codec = weave::detail::make_result_codec<int>("int");
 
 // Slot 0: the cache name; slot 1: the key.
 inline constexpr ArgSpec k_find_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
@@ -89,6 +90,20 @@ struct Catalog {
         },
         weave::detail::CannotSkip{});
   }
+  // Another [[cache]] method on the same name and keys, of another type.
+  std::atomic<int> counts{0};
+  int count(const std::string& name, const std::string& id) {
+    static constexpr weave::MethodInfo info{"shop::Catalog::count", "catalog.h", 6, k_find, {}, &k_int_codec};
+    const std::string rendered[2] = {name, id};
+    return weave::detail::invoke<int>(
+        info, {}, rendered,
+        [&] {
+          ++counts;
+          return 7;
+        },
+        weave::detail::CannotSkip{});
+  }
+
   std::atomic<int> prices{0};
   Found price(const std::string& name, const std::string& sku, int qty) {
     static constexpr weave::MethodInfo info{"shop::Catalog::price", "catalog.h", 5, k_price, {}, &k_found_codec};

@@ -1,6 +1,6 @@
 // [[cache]], [[cache_put]], [[cache_evict]] behaviour every store passes
-// (docs/cache.md). The store comes from the adaptor force-included by the
-// build: cache_store_url() (mem://, or a Redis URL the adaptor starts).
+// (docs/cache.md). The store comes from tests/stores/<store>_store.h,
+// force-included by the build (weave_add_store_suite): test_store_url().
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -13,6 +13,9 @@
 
 #include "cache_methods.h"
 #include "weave/cache.h"
+#if WEAVE_TEST_STORE_IS_MEM
+#include "cache/remote_tier.h"
+#endif
 
 using cache_test::Catalog;
 using cache_test::Find;
@@ -20,6 +23,17 @@ using cache_test::Found;
 using namespace std::chrono_literals;
 
 namespace {
+
+std::string cache_store_url() { return test_store_url(); }
+
+// Writes a value the way another program (another version) would.
+void store_raw_json(const std::string& name, const std::string& key, const std::string& json) {
+#if WEAVE_TEST_STORE_IS_MEM
+  weave::detail::make_mem_remote("store-suite")->put(name, key, json, std::chrono::minutes(1));
+#else
+  write_raw("{weave:cache:" + name + ":" + key + "}", "1:" + json);  // "<version>:<json>" (docs/cache.md)
+#endif
+}
 
 // A cache name no other test uses.
 std::string fresh_name(const std::string& what) {
@@ -225,4 +239,15 @@ TEST_CASE("cache: without key= every argument is part of the key") {
   REQUIRE(c.price(name, "a", 2)->cents == 20);
   REQUIRE(c.price(name, "b", 1)->cents == 10);
   REQUIRE(c.prices == 3);
+}
+
+TEST_CASE("cache: methods of different result types sharing a name never read each other's values as their own") {
+  use_store();
+  const auto name = fresh_name("types");
+  Catalog c;
+  c.save(name, shop::Product{"p1", 250});            // cache_put keeps a shop::Product
+  REQUIRE(c.find(name, "p1")->cents == 250);         // std::optional<shop::Product>: converted, not reinterpreted
+  REQUIRE(c.finds == 0);
+  REQUIRE(c.count(name, "p1") == 7);                 // int: the Product does not fit: a miss, the method runs
+  REQUIRE(c.counts == 1);
 }
