@@ -23,6 +23,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)
 struct Receipt {
   std::string id;
 };
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Receipt, id)
 struct Item {
   std::string sku;
 };
