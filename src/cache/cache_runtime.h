@@ -20,7 +20,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-struct CacheCounters {
+struct WEAVE_API CacheCounters {
   std::atomic<std::uint64_t> local_hits{0}, local_misses{0}, remote_hits{0}, remote_misses{0}, loads{0},
       load_failures{0}, load_ns{0}, shared_loads{0}, invalidations_sent{0}, invalidations_received{0}, errors{0},
       decode_failures{0};
@@ -28,7 +28,7 @@ struct CacheCounters {
 
 // One load in flight for a key (in this process): later misses of the key
 // wait for it instead of running the method again.
-struct Flight {
+struct WEAVE_API Flight {
   std::mutex mutex;
   std::condition_variable done_cv;
   bool done = false;
@@ -36,7 +36,7 @@ struct Flight {
   const ResultCodec* codec = nullptr;  // made `value`
 };
 
-class CacheName {
+class WEAVE_API CacheName {
  public:
   CacheName(std::string name, const LocalTierOptions& local) : name_(std::move(name)), local_(local) {}
   const std::string& name() const noexcept { return name_; }
@@ -57,7 +57,7 @@ class CacheName {
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
 };
 
-class CacheRuntime {
+class WEAVE_API CacheRuntime {
  public:
   explicit CacheRuntime(CacheOptions options);
   const CacheOptions& options() const noexcept { return options_; }
@@ -81,13 +81,13 @@ class CacheRuntime {
 
 // The process-wide runtime (configure_cache, else the defaults); shared so a
 // call in flight keeps the one it started with across a reconfiguration.
-std::shared_ptr<CacheRuntime> cache_runtime();
+WEAVE_API std::shared_ptr<CacheRuntime> cache_runtime();
 
 // The runtime for one call, with no shared reference count touched on the
 // common path: a thread keeps the current runtime while it is outside every
 // cache call, and sees a reconfiguration at its next outermost call (a call
 // nested in one that began before holds a reference of its own).
-class RuntimeRef {
+class WEAVE_API RuntimeRef {
  public:
   RuntimeRef();
   ~RuntimeRef();
@@ -107,6 +107,6 @@ using RemoteTierFactory = std::function<std::shared_ptr<RemoteTier>(const CacheO
 WEAVE_API void register_cache_remote(std::string scheme, RemoteTierFactory factory);
 
 // Throws ConfigError when `url` names a scheme no linked library serves.
-void check_cache_scheme(const std::string& url);
+WEAVE_API void check_cache_scheme(const std::string& url);
 
 }  // namespace weave::detail

@@ -17,12 +17,12 @@ namespace WEAVE_NAMESPACE::detail {
 
 // A read of one key: its value, if any, and the key's write version at the
 // time of the read (bumped by every put and evict).
-struct RemoteRead {
+struct WEAVE_API RemoteRead {
   std::optional<std::string> json;
   std::uint64_t version = 0;
 };
 
-class RemoteTier {
+class WEAVE_API RemoteTier {
  public:
   virtual ~RemoteTier() = default;
   // Every call may throw weave::IoError / ReplyError; the cache fails open.
@@ -58,6 +58,6 @@ class RemoteTier {
 
 // mem://[name]: a table in this process shared by every cache of the same
 // URL; always live (there is no other process to hear from).
-std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table);
+WEAVE_API std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table);
 
 }  // namespace weave::detail

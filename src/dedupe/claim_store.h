@@ -20,7 +20,7 @@ namespace WEAVE_NAMESPACE::detail {
 // A record's text: "<kind>|<match size>|<match><rest>", kind r (running;
 // rest = the claim's owner), d (done; rest = the result as JSON, "" when not
 // kept), e (failed, remembered; rest = the error's text).
-struct DedupeRecord {
+struct WEAVE_API DedupeRecord {
   char kind = 0;
   std::string match, rest;
   std::string encode() const;
@@ -28,14 +28,14 @@ struct DedupeRecord {
   static bool decode(std::string_view text, DedupeRecord& out);
 };
 
-struct ClaimOutcome {
+struct WEAVE_API ClaimOutcome {
   bool claimed = false;         // the caller now holds the key's claim
   DedupeRecord existing;        // when not claimed: the record found
   bool readable = true;         // false: the record found has an unknown shape
   std::chrono::milliseconds ttl_left{0};  // of the record found (0 unknown)
 };
 
-class ClaimWaiter {
+class WEAVE_API ClaimWaiter {
  public:
   virtual ~ClaimWaiter() = default;
   // True once the key's record changed since prepare_wait (may be spurious);
@@ -43,7 +43,7 @@ class ClaimWaiter {
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
 };
 
-class ClaimStore {
+class WEAVE_API ClaimStore {
  public:
   virtual ~ClaimStore() = default;
   // All may throw IoError / ReplyError.
@@ -69,6 +69,6 @@ class ClaimStore {
   virtual std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view key) = 0;
 };
 
-std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table);
+WEAVE_API std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table);
 
 }  // namespace weave::detail

@@ -16,14 +16,14 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-struct DedupeCounters {
+struct WEAVE_API DedupeCounters {
   std::atomic<std::uint64_t> first_calls{0}, duplicates{0}, replays{0}, waited{0}, in_flight_refused{0},
       mismatches{0}, forgotten{0}, remembered{0}, claims_lost{0}, errors{0};
 };
 
 // A running call's claim while the renewer keeps it: lost() once a renewal
 // found it gone, or its deadline passed without one (a paused process).
-class HeldClaim {
+class WEAVE_API HeldClaim {
  public:
   HeldClaim(std::string key, std::string owner, std::string match, std::chrono::milliseconds lease);
   const std::string& key() const noexcept { return key_; }
@@ -38,7 +38,7 @@ class HeldClaim {
   std::atomic<bool> lost_{false};
 };
 
-class DedupeRuntime {
+class WEAVE_API DedupeRuntime {
  public:
   explicit DedupeRuntime(DedupeOptions options);
   ~DedupeRuntime();
@@ -65,7 +65,7 @@ class DedupeRuntime {
   std::thread renewer_;
 };
 
-std::shared_ptr<DedupeRuntime> dedupe_runtime();
+WEAVE_API std::shared_ptr<DedupeRuntime> dedupe_runtime();
 
 // Binds a store URL scheme to a claim store (mem is built in; the Redis
 // schemes register when Weave::dedupe_redis is linked).
@@ -74,9 +74,9 @@ WEAVE_API void register_claim_store(std::string scheme, ClaimStoreFactory factor
 
 // A token unique across processes and hosts: 128 random bits per process
 // (drawn again after fork) and a counter.
-std::string unique_token();
+WEAVE_API std::string unique_token();
 
 // Throws ConfigError when `url` names a scheme no linked library serves.
-void check_dedupe_scheme(const std::string& url);
+WEAVE_API void check_dedupe_scheme(const std::string& url);
 
 }  // namespace weave::detail
