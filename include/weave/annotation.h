@@ -18,7 +18,9 @@
 #include "weave/abi.h"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,6 +95,12 @@ class WEAVE_API Annotation {
   bool boolean(std::string_view arg) const;
   // An enumerator's index in the vocabulary's "values" (-1 when unknown).
   std::int64_t enum_index(std::string_view arg) const;
+  // An enumerator as its index in `values` (list them in the vocabulary's
+  // order): weavegen's index, or found by text for specs written by hand.
+  // Throws UsageError naming the annotation, the value, the choices and
+  // `method` (when given) for any other value.
+  std::size_t choice(std::string_view arg, std::initializer_list<std::string_view> values,
+                     std::string_view method = {}) const;
   // Key template slot `slot` (ArgValue::first + i) rendered for this call: for
   // interceptors that found their arguments once, in prepare().
   std::string_view rendered(int slot) const;

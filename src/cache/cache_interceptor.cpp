@@ -36,20 +36,6 @@ struct Settings {
   bool before = false;        // cache_evict(before=true)
 };
 
-std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
-                     std::string_view method) {
-  const std::int64_t index = a.enum_index(arg);
-  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
-  const std::string_view text = a.text(arg);
-  std::size_t i = 0;
-  for (std::string_view v : values) {
-    if (v == text) return i;
-    ++i;
-  }
-  throw UsageError(std::string(a.name()) + " " + std::string(arg) + "='" + std::string(text) +
-                   "' is not a known value (on " + std::string(method) + ")");
-}
-
 Settings read_settings(const Annotation& a, std::string_view method) {
   Settings s;
   if (const ArgValue* name = a.find("name"); name && name->kind == ArgValue::Kind::key_template)
@@ -61,8 +47,8 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (a.has("local_ttl")) s.local_ttl = a.duration("local_ttl");
   if (a.has("null_ttl")) s.null_ttl = a.duration("null_ttl");
   if (s.local_ttl > s.ttl) s.local_ttl = s.ttl;
-  if (a.has("tier")) s.tier = static_cast<Tier>(enum_arg(a, "tier", {"both", "local", "remote"}, method));
-  if (a.has("on_error")) s.throw_errors = enum_arg(a, "on_error", {"report", "throw"}, method) == 1;
+  if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", {"both", "local", "remote"}, method));
+  if (a.has("on_error")) s.throw_errors = a.choice("on_error", {"report", "throw"}, method) == 1;
   if (a.has("all")) s.all = a.boolean("all");
   // Written in the vocabulary, not run yet: refused rather than ignored.
   if ((a.has("sync") && a.boolean("sync")) || a.has("refresh_after"))

@@ -73,6 +73,21 @@ std::string_view Annotation::rendered(int slot) const {
   return rendered_[static_cast<std::size_t>(slot)];
 }
 
+std::size_t Annotation::choice(std::string_view arg, std::initializer_list<std::string_view> values,
+                               std::string_view method) const {
+  const std::int64_t index = enum_index(arg);
+  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
+  const std::string_view value = text(arg);
+  std::string list;
+  std::size_t i = 0;
+  for (std::string_view v : values) {
+    if (v == value) return i;
+    list += (i++ ? ", " : "") + std::string(v);
+  }
+  throw UsageError(std::string(name()) + " " + std::string(arg) + "='" + std::string(value) + "' is not one of " +
+                   list + (method.empty() ? std::string() : " (" + std::string(name()) + " on " + std::string(method) + ")"));
+}
+
 std::int64_t Annotation::enum_index(std::string_view arg) const {
   return require(arg, {ArgValue::Kind::enumerator}).integer;
 }

@@ -31,30 +31,16 @@ struct Settings {
   OnError on_error = OnError::forget;
 };
 
-std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
-                     std::string_view method) {
-  const std::int64_t index = a.enum_index(arg);
-  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
-  const std::string_view text = a.text(arg);
-  std::size_t i = 0;
-  for (std::string_view v : values) {
-    if (v == text) return i;
-    ++i;
-  }
-  throw UsageError("dedupe " + std::string(arg) + "='" + std::string(text) + "' is not a known value (on " +
-                   std::string(method) + ")");
-}
-
 Settings read_settings(const Annotation& a, std::string_view method) {
   Settings s;
   if (const ArgValue* k = a.find("key"); k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
   if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
   if (a.has("window")) s.window = a.duration("window");
   if (a.has("on_duplicate"))
-    s.on_duplicate = static_cast<OnDuplicate>(enum_arg(a, "on_duplicate", {"throw", "skip", "replay"}, method));
+    s.on_duplicate = static_cast<OnDuplicate>(a.choice("on_duplicate", {"throw", "skip", "replay"}, method));
   if (a.has("message")) s.message = std::string(a.text("message"));
   if (a.has("wait")) s.wait = a.duration("wait");
-  if (a.has("on_error")) s.on_error = static_cast<OnError>(enum_arg(a, "on_error", {"forget", "remember"}, method));
+  if (a.has("on_error")) s.on_error = static_cast<OnError>(a.choice("on_error", {"forget", "remember"}, method));
   return s;
 }
 

@@ -20,24 +20,6 @@ using std::chrono::milliseconds;
 
 enum class OnBusy { fail, skip, fallback };
 
-// An enumerator of `arg` as the index of its value in `values` (the order of
-// annotations/lock.json): weavegen's index, or found by text for specs
-// written by hand (index -1). Throws UsageError for any other value.
-std::size_t enum_arg(const Annotation& a, std::string_view arg, std::initializer_list<std::string_view> values,
-                     std::string_view method) {
-  const std::int64_t index = a.enum_index(arg);
-  if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);
-  const std::string_view text = a.text(arg);
-  std::string list;
-  std::size_t i = 0;
-  for (std::string_view v : values) {
-    if (v == text) return i;
-    list += (i++ ? ", " : "") + std::string(v);
-  }
-  throw UsageError("lock " + std::string(arg) + "='" + std::string(text) + "' is not one of " + list + " (lock on " +
-                   std::string(method) + ")");
-}
-
 // What [[lock(...)]] says besides its keys.
 struct Settings {
   LockSpec spec;
@@ -50,11 +32,11 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (a.has("ttl")) s.spec.ttl = a.duration("ttl");
   if (a.has("wait")) s.spec.wait = a.duration("wait");
   if (a.has("max_hold")) s.spec.max_hold = a.duration("max_hold");
-  if (a.has("release") && enum_arg(a, "release", {"on_return", "on_expiry"}, method) == 1)
+  if (a.has("release") && a.choice("release", {"on_return", "on_expiry"}, method) == 1)
     s.spec.release = LockSpec::Release::on_expiry;
-  if (a.has("on_busy")) s.on_busy = static_cast<OnBusy>(enum_arg(a, "on_busy", {"throw", "skip", "fallback"}, method));
+  if (a.has("on_busy")) s.on_busy = static_cast<OnBusy>(a.choice("on_busy", {"throw", "skip", "fallback"}, method));
   if (a.has("type"))
-    s.spec.type = static_cast<LockType>(enum_arg(a, "type", {"reentrant", "fair", "read", "write"}, method));
+    s.spec.type = static_cast<LockType>(a.choice("type", {"reentrant", "fair", "read", "write"}, method));
   return s;
 }
 
