@@ -32,6 +32,9 @@ struct Subscriber::Channel {
   std::condition_variable cv;
   std::vector<Bell*> bells;  // of live Interests that asked for one
   std::vector<Feed*> feeds;  // likewise
+  // steady_clock ns when the last confirmation was read: everything sent
+  // on the channel before the subscription took effect is behind it.
+  std::int64_t confirmed_at = 0;
   std::string error;         // the server refused the last SUBSCRIBE (e.g. MOVED)
 };
 
@@ -83,8 +86,10 @@ Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::
   if (bell_) ch_->bells.push_back(bell_.get());
   if (feed_) {
     ch_->feeds.push_back(feed_.get());
-    // The confirmation was read before this: the reader's last mark counts.
-    if (feed_->drained_at) feed_->drained_at->store(s->drained_at_.load(std::memory_order_acquire));
+    // The confirmation was read before this: its time, or the reader's last
+    // mark if later, is a moment up to which nothing on it was missed.
+    if (feed_->drained_at)
+      feed_->drained_at->store(std::max(s->drained_at_.load(std::memory_order_acquire), ch_->confirmed_at));
     s->wake_pipe();  // the reader now polls at the feeds' tick, not the idle sweep
   }
 }
@@ -274,6 +279,7 @@ void Subscriber::on_reply(redisReply* r) {
   } else if (kind == "subscribe") {
     if (!sent_subscribes_.empty() && sent_subscribes_.front() == name) sent_subscribes_.pop_front();
     ++ch->confirmed;
+    ch->confirmed_at = std::chrono::steady_clock::now().time_since_epoch().count();
     if (ch->resubscribed && ch->confirmed >= ch->want) {
       ch->resubscribed = false;
       bump_locked(*ch);
