@@ -9,6 +9,8 @@
 // Usage: bench_proxy [--benchmark_* flags, e.g. --benchmark_out=r.json --benchmark_out_format=json]
 #include <benchmark/benchmark.h>
 
+#include "bench_report.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -69,28 +71,6 @@ void std_mutex(benchmark::State& state) {
 }
 BENCHMARK(std_mutex);
 
-// Keeps every run's figures for the ratio table, and shows them as usual.
-class Collector : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, benchmark::BenchmarkReporter::Run> runs;
-  void ReportRuns(const std::vector<Run>& report) override {
-    for (const auto& r : report)
-      if (r.run_type == Run::RT_Iteration) runs[r.benchmark_name()] = r;
-    ConsoleReporter::ReportRuns(report);
-  }
-};
-
-double ns(const Collector& c, const std::string& name) {
-  auto it = c.runs.find(name);
-  return it == c.runs.end() ? 0 : it->second.GetAdjustedRealTime();  // ns per iteration (default unit)
-}
-double per_second(const Collector& c, const std::string& name) {
-  auto it = c.runs.find(name);
-  if (it == c.runs.end()) return 0;
-  auto items = it->second.counters.find("items_per_second");
-  return items == it->second.counters.end() ? 0 : double(items->second);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,17 +78,17 @@ int main(int argc, char** argv) {
   weave::configure_locks({.url = "mem://bench"});
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  Collector collector;
+  bench::RunCollector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();
 
-  const double direct = ns(collector, "direct_virtual");
-  const double empty = ns(collector, "empty_chain");
-  const double fixed = ns(collector, "mem_lock_fixed_ttl/real_time/threads:1");
-  const double watchdog = ns(collector, "mem_lock_watchdog");
-  const double mutex = ns(collector, "std_mutex");
-  const double one = per_second(collector, "mem_lock_fixed_ttl/real_time/threads:1");
-  const double eight = per_second(collector, "mem_lock_fixed_ttl/real_time/threads:8");
+  const double direct = collector.ns("direct_virtual");
+  const double empty = collector.ns("empty_chain");
+  const double fixed = collector.ns("mem_lock_fixed_ttl/real_time/threads:1");
+  const double watchdog = collector.ns("mem_lock_watchdog");
+  const double mutex = collector.ns("std_mutex");
+  const double one = collector.per_second("mem_lock_fixed_ttl/real_time/threads:1");
+  const double eight = collector.per_second("mem_lock_fixed_ttl/real_time/threads:8");
   if (direct <= 0 || empty <= 0 || fixed <= 0) return 0;  // a --benchmark_filter left them out
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf("\n%-40s %10s %10s %s\n", "figure", "value", "ratio", "target");

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cache_methods.h"
+#include "bench_report.h"
 #include "redis_server.h"
 #include "weave/cache.h"
 
@@ -145,28 +146,6 @@ void raw_get_decode(benchmark::State& state) { raw_get<true>(state); }
 BENCHMARK(raw_get_only)->Name("raw_get")->UseRealTime();
 BENCHMARK(raw_get_decode)->UseRealTime();
 
-// Keeps every run's time per iteration and items/s, to print ratios at the end.
-class Collect : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
-      const double ns = r.real_accumulated_time * 1e9 / double(r.iterations);
-      auto it = r.counters.find("items_per_second");
-      results[r.benchmark_name()] = {ns, it == r.counters.end() ? 0.0 : double(it->second)};
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  struct Result {
-    double ns = 0, items_per_second = 0;
-  };
-  std::map<std::string, Result> results;
-};
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
-}
 
 // The watcher process: holds "inv" / "k" in its local tier; for each round,
 // reports when the next invalidation arrived, then loads the key again.
@@ -219,13 +198,13 @@ void invalidation_delay(const std::string& self, int rounds) {
     delay_us.push_back(double(std::stoll(*at) - returned) / 1e3);
   }
   w.send("stop");
-  const double rtt = percentile(ping_us, 0.5);
-  const double p50 = percentile(delay_us, 0.5), p99 = percentile(delay_us, 0.99);
+  const double rtt = bench::percentile(ping_us, 0.5);
+  const double p50 = bench::percentile(delay_us, 0.5), p99 = bench::percentile(delay_us, 0.99);
   std::printf("\ninvalidation delay across processes (write returns -> the other process's copy gone), %zu rounds:\n",
               delay_us.size());
-  std::printf("  PING RTT p50 %.1f us, p99 %.1f us\n", rtt, percentile(ping_us, 0.99));
+  std::printf("  PING RTT p50 %.1f us, p99 %.1f us\n", rtt, bench::percentile(ping_us, 0.99));
   std::printf("  delay p50 %.1f us (%.2f RTT), p99 %.1f us (%.2f RTT), min %.1f us, max %.1f us%s\n", p50, p50 / rtt,
-              p99, p99 / rtt, percentile(delay_us, 0), percentile(delay_us, 1.0),
+              p99, p99 / rtt, bench::percentile(delay_us, 0), bench::percentile(delay_us, 1.0),
               no_copy ? " (some rounds had no local copy)" : "");
   std::printf("  (negative: the watcher dropped its copy before the writer's PUBLISH reply was read)\n");
 }
@@ -247,17 +226,10 @@ int main(int argc, char** argv) {
   std::printf("redis-server on 127.0.0.1:%d\n", server.port());
   weave::configure_cache({.url = server.url()});
 
-  Collect collect;
+  bench::RunCollector collect;
   benchmark::RunSpecifiedBenchmarks(&collect);
-  const auto& r = collect.results;
-  auto ns = [&](const std::string& name) {
-    auto it = r.find(name);
-    return it == r.end() ? 0.0 : it->second.ns;
-  };
-  auto ips = [&](const std::string& name) {
-    auto it = r.find(name);
-    return it == r.end() ? 0.0 : it->second.items_per_second;
-  };
+  auto ns = [&](const std::string& name) { return collect.ns(name); };
+  auto ips = [&](const std::string& name) { return collect.per_second(name); };
   std::printf("\nratios (same run):\n");
   if (ns("local_hit/real_time/threads:1") > 0) {
     const double hit = ns("local_hit/real_time/threads:1");

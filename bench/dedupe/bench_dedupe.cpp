@@ -31,6 +31,7 @@
 
 #include "dedupe/scripts.h"
 #include "dedupe_methods.h"
+#include "bench_report.h"
 #include "redis_server.h"
 #include "weave/dedupe.h"
 
@@ -158,23 +159,6 @@ void raw_get(benchmark::State& state) {
 }
 BENCHMARK(raw_get)->UseRealTime();
 
-// Keeps every run's time per iteration, to print ratios at the end.
-class Collect : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
-      results[r.benchmark_name()] = r.real_accumulated_time * 1e9 / double(r.iterations);
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> results;  // ns per iteration
-};
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
-}
 
 // One round: the first call claims a fresh key; its body starts N duplicate
 // threads, waits until each has entered its call, then 5 ms more (they have
@@ -218,14 +202,14 @@ void waiting_duplicates(int rounds, int duplicates) {
   }
   std::vector<double> delay_us;
   for (int i = 0; i < rounds; ++i) delay_us.push_back(waiting_round(i, duplicates));
-  const double rtt = percentile(ping_us, 0.5);
-  const double p50 = percentile(delay_us, 0.5), p99 = percentile(delay_us, 0.99);
+  const double rtt = bench::percentile(ping_us, 0.5);
+  const double p50 = bench::percentile(delay_us, 0.5), p99 = bench::percentile(delay_us, 0.99);
   std::printf("\n%d duplicates waiting on one in-flight call (threads, wait=10s, pool_size %d), %d rounds:\n",
               duplicates, weave::DedupeOptions{}.pool_size, rounds);
-  std::printf("  PING RTT p50 %.1f us, p99 %.1f us\n", rtt, percentile(ping_us, 0.99));
+  std::printf("  PING RTT p50 %.1f us, p99 %.1f us\n", rtt, bench::percentile(ping_us, 0.99));
   std::printf("  first call returns -> last duplicate returns: p50 %.1f us (%.2f RTT), p99 %.1f us (%.2f RTT), "
               "max %.1f us\n",
-              p50, p50 / rtt, p99, p99 / rtt, percentile(delay_us, 1.0));
+              p50, p50 / rtt, p99, p99 / rtt, bench::percentile(delay_us, 1.0));
   const weave::DedupeStats s = weave::dedupe_stats();
   std::printf("  dedupe_stats: first_calls=%llu duplicates=%llu replays=%llu waited=%llu in_flight_refused=%llu\n",
               (unsigned long long)s.first_calls, (unsigned long long)s.duplicates, (unsigned long long)s.replays,
@@ -249,13 +233,9 @@ int main(int argc, char** argv) {
   std::printf("redis-server on 127.0.0.1:%d\n", server.port());
   weave::configure_dedupe({.url = server.url()});
 
-  Collect collect;
+  bench::RunCollector collect;
   benchmark::RunSpecifiedBenchmarks(&collect);
-  const auto& r = collect.results;
-  auto ns = [&](const std::string& name) {
-    auto it = r.find(name);
-    return it == r.end() ? 0.0 : it->second;
-  };
+  auto ns = [&](const std::string& name) { return collect.ns(name); };
   std::printf("\nratios (same run):\n");
   if (ns("first_call/real_time") > 0 && ns("raw_claim_store/real_time") > 0)
     std::printf("  first call %.1f us; / raw SET NX PX + SET %.1f us = %.2fx (target <= 1.2x)\n",
