@@ -22,93 +22,20 @@
 #include <thread>
 #include <vector>
 
+#include "cache_processes.h"
 #include "redis_server.h"
 #include "staleness_oracle.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using cache_test::eventually;
+using cache_test::Stats;
+using cache_test::TempDir;
+using cache_test::Worker;
 using redis_test::Child;
 using redis_test::RedisServer;
 
 namespace {
-
-const std::string kWorker = WEAVE_CACHE_WORKER;
-
-// The "database" directory the workers share: one file per key.
-class TempDir {
- public:
-  TempDir() {
-    char t[] = "/tmp/weave-cache-db-XXXXXX";
-    if (!::mkdtemp(t)) throw std::runtime_error("mkdtemp");
-    path_ = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  void write(const std::string& key, int cents) const { std::ofstream(path_ + "/" + key) << cents << '\n'; }
-  int read(const std::string& key) const {
-    int cents = -1;
-    std::ifstream(path_ + "/" + key) >> cents;
-    return cents;
-  }
-
- private:
-  std::string path_;
-};
-
-using Stats = std::map<std::string, std::uint64_t>;
-
-class Worker {
- public:
-  Worker(const std::string& url, const TempDir& db) : child_({kWorker, url, db.path()}) {
-    REQUIRE(ask("ping") == "pong");
-  }
-  Child& child() { return child_; }
-
-  std::string ask(const std::string& command, std::chrono::milliseconds timeout = 30s) {
-    child_.send(command);
-    return answer(command, timeout);
-  }
-  std::string answer(const std::string& command, std::chrono::milliseconds timeout = 30s) {
-    auto l = child_.line(timeout);
-    if (!l) throw std::runtime_error("cache_worker gave no answer to '" + command + "'");
-    if (l->rfind("error", 0) == 0) throw std::runtime_error("cache_worker: '" + command + "': " + *l);
-    return *l;
-  }
-  // The value's cents, -1 for none.
-  int find(const std::string& name, const std::string& key) { return cents(ask("find " + name + " " + key)); }
-  static int cents(const std::string& answer) { return answer == "none" ? -1 : std::stoi(answer); }
-  void save(const std::string& name, const std::string& key, int cents) {
-    REQUIRE(ask("save " + name + " " + key + " " + std::to_string(cents)) == "ok");
-  }
-  Stats stats(const std::string& name) {
-    Stats s;
-    std::istringstream in(ask("stats " + name));
-    std::string field;
-    while (in >> field) {
-      auto eq = field.find('=');
-      s[field.substr(0, eq)] = std::stoull(field.substr(eq + 1));
-    }
-    return s;
-  }
-
- private:
-  Child child_;
-};
-
-// Polls `done` every millisecond for up to `limit` (generous: a loaded
-// machine is slow, not wrong); true once it held.
-template <class F>
-bool eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return done();
-}
 
 long long kill_clients(RedisServer& server, const std::string& type) {
   return server.client().cmd({"CLIENT", "KILL", "TYPE", type}).integer;
