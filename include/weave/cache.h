@@ -44,6 +44,11 @@ struct WEAVE_API CacheOptions {
   // that read it before the eviction cannot install its older value. A load
   // slower than this (or than the ttl of a value written meanwhile) could.
   std::chrono::milliseconds fill_guard{60'000};
+  // sync=true and refresh_after: how long one caller's claim to load a key
+  // for the deployment lasts. A loader that crashed blocks the others at most
+  // this long (then one of them loads); a load slower than this may run
+  // twice. A sync miss waits at most fill_guard in all, then loads itself.
+  std::chrono::milliseconds fill_lease{5'000};
   // Redis: a local copy is served only while the invalidation feed's reader
   // has drained its socket within this long. A process paused (SIGSTOP, a
   // VM stall) longer than this bypasses its local tier until the reader has
@@ -72,6 +77,8 @@ struct WEAVE_API CacheStats {
   std::uint64_t errors = 0;                // store or serialization failures (each also an Event)
   std::uint64_t decode_failures = 0;       // stored values that no longer fit the type: a miss, overwritten
   std::uint64_t refused_stale = 0;         // local fills refused because an invalidation came first
+  std::uint64_t sync_waits = 0;            // sync=true misses that waited for another process's load
+  std::uint64_t refreshes = 0;             // refresh_after reloads this process ran (also in loads)
 };
 
 // Replaces the process-wide cache configuration (local tiers start empty).

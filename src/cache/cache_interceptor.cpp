@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "cache/cache_runtime.h"
@@ -30,7 +32,9 @@ struct Settings {
   milliseconds ttl{30 * 60'000};
   milliseconds local_ttl{5 * 60'000};
   milliseconds null_ttl{60'000};
+  milliseconds refresh_after{0};  // 0: never
   Tier tier = Tier::both;
+  bool sync = false;
   bool throw_errors = false;  // on_error=throw
   bool all = false;           // cache_evict(all=true)
   bool before = false;        // cache_evict(before=true)
@@ -50,10 +54,8 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", {"both", "local", "remote"}, method));
   if (a.has("on_error")) s.throw_errors = a.choice("on_error", {"report", "throw"}, method) == 1;
   if (a.has("all")) s.all = a.boolean("all");
-  // Written in the vocabulary, not run yet: refused rather than ignored.
-  if ((a.has("sync") && a.boolean("sync")) || a.has("refresh_after"))
-    throw UsageError(std::string(a.name()) + " on " + std::string(method) +
-                     ": sync=true and refresh_after are not supported by this Weave version yet");
+  if (a.has("sync")) s.sync = a.boolean("sync");
+  if (a.has("refresh_after")) s.refresh_after = a.duration("refresh_after");
   if (a.has("before")) s.before = a.boolean("before");
   return s;
 }
@@ -137,6 +139,218 @@ class CacheInterceptorBase : public Interceptor {
   }
 };
 
+// Completes a call with what the leader of its flight landed: its value, or
+// the stored JSON (an aged value another caller is refreshing).
+bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const detail::Flight& flight) {
+  if (flight.value) return complete_with(inv, mine, *flight.codec, flight.value.get());
+  if (flight.json.empty()) return false;
+  try {
+    inv.complete_from_json(flight.json);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The leader's path of one read (steps 3 and 4 of docs/cache.md, "One read").
+class ReadThrough {
+ public:
+  ReadThrough(Invocation& inv, const Settings& s, const ResultCodec& codec, detail::CacheRuntime& rt,
+              detail::CacheName& cache, std::string_view key, std::shared_ptr<detail::Flight> flight)
+      : inv_(inv), s_(s), codec_(codec), rt_(rt), cache_(cache), count_(cache.counters()), key_(key),
+        land_{cache, std::string(key), std::move(flight), &codec, nullptr, {}, false},
+        held_{rt, cache, key, {}, false} {}
+
+  void run() {
+    const bool use_remote = s_.tier != Tier::local;
+    // sync=true: how long a miss waits for other processes' loads in all.
+    const auto deadline = Clock::now() + rt_.options().fill_guard;
+    bool waited = false;
+    for (;;) {
+      // Taken before anything is read: an invalidation from here on refuses the fill.
+      stamp_ = cache_.local().stamp(key_);
+      read_version_.reset();
+      if (!use_remote) break;
+      detail::RemoteRead stored;
+      if (!guarded(rt_, cache_, key_, s_, [&] { stored = rt_.remote().get(cache_.name(), key_); })) break;
+      read_version_ = stored.version;
+      if (stored.json) {
+        if (shared_hit(stored)) return;
+        break;  // stored by another version of the type: a miss, overwritten below
+      }
+      if (!waited) count_.remote_misses.fetch_add(1, std::memory_order_relaxed);
+      if (!s_.sync) break;
+      // One loader in the deployment; the others wait for its value.
+      if (held_.token.empty()) held_.token = detail::lease_token();
+      detail::FillClaim claim = detail::FillClaim::gave_up;
+      if (!guarded(rt_, cache_, key_, s_, [&] {
+            claim = rt_.remote().claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
+                                            stored.version, deadline);
+          }))
+        break;
+      if (claim == detail::FillClaim::load) {
+        held_.holds = true;
+        break;
+      }
+      if (claim == detail::FillClaim::gave_up) break;  // waited fill_guard: load without the lease
+      if (claim == detail::FillClaim::waited && !waited) {
+        waited = true;
+        count_.sync_waits.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    load(false);
+  }
+
+ private:
+  // A value in the shared tier: true when the call is completed with it.
+  bool shared_hit(const detail::RemoteRead& stored) {
+    if (s_.refresh_after > milliseconds(0) && detail::wall_ms() - stored.written_ms >= s_.refresh_after.count())
+      return refresh(stored);
+    try {
+      inv_.complete_from_json(*stored.json);
+    } catch (const std::exception&) {
+      count_.decode_failures.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    count_.remote_hits.fetch_add(1, std::memory_order_relaxed);
+    land_.value = codec_.share(inv_.result());
+    install(land_.value, stored.json->size(), stored.written_ms);
+    return true;
+  }
+
+  // A value older than refresh_after: the other callers of this process get
+  // it at once, and so does every caller in the deployment but one, which
+  // claimed the reload. That one reloads on its own thread (the arguments
+  // live only as long as the call, so no other thread can run the method)
+  // and returns the new value; if the reload throws, the old one.
+  bool refresh(const detail::RemoteRead& stored) {
+    land_.json = *stored.json;
+    land_.now();
+    held_.token = detail::lease_token();
+    bool claimed = false;
+    guarded(rt_, cache_, key_, s_, [&] {
+      claimed = rt_.remote().claim_refresh(cache_.name(), key_, stored, held_.token, rt_.options().fill_lease);
+    });
+    std::exception_ptr failed;
+    if (claimed) {
+      held_.holds = true;
+      try {
+        load(true);
+        return true;
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      // Kept until the lease ends: at most one failing reload per fill_lease.
+      held_.holds = false;
+    }
+    try {
+      inv_.complete_from_json(*stored.json);
+    } catch (const std::exception&) {
+      if (failed) std::rethrow_exception(failed);
+      count_.decode_failures.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    count_.remote_hits.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
+  // 4. the method, then the fill (which also drops a lease this call holds).
+  void load(bool refreshing) {
+    const auto started = Clock::now();
+    try {
+      inv_.proceed();
+    } catch (...) {
+      count_.load_failures.fetch_add(1, std::memory_order_relaxed);
+      throw;
+    }
+    count_.loads.fetch_add(1, std::memory_order_relaxed);
+    if (refreshing) count_.refreshes.fetch_add(1, std::memory_order_relaxed);
+    count_.load_ns.fetch_add(static_cast<std::uint64_t>((Clock::now() - started).count()), std::memory_order_relaxed);
+    const void* result = inv_.result();
+    land_.value = codec_.share(result);
+    const milliseconds ttl = codec_.empty(result) ? s_.null_ttl : s_.ttl;
+    if (ttl <= milliseconds(0)) return;  // null_ttl=0ms: empty results are not kept
+    // JSON: for the shared tier, and as the local entry's weight under a byte bound.
+    std::string json;
+    const bool use_remote = s_.tier != Tier::local;
+    if (use_remote || rt_.options().local_max_bytes > 0)
+      if (!guarded(rt_, cache_, key_, s_, [&] { json = codec_.encode(result); })) return;
+    if (use_remote) {
+      if (!read_version_) return;  // the shared tier could not be read: nothing known to fill over
+      const std::string_view token = held_.holds ? std::string_view(held_.token) : std::string_view();
+      if (guarded(rt_, cache_, key_, s_, [&] {
+            rt_.remote().fill(cache_.name(), key_, json, detail::jittered(ttl, key_), *read_version_, token);
+          }))
+        held_.holds = false;  // dropped by the fill, stored or refused
+    }
+    install(land_.value, json.size(), detail::wall_ms(), ttl);
+  }
+
+  void install(const std::shared_ptr<const void>& value, std::size_t weight, std::int64_t written_ms,
+               std::optional<milliseconds> ttl = std::nullopt) {
+    if (s_.tier == Tier::remote || !rt_.remote().live(Clock::now())) return;
+    milliseconds local_ttl = std::min(s_.local_ttl, ttl.value_or(s_.local_ttl));
+    if (codec_.empty(value.get())) local_ttl = std::min(local_ttl, s_.null_ttl);
+    // A local copy never outlives refresh_after: the read after it goes to
+    // the shared tier, which refreshes it for the deployment.
+    if (s_.refresh_after > milliseconds(0))
+      local_ttl = std::min(local_ttl, milliseconds(written_ms + s_.refresh_after.count() - detail::wall_ms()));
+    if (local_ttl <= milliseconds(0)) return;
+    detail::LocalEntry entry;
+    entry.value = value;
+    entry.kind = &codec_;
+    entry.weight = std::max<std::size_t>(1, weight);
+    entry.expires = Clock::now() + detail::jittered(local_ttl, key_);
+    cache_.local().put(std::string(key_), std::move(entry), stamp_);  // a refusal is counted by the tier
+  }
+
+  struct Land {  // every way out of the leader's path wakes the waiters, once
+    detail::CacheName& cache;
+    std::string key;
+    std::shared_ptr<detail::Flight> flight;
+    const ResultCodec* codec;
+    std::shared_ptr<const void> value;
+    std::string json;
+    bool landed = false;
+    void now() {
+      if (landed) return;
+      landed = true;
+      cache.land(key, flight, std::move(value), codec, std::move(json));
+    }
+    ~Land() { now(); }
+  };
+  // A fill lease or refresh claim this call holds: dropped on every way out
+  // that did not fill (the method threw, nothing to keep), so that a waiter
+  // loads at once instead of waiting for the lease to run out.
+  struct Held {
+    detail::CacheRuntime& rt;
+    detail::CacheName& cache;
+    std::string_view key;
+    std::string token;
+    bool holds = false;
+    ~Held() {
+      if (!holds) return;
+      try {
+        rt.remote().release(cache.name(), key, token);
+      } catch (const std::exception& e) {
+        rt.report(cache, key, e);  // the lease runs out by itself
+      }
+    }
+  };
+
+  Invocation& inv_;
+  const Settings& s_;
+  const ResultCodec& codec_;
+  detail::CacheRuntime& rt_;
+  detail::CacheName& cache_;
+  detail::CacheCounters& count_;
+  std::string_view key_;
+  Land land_;
+  Held held_;
+  std::uint64_t stamp_ = 0;
+  std::optional<std::uint64_t> read_version_;  // set when the shared tier was read
+};
+
 class CacheInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
@@ -148,12 +362,10 @@ class CacheInterceptor final : public CacheInterceptorBase {
     detail::CacheCounters& count = cache.counters();
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
-    const bool use_local = s.tier != Tier::remote;
-    const bool use_remote = s.tier != Tier::local;
 
     // 1. the local tier, only while the invalidation feed is complete
     const auto now = Clock::now();
-    if (use_local && rt->remote().live(now)) {
+    if (s.tier != Tier::remote && rt->remote().live(now)) {
       auto hit = cache.local().get(key, now);
       if (hit && complete_with(inv, codec, *static_cast<const ResultCodec*>(hit->kind), hit->value.get())) {
         count.local_hits.fetch_add(1, std::memory_order_relaxed);
@@ -167,7 +379,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     if (!leader) {
       std::unique_lock lock(flight->mutex);
       flight->done_cv.wait(lock, [&] { return flight->done; });
-      if (flight->value && complete_with(inv, codec, *flight->codec, flight->value.get())) {
+      if (complete_from_flight(inv, codec, *flight)) {
         count.shared_loads.fetch_add(1, std::memory_order_relaxed);
         return;
       }
@@ -175,81 +387,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
       inv.proceed();  // the leader's load failed: this caller loads for itself
       return;
     }
-    struct Land {  // every way out of the leader's path wakes the waiters
-      detail::CacheName& cache;
-      std::string key;
-      std::shared_ptr<detail::Flight> flight;
-      const ResultCodec* codec;
-      std::shared_ptr<const void> value;
-      ~Land() { cache.land(key, flight, std::move(value), codec); }
-    } land{cache, std::string(key), flight, &codec, nullptr};
-
-    // Taken before anything is read: an invalidation from here on refuses the fill.
-    const std::uint64_t stamp = cache.local().stamp(key);
-
-    // 3. the shared tier
-    std::optional<std::uint64_t> read_version;  // set when the shared tier was read
-    if (use_remote) {
-      detail::RemoteRead stored;
-      if (guarded(*rt, cache, key, s, [&] { stored = rt->remote().get(cache.name(), key); })) {
-        read_version = stored.version;
-        if (stored.json) {
-          try {
-            inv.complete_from_json(*stored.json);
-            count.remote_hits.fetch_add(1, std::memory_order_relaxed);
-            land.value = codec.share(inv.result());
-            install(*rt, cache, key, s, codec, land.value, stamp, stored.json->size());
-            return;
-          } catch (const std::exception&) {
-            // Stored by another version of the type: a miss, overwritten below.
-            count.decode_failures.fetch_add(1, std::memory_order_relaxed);
-          }
-        } else {
-          count.remote_misses.fetch_add(1, std::memory_order_relaxed);
-        }
-      }
-    }
-
-    // 4. the method
-    const auto started = Clock::now();
-    try {
-      inv.proceed();
-    } catch (...) {
-      count.load_failures.fetch_add(1, std::memory_order_relaxed);
-      throw;
-    }
-    count.loads.fetch_add(1, std::memory_order_relaxed);
-    count.load_ns.fetch_add(static_cast<std::uint64_t>((Clock::now() - started).count()), std::memory_order_relaxed);
-    const void* result = inv.result();
-    land.value = codec.share(result);
-    const milliseconds ttl = codec.empty(result) ? s.null_ttl : s.ttl;
-    if (ttl <= milliseconds(0)) return;  // null_ttl=0ms: empty results are not kept
-    // JSON: for the shared tier, and as the local entry's weight under a byte bound.
-    std::string json;
-    if (use_remote || rt->options().local_max_bytes > 0)
-      if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
-    if (use_remote) {
-      if (!read_version) return;  // the shared tier could not be read: nothing known to fill over
-      guarded(*rt, cache, key, s,
-              [&] { rt->remote().fill(cache.name(), key, json, detail::jittered(ttl, key), *read_version); });
-    }
-    install(*rt, cache, key, s, codec, land.value, stamp, json.size(), ttl);
-  }
-
- private:
-  static void install(detail::CacheRuntime& rt, detail::CacheName& cache, std::string_view key, const Settings& s,
-                      const ResultCodec& codec, const std::shared_ptr<const void>& value, std::uint64_t stamp,
-                      std::size_t weight, std::optional<milliseconds> ttl = std::nullopt) {
-    if (s.tier == Tier::remote || !rt.remote().live(Clock::now())) return;
-    milliseconds local_ttl = std::min(s.local_ttl, ttl.value_or(s.local_ttl));
-    if (codec.empty(value.get())) local_ttl = std::min(local_ttl, s.null_ttl);
-    if (local_ttl <= milliseconds(0)) return;
-    detail::LocalEntry entry;
-    entry.value = value;
-    entry.kind = &codec;
-    entry.weight = std::max<std::size_t>(1, weight);
-    entry.expires = Clock::now() + detail::jittered(local_ttl, key);
-    cache.local().put(std::string(key), std::move(entry), stamp);  // a refusal is counted by the tier
+    ReadThrough(inv, s, codec, *rt, cache, key, std::move(flight)).run();
   }
 };
 

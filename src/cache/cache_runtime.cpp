@@ -2,7 +2,10 @@
 
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <utility>
+
+#include <unistd.h>
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -26,6 +29,8 @@ void CacheOptions::validate() const {
     throw bad("feed_lag", std::to_string(feed_lag.count()) + "ms is not a positive duration");
   if (fill_guard <= std::chrono::milliseconds(0) || fill_guard > max_duration)
     throw bad("fill_guard", std::to_string(fill_guard.count()) + "ms is not a positive duration");
+  if (fill_lease <= std::chrono::milliseconds(0) || fill_lease > max_duration)
+    throw bad("fill_lease", std::to_string(fill_lease.count()) + "ms is not a positive duration");
   if (!url.empty()) parse_store_url(url);  // throws ConfigError naming the URL
 }
 
@@ -112,7 +117,7 @@ std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key)
 }
 
 void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flight,
-                     std::shared_ptr<const void> value, const ResultCodec* codec) {
+                     std::shared_ptr<const void> value, const ResultCodec* codec, std::string json) {
   {
     std::lock_guard lock(flights_mutex_);
     auto it = flights_.find(key);
@@ -122,9 +127,20 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
     std::lock_guard lock(flight->mutex);
     flight->value = std::move(value);
     flight->codec = codec;
+    flight->json = std::move(json);
     flight->done = true;
   }
   flight->done_cv.notify_all();
+}
+
+std::string lease_token() {
+  static const std::string random = [] {
+    std::random_device rd;
+    return std::to_string(rd()) + std::to_string(rd());
+  }();
+  static std::atomic<std::uint64_t> next{0};
+  // The pid keeps a forked child's tokens apart from its parent's.
+  return std::to_string(::getpid()) + '.' + random + '.' + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
 }
 
 RuntimeRef::RuntimeRef() {
@@ -214,6 +230,8 @@ CacheStats CacheRuntime::stats(std::string_view name) {
   s.invalidations_received = get(k.invalidations_received);
   s.errors = get(k.errors);
   s.decode_failures = get(k.decode_failures);
+  s.sync_waits = get(k.sync_waits);
+  s.refreshes = get(k.refreshes);
   const LocalTier::Stats local = c->local().stats();
   s.refused_stale = local.rejected_stale;
   s.evictions = local.evictions;

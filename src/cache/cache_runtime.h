@@ -23,7 +23,7 @@ namespace WEAVE_NAMESPACE::detail {
 struct WEAVE_API CacheCounters {
   std::atomic<std::uint64_t> local_hits{0}, local_misses{0}, remote_hits{0}, remote_misses{0}, loads{0},
       load_failures{0}, load_ns{0}, shared_loads{0}, invalidations_sent{0}, invalidations_received{0}, errors{0},
-      decode_failures{0};
+      decode_failures{0}, sync_waits{0}, refreshes{0};
 };
 
 // One load in flight for a key (in this process): later misses of the key
@@ -34,6 +34,7 @@ struct WEAVE_API Flight {
   bool done = false;
   std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
   const ResultCodec* codec = nullptr;  // made `value`
+  std::string json;                    // without `value`: the stored value to decode ("" none)
 };
 
 class WEAVE_API CacheName {
@@ -47,7 +48,7 @@ class WEAVE_API CacheName {
   // land()), {flight, false} when another caller does.
   std::pair<std::shared_ptr<Flight>, bool> join(const std::string& key);
   void land(const std::string& key, const std::shared_ptr<Flight>& flight, std::shared_ptr<const void> value,
-            const ResultCodec* codec);
+            const ResultCodec* codec, std::string json = {});
 
  private:
   std::string name_;
@@ -78,6 +79,10 @@ class WEAVE_API CacheRuntime {
   std::unordered_map<std::string, std::unique_ptr<CacheName>> names_;
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };
+
+// A token no other caller in the deployment holds (a random process part and
+// a counter): names the holder of a fill lease or refresh claim.
+WEAVE_API std::string lease_token();
 
 // The process-wide runtime (configure_cache, else the defaults); shared so a
 // call in flight keeps the one it started with across a reconfiguration.

@@ -1,5 +1,7 @@
 // mem:// for [[cache]]: the shared tier as a table in this process.
+#include <algorithm>
 #include <array>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -18,36 +20,67 @@ class MemRemote final : public RemoteTier {
   RemoteRead get(std::string_view name, std::string_view key) override {
     std::lock_guard lock(mutex_);
     RemoteRead read{std::nullopt, version_of(name, key)};
-    auto n = names_.find(std::string(name));
-    if (n == names_.end()) return read;
-    auto it = n->second.find(std::string(key));
-    if (it == n->second.end()) return read;
-    if (it->second.expires <= Clock::now()) {
-      n->second.erase(it);
-      return read;
+    if (const Entry* e = entry(name, key)) {
+      read.json = e->json;
+      read.written_ms = e->written_ms;
     }
-    read.json = it->second.json;
     return read;
   }
   bool fill(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl,
-            std::uint64_t read_version) override {
+            std::uint64_t read_version, std::string_view token) override {
     std::lock_guard lock(mutex_);
+    drop_leases(name, key, token);
+    changed();
     if (version_of(name, key) != read_version) return false;
-    names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl};
+    names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl, wall_ms()};
     return true;
   }
   void put(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl) override {
     std::lock_guard lock(mutex_);
     bump(name, &key);
-    names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl};
+    names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl, wall_ms()};
+    changed();
   }
   void evict(std::string_view name, const std::string_view* key) override {
     std::lock_guard lock(mutex_);
     bump(name, key);
+    changed();
     auto n = names_.find(std::string(name));
     if (n == names_.end()) return;
     if (key) n->second.erase(std::string(*key));
     else names_.erase(n);
+  }
+  FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
+                       std::chrono::milliseconds lease, std::uint64_t read_version,
+                       Clock::time_point deadline) override {
+    std::unique_lock lock(mutex_);
+    if (entry(name, key) || version_of(name, key) != read_version) return FillClaim::read_again;
+    const auto now = Clock::now();
+    Lease& held = leases_[lease_key('f', name, key)];
+    if (held.token.empty() || held.expires <= now) {
+      held = Lease{std::string(token), now + lease};
+      return FillClaim::load;
+    }
+    // Woken by any change of the table (rare: only sync misses wait here).
+    const std::uint64_t seen = changes_;
+    const bool woken = cv_.wait_until(lock, std::min(deadline, held.expires), [&] { return changes_ != seen; });
+    return !woken && Clock::now() >= deadline ? FillClaim::gave_up : FillClaim::waited;
+  }
+  bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
+                     std::chrono::milliseconds lease) override {
+    std::lock_guard lock(mutex_);
+    const Entry* e = entry(name, key);
+    if (!e || version_of(name, key) != read.version || e->written_ms != read.written_ms) return false;
+    const auto now = Clock::now();
+    Lease& held = leases_[lease_key('r', name, key)];
+    if (!held.token.empty() && held.expires > now) return false;
+    held = Lease{std::string(token), now + lease};
+    return true;
+  }
+  void release(std::string_view name, std::string_view key, std::string_view token) override {
+    std::lock_guard lock(mutex_);
+    drop_leases(name, key, token);
+    changed();
   }
   void listen(Listener) override {}
   bool live(Clock::time_point) const noexcept override { return true; }
@@ -56,7 +89,45 @@ class MemRemote final : public RemoteTier {
   struct Entry {
     std::string json;
     Clock::time_point expires;
+    std::int64_t written_ms = 0;
   };
+  struct Lease {
+    std::string token;
+    Clock::time_point expires;
+  };
+  // The live entry, or null (an expired one is dropped). Under mutex_.
+  const Entry* entry(std::string_view name, std::string_view key) {
+    auto n = names_.find(std::string(name));
+    if (n == names_.end()) return nullptr;
+    auto it = n->second.find(std::string(key));
+    if (it == n->second.end()) return nullptr;
+    if (it->second.expires <= Clock::now()) {
+      n->second.erase(it);
+      return nullptr;
+    }
+    return &it->second;
+  }
+  static std::string lease_key(char kind, std::string_view name, std::string_view key) {
+    std::string k(1, kind);
+    k += std::to_string(name.size());
+    k += ':';
+    k += name;
+    k += key;
+    return k;
+  }
+  void drop_leases(std::string_view name, std::string_view key, std::string_view token) {
+    for (char kind : {'f', 'r'}) {
+      auto it = leases_.find(lease_key(kind, name, key));
+      if (it != leases_.end() && it->second.token == token) leases_.erase(it);
+    }
+    // Leases of callers that never came back (a refresh that failed) go once expired.
+    if (leases_.size() > 1024)
+      std::erase_if(leases_, [now = Clock::now()](const auto& l) { return l.second.expires <= now; });
+  }
+  void changed() {
+    ++changes_;
+    cv_.notify_all();
+  }
   // Write versions in a fixed table of buckets (bounded memory; a key shares
   // its bucket with others, which only refuses some fills) plus a counter
   // for whole-name evictions.
@@ -72,7 +143,10 @@ class MemRemote final : public RemoteTier {
     else ++all_evictions_;
   }
   std::mutex mutex_;
+  std::condition_variable cv_;  // claim_fill's waiters
+  std::uint64_t changes_ = 0;   // bumped by every fill, put, evict and release
   std::unordered_map<std::string, std::unordered_map<std::string, Entry>> names_;
+  std::unordered_map<std::string, Lease> leases_;
   std::array<std::uint64_t, kBuckets> versions_{};
   std::uint64_t all_evictions_ = 0;
 };

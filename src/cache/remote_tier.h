@@ -20,6 +20,24 @@ namespace WEAVE_NAMESPACE::detail {
 struct WEAVE_API RemoteRead {
   std::optional<std::string> json;
   std::uint64_t version = 0;
+  // When the value was stored (fill or put), wall clock ms since the epoch;
+  // 0 when not known (an entry written by an older Weave).
+  std::int64_t written_ms = 0;
+};
+
+// The wall clock in ms since the epoch: entries carry it (written_ms), and
+// every process of a deployment compares against its own (refresh_after).
+inline std::int64_t wall_ms() noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// What claim_fill() found (sync=true).
+enum class FillClaim {
+  load,        // the caller holds the fill lease: it loads, then fill() or release()
+  read_again,  // the key was filled or written since the miss
+  waited,      // another caller held the lease; it landed, gave up or ran out: read again
+  gave_up,     // the deadline passed while another caller held the lease
 };
 
 class WEAVE_API RemoteTier {
@@ -32,13 +50,29 @@ class WEAVE_API RemoteTier {
   // came after the read that missed (`read_version`): a slow load never
   // installs a value older than a write. Sends no invalidation (nobody else
   // can hold an entry for a key that was missing). False when refused.
+  // `token` ("" for none): the leases it holds (claim_fill, claim_refresh)
+  // are dropped in the same step, and their waiters woken.
   virtual bool fill(std::string_view name, std::string_view key, std::string_view json,
-                    std::chrono::milliseconds ttl, std::uint64_t read_version) = 0;
+                    std::chrono::milliseconds ttl, std::uint64_t read_version, std::string_view token) = 0;
   // A write: stores and tells every other process to drop `key`.
   virtual void put(std::string_view name, std::string_view key, std::string_view json,
                    std::chrono::milliseconds ttl) = 0;
   // Drops `key` (or every key of `name` when key is null) everywhere.
   virtual void evict(std::string_view name, const std::string_view* key) = 0;
+
+  // sync=true, after a miss that read `read_version`: claims the key's fill
+  // lease for `lease` (one loader per deployment). When another caller holds
+  // it, waits until woken (the key filled, written or evicted, the holder
+  // released) or its lease ran out, at most until `deadline`.
+  virtual FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
+                               std::chrono::milliseconds lease, std::uint64_t read_version,
+                               std::chrono::steady_clock::time_point deadline) = 0;
+  // refresh_after: claims the reload of the value `read` saw for `lease`;
+  // false when another caller holds the claim or the entry changed since.
+  virtual bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read,
+                             std::string_view token, std::chrono::milliseconds lease) = 0;
+  // Drops the leases `token` holds without filling, waking their waiters.
+  virtual void release(std::string_view name, std::string_view key, std::string_view token) = 0;
 
   // Invalidations from other processes: (name, key) or (name, null) for
   // all of a name; on_gap when the feed may have missed some or is coming

@@ -42,6 +42,12 @@ inline constexpr ArgSpec k_find_remote_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"tier", ArgValue::of_enum("remote", 2)}};
 inline constexpr ArgSpec k_find_sync_args[] = {
     {"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}, {"sync", ArgValue::of_bool(true)}};
+// refresh_after: long enough that no stall of a loaded machine ages a value
+// a test has just loaded, short enough to wait for.
+inline constexpr long long k_refresh_after_ms = 2000;
+inline constexpr ArgSpec k_find_refresh_args[] = {{"name", ArgValue::of_template(0)},
+                                                  {"key", ArgValue::of_template(1)},
+                                                  {"refresh_after", ArgValue::of_duration_ms(k_refresh_after_ms)}};
 inline constexpr ArgSpec k_price_args[] = {{"name", ArgValue::of_template(0)}};  // no key=: all arguments
 inline constexpr ArgSpec k_put_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
 inline constexpr ArgSpec k_evict_args[] = {{"name", ArgValue::of_template(0)}, {"key", ArgValue::of_template(1)}};
@@ -52,12 +58,13 @@ inline constexpr AnnotationSpec k_find_null0[] = {{"cache", 0, k_find_null0_args
 inline constexpr AnnotationSpec k_find_local[] = {{"cache", 0, k_find_local_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_remote[] = {{"cache", 0, k_find_remote_args, 1, 1}};
 inline constexpr AnnotationSpec k_find_sync[] = {{"cache", 0, k_find_sync_args, 1, 1}};
+inline constexpr AnnotationSpec k_find_refresh[] = {{"cache", 0, k_find_refresh_args, 1, 1}};
 inline constexpr AnnotationSpec k_price[] = {{"cache", 0, k_price_args, 5, 1}};
 inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
 inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
 inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
 
-enum class Find { both, null0, local, remote, sync };
+enum class Find { both, null0, local, remote, sync, refresh };
 
 inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo both{"shop::Catalog::find", "catalog.h", 1, k_find, {}, &k_found_codec};
@@ -65,8 +72,10 @@ inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo local{"shop::Catalog::find", "catalog.h", 1, k_find_local, {}, &k_found_codec};
   static constexpr weave::MethodInfo remote{"shop::Catalog::find", "catalog.h", 1, k_find_remote, {}, &k_found_codec};
   static constexpr weave::MethodInfo sync{"shop::Catalog::find", "catalog.h", 1, k_find_sync, {}, &k_found_codec};
+  static constexpr weave::MethodInfo refresh{"shop::Catalog::find", "catalog.h", 1, k_find_refresh, {}, &k_found_codec};
   switch (f) {
     case Find::sync: return sync;
+    case Find::refresh: return refresh;
     case Find::null0: return null0;
     case Find::local: return local;
     case Find::remote: return remote;

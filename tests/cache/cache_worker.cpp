@@ -16,7 +16,15 @@
 //   remove <name> <key>          -> ok
 //   stats <name>                 -> local_hits=.. local_misses=.. ... (every CacheStats field)
 //   slow <ms>                    -> ok     find's body sleeps <ms> after reading the file
+//   sfind / rfind <name> <key>   -> like find, through sync=true / refresh_after (cache_methods.h)
+//   burst <find|sfind|rfind> <name> <key> <threads>
+//                                -> values <cents> ...   that many threads call it at once
+//   hold on|off                  -> ok     find's body first waits for the file <dir>/open-<key>
+//   fail <n>                     -> ok     the next n bodies of find throw (after the hold)
+//   lease <ms>                   -> ok     configure_cache again with fill_lease = <ms>
 //   ping                         -> pong
+// Every body of find first appends a line to <dir>/loads-<key>: the loads of
+// all processes, counted by the test.
 //   oracle <name> <keys> <writer> <writers> <run ms> <quiet ms> <write %> <seed> <log path>
 //                                -> done reads=<n> writes=<n>
 //     keys k0..k<keys-1>; this process writes (sequentially, seq+1 each time)
@@ -25,8 +33,11 @@
 //     operation goes to <log path>, one line each (staleness_oracle.h):
 //       R|W <key> <seq> <invoked ns> <completed ns>   (CLOCK_MONOTONIC)
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <cstdint>
@@ -60,6 +71,7 @@ void say(const std::string& line) { std::cout << line << '\n' << std::flush; }
 class Database {
  public:
   explicit Database(std::string dir) : dir_(std::move(dir)) {}
+  const std::string& dir() const { return dir_; }
 
   std::optional<int> read(const std::string& key) const {
     std::ifstream in(dir_ + "/" + key);
@@ -87,12 +99,20 @@ class DbCatalog {
  public:
   explicit DbCatalog(Database db) : db_(std::move(db)) {}
   std::chrono::milliseconds slow{0};
+  std::atomic<bool> hold{false};
+  std::atomic<int> fail{0};
 
-  Found find(const std::string& name, const std::string& id) {
+  Found find(const std::string& name, const std::string& id, cache_test::Find how = cache_test::Find::both) {
     const std::string rendered[2] = {name, id};
     return weave::detail::invoke<Found>(
-        cache_test::find_info(cache_test::Find::both), {}, rendered,
+        cache_test::find_info(how), {}, rendered,
         [&]() -> Found {
+          count_load(id);
+          if (hold) wait_open(id);
+          int failing = fail.load();
+          while (failing > 0 && !fail.compare_exchange_weak(failing, failing - 1)) {
+          }
+          if (failing > 0) throw std::runtime_error("database down");
           const std::optional<int> cents = db_.read(id);
           if (slow.count() > 0) std::this_thread::sleep_for(slow);  // a slow database answer
           if (!cents) return std::nullopt;
@@ -121,6 +141,19 @@ class DbCatalog {
   }
 
  private:
+  // One line per load, appended whole (O_APPEND): every process's loads in one file.
+  void count_load(const std::string& id) const {
+    const int fd = ::open((db_.dir() + "/loads-" + id).c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) throw std::runtime_error("cannot count a load of " + id);
+    const std::string line = std::to_string(::getpid()) + "\n";
+    [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
+    ::close(fd);
+  }
+  void wait_open(const std::string& id) const {
+    struct stat st{};
+    while (::stat((db_.dir() + "/open-" + id).c_str(), &st) != 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   Database db_;
 };
 
@@ -130,7 +163,8 @@ std::string stats_line(const weave::CacheStats& s) {
     << " remote_misses=" << s.remote_misses << " loads=" << s.loads << " load_failures=" << s.load_failures
     << " load_time_ns=" << s.load_time.count() << " shared_loads=" << s.shared_loads << " evictions=" << s.evictions
     << " invalidations_sent=" << s.invalidations_sent << " invalidations_received=" << s.invalidations_received
-    << " errors=" << s.errors << " decode_failures=" << s.decode_failures << " refused_stale=" << s.refused_stale;
+    << " errors=" << s.errors << " decode_failures=" << s.decode_failures << " refused_stale=" << s.refused_stale
+    << " sync_waits=" << s.sync_waits << " refreshes=" << s.refreshes;
   return o.str();
 }
 
@@ -193,6 +227,12 @@ std::string oracle(DbCatalog& catalog, const Database& db, const OracleArgs& a) 
   return "done reads=" + std::to_string(reads) + " writes=" + std::to_string(writes);
 }
 
+cache_test::Find find_kind(const std::string& cmd) {
+  if (cmd == "sfind") return cache_test::Find::sync;
+  if (cmd == "rfind") return cache_test::Find::refresh;
+  return cache_test::Find::both;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -214,10 +254,47 @@ int main(int argc, char** argv) {
     std::string cmd, name, key;
     in >> cmd;
     try {
-      if (cmd == "find") {
+      if (cmd == "find" || cmd == "sfind" || cmd == "rfind") {
         in >> name >> key;
-        const Found f = catalog.find(name, key);
+        const Found f = catalog.find(name, key, find_kind(cmd));
         say(f ? std::to_string(f->cents) : "none");
+      } else if (cmd == "burst") {
+        std::string kind;
+        int threads = 0;
+        in >> kind >> name >> key >> threads;
+        std::vector<std::string> got(static_cast<std::size_t>(threads));
+        std::vector<std::thread> callers;
+        for (int i = 0; i < threads; ++i)
+          callers.emplace_back([&, i] {
+            try {
+              const Found f = catalog.find(name, key, find_kind(kind));
+              got[static_cast<std::size_t>(i)] = f ? std::to_string(f->cents) : "none";
+            } catch (const std::exception&) {
+              got[static_cast<std::size_t>(i)] = "threw";
+            }
+          });
+        std::string line = "values";
+        for (int i = 0; i < threads; ++i) {
+          callers[static_cast<std::size_t>(i)].join();
+          line += " " + got[static_cast<std::size_t>(i)];
+        }
+        say(line);
+      } else if (cmd == "hold") {
+        std::string on;
+        in >> on;
+        catalog.hold = on == "on";
+        say("ok");
+      } else if (cmd == "fail") {
+        int n = 0;
+        in >> n;
+        catalog.fail = n;
+        say("ok");
+      } else if (cmd == "lease") {
+        long ms = 0;
+        in >> ms;
+        options.fill_lease = std::chrono::milliseconds(ms);
+        weave::configure_cache(options);
+        say("ok");
       } else if (cmd == "save") {
         int cents = 0;
         in >> name >> key >> cents;

@@ -12,15 +12,12 @@
 #include <vector>
 
 #include "cache_methods.h"
+#include "cache_suite.h"
 #include "weave/cache.h"
 #if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
 #endif
 
-using cache_test::Catalog;
-using cache_test::Find;
-using cache_test::Found;
-using namespace std::chrono_literals;
 
 namespace {
 
@@ -34,17 +31,6 @@ void store_raw_json(const std::string& name, const std::string& key, const std::
   write_raw("{weave:cache:" + name + ":" + key + "}", "1:" + json);  // "<version>:<json>" (docs/cache.md)
 #endif
 }
-
-// A cache name no other test uses.
-std::string fresh_name(const std::string& what) {
-  static std::atomic<int> n{0};
-  return "t" + std::to_string(n.fetch_add(1)) + ":" + what;
-}
-
-// A generous feed_lag: on a loaded machine the feed's reader may run late,
-// which costs local hits (asserted below), never correctness (the suite with
-// real processes runs with the default).
-void use_store() { weave::configure_cache({.url = cache_store_url(), .feed_lag = std::chrono::seconds(5)}); }
 
 }  // namespace
 
@@ -220,14 +206,6 @@ TEST_CASE("cache: the local tier holds its byte bound") {
   // About 30 bytes of JSON each: 300 of them cannot all stay in 2 KiB.
   REQUIRE(weave::cache_stats(name).evictions > 0);
   use_store();
-}
-
-TEST_CASE("cache: an argument this version does not run yet is refused, never ignored") {
-  use_store();
-  Catalog c;
-  REQUIRE_THROWS_WITH(c.find(fresh_name("sync"), "k", Find::sync),
-                      Catch::Contains("shop::Catalog::find") && Catch::Contains("sync=true"));
-  REQUIRE(c.finds == 0);
 }
 
 TEST_CASE("cache: without key= every argument is part of the key") {

@@ -7,9 +7,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "cache/cache_runtime.h"
 #include "cache/remote_tier.h"
@@ -35,10 +35,15 @@ std::string entry_key(std::string_view prefix, std::string_view name, std::strin
   return k;
 }
 
-// "<sender>|k|<name size>|<name><key>" or "<sender>|a|<name size>|<name>".
-std::string invalidation(std::string_view sender, std::string_view name, const std::string_view* key) {
+// "<sender>|k|<name size>|<name><key>" (drop the key), "<sender>|a|<name
+// size>|<name>" (drop the name), or kind 'f' (a fill lease was released with a
+// waiter: wake it; an older Weave reads it as 'k', which only drops a copy).
+std::string invalidation(std::string_view sender, std::string_view name, const std::string_view* key,
+                         char kind = 'k') {
   std::string m(sender);
-  m += key ? "|k|" : "|a|";
+  m += '|';
+  m += key ? kind : 'a';
+  m += '|';
   m += std::to_string(name.size());
   m += '|';
   m += name;
@@ -49,6 +54,7 @@ std::string invalidation(std::string_view sender, std::string_view name, const s
 struct Parsed {
   std::string_view sender, name, key;
   bool all = false;
+  bool wake_only = false;  // 'f'
 };
 std::optional<Parsed> parse_invalidation(std::string_view m) {
   Parsed p;
@@ -56,6 +62,7 @@ std::optional<Parsed> parse_invalidation(std::string_view m) {
   if (bar == std::string_view::npos || m.size() < bar + 4) return std::nullopt;
   p.sender = m.substr(0, bar);
   p.all = m[bar + 1] == 'a';
+  p.wake_only = m[bar + 1] == 'f';
   std::string_view rest = m.substr(bar + 3);
   const auto bar2 = rest.find('|');
   if (bar2 == std::string_view::npos) return std::nullopt;
@@ -71,11 +78,6 @@ std::optional<Parsed> parse_invalidation(std::string_view m) {
   return p;
 }
 
-std::string process_id() {
-  std::random_device rd;
-  return std::to_string(rd()) + std::to_string(rd());
-}
-
 class RedisRemote final : public RemoteTier {
  public:
   RedisRemote(std::shared_ptr<store::Executor> exec, const CacheOptions& o)
@@ -83,7 +85,7 @@ class RedisRemote final : public RemoteTier {
         prefix_(o.key_prefix),
         channel_("{" + o.key_prefix + "}invalidations"),
         fill_guard_(std::to_string(o.fill_guard.count())),
-        sender_(process_id()),
+        sender_(lease_token()),
         feed_lag_(o.feed_lag) {}
 
   ~RedisRemote() override {
@@ -101,28 +103,68 @@ class RedisRemote final : public RemoteTier {
     RemoteRead read;
     if (r->type == REDIS_REPLY_NIL) return read;
     if (r->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "cache get");
+    // "<version>[@<written ms>]:<json>" (scripts/_entry.lua)
     const std::string_view entry(r->str, r->len);
     const auto colon = entry.find(':');
-    std::uint64_t v = 0;
     if (colon == std::string_view::npos) return read;  // not written by Weave: a miss (a fill will be refused)
-    for (char c : entry.substr(0, colon)) v = v * 10 + static_cast<std::uint64_t>(c - '0');
-    read.version = v;
+    const std::string_view head = entry.substr(0, colon);
+    const auto at = head.find('@');
+    read.version = digits<std::uint64_t>(head.substr(0, at));
+    if (at != std::string_view::npos) read.written_ms = digits<std::int64_t>(head.substr(at + 1));
     if (colon + 1 < entry.size()) read.json = std::string(entry.substr(colon + 1));
     return read;
   }
 
   bool fill(std::string_view name, std::string_view key, std::string_view json, milliseconds ttl,
-            std::uint64_t read_version) override {
-    const std::string k = entry_key(prefix_, name, key);
-    const std::string ms = std::to_string(std::max<long long>(1, ttl.count())), v = std::to_string(read_version);
-    return integer(run({cache_redis::scripts::fill, {k}, {json, ms, v}}, "cache fill")) == 1;
+            std::uint64_t read_version, std::string_view token) override {
+    const std::string k = entry_key(prefix_, name, key), fill_lease = k + "fill", refresh_claim = k + "refresh";
+    const std::string ms = std::to_string(std::max<long long>(1, ttl.count())), v = std::to_string(read_version),
+                      now = std::to_string(wall_ms());
+    const long long r = integer(
+        run({cache_redis::scripts::fill, {k, fill_lease, refresh_claim}, {json, ms, v, now, token}}, "cache fill"));
+    if (r >= 2) wake_waiters(name, key);
+    return r >= 0 && (r & 1);
   }
 
   void put(std::string_view name, std::string_view key, std::string_view json, milliseconds ttl) override {
     const std::string k = entry_key(prefix_, name, key);
-    const std::string ms = std::to_string(std::max<long long>(1, ttl.count()));
-    run({cache_redis::scripts::put, {k}, {json, ms}}, "cache put");
+    const std::string ms = std::to_string(std::max<long long>(1, ttl.count())), now = std::to_string(wall_ms());
+    run({cache_redis::scripts::put, {k}, {json, ms, now}}, "cache put");
     exec_->publish(channel_, invalidation(sender_, name, &key));
+    woken(k);  // this process's waiters at once, not through the feed
+  }
+
+  FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token, milliseconds lease,
+                       std::uint64_t read_version, std::chrono::steady_clock::time_point deadline) override {
+    const std::string k = entry_key(prefix_, name, key), fill_lease = k + "fill";
+    // Registered before the claim: a wake published after the script ran is not lost.
+    Waiting waiting(*this, k);
+    const std::string ms = std::to_string(std::max<long long>(1, lease.count())), v = std::to_string(read_version);
+    const long long r =
+        integer(run({cache_redis::scripts::claim_fill, {k, fill_lease}, {token, ms, v}}, "cache claim fill"));
+    if (r == 1) return FillClaim::load;
+    if (r >= 0) return FillClaim::read_again;
+    // Held by another caller for -r ms more: wait for its wake, or for its
+    // lease to run out (a crashed loader, or no feed to hear the wake on).
+    const auto now = std::chrono::steady_clock::now();
+    const auto lease_end = now + milliseconds(-r);
+    if (waiting.wait(std::min(deadline, lease_end))) return FillClaim::waited;
+    return lease_end < deadline ? FillClaim::waited : FillClaim::gave_up;
+  }
+
+  bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
+                     milliseconds lease) override {
+    const std::string k = entry_key(prefix_, name, key), refresh_claim = k + "refresh";
+    const std::string v = std::to_string(read.version), written = std::to_string(read.written_ms),
+                      ms = std::to_string(std::max<long long>(1, lease.count()));
+    return integer(run({cache_redis::scripts::claim_refresh, {k, refresh_claim}, {v, written, token, ms}},
+                       "cache claim refresh")) == 1;
+  }
+
+  void release(std::string_view name, std::string_view key, std::string_view token) override {
+    const std::string k = entry_key(prefix_, name, key), fill_lease = k + "fill", refresh_claim = k + "refresh";
+    if (integer(run({cache_redis::scripts::release, {fill_lease, refresh_claim}, {token}}, "cache release")) >= 2)
+      wake_waiters(name, key);
   }
 
   void evict(std::string_view name, const std::string_view* key) override {
@@ -133,6 +175,8 @@ class RedisRemote final : public RemoteTier {
       evict_all(name);
     }
     exec_->publish(channel_, invalidation(sender_, name, key));
+    if (key) woken(entry_key(prefix_, name, *key));
+    else woken_all();
   }
 
   void listen(Listener listener) override {
@@ -161,7 +205,71 @@ class RedisRemote final : public RemoteTier {
     calls.push_back(std::move(call));
     return std::move(exec_->run(calls, what).front());
   }
-  static long long integer(const store::Reply& r) { return r->type == REDIS_REPLY_INTEGER ? r->integer : -1; }
+  static long long integer(const store::Reply& r) { return r->type == REDIS_REPLY_INTEGER ? r->integer : 0; }
+  template <class T>
+  static T digits(std::string_view text) {
+    T v = 0;
+    for (char c : text) v = v * 10 + static_cast<T>(c - '0');
+    return v;
+  }
+
+  // A released fill lease had waiters: wake them here and in every process.
+  void wake_waiters(std::string_view name, std::string_view key) {
+    woken(entry_key(prefix_, name, key));
+    exec_->publish(channel_, invalidation(sender_, name, &key, 'f'));
+  }
+
+  // claim_fill's waiters of this process, per entry key: woken by any message
+  // about their key (or their name, or a gap of the feed), then they read again.
+  struct WaitSlot {
+    int waiters = 0;
+    std::uint64_t wakes = 0;
+  };
+  class Waiting {
+   public:
+    Waiting(RedisRemote& r, std::string key) : r_(r), key_(std::move(key)) {
+      std::lock_guard g(r_.wait_mutex_);
+      WaitSlot& slot = r_.waits_[key_];
+      ++slot.waiters;
+      wakes_ = slot.wakes;
+      all_ = r_.wake_all_;
+      r_.waiting_.fetch_add(1);
+    }
+    ~Waiting() {
+      std::lock_guard g(r_.wait_mutex_);
+      r_.waiting_.fetch_sub(1);
+      auto it = r_.waits_.find(key_);
+      if (--it->second.waiters == 0) r_.waits_.erase(it);
+    }
+    // True when woken since the registration; false once `until` passed.
+    bool wait(std::chrono::steady_clock::time_point until) {
+      std::unique_lock g(r_.wait_mutex_);
+      return r_.wait_cv_.wait_until(g, until, [&] { return r_.waits_[key_].wakes != wakes_ || r_.wake_all_ != all_; });
+    }
+
+   private:
+    RedisRemote& r_;
+    std::string key_;
+    std::uint64_t wakes_ = 0, all_ = 0;
+  };
+  void woken(const std::string& entry) {
+    if (waiting_.load() == 0) return;
+    {
+      std::lock_guard g(wait_mutex_);
+      auto it = waits_.find(entry);
+      if (it == waits_.end()) return;
+      ++it->second.wakes;
+    }
+    wait_cv_.notify_all();
+  }
+  void woken_all() {
+    if (waiting_.load() == 0) return;
+    {
+      std::lock_guard g(wait_mutex_);
+      ++wake_all_;
+    }
+    wait_cv_.notify_all();
+  }
 
   // Tombstones every key of `name` on every master (SCAN; rare).
   void evict_all(std::string_view name) {
@@ -170,7 +278,7 @@ class RedisRemote final : public RemoteTier {
       if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
       pattern += c;
     }
-    pattern += '*';
+    pattern += "*}";  // entries end with '}', their leases ("...}fill") are not evicted
     exec_->for_each_master([&](store::NodeExecutor& node) {
       std::string cursor = "0";
       do {
@@ -197,7 +305,10 @@ class RedisRemote final : public RemoteTier {
     feed->on_message = [this, id](std::string_view payload) {
       if (id != feed_id_.load()) return;
       auto p = parse_invalidation(payload);
-      if (!p || p->sender == sender_ || !listener_.on_invalidate) return;
+      if (!p) return;
+      if (p->all) woken_all();
+      else woken(entry_key(prefix_, p->name, p->key));
+      if (p->wake_only || p->sender == sender_ || !listener_.on_invalidate) return;
       listener_.on_invalidate(p->name, p->all ? nullptr : &p->key);
     };
     feed->on_state = [this, id](bool up) {
@@ -216,6 +327,7 @@ class RedisRemote final : public RemoteTier {
   void went_down() {
     live_.store(false, std::memory_order_release);
     if (listener_.on_gap) listener_.on_gap();  // local tiers start over
+    woken_all();  // a wake may be lost: waiters read again
     cv_.notify_all();
   }
 
@@ -257,6 +369,11 @@ class RedisRemote final : public RemoteTier {
   std::condition_variable cv_;
   bool stop_ = false;
   std::unique_ptr<store::Subscriber::Interest> interest_;
+  std::mutex wait_mutex_;
+  std::condition_variable wait_cv_;
+  std::unordered_map<std::string, WaitSlot> waits_;
+  std::uint64_t wake_all_ = 0;
+  std::atomic<int> waiting_{0};
   std::thread keeper_;
 };
 
