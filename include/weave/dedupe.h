@@ -13,6 +13,19 @@
 // The first call claims the key in one atomic step; the claim is a lease
 // renewed while the method runs, so a crashed caller blocks its key for one
 // claim lease, not for the window. Its outcome is recorded for the window.
+//
+// A method body that runs long (or may be paused: SIGSTOP, a VM stall) asks
+// whether it still holds the claim, as a locked method asks its Lease:
+//
+//   Receipt Shop::pay(const std::string& idempotency_key, const Order& order) {
+//     const weave::DedupeClaim* claim = weave::current_dedupe_claim();
+//     for (auto& step : steps) {
+//       if (claim->stop_token().stop_requested())   // lost: a duplicate may be running it now
+//         throw Abandoned();
+//       step();
+//     }
+//     ...
+//   }
 #pragma once
 
 #include "weave/abi.h"
@@ -20,11 +33,75 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <stop_token>
 #include <string>
+#include <string_view>
 
 #include "weave/event.h"
 
 namespace WEAVE_NAMESPACE {
+
+namespace detail {
+class HeldClaim;
+}
+
+// The claim a running first call holds on its key. The store keeps it for
+// DedupeOptions::claim_lease and the renewer extends it every third of that
+// while the method runs. It is lost when a renewal finds it gone (it ran out
+// and another call may have claimed the key) or when its local deadline (the
+// last renewal sent + claim_lease) has passed. Once lost, the call's outcome
+// is not recorded (it would go over a newer call's), the call still returns
+// its result or exception to its caller, and the loss is counted
+// (DedupeStats::claims_lost) and reported to DedupeOptions::on_event.
+//
+// Owned by the running call and never moved: `const DedupeClaim*` stays valid
+// until the guarded call returns (share() keeps it longer). Thread-safe.
+class WEAVE_API DedupeClaim {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  DedupeClaim(const DedupeClaim&) = delete;
+  DedupeClaim& operator=(const DedupeClaim&) = delete;
+
+  // The rendered key (without DedupeOptions::key_prefix).
+  const std::string& key() const noexcept;
+  // Unique per claim (random per process, then a counter); the store finishes
+  // the call only while the key's claim carries it. A claim has no fencing
+  // token: a per-key counter would outlive the window (nothing of a call may).
+  const std::string& owner_token() const noexcept;
+  // Fires when the claim is lost. Each call of stop_token() and lost() also
+  // checks the local deadline: a process resuming from a pause past it sees
+  // the loss at once, before the renewer thread has run. So ask again
+  // rather than keep a std::stop_token from before a pause (a kept one fires
+  // too, when the renewer comes round).
+  std::stop_token stop_token() const noexcept;
+  // True once lost (see above); stays true. Once the call has returned, its
+  // deadline no longer counts (a claim kept through share() stays as it was).
+  bool lost() const noexcept;
+  // Why it was lost ("" while not lost).
+  std::string lost_cause() const;
+  // When the claim runs out unless renewed (local, conservative; moves
+  // forward with each renewal).
+  clock::time_point expires_at() const noexcept;
+  // The same claim as a std::shared_ptr: hand it to another thread that works
+  // for the call, or keep it past the call's return.
+  std::shared_ptr<const DedupeClaim> share() const;
+
+ private:
+  friend class detail::HeldClaim;  // the only implementation
+  DedupeClaim() noexcept = default;
+  ~DedupeClaim() = default;
+};
+
+// The claim of the innermost first call running [[dedupe]] on this thread, or
+// null (outside a guarded method, or in a duplicate). Thread-local: another
+// thread working for the call gets it through share() (weave::CallContext
+// carries locks' leases, not dedupe claims).
+WEAVE_API const DedupeClaim* current_dedupe_claim() noexcept;
+// The claim on `key` (rendered, without the prefix) held by a call running on
+// this thread, innermost first, or null.
+WEAVE_API const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept;
 
 struct WEAVE_API DedupeOptions {
   // The store: "" = WEAVE_DEDUPE_URL, else WEAVE_URL, else "mem://".

@@ -56,10 +56,10 @@ class DedupeInterceptor final : public Interceptor {
 
   void around(Invocation& inv) override {
     const Annotation& a = inv.annotation();
-    const Settings s = [&] {
-      if (const Settings* p = inv.prepared<Settings>()) return *p;
-      return read_settings(a, inv.method());
-    }();
+    Settings read;  // when the spec was not prepared
+    const Settings* prepared = inv.prepared<Settings>();
+    if (!prepared) read = read_settings(a, inv.method());
+    const Settings& s = prepared ? *prepared : read;
     const std::string_view key = s.key_slot >= 0 ? a.rendered(s.key_slot)
                                  : a.has("key")   ? a.text("key")
                                                   : inv.method();
@@ -71,15 +71,17 @@ class DedupeInterceptor final : public Interceptor {
     const ResultCodec* codec = s.on_duplicate == OnDuplicate::replay ? &codec_of(inv) : nullptr;
     detail::DedupeCounters& count = rt->counters();
     detail::ClaimStore& store = rt->store();
-    const std::string owner = detail::unique_token();
+    std::string owner = detail::unique_token();
 
     // 1. claim, or answer as a duplicate (waiting for a running first call up to wait=)
     const auto started = Clock::now();
     const auto deadline = started + s.wait;
+    auto sent = started;  // when the claim that succeeds was sent: its lease runs from about then
     bool waited = false;
     for (;;) {
       std::unique_ptr<detail::ClaimWaiter> waiter;
       if (waited || s.wait > milliseconds(0)) waiter = store.prepare_wait(key);
+      if (waited) sent = Clock::now();
       detail::ClaimOutcome got = store.claim(key, owner, match, rt->options().claim_lease);
       if (got.claimed) break;
       if (!got.readable)
@@ -110,34 +112,38 @@ class DedupeInterceptor final : public Interceptor {
       return answer(inv, s, key, r, codec, count);
     }
 
-    // 2. the first call: run under the claim, renewed while it runs
+    // 2. the first call: run under the claim, renewed while it runs; the body
+    // sees it as weave::current_dedupe_claim()
     count.first_calls.fetch_add(1, std::memory_order_relaxed);
-    auto held = rt->hold(std::string(key), owner, std::string(match));
+    const std::shared_ptr<detail::HeldClaim> held = rt->hold(key, std::move(owner), match, sent);
     struct Release {
       detail::DedupeRuntime& rt;
-      std::shared_ptr<detail::HeldClaim> held;
+      detail::HeldClaim& held;
       ~Release() { rt.release(held); }
-    } release{*rt, held};
+    } release{*rt, *held};
     try {
+      detail::ClaimScope current(*held);
       inv.proceed();
     } catch (const std::exception& e) {
-      record_failure(*rt, s, key, owner, match, e.what(), held);
+      record_failure(*rt, s, e.what(), *held);
       throw;
     } catch (...) {
-      record_failure(*rt, s, key, owner, match, "a non-standard exception", held);
+      record_failure(*rt, s, "a non-standard exception", *held);
       throw;
     }
-    // 3. record the outcome; a result that cannot be stored fails this call, not a replay
+    // 3. record the outcome; a result that cannot be stored fails this call,
+    // not a replay. A claim lost meanwhile is not finished (its caller still
+    // gets the result: the method ran for it).
     detail::DedupeRecord done{'d', std::string(match), {}};
     if (codec && inv.result()) {
       try {
         done.rest = codec->encode(inv.result());
       } catch (...) {
-        forget_quietly(*rt, key, owner, match);
+        forget_quietly(*rt, *held);
         throw;
       }
     }
-    finish(*rt, key, owner, match, done, s.window, held);
+    finish(*rt, done, s.window, *held);
   }
 
  private:
@@ -192,45 +198,43 @@ class DedupeInterceptor final : public Interceptor {
                                                             : s.message);
   }
 
-  static void finish(detail::DedupeRuntime& rt, std::string_view key, const std::string& owner,
-                     std::string_view match, const detail::DedupeRecord& outcome, milliseconds window,
-                     const std::shared_ptr<detail::HeldClaim>& held) {
+  static void finish(detail::DedupeRuntime& rt, const detail::DedupeRecord& outcome, milliseconds window,
+                     const detail::HeldClaim& held) {
     bool stored = false;
     try {
       // A claim already known lost is not written over whoever holds the key now.
-      stored = !held->lost() && rt.store().finish(key, owner, match, outcome, window);
+      stored = !held.lost() && rt.store().finish(held.key(), held.owner_token(), held.match(), outcome, window);
     } catch (const std::exception& e) {
-      rt.report(key, e);
+      rt.report(held.key(), e);
       return;
     }
     if (!stored) {
+      held.mark_lost("the store found the claim gone when the call finished");  // (no-op when known lost)
       rt.counters().claims_lost.fetch_add(1, std::memory_order_relaxed);
-      const Error lost("weave: dedupe key '" + std::string(key) +
+      const Error lost("weave: dedupe key '" + held.key() +
                        "': the call ran, but its claim ran out first (paused or too slow for claim_lease); its "
                        "outcome was not recorded and a duplicate may run");
-      rt.report(key, lost, /*store_failure=*/false);
+      rt.report(held.key(), lost, /*store_failure=*/false);
     }
   }
 
-  static void forget_quietly(detail::DedupeRuntime& rt, std::string_view key, const std::string& owner,
-                             std::string_view match) {
+  static void forget_quietly(detail::DedupeRuntime& rt, const detail::HeldClaim& held) {
     try {
-      rt.store().forget(key, owner, match);
+      rt.store().forget(held.key(), held.owner_token(), held.match());
     } catch (const std::exception& e) {
-      rt.report(key, e);
+      rt.report(held.key(), e);
     }
   }
 
-  static void record_failure(detail::DedupeRuntime& rt, const Settings& s, std::string_view key,
-                             const std::string& owner, std::string_view match, const char* what,
-                             const std::shared_ptr<detail::HeldClaim>& held) {
+  static void record_failure(detail::DedupeRuntime& rt, const Settings& s, const char* what,
+                             const detail::HeldClaim& held) {
     if (s.on_error == OnError::forget) {
-      forget_quietly(rt, key, owner, match);  // a retry runs at once
+      forget_quietly(rt, held);  // a retry runs at once
       rt.counters().forgotten.fetch_add(1, std::memory_order_relaxed);
       return;
     }
     rt.counters().remembered.fetch_add(1, std::memory_order_relaxed);
-    finish(rt, key, owner, match, detail::DedupeRecord{'e', std::string(match), what}, s.window, held);
+    finish(rt, detail::DedupeRecord{'e', held.match(), what}, s.window, held);
   }
 };
 

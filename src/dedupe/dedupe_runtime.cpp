@@ -3,8 +3,11 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <pthread.h>
+
+#include <charconv>
 #include <cstdlib>
+#include <map>
 #include <utility>
 
 #include "weave/duration.h"
@@ -95,31 +98,76 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
   factories()[std::move(scheme)] = std::move(factory);
 }
 
+namespace {
+// Bumped in a fork()ed child: unique_token() draws new random bits there
+// (getpid() per call would be a system call on every guarded call).
+std::atomic<std::uint64_t> fork_generation{1};
+[[maybe_unused]] const bool fork_watched = [] {
+  ::pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
+  return true;
+}();
+
+constexpr const char* kRanOut =
+    "its claim lease ran out before it was renewed (the process was paused, or the store did not answer the "
+    "renewals in time): another call may have claimed the key";
+constexpr const char* kGone = "a renewal found the claim gone: it ran out and another call may have claimed the key";
+
+thread_local const HeldClaim* current_claim = nullptr;
+}  // namespace
+
 std::string unique_token() {
   struct Source {
-    pid_t pid = 0;
-    std::string prefix;
+    std::uint64_t generation = 0;
+    char text[33 + 20];  // 32 hex digits, ':', then the counter in hex
     std::uint64_t next = 0;
   };
   thread_local Source source;
-  if (source.pid != ::getpid()) {
+  const std::uint64_t generation = fork_generation.load(std::memory_order_relaxed);
+  if (source.generation != generation) {
     unsigned char bytes[16];
     if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
       throw IoError("weave: getrandom failed");
-    char hex[33];
-    for (int i = 0; i < 16; ++i) std::snprintf(hex + 2 * i, 3, "%02x", bytes[i]);
-    source = {::getpid(), std::string(hex, 32) + ":", 0};
+    static constexpr char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 16; ++i) {
+      source.text[2 * i] = digits[bytes[i] >> 4];
+      source.text[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    source.text[32] = ':';
+    source.generation = generation;
+    source.next = 0;
   }
-  return source.prefix + std::to_string(source.next++);
+  char* const end = std::to_chars(source.text + 33, source.text + sizeof source.text, source.next++, 16).ptr;
+  return std::string(source.text, end);
 }
 
-HeldClaim::HeldClaim(std::string key, std::string owner, std::string match, std::chrono::milliseconds lease)
-    : key_(std::move(key)), owner_(std::move(owner)), match_(std::move(match)), lease_(lease),
-      expires_((Clock::now() + lease).time_since_epoch().count()) {}
+HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
+                     std::chrono::milliseconds lease, Clock::time_point sent)
+    : key_(key), owner_(std::move(owner)), match_(match), lease_(lease),
+      expires_((sent + lease).time_since_epoch().count()) {}
 
-bool HeldClaim::lost() const noexcept {
-  return lost_.load() || Clock::now().time_since_epoch().count() >= expires_.load();
+bool HeldClaim::check(Clock::time_point now) const noexcept {
+  if (cause_.load(std::memory_order_acquire)) return true;
+  if (now.time_since_epoch().count() < expires_.load(std::memory_order_acquire) ||
+      released_.load(std::memory_order_acquire))
+    return false;
+  mark_lost(kRanOut);
+  return true;
 }
+
+void HeldClaim::mark_lost(const char* cause) const noexcept {
+  const char* none = nullptr;
+  if (!cause_.compare_exchange_strong(none, cause, std::memory_order_acq_rel)) return;  // lost already
+  // std::stop_source is a handle to shared state: firing it is not a change
+  // of this object. Stop callbacks run here.
+  std::stop_source(stop_).request_stop();
+}
+
+ClaimScope::ClaimScope(HeldClaim& claim) noexcept {
+  claim.enclosing_ = current_claim;
+  current_claim = &claim;
+}
+
+ClaimScope::~ClaimScope() { current_claim = current_claim->enclosing(); }
 
 DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options)) {
   options_.validate();
@@ -135,43 +183,63 @@ DedupeRuntime::~DedupeRuntime() {
   if (renewer_.joinable()) renewer_.join();
 }
 
-std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string key, std::string owner, std::string match) {
-  auto claim = std::make_shared<HeldClaim>(std::move(key), std::move(owner), std::move(match), options_.claim_lease);
+std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
+                                               Clock::time_point sent) {
+  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent);
   std::lock_guard g(mutex_);
-  held_[claim.get()] = claim;
+  claim->next_ = held_;
+  if (held_) held_->prev_ = claim.get();
+  held_ = claim.get();
   if (!renewer_.joinable()) renewer_ = std::thread([this] { renew_loop(); });
   return claim;
 }
 
-void DedupeRuntime::release(const std::shared_ptr<HeldClaim>& claim) {
+void DedupeRuntime::release(HeldClaim& claim) noexcept {
   std::lock_guard g(mutex_);
-  held_.erase(claim.get());
+  if (claim.prev_) claim.prev_->next_ = claim.next_;
+  else held_ = claim.next_;
+  if (claim.next_) claim.next_->prev_ = claim.prev_;
+  claim.prev_ = claim.next_ = nullptr;
+  claim.released_.store(true, std::memory_order_release);
 }
 
 void DedupeRuntime::renew_loop() {
   const auto every = options_.claim_lease / 3;
   std::unique_lock g(mutex_);
+  std::vector<std::shared_ptr<HeldClaim>> batch, ran_out;
+  std::vector<ClaimStore::Renewal> items;
   while (!stop_) {
     cv_.wait_for(g, every, [&] { return stop_; });
     if (stop_) return;
-    std::vector<std::shared_ptr<HeldClaim>> batch;
-    for (auto& [p, c] : held_)
-      if (!c->lost_.load()) batch.push_back(c);
-    if (batch.empty()) continue;
+    // Linked claims are alive: release() unlinks them under this mutex first.
+    const auto now = Clock::now();
+    for (HeldClaim* c = held_; c; c = c->next_) {
+      if (c->cause_.load(std::memory_order_acquire)) continue;  // lost
+      // Past its deadline (this process was paused): lost, not renewed.
+      if (now.time_since_epoch().count() >= c->expires_.load(std::memory_order_acquire))
+        ran_out.push_back(c->shared_from_this());
+      else
+        batch.push_back(c->shared_from_this());
+    }
+    if (batch.empty() && ran_out.empty()) continue;
     g.unlock();
-    std::vector<ClaimStore::Renewal> items;
+    for (auto& c : ran_out) c->mark_lost(kRanOut);  // fires stop tokens: not under the mutex
+    ran_out.clear();
+    items.clear();
     for (auto& c : batch) items.push_back({c->key_, c->owner_, c->match_, c->lease_});
     const auto sent = Clock::now();
     try {
-      std::vector<bool> owned = store_->renew(items);
+      std::vector<bool> owned = items.empty() ? std::vector<bool>() : store_->renew(items);
       for (std::size_t i = 0; i < batch.size() && i < owned.size(); ++i) {
-        if (owned[i]) batch[i]->expires_.store((sent + batch[i]->lease_).time_since_epoch().count());
-        else batch[i]->lost_.store(true);
+        if (owned[i]) batch[i]->expires_.store((sent + batch[i]->lease_).time_since_epoch().count(),
+                                               std::memory_order_release);
+        else batch[i]->mark_lost(kGone);
       }
     } catch (const std::exception&) {
       // Not renewed this time: the claims keep their deadlines and run out
       // if the store stays away.
     }
+    batch.clear();  // the last reference may be ours: released outside the mutex
     g.lock();
   }
 }
@@ -212,6 +280,43 @@ std::shared_ptr<DedupeRuntime> dedupe_runtime() {
 }
 
 }  // namespace detail
+
+// ---- DedupeClaim: its accessors read the HeldClaim it is ----
+
+namespace {
+const detail::HeldClaim& held(const DedupeClaim& c) noexcept { return static_cast<const detail::HeldClaim&>(c); }
+}  // namespace
+
+const std::string& DedupeClaim::key() const noexcept { return held(*this).key_; }
+const std::string& DedupeClaim::owner_token() const noexcept { return held(*this).owner_; }
+
+bool DedupeClaim::lost() const noexcept { return held(*this).check(clock::now()); }
+
+std::stop_token DedupeClaim::stop_token() const noexcept {
+  held(*this).check(clock::now());  // fires the token first when the deadline has passed
+  return held(*this).stop_.get_token();
+}
+
+std::string DedupeClaim::lost_cause() const {
+  const detail::HeldClaim& c = held(*this);
+  c.check(clock::now());
+  const char* cause = c.cause_.load(std::memory_order_acquire);
+  return cause ? cause : "";
+}
+
+DedupeClaim::clock::time_point DedupeClaim::expires_at() const noexcept {
+  return clock::time_point(clock::duration(held(*this).expires_.load(std::memory_order_acquire)));
+}
+
+std::shared_ptr<const DedupeClaim> DedupeClaim::share() const { return held(*this).shared_from_this(); }
+
+const DedupeClaim* current_dedupe_claim() noexcept { return detail::current_claim; }
+
+const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept {
+  for (const detail::HeldClaim* c = detail::current_claim; c; c = c->enclosing())
+    if (c->key() == key) return c;
+  return nullptr;
+}
 
 void configure_dedupe(DedupeOptions options) {
   options.validate();

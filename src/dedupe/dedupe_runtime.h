@@ -5,10 +5,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "dedupe/claim_store.h"
@@ -21,21 +22,50 @@ struct WEAVE_API DedupeCounters {
       mismatches{0}, forgotten{0}, remembered{0}, claims_lost{0}, errors{0};
 };
 
-// A running call's claim while the renewer keeps it: lost() once a renewal
-// found it gone, or its deadline passed without one (a paused process).
-class WEAVE_API HeldClaim {
+// A running call's claim (weave::DedupeClaim) while the renewer keeps it:
+// lost once a renewal found it gone, or its deadline passed without one (a
+// paused process). Made by DedupeRuntime::hold, always through
+// std::shared_ptr; linked in the runtime's list until release().
+class WEAVE_API HeldClaim final : public DedupeClaim, public std::enable_shared_from_this<HeldClaim> {
  public:
-  HeldClaim(std::string key, std::string owner, std::string match, std::chrono::milliseconds lease);
-  const std::string& key() const noexcept { return key_; }
-  const std::string& owner() const noexcept { return owner_; }
-  bool lost() const noexcept;
+  using Clock = std::chrono::steady_clock;
+  // `sent`: when the claim was sent (the store's lease started after it).
+  HeldClaim(std::string_view key, std::string owner, std::string_view match, std::chrono::milliseconds lease,
+            Clock::time_point sent);
+  ~HeldClaim() = default;
+  const std::string& match() const noexcept { return match_; }
+  // The claim of the call this one runs inside, on the same thread.
+  const HeldClaim* enclosing() const noexcept { return enclosing_; }
+  // lost(), at `now`: marks the claim lost once its deadline passed.
+  bool check(Clock::time_point now) const noexcept;
+  // Marks it lost (once) and fires its stop token.
+  void mark_lost(const char* cause) const noexcept;
 
  private:
+  friend class weave::DedupeClaim;
   friend class DedupeRuntime;
   std::string key_, owner_, match_;
   std::chrono::milliseconds lease_;
-  std::atomic<std::chrono::steady_clock::rep> expires_;
-  std::atomic<bool> lost_{false};
+  std::atomic<Clock::rep> expires_;
+  // Why it was lost (a static text), or null while it is not: set once.
+  mutable std::atomic<const char*> cause_{nullptr};
+  // The call ended (release()): its deadline no longer makes it lost.
+  std::atomic<bool> released_{false};
+  std::stop_source stop_;  // fired by mark_lost
+  // The runtime's list of held claims (its mutex guards them).
+  HeldClaim* prev_ = nullptr;
+  HeldClaim* next_ = nullptr;
+  const HeldClaim* enclosing_ = nullptr;  // enclosing()
+  friend class ClaimScope;
+};
+
+// Makes `claim` this thread's current_dedupe_claim() for the scope.
+class WEAVE_API ClaimScope {
+ public:
+  explicit ClaimScope(HeldClaim& claim) noexcept;
+  ~ClaimScope();
+  ClaimScope(const ClaimScope&) = delete;
+  ClaimScope& operator=(const ClaimScope&) = delete;
 };
 
 class WEAVE_API DedupeRuntime {
@@ -47,9 +77,11 @@ class WEAVE_API DedupeRuntime {
   DedupeCounters& counters() noexcept { return counters_; }
   DedupeStats stats() const;
 
-  // Renewed every third of the claim lease until released.
-  std::shared_ptr<HeldClaim> hold(std::string key, std::string owner, std::string match);
-  void release(const std::shared_ptr<HeldClaim>& claim);
+  // Renewed every third of the claim lease until released; `sent` is when
+  // its claim was sent. One allocation; the list is intrusive.
+  std::shared_ptr<HeldClaim> hold(std::string_view key, std::string owner, std::string_view match,
+                                  std::chrono::steady_clock::time_point sent);
+  void release(HeldClaim& claim) noexcept;
   // Reports to on_event, counting a store failure in `errors`; never throws.
   void report(std::string_view key, const std::exception& error, bool store_failure = true) noexcept;
 
@@ -61,7 +93,7 @@ class WEAVE_API DedupeRuntime {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;
-  std::map<const HeldClaim*, std::shared_ptr<HeldClaim>> held_;
+  HeldClaim* held_ = nullptr;  // the head of the list
   std::thread renewer_;
 };
 

@@ -3,7 +3,7 @@
 //
 //   dedupe_worker <store url> <key> [--threads M] [--log FILE] [--sleep-ms N]
 //                 [--lease-ms L] [--window-ms W] [--wait-ms T]
-//                 [--on-duplicate throw|replay] [--go]
+//                 [--on-duplicate throw|replay] [--go] [--until-lost token|poll]
 //
 // The guarded method is shop::Payments::pay's shape (dedupe_methods.h: a
 // shop::Receipt stored as JSON), its [[dedupe]] written here from the
@@ -13,9 +13,18 @@
 // write), prints "RUNNING <result id>", then sleeps N ms. DedupeOptions::
 // claim_lease is L ms (default 10 s).
 //
+// With --until-lost, the body instead runs until its claim is lost (at most N
+// ms), looking every 5 ms: `token` at the std::stop_token it took from
+// weave::current_dedupe_claim() when it started (fired by the renewer),
+// `poll` at the claim's lost() (its own deadline check). Then it prints
+// "LOST <id> ..." (or "NOT-LOST <id>" after N ms) and returns its result.
+//
 // Lines printed:
 //   READY                       configured; with --go, waits for a line on stdin, then all threads call
 //   RUNNING <id>                the body started (SIGKILL / SIGSTOP the process now to catch it mid-call)
+//   LOST <id> token=<0|1> lost=<0|1> fresh_token=<0|1> cause=<text>
+//                               --until-lost: the body saw its claim lost (the token it kept, lost(), a
+//                               stop_token() asked for now); NOT-LOST <id> when it did not within N ms
 //   GOT <thread> <id>           the call returned this result id (its own, or a replayed one)
 //   ERR <thread> <type> <what>  DuplicateCall, DuplicateInFlight, DedupeMismatch, or other
 //   EVENT <kind> <cause>        DedupeOptions::on_event
@@ -61,6 +70,7 @@ struct Options {
   int threads = 1;
   milliseconds sleep{0}, lease{10'000}, window{60'000}, wait{0};
   bool replay = false, go = false;
+  std::string until_lost;  // "", "token" or "poll"
 };
 
 // The [[dedupe]] annotation of the guarded method, built from the options
@@ -125,7 +135,30 @@ int run(const Options& o) {
                 [[maybe_unused]] auto n = ::write(log, line.data(), line.size());
               }
               say("RUNNING " + id);
-              std::this_thread::sleep_for(o.sleep);
+              if (o.until_lost.empty()) {
+                std::this_thread::sleep_for(o.sleep);
+                return shop::Receipt{id, 100};
+              }
+              const weave::DedupeClaim* claim = weave::current_dedupe_claim();
+              if (!claim || claim != weave::current_dedupe_claim(o.key)) {
+                say("NO-CLAIM " + id);
+                return shop::Receipt{id, 100};
+              }
+              const std::stop_token kept = claim->stop_token();
+              const auto until = std::chrono::steady_clock::now() + o.sleep;
+              bool seen = false;
+              while (!seen && std::chrono::steady_clock::now() < until) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                seen = o.until_lost == "token" ? kept.stop_requested() : claim->lost();
+              }
+              if (!seen) {
+                say("NOT-LOST " + id);
+              } else {
+                const bool token = kept.stop_requested(), lost = claim->lost();
+                const bool fresh = claim->stop_token().stop_requested();
+                say("LOST " + id + " token=" + std::to_string(token) + " lost=" + std::to_string(lost) +
+                    " fresh_token=" + std::to_string(fresh) + " cause=" + claim->lost_cause());
+              }
               return shop::Receipt{id, 100};
             },
             weave::detail::CannotSkip{});
@@ -156,7 +189,7 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::cerr << "usage: dedupe_worker <url> <key> [--threads M] [--log FILE] [--sleep-ms N] [--lease-ms L] "
-                 "[--window-ms W] [--wait-ms T] [--on-duplicate throw|replay] [--go]\n";
+                 "[--window-ms W] [--wait-ms T] [--on-duplicate throw|replay] [--go] [--until-lost token|poll]\n";
     return 2;
   }
   Options o;
@@ -179,6 +212,7 @@ int main(int argc, char** argv) {
     else if (a == "--wait-ms") o.wait = milliseconds(std::stoll(value()));
     else if (a == "--on-duplicate") o.replay = value() == "replay";
     else if (a == "--go") o.go = true;
+    else if (a == "--until-lost") o.until_lost = value();
     else {
       std::cerr << "dedupe_worker: unknown option " << a << "\n";
       return 2;

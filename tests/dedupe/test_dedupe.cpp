@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -214,5 +216,94 @@ TEST_CASE("dedupe: a record of an unknown shape (another version) answers with a
   write_raw("{weave:dedupe:" + key + "}", "v2:{\"receipt\":1}");
   REQUIRE_THROWS_WITH(p.pay(key), Catch::Contains("unknown shape"));
   REQUIRE(p.runs == 0);
+}
+#endif
+
+TEST_CASE("dedupe: the body sees its own claim as current_dedupe_claim(), the enclosing one by key, none outside") {
+  use_store();
+  REQUIRE(weave::current_dedupe_claim() == nullptr);
+  Payments outer, inner;
+  const auto outer_key = fresh_key("claim-outer"), inner_key = fresh_key("claim-inner");
+  std::shared_ptr<const weave::DedupeClaim> kept;
+  inner.body = [&](const std::string&) -> shop::Receipt {
+    const weave::DedupeClaim* c = weave::current_dedupe_claim();
+    REQUIRE(c != nullptr);
+    REQUIRE(c->key() == inner_key);
+    REQUIRE(weave::current_dedupe_claim(inner_key) == c);
+    const weave::DedupeClaim* o = weave::current_dedupe_claim(outer_key);
+    REQUIRE(o != nullptr);
+    REQUIRE(o != c);
+    REQUIRE(o->key() == outer_key);
+    REQUIRE(o->owner_token() != c->owner_token());
+    return {"inner", 1};
+  };
+  outer.body = [&](const std::string&) -> shop::Receipt {
+    const weave::DedupeClaim* c = weave::current_dedupe_claim();
+    REQUIRE(c != nullptr);
+    REQUIRE(c->key() == outer_key);
+    REQUIRE_FALSE(c->owner_token().empty());
+    REQUIRE_FALSE(c->lost());
+    REQUIRE_FALSE(c->stop_token().stop_requested());
+    REQUIRE(c->lost_cause().empty());
+    REQUIRE(c->expires_at() > weave::DedupeClaim::clock::now());
+    REQUIRE(weave::current_dedupe_claim("no such key") == nullptr);
+    kept = c->share();
+    REQUIRE(inner.pay(inner_key).id == "inner");
+    REQUIRE(weave::current_dedupe_claim() == c);  // the inner call's scope ended
+    return {"outer", 1};
+  };
+  REQUIRE(outer.pay(outer_key).id == "outer");
+  REQUIRE(weave::current_dedupe_claim() == nullptr);
+  REQUIRE(kept);
+  REQUIRE(kept->key() == outer_key);
+  REQUIRE_FALSE(kept->lost());  // finished normally
+}
+
+TEST_CASE("dedupe: another thread working for the call gets the claim through share()") {
+  use_store();
+  Payments p;
+  const auto key = fresh_key("claim-thread");
+  p.body = [&](const std::string&) -> shop::Receipt {
+    std::shared_ptr<const weave::DedupeClaim> claim = weave::current_dedupe_claim()->share();
+    std::string seen;
+    std::thread([&] {
+      // Thread-local: not carried to another thread by itself.
+      seen = weave::current_dedupe_claim() ? "a claim here" : claim->lost() ? "lost" : claim->key();
+    }).join();
+    return {seen, 1};
+  };
+  REQUIRE(p.pay(key).id == key);
+}
+
+// mem:// records cannot be changed from outside the claim store.
+#if !WEAVE_TEST_STORE_IS_MEM
+TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, and the outcome is not recorded") {
+  use_store(150ms);  // renewed every 50 ms
+  Payments p;
+  const auto key = fresh_key("claim-taken");
+  const auto lost_before = weave::dedupe_stats().claims_lost;
+  std::promise<void> entered;
+  bool fired = false, lost = false;
+  std::string cause;
+  p.body = [&](const std::string&) -> shop::Receipt {
+    const weave::DedupeClaim* c = weave::current_dedupe_claim();
+    const std::stop_token token = c->stop_token();
+    entered.set_value();
+    for (int i = 0; i < 1000 && !token.stop_requested(); ++i) std::this_thread::sleep_for(10ms);
+    fired = token.stop_requested();
+    lost = c->lost();
+    cause = c->lost_cause();
+    return {"late", 1};
+  };
+  auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay); });
+  entered.get_future().wait();
+  write_raw("{weave:dedupe:" + key + "}", "r|0|someone-else");  // another owner's running claim
+  REQUIRE(first.get().id == "late");  // the call ran: its caller gets its result
+  REQUIRE(fired);
+  REQUIRE(lost);
+  REQUIRE_THAT(cause, Catch::Contains("renewal found the claim gone"));
+  REQUIRE(weave::dedupe_stats().claims_lost == lost_before + 1);
+  REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);  // the other owner's claim, not "late"
+  REQUIRE(p.runs == 1);
 }
 #endif

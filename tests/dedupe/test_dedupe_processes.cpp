@@ -1,8 +1,9 @@
 // [[dedupe]] across real processes (dedupe_worker, fork/exec) on redis://,
 // redis+cluster:// and redis+sentinel:// (issue 12, guarantees 1, 2 and 4):
 // N processes x M threads with one key, a first caller SIGKILLed mid-call, a
-// first caller SIGSTOPped past its claim lease, and what stays in Redis after
-// the window. Every behaviour is one TEST_CASE per store (the store in its
+// first caller SIGSTOPped past its claim lease (its late result not stored, its
+// body told through weave::current_dedupe_claim()), and what stays in Redis
+// after the window. Every behaviour is one TEST_CASE per store (the store in its
 // name), each store's fixture started on first use. The body of every
 // execution appends one line to a shared log file: the log, not the workers'
 // word, says how many times the method ran and when.
@@ -267,6 +268,21 @@ double killed_first_caller(const Store& store, int wait_ms = 10'000, bool probe 
   return delay_ms;
 }
 
+// SIGSTOPs `first` (claim lease 500 ms) for 1.5 s, 3 leases: its claim runs
+// out, and a second worker with `args` claims `key` and records its result.
+// Returns that result's id (not the first's); `first` stays stopped.
+std::string another_runs_while_stopped(Worker& first, const std::string& first_id, const Store& store,
+                                       const std::string& key, const std::vector<std::string>& args) {
+  first.child().signal(SIGSTOP);
+  std::this_thread::sleep_for(1500ms);
+  Worker second(store.url, key, args);
+  const Outcome o2 = second.finish();
+  REQUIRE(o2.got.size() == 1);
+  const std::string second_id = o2.got.begin()->second;
+  REQUIRE(second_id != first_id);  // the second ran
+  return second_id;
+}
+
 // (c) The first caller (claim lease 500 ms) is SIGSTOPped mid-call for 1.5 s;
 // a second caller claims and records its result; the first, continued,
 // returns its own result to its caller, records nothing over the second's
@@ -281,14 +297,7 @@ Outcome stopped_first_caller(const Store& store) {
   };
   Worker first(store.url, key, with({"--sleep-ms", "300"}));
   const std::string first_id = first.running();
-  first.child().signal(SIGSTOP);
-  std::this_thread::sleep_for(1500ms);  // 3 leases: its claim ran out
-
-  Worker second(store.url, key, args);
-  const Outcome o2 = second.finish();
-  REQUIRE(o2.got.size() == 1);
-  const std::string second_id = o2.got.begin()->second;
-  CHECK(second_id != first_id);  // the second ran
+  const std::string second_id = another_runs_while_stopped(first, first_id, store, key, args);
 
   first.child().signal(SIGCONT);
   Outcome o1 = first.finish();
@@ -304,6 +313,68 @@ Outcome stopped_first_caller(const Store& store) {
   CHECK(o3.got.begin()->second == second_id);  // the record is the second's
   CHECK(log.entries().size() == 2);
   return o1;
+}
+
+// The record of `key` as stored (GET on every data server; the one holding
+// it answers), or "" when none has it.
+std::string record_text(const Store& store, const std::string& key) {
+  const std::string k = "{weave:dedupe:" + key + "}";
+  for (int port : store.data_ports()) {
+    redis_test::Raw raw(port);
+    try {
+      auto r = raw.cmd({"GET", k});
+      if (r.type == REDIS_REPLY_STRING) return r.str;
+    } catch (const std::runtime_error&) {
+      // MOVED: a cluster master that does not serve the key
+    }
+  }
+  return "";
+}
+
+// (e) The first caller's body runs until it sees its claim lost (claim lease
+// 500 ms; it looks every 5 ms at the std::stop_token it took when it started,
+// `mode` "token", or at lost(), "poll"). SIGSTOPped for 1.5 s (3 leases), it
+// loses the claim; a second process claims the key and records its result.
+// Continued, the first body is told (its kept token fired, lost() and a fresh
+// stop_token() say so), returns its own result to its caller, and the record
+// is still the second's.
+void stopped_body_is_told(const Store& store, const std::string& mode) {
+  Log log;
+  const std::string key = fresh_key("told-" + mode);
+  const std::vector<std::string> args = {"--log", log.path(), "--lease-ms", "500", "--on-duplicate", "replay"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), args.begin(), args.end());
+    return more;
+  };
+  Worker first(store.url, key, with({"--until-lost", mode, "--sleep-ms", "20000"}));
+  const std::string first_id = first.running();
+  std::this_thread::sleep_for(700ms);  // past the lease: only renewals keep the claim
+  const std::string second_id = another_runs_while_stopped(first, first_id, store, key, args);
+  const std::string recorded = record_text(store, key);
+  CHECK(recorded.find(second_id) != std::string::npos);
+
+  first.child().signal(SIGCONT);
+  Outcome o1 = first.finish(30s);
+  std::string told;
+  for (auto& l : o1.lines)
+    if (l.rfind("LOST " + first_id + " ", 0) == 0) told = l;
+  INFO("the first body printed: " << told);
+  REQUIRE_FALSE(told.empty());  // it saw the loss (not NOT-LOST after 20 s)
+  CHECK(told.find(" token=1 ") != std::string::npos);        // the std::stop_token it kept fired
+  CHECK(told.find(" lost=1 ") != std::string::npos);         // lost()
+  CHECK(told.find(" fresh_token=1 ") != std::string::npos);  // a stop_token() asked for now
+  REQUIRE(o1.got.size() == 1);
+  CHECK(o1.got.begin()->second == first_id);  // its caller gets its own result
+  CHECK(o1.stats["claims_lost"] == 1);
+  CHECK(o1.stats["errors"] == 0);
+
+  CHECK(record_text(store, key) == recorded);  // its late result was not stored over the second's
+  Worker third(store.url, key, args);
+  const Outcome o3 = third.finish();
+  REQUIRE(o3.got.size() == 1);
+  CHECK(o3.got.begin()->second == second_id);
+  CHECK(log.entries().size() == 2);
+  std::printf("[%s] SIGSTOPped first caller (%s): %s\n", store.url.c_str(), mode.c_str(), told.c_str());
 }
 
 // Keys matching `pattern` on every data server of the store (SCAN: keys past
@@ -366,6 +437,12 @@ void nothing_left(const Store& store) {
   TEST_CASE("dedupe processes on " NAME ": a SIGSTOPped first caller's late result is not stored over the next one's", \
             "[dedupe][redis][processes]") {                                                                          \
     stopped_first_caller(STORE());                                                                                   \
+  }                                                                                                                  \
+  TEST_CASE("dedupe processes on " NAME ": a SIGSTOPped first caller's body is told its claim is lost, through the " \
+            "stop token it kept and through lost()",                                                                \
+            "[dedupe][redis][processes]") {                                                                          \
+    stopped_body_is_told(STORE(), "token");                                                                          \
+    stopped_body_is_told(STORE(), "poll");                                                                           \
   }                                                                                                                  \
   TEST_CASE("dedupe processes on " NAME ": no key of the calls remains after the window plus the claim lease",      \
             "[dedupe][redis][processes]") {                                                                          \
