@@ -24,6 +24,8 @@ struct WEAVE_API DedupeRecord {
   char kind = 0;
   std::string match, rest;
   std::string encode() const;
+  // Appends the text of a record to `out` (encode() without the object).
+  static void encode_to(std::string& out, char kind, std::string_view match, std::string_view rest);
   // False for text of another shape (written by another version).
   static bool decode(std::string_view text, DedupeRecord& out);
 };
@@ -32,7 +34,7 @@ struct WEAVE_API ClaimOutcome {
   bool claimed = false;         // the caller now holds the key's claim
   DedupeRecord existing;        // when not claimed: the record found
   bool readable = true;         // false: the record found has an unknown shape
-  std::chrono::milliseconds ttl_left{0};  // of the record found (0 unknown)
+  std::chrono::milliseconds ttl_left{0};  // of the record found (0 unknown: ttl_left(key) asks)
 };
 
 class WEAVE_API ClaimWaiter {
@@ -65,6 +67,10 @@ class WEAVE_API ClaimStore {
     std::chrono::milliseconds lease;
   };
   virtual std::vector<bool> renew(std::span<const Renewal> items) = 0;
+  // How long the key's record lasts, for a duplicate that waits on a running
+  // claim whose claim() did not say (ClaimOutcome::ttl_left 0): at least 1 ms
+  // while it may still be there, 0 when unknown.
+  virtual std::chrono::milliseconds ttl_left(std::string_view /*key*/) { return std::chrono::milliseconds(0); }
   // Made BEFORE the claim() it follows, so a finish in between is not missed.
   virtual std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view key) = 0;
 };

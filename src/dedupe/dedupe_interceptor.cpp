@@ -102,7 +102,8 @@ class DedupeInterceptor final : public Interceptor {
         waited = true;
         // Woken by the first call's finish; a crashed first call's claim runs
         // out by itself: look again by then (at most one claim lease on).
-        const milliseconds left = got.ttl_left > milliseconds(0) ? got.ttl_left : rt->options().claim_lease;
+        milliseconds left = got.ttl_left > milliseconds(0) ? got.ttl_left : store.ttl_left(key);
+        if (left <= milliseconds(0)) left = rt->options().claim_lease;
         const auto until = std::min(deadline, now + left);
         if (waiter) waiter->wait_until(until);
         continue;

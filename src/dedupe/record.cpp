@@ -4,15 +4,21 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-std::string DedupeRecord::encode() const {
-  std::string out;
-  out.reserve(match.size() + rest.size() + 16);
+void DedupeRecord::encode_to(std::string& out, char kind, std::string_view match, std::string_view rest) {
+  char size[24];
+  char* end = std::to_chars(size, size + sizeof size, match.size()).ptr;
   out += kind;
   out += '|';
-  out += std::to_string(match.size());
+  out.append(size, static_cast<std::size_t>(end - size));
   out += '|';
   out += match;
   out += rest;
+}
+
+std::string DedupeRecord::encode() const {
+  std::string out;
+  out.reserve(match.size() + rest.size() + 24);
+  encode_to(out, kind, match, rest);
   return out;
 }
 

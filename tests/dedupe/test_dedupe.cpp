@@ -14,6 +14,9 @@
 
 #include "dedupe_methods.h"
 #include "weave/dedupe.h"
+#if !WEAVE_TEST_STORE_IS_MEM
+#include "dedupe/redis/claim_redis.h"
+#endif
 #include "weave/error.h"
 
 using dedupe_test::Guard;
@@ -305,5 +308,35 @@ TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, 
   REQUIRE(weave::dedupe_stats().claims_lost == lost_before + 1);
   REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);  // the other owner's claim, not "late"
   REQUIRE(p.runs == 1);
+}
+
+// Both ways a claim reaches Redis: SET NX GET (Redis 7), and the claim script
+// a server before 7.0 gets; one answer.
+TEST_CASE("dedupe: the claim store answers the same through SET NX GET and through the claim script") {
+  for (bool by_script : {false, true}) {
+    INFO("claim by script: " << by_script);
+    weave::DedupeOptions o;
+    o.url = test_store_url();
+    auto store = weave::detail::make_redis_claims(o, by_script);
+    const auto key = fresh_key(by_script ? "store-script" : "store-set");
+    const auto first = store->claim(key, "owner-1", "m", 10s);
+    REQUIRE(first.claimed);
+    const auto second = store->claim(key, "owner-2", "m", 10s);
+    REQUIRE_FALSE(second.claimed);
+    REQUIRE(second.readable);
+    REQUIRE(second.existing.kind == 'r');
+    REQUIRE(second.existing.match == "m");
+    REQUIRE(second.existing.rest == "owner-1");
+    const auto ttl = second.ttl_left > 0ms ? second.ttl_left : store->ttl_left(key);
+    REQUIRE(ttl > 0ms);
+    REQUIRE(ttl <= 10s);
+    REQUIRE_FALSE(store->finish(key, "owner-2", "m", {'d', "m", "{}"}, 60s));  // not its claim
+    REQUIRE(store->finish(key, "owner-1", "m", {'d', "m", "{\"id\":1}"}, 60s));
+    const auto third = store->claim(key, "owner-3", "m", 10s);
+    REQUIRE_FALSE(third.claimed);
+    REQUIRE(third.existing.kind == 'd');
+    REQUIRE(third.existing.rest == "{\"id\":1}");
+    REQUIRE(store->ttl_left(fresh_key("absent")) == 1ms);  // gone: look again soon
+  }
 }
 #endif

@@ -1,10 +1,14 @@
 // [[dedupe]] records on Redis (redis://, redis+cluster://, redis+sentinel://)
-// through the store layer: one script per step (src/dedupe/scripts/), a
-// release channel per key in the record's slot for waiting duplicates.
+// through the store layer: the claim is one SET NX GET (or the claim script),
+// every other step one script (src/dedupe/scripts/); a release channel per
+// key in the record's slot for waiting duplicates.
+#include <atomic>
+#include <charconv>
 #include <string>
 
 #include "dedupe/claim_store.h"
 #include "dedupe/dedupe_runtime.h"
+#include "dedupe/redis/claim_redis.h"
 #include "dedupe/scripts.h"
 #include "store/open.h"
 #include "weave/error.h"
@@ -25,16 +29,50 @@ class Waiter final : public ClaimWaiter {
   std::unique_ptr<store::Subscriber::Interest> interest_;
 };
 
+// The text of a duration in ms, without an allocation.
+struct Millis {
+  explicit Millis(milliseconds d) : end(std::to_chars(text, text + sizeof text, d.count()).ptr) {}
+  std::string_view view() const { return {text, static_cast<std::size_t>(end - text)}; }
+  char text[24];
+  char* end;
+};
+
 class RedisClaims final : public ClaimStore {
  public:
-  RedisClaims(std::shared_ptr<store::Executor> exec, std::string prefix)
-      : exec_(std::move(exec)), prefix_(std::move(prefix)) {}
+  RedisClaims(std::shared_ptr<store::Executor> exec, std::string prefix, bool claim_by_script)
+      : exec_(std::move(exec)), prefix_(std::move(prefix)), by_script_(claim_by_script) {}
 
+  // One atomic step, one round trip: SET <record> <running> NX PX <lease> GET
+  // (Redis 7: sets the claim only when there is no record, returns the record
+  // found). A server that refuses it (before 7.0) gets the claim script from
+  // then on; a cluster ASK redirect (a slot being moved) the script for this
+  // call (the store layer follows ASK for scripts).
   ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
                      milliseconds lease) override {
-    const std::string k = record_key(key), running = running_record(owner, match);
-    const std::string ms = std::to_string(lease.count());
-    store::Reply r = run({dedupe_redis::scripts::claim, {k}, {running, ms}}, "dedupe claim");
+    std::string k, running;
+    record_key(k, key);
+    running_record(running, owner, match);
+    const Millis ms(lease);
+    if (!by_script_.load(std::memory_order_relaxed)) {
+      try {
+        const store::Reply r =
+            exec_->command(store::Command{"SET", k, running, "NX", "PX", ms.view(), "GET"}, k, "dedupe claim");
+        ClaimOutcome out;
+        if (r->type == REDIS_REPLY_NIL) {
+          out.claimed = true;
+          return out;
+        }
+        if (r->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "dedupe claim");
+        out.readable = DedupeRecord::decode(std::string_view(r->str, r->len), out.existing);
+        return out;  // ttl_left 0: ttl_left(key) asks, only for a duplicate that waits
+      } catch (const ReplyError& e) {
+        if (e.code() == "ERR" && e.reply().find("syntax") != std::string::npos)
+          by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
+        else if (e.code() != "ASK")
+          throw;
+      }
+    }
+    store::Reply r = run({dedupe_redis::scripts::claim, {k}, {running, ms.view()}}, "dedupe claim");
     ClaimOutcome out;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1) store::bad_reply(r.get(), "dedupe claim");
     if (r->element[0]->integer == 1) {
@@ -48,28 +86,56 @@ class RedisClaims final : public ClaimStore {
     return out;
   }
 
+  milliseconds ttl_left(std::string_view key) override {
+    std::string k;
+    record_key(k, key);
+    const store::Reply r = exec_->command(store::Command{"PTTL", k}, k, "dedupe ttl");
+    if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "dedupe ttl");
+    if (r->integer == -1) return milliseconds(0);  // no TTL: not a record of ours (unknown)
+    // Gone (-2), or in its last millisecond (0): look again soon.
+    return milliseconds(std::max<long long>(1, r->integer));
+  }
+
   bool finish(std::string_view key, std::string_view owner, std::string_view match, const DedupeRecord& outcome,
               milliseconds window) override {
-    const std::string k = record_key(key), running = running_record(owner, match), text = outcome.encode();
-    const std::string ms = std::to_string(window.count()), channel = channel_of(key);
-    return run({dedupe_redis::scripts::finish, {k}, {running, text, ms, channel}}, "dedupe finish")->integer == 1;
+    // One buffer for the key, its channel, the running record and the outcome.
+    std::string b;
+    const std::size_t key_size = prefix_.size() + key.size() + 2;
+    b.reserve(2 * key_size + 5 + owner.size() + 2 * match.size() + outcome.rest.size() + 2 * 24);
+    record_key(b, key);
+    b += ":done";
+    const std::size_t running_at = b.size();
+    running_record(b, owner, match);
+    const std::size_t outcome_at = b.size();
+    DedupeRecord::encode_to(b, outcome.kind, outcome.match, outcome.rest);
+    const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
+                               running = all.substr(running_at, outcome_at - running_at),
+                               text = all.substr(outcome_at);
+    const Millis ms(window);
+    return run({dedupe_redis::scripts::finish, {k}, {running, text, ms.view(), channel}}, "dedupe finish")->integer ==
+           1;
   }
 
   bool forget(std::string_view key, std::string_view owner, std::string_view match) override {
-    const std::string k = record_key(key), running = running_record(owner, match), channel = channel_of(key);
+    std::string b;
+    record_key(b, key);
+    const std::size_t key_size = b.size();
+    b += ":done";
+    const std::size_t running_at = b.size();
+    running_record(b, owner, match);
+    const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
+                               running = all.substr(running_at);
     return run({dedupe_redis::scripts::forget, {k}, {running, channel}}, "dedupe forget")->integer == 1;
   }
 
   std::vector<bool> renew(std::span<const Renewal> items) override {
-    std::vector<std::string> keys, records, leases;
-    keys.reserve(items.size());
-    records.reserve(items.size());
+    std::vector<std::string> keys(items.size()), records(items.size()), leases;
     leases.reserve(items.size());
     std::vector<store::ScriptCall> calls;
-    for (const Renewal& r : items) {
-      keys.push_back(record_key(r.key));
-      records.push_back(running_record(r.owner, r.match));
-      leases.push_back(std::to_string(r.lease.count()));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      record_key(keys[i], items[i].key);
+      running_record(records[i], items[i].owner, items[i].match);
+      leases.push_back(std::to_string(items[i].lease.count()));
     }
     for (std::size_t i = 0; i < items.size(); ++i)
       calls.push_back({dedupe_redis::scripts::renew, {keys[i]}, {records[i], leases[i]}});
@@ -80,7 +146,10 @@ class RedisClaims final : public ClaimStore {
   }
 
   std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view key) override {
-    return std::make_unique<Waiter>(exec_, exec_->subscribe(channel_of(key)));
+    std::string channel;
+    record_key(channel, key);
+    channel += ":done";
+    return std::make_unique<Waiter>(exec_, exec_->subscribe(channel));
   }
 
  private:
@@ -89,28 +158,28 @@ class RedisClaims final : public ClaimStore {
     calls.push_back(std::move(call));
     return std::move(exec_->run(calls, what).front());
   }
-  std::string record_key(std::string_view key) const {
-    std::string k;
-    k.reserve(prefix_.size() + key.size() + 2);
-    k.append("{").append(prefix_).append(key).append("}");
-    return k;
+  // Appends "{<prefix><key>}". Its channel is the same + ":done": in the
+  // record's slot, so a cluster publishes and subscribes on its node.
+  void record_key(std::string& out, std::string_view key) const {
+    if (out.capacity() < out.size() + prefix_.size() + key.size() + 2)
+      out.reserve(out.size() + prefix_.size() + key.size() + 2 + 5);
+    out.append("{").append(prefix_).append(key).append("}");
   }
-  // In the record's slot: a cluster publishes and subscribes on its node.
-  std::string channel_of(std::string_view key) const { return record_key(key) + ":done"; }
-  static std::string running_record(std::string_view owner, std::string_view match) {
-    return DedupeRecord{'r', std::string(match), std::string(owner)}.encode();
+  static void running_record(std::string& out, std::string_view owner, std::string_view match) {
+    DedupeRecord::encode_to(out, 'r', match, owner);
   }
 
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
+  std::atomic<bool> by_script_;  // claim with the script (SET NX GET refused, or asked for)
 };
 
 }  // namespace
 
-std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o) {
+std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o, bool claim_by_script) {
   store::ConnectionSettings settings{
       .connect_timeout = o.connect_timeout, .command_timeout = o.command_timeout, .pool_size = o.pool_size};
-  return std::make_shared<RedisClaims>(store::open_executor(o.url, settings), o.key_prefix);
+  return std::make_shared<RedisClaims>(store::open_executor(o.url, settings), o.key_prefix, claim_by_script);
 }
 
 }  // namespace weave::detail
