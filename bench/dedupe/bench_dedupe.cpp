@@ -1,7 +1,8 @@
 // [[dedupe]] on Redis, as ratios to raw hiredis floors measured in the same
 // run (issue 12; Google Benchmark like bench_proxy; starts its own
 // redis-server on a free loopback port). Run by hand:
-//   bench_dedupe [--benchmark_* flags] [--rounds=<waiting rounds, default 300>] [--duplicates=<N, default 8>]
+//   bench_dedupe [--benchmark_* flags] [--blocks=<interleaved blocks, default 100>]
+//                [--rounds=<waiting rounds, default 300>] [--duplicates=<N, default 8>]
 //
 //   first_call      the uncontended guarded call: a fresh key each time, on_duplicate=replay, so the
 //                   claim script, the method, then the finish script (result stored as JSON for the window)
@@ -12,7 +13,9 @@
 //   replay          a duplicate answered with the stored result: the claim script finds the record,
 //                   the JSON is decoded into a shop::Receipt
 //   raw_get         the floor: a raw hiredis GET of the same record key on one connection
-// and, after them, N concurrent duplicates (threads, on_duplicate=replay, wait=10s) waiting on one
+// then the same two ratios measured interleaved (blocks of 100 guarded calls and 100 floor operations
+// alternating, the median of the block ratios: robust to a load that comes and goes), and, after them,
+// N concurrent duplicates (threads, on_duplicate=replay, wait=10s) waiting on one
 // in-flight call: for each round, the time from the first call's return to the last duplicate's
 // return, p50 / p99 in loopback round trips (PING, timed in the same run).
 #include <benchmark/benchmark.h>
@@ -84,24 +87,39 @@ void first_call(benchmark::State& state) {
 BENCHMARK(first_call)->UseRealTime();
 
 // The same two steps by hand: a claim that exists only if absent, then the outcome.
+const std::string k_running = "r|0|0123456789abcdef0123456789abcdef:17";
+const std::string& done_record() {
+  static const std::string done = "d|0|" + nlohmann::json(receipt()).dump();
+  return done;
+}
+bool raw_claim_store_once(redisContext* c, const std::string& k) {
+  const std::string& done = done_record();
+  const char* set_nx[] = {"SET", k.c_str(), k_running.c_str(), "NX", "PX", "10000"};
+  const std::size_t set_nx_len[] = {3, k.size(), k_running.size(), 2, 2, 5};
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, 6, set_nx, set_nx_len));
+  const bool ok = r && r->type == REDIS_REPLY_STATUS;
+  freeReplyObject(r);
+  const char* set[] = {"SET", k.c_str(), done.c_str(), "PX", "60000"};
+  const std::size_t set_len[] = {3, k.size(), done.size(), 2, 5};
+  r = static_cast<redisReply*>(redisCommandArgv(c, 5, set, set_len));
+  benchmark::DoNotOptimize(r);
+  freeReplyObject(r);
+  return ok;
+}
+void raw_get_once(redisContext* c, const std::string& k) {
+  const char* argv[] = {"GET", k.c_str()};
+  const std::size_t lens[] = {3, k.size()};
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, 2, argv, lens));
+  benchmark::DoNotOptimize(r);
+  freeReplyObject(r);
+}
+
 void raw_claim_store(benchmark::State& state) {
   static long n = 0;
   redis_test::Raw raw(g_server->port());
-  const std::string running = "r|0|0123456789abcdef0123456789abcdef:17";
-  const std::string done = "d|0|" + nlohmann::json(receipt()).dump();
-  for (auto _ : state) {
-    const std::string k = "{weave:dedupe:raw:" + std::to_string(++n) + "}";
-    const char* set_nx[] = {"SET", k.c_str(), running.c_str(), "NX", "PX", "10000"};
-    const std::size_t set_nx_len[] = {3, k.size(), running.size(), 2, 2, 5};
-    auto* r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 6, set_nx, set_nx_len));
-    if (!r || r->type != REDIS_REPLY_STATUS) state.SkipWithError("SET NX PX failed");
-    freeReplyObject(r);
-    const char* set[] = {"SET", k.c_str(), done.c_str(), "PX", "60000"};
-    const std::size_t set_len[] = {3, k.size(), done.size(), 2, 5};
-    r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 5, set, set_len));
-    benchmark::DoNotOptimize(r);
-    freeReplyObject(r);
-  }
+  for (auto _ : state)
+    if (!raw_claim_store_once(raw.context(), "{weave:dedupe:raw:" + std::to_string(++n) + "}"))
+      state.SkipWithError("SET NX PX failed");
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(raw_claim_store)->UseRealTime();
@@ -148,17 +166,49 @@ void raw_get(benchmark::State& state) {
   redis_test::Raw raw(g_server->port());
   const std::string k = "{weave:dedupe:replayed}";
   if (raw.cmd({"GET", k}).nil()) state.SkipWithError("replay must run first (it records the key)");
-  const char* argv[] = {"GET", k.c_str()};
-  const std::size_t lens[] = {3, k.size()};
-  for (auto _ : state) {
-    auto* r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 2, argv, lens));
-    benchmark::DoNotOptimize(r);
-    freeReplyObject(r);
-  }
+  for (auto _ : state) raw_get_once(raw.context(), k);
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(raw_get)->UseRealTime();
 
+
+// The same pairs measured interleaved: blocks of `per_block` guarded calls
+// and `per_block` floor operations alternate, so a load that comes and goes
+// (a shared machine) weighs on both sides of each ratio alike. Each block
+// gives one ratio; the median of the block ratios is printed.
+void interleaved(int blocks, int per_block) {
+  redis_test::Raw raw(g_server->port());
+  auto time_block = [&](auto&& op) {
+    const std::int64_t t0 = mono_ns();
+    for (int i = 0; i < per_block; ++i) op(i);
+    return double(mono_ns() - t0) / 1e3 / per_block;
+  };
+  static long n = 0;
+  std::vector<double> first_us, floor_us, replay_us, get_us, first_ratio, replay_ratio;
+  const std::string replayed = "{weave:dedupe:replayed}";
+  for (int b = 0; b < blocks; ++b) {
+    first_us.push_back(time_block([&](int) {
+      benchmark::DoNotOptimize(pay(k_replay_info, "ifirst:" + std::to_string(++n), receipt));
+    }));
+    floor_us.push_back(time_block([&](int) {
+      raw_claim_store_once(raw.context(), "{weave:dedupe:iraw:" + std::to_string(++n) + "}");
+    }));
+    replay_us.push_back(time_block([&](int) {
+      benchmark::DoNotOptimize(pay(k_replay_info, "replayed", [] { return shop::Receipt{"the duplicate ran", 0}; }));
+    }));
+    get_us.push_back(time_block([&](int) { raw_get_once(raw.context(), replayed); }));
+    first_ratio.push_back(first_us.back() / floor_us.back());
+    replay_ratio.push_back(replay_us.back() / get_us.back());
+  }
+  auto med = [](const std::vector<double>& v) { return bench::percentile(v, 0.5); };
+  std::printf("\ninterleaved (%d blocks of %d calls each, alternating; medians):\n", blocks, per_block);
+  std::printf("  first call %.1f us / raw SET NX PX + SET %.1f us: block ratios p50 %.2fx (p10 %.2fx, p90 %.2fx)\n",
+              med(first_us), med(floor_us), med(first_ratio), bench::percentile(first_ratio, 0.1),
+              bench::percentile(first_ratio, 0.9));
+  std::printf("  replayed duplicate %.1f us / raw GET %.1f us: block ratios p50 %.2fx (p10 %.2fx, p90 %.2fx)\n",
+              med(replay_us), med(get_us), med(replay_ratio), bench::percentile(replay_ratio, 0.1),
+              bench::percentile(replay_ratio, 0.9));
+}
 
 // One round: the first call claims a fresh key; its body starts N duplicate
 // threads, waits until each has entered its call, then 5 ms more (they have
@@ -219,11 +269,12 @@ void waiting_duplicates(int rounds, int duplicates) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rounds = 300, duplicates = 8;
+  int rounds = 300, duplicates = 8, blocks = 100, per_block = 100;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::atoi(argv[i] + 9);
     else if (std::strncmp(argv[i], "--duplicates=", 13) == 0) duplicates = std::atoi(argv[i] + 13);
+    else if (std::strncmp(argv[i], "--blocks=", 9) == 0) blocks = std::atoi(argv[i] + 9);
     else args.push_back(argv[i]);
   }
   int n = static_cast<int>(args.size());
@@ -236,7 +287,8 @@ int main(int argc, char** argv) {
   bench::RunCollector collect;
   benchmark::RunSpecifiedBenchmarks(&collect);
   auto ns = [&](const std::string& name) { return collect.ns(name); };
-  std::printf("\nratios (same run):\n");
+  std::printf("\nratios (same run, benchmarks one after the other: a load that changes in between moves them; the "
+              "interleaved ratios below do not):\n");
   if (ns("first_call/real_time") > 0 && ns("raw_claim_store/real_time") > 0)
     std::printf("  first call %.1f us; / raw SET NX PX + SET %.1f us = %.2fx (target <= 1.2x)\n",
                 ns("first_call/real_time") / 1e3, ns("raw_claim_store/real_time") / 1e3,
@@ -249,6 +301,10 @@ int main(int argc, char** argv) {
     std::printf("  replayed duplicate %.1f us; / raw GET %.1f us = %.2fx (target <= 1.2x)\n",
                 ns("replay/real_time") / 1e3, ns("raw_get/real_time") / 1e3,
                 ns("replay/real_time") / ns("raw_get/real_time"));
+  if (blocks > 0) {
+    pay(k_replay_info, "replayed", receipt);  // recorded (when the replay benchmark did not run)
+    interleaved(blocks, per_block);
+  }
   if (rounds > 0 && duplicates > 0) waiting_duplicates(rounds, duplicates);
   benchmark::Shutdown();
   return 0;
