@@ -83,9 +83,9 @@ struct WEAVE_API AcquireRequest {
   // caller's place in line, to expire this long from now unless refreshed
   // again; 0 tries without queueing.
   std::chrono::milliseconds queue_entry{0};
-  // The caller's steady_clock reading for this attempt (default: none). An
-  // in-process backend may use it instead of reading the clock again; a
-  // networked one ignores it.
+  // The caller's steady_clock reading for this attempt (default: none),
+  // possibly a little behind the clock, never ahead. An in-process backend
+  // may use it instead of reading the clock again; a networked one ignores it.
   std::chrono::steady_clock::time_point now{};
 };
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -42,6 +44,15 @@ WEAVE_API pid_t current_pid() noexcept;
 // picks the counter stripe and the watchdog shard a thread works in, so
 // threads do not write one cache line.
 WEAVE_API unsigned thread_slot() noexcept;
+// steady_clock's timeline (CLOCK_MONOTONIC) read at its last tick: about 3 ns
+// instead of about 25 ns, and never ahead of Clock::now() (a tick, ~4 ms,
+// behind it, more if the tick is late). Only for a time that may safely be
+// early: the start of a lease (it then ends early too, to everyone).
+inline Clock::time_point coarse_now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return Clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
 
 struct WEAVE_API ClientShared {
   ClientShared() = default;
@@ -55,16 +66,26 @@ struct WEAVE_API ClientShared {
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
   bool in_process = false;  // `backend` is a mem:// table: a call costs well under a clock reading
-  // LockStats, counted by every copy of the client and by its leases: each
-  // thread in its own stripe (its own cache line), summed by stats().
+  // LockStats, counted by every copy of the client and by its leases, each
+  // thread in a stripe of its own (its own cache line), summed by stats().
+  // The first kOwnStripes threads (thread_slot()) own theirs outright: add()
+  // is a load and a store there, no atomic read-modify-write; later threads
+  // share the last stripe and add atomically.
   struct alignas(64) Counters {
     std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
         release_failures{0};
     std::atomic<std::int64_t> acquiring_us{0};
   };
-  static constexpr std::size_t kStripes = 16;
-  mutable Counters stripes[kStripes];
-  Counters& counters() const noexcept { return stripes[thread_slot() % kStripes]; }
+  static constexpr std::size_t kOwnStripes = 16;
+  mutable Counters stripes[kOwnStripes + 1];
+  Counters& counters() const noexcept { return stripes[std::min<std::size_t>(thread_slot(), kOwnStripes)]; }
+  template <class T>
+  static void add(std::atomic<T>& counter, T n = 1) noexcept {  // a counter of counters()
+    if (thread_slot() < kOwnStripes)
+      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    else
+      counter.fetch_add(n, std::memory_order_relaxed);
+  }
   std::chrono::milliseconds renew_interval() const noexcept {
     auto r = options.renew_interval.count() > 0 ? options.renew_interval
                                                 : options.watchdog_lease / 3;
@@ -72,10 +93,19 @@ struct WEAVE_API ClientShared {
   }
 };
 
+// One link of the (immutable, shareable) chain of leases held by a call.
+// Whoever holds a node holds its lease: a lease's first link lives inside
+// the lease (LeaseState::link_, no allocation per call), a further one in an
+// allocation that keeps the lease (LeaseControl::chain_link).
+struct WEAVE_API ChainNode {
+  Lease* lease = nullptr;
+  std::shared_ptr<const ChainNode> parent;
+};
+
 // What a Lease is (weave/lease.h holds no data): made by LockClient with one
 // std::make_shared, so a lease costs one allocation.
 struct WEAVE_API LeaseState final : Lease {
-  LeaseState() noexcept = default;
+  LeaseState() noexcept {}  // user-provided: make_shared skips zero-filling the object first
   ~LeaseState() = default;
 
   std::string key_;
@@ -102,15 +132,24 @@ struct WEAVE_API LeaseState final : Lease {
   std::string cause_;
   bool hold_limit_ = false;  // lost because it was held past max_hold
 
-  // The watchdog's entry (watchdog.cpp), guarded by the mutex of shard
-  // `wd_shard_` (set once, before the lease is handed out).
-  int wd_shard_ = -1;
+  // The watchdog's entry (watchdog.cpp), guarded by the lock of shard
+  // `wd_shard_` (the acquiring thread's, set before the lease is handed
+  // out); `wd_asked_` lets one watch() in. The entry of a lease watched from
+  // its acquisition keeps it (wd_keep_); a bare entry (a fixed-ttl lease
+  // asked for its stop token) does not: its last release unlinks it.
+  std::atomic<bool> wd_asked_{false};
+  int wd_shard_ = 0;
   bool wd_linked_ = false;
   LeaseState* wd_prev_ = nullptr;
   LeaseState* wd_next_ = nullptr;
   Clock::time_point wd_due_;
   std::string wd_renew_error_;            // why the last renewal failed ("" if it did not)
   std::shared_ptr<LeaseState> wd_keep_;  // the entry keeps the lease alive
+
+  // The lease's first link in a call chain (LeaseControl::chain_link); its
+  // parent is the chain the lease was first pushed on (older leases: no cycle).
+  std::atomic<bool> link_taken_{false};
+  ChainNode link_;
 
   Clock::time_point expires_at() const noexcept {
     return Clock::time_point(Clock::duration(expires_at_.load(std::memory_order_acquire)));
@@ -120,11 +159,6 @@ struct WEAVE_API LeaseState final : Lease {
 inline LeaseState& state(Lease& l) noexcept { return static_cast<LeaseState&>(l); }
 inline const LeaseState& state(const Lease& l) noexcept { return static_cast<const LeaseState&>(l); }
 
-// One link of the (immutable, shareable) chain of leases held by a call.
-struct WEAVE_API ChainNode {
-  std::shared_ptr<Lease> lease;
-  std::shared_ptr<const ChainNode> parent;
-};
 
 // LockOptions::validate() without the URL's scheme: for a client given its
 // backend (options.cpp).
@@ -157,6 +191,11 @@ struct WEAVE_API LeaseControl {
   // True when this call marked it.
   static bool record_lost(LeaseState& l, const std::string& cause, bool even_if_released = false,
                           bool hold_limit = false);
+  // record_lost() that leaves firing the stop token to the caller (to do
+  // outside a lock of its own: the token's callbacks may release leases).
+  // Returns the token's source (none when not marked or never asked for).
+  static std::stop_source mark_lost(LeaseState& l, const std::string& cause, bool even_if_released, bool hold_limit,
+                                    bool& marked);
   // When the watchdog stops renewing: acquired_at + max_hold (max() without).
   static Clock::time_point hold_deadline(const LeaseState& l) noexcept;
   // Why the lease counts as lost at `now` by its local deadlines (its expiry,
@@ -198,7 +237,32 @@ struct WEAVE_API LeaseControl {
 
   // The running call chain of this thread.
   static std::shared_ptr<const ChainNode>& head();
+  // `lease` pushed on `parent`: the new head of a chain.
+  // `fresh`: the caller is the lease's only holder (just acquired).
+  static std::shared_ptr<const ChainNode> chain_link(const std::shared_ptr<Lease>& lease,
+                                                     std::shared_ptr<const ChainNode> parent, bool fresh);
+  // The lease behind a chain link, sharing the link's ownership.
+  static std::shared_ptr<Lease> lease_of(const std::shared_ptr<const ChainNode>& link) {
+    return std::shared_ptr<Lease>(link, link->lease);
+  }
   static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
+};
+
+// A lock held for a few pointer moves and map lookups, nearly always by one
+// thread at a time: one atomic exchange to take, a plain store to give back
+// (std::mutex's unlock is a second atomic exchange). Spins, then yields.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
+      while (locked_.load(std::memory_order_relaxed))
+        if (++spins > 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> locked_{false};
 };
 
 // A process-wide T, never freed (handles destroyed late during exit may still
@@ -262,7 +326,15 @@ class WEAVE_API LostNotifier final : public BackgroundThread {
 class WEAVE_API Watchdog final : public BackgroundThread {
  public:
   static Watchdog& instance();
-  void watch(const std::shared_ptr<LeaseState>& lease);
+  // Once per lease (a second call does nothing). Every watchdog lease is
+  // watched from its acquisition (`fresh`: its acquirer is its only holder),
+  // its entry keeping it; a fixed-ttl lease only when someone will hear of
+  // its running out while held: an on_lost / on_event hook (watched from its
+  // acquisition), or the holder's stop_token() (a bare entry: `keep` null).
+  // A lease released in time then needs no entry at all.
+  void watch(LeaseState& lease, std::shared_ptr<LeaseState> keep, bool fresh);
+  // The shard a lease acquired on this thread is watched in.
+  static int shard_of_this_thread() noexcept { return static_cast<int>(thread_slot() % kShards); }
   void unwatch(LeaseState& lease);
   // The lease as its entry holds it, or null when it is not watched.
   std::shared_ptr<LeaseState> entry_of(LeaseState& lease);
@@ -272,22 +344,6 @@ class WEAVE_API Watchdog final : public BackgroundThread {
  private:
   friend Watchdog& process_wide<Watchdog>();
   Watchdog() = default;
-  // A shard's lock: held for a few pointer moves (and by the watchdog thread
-  // while it walks the shard), nearly always by the one thread that uses the
-  // shard; one atomic exchange to take, a store to give back.
-  class SpinLock {
-   public:
-    void lock() noexcept {
-      for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
-        while (locked_.load(std::memory_order_relaxed))
-          if (++spins > 64) std::this_thread::yield();
-    }
-    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-    void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
-
-   private:
-    std::atomic<bool> locked_{false};
-  };
   struct alignas(64) Shard {
     SpinLock mutex;
     LeaseState* head = nullptr;
@@ -305,6 +361,7 @@ class WEAVE_API Watchdog final : public BackgroundThread {
 
   Shard shards_[kShards];
   std::unordered_set<const LockBackend*> coalesce_;  // run(): backends with a lease due
+  std::vector<std::stop_source> stops_;              // run(): tokens of bare entries found lost
   // When the thread wakes next; min() while it is awake (watch() need not wake it).
   std::atomic<Clock::rep> wake_at_{Clock::time_point::max().time_since_epoch().count()};
 };

@@ -43,23 +43,49 @@ std::shared_ptr<const ChainNode>& LeaseControl::head() {
   return chain;
 }
 
-bool LeaseControl::record_lost(LeaseState& l, const std::string& cause, bool even_if_released, bool hold_limit) {
+std::shared_ptr<const ChainNode> LeaseControl::chain_link(const std::shared_ptr<Lease>& lease,
+                                                          std::shared_ptr<const ChainNode> parent, bool fresh) {
+  LeaseState& l = state(*lease);
+  const bool first = fresh ? !l.link_taken_.load(std::memory_order_relaxed) : !l.link_taken_.exchange(true);
+  if (first) {
+    l.link_taken_.store(true, std::memory_order_relaxed);
+    l.link_ = ChainNode{lease.get(), std::move(parent)};
+    return std::shared_ptr<const ChainNode>(lease, &l.link_);  // shares the lease's ownership
+  }
+  struct Held {
+    ChainNode link;
+    std::shared_ptr<Lease> keep;
+  };
+  auto held = std::make_shared<const Held>(Held{ChainNode{lease.get(), std::move(parent)}, lease});
+  return std::shared_ptr<const ChainNode>(held, &held->link);
+}
+
+std::stop_source LeaseControl::mark_lost(LeaseState& l, const std::string& cause, bool even_if_released,
+                                         bool hold_limit, bool& marked) {
+  marked = false;
   std::stop_source stop(std::nostopstate);
   {
     std::lock_guard g(l.mutex_);
     std::uint32_t s = l.state_.load(std::memory_order_acquire);
     do {
-      if (s & LeaseState::kLost) return false;
-      if (s == 0 && !even_if_released) return false;
+      if (s & LeaseState::kLost) return stop;
+      if (s == 0 && !even_if_released) return stop;
     } while (!l.state_.compare_exchange_weak(s, s | LeaseState::kLost, std::memory_order_acq_rel));
     l.cause_ = cause;  // read under the mutex, which we hold
     l.hold_limit_ = hold_limit;
     stop = l.stop_;  // none yet: the first stop_token() makes it stopped
   }
-  l.client_->counters().lost.fetch_add(1, std::memory_order_relaxed);
+  ClientShared::add(l.client_->counters().lost);
+  marked = true;
+  return stop;
+}
+
+bool LeaseControl::record_lost(LeaseState& l, const std::string& cause, bool even_if_released, bool hold_limit) {
+  bool marked = false;
+  std::stop_source stop = mark_lost(l, cause, even_if_released, hold_limit, marked);
   // The running method hears of it first: a slow on_lost must not delay it.
   if (stop.stop_possible()) stop.request_stop();
-  return true;
+  return marked;
 }
 
 Clock::time_point LeaseControl::hold_deadline(const LeaseState& l) noexcept {
@@ -141,7 +167,7 @@ void LeaseControl::mark_lost_later(const std::shared_ptr<LeaseState>& l, const s
 
 void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = *l.client_;
-  c.counters().release_failures.fetch_add(1, std::memory_order_relaxed);
+  ClientShared::add(c.counters().release_failures);
   ReleaseFailed error(key, cause);
   if (c.options.on_event) {
     try {
@@ -171,14 +197,17 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   std::uint32_t s = l.state_.load(std::memory_order_acquire);
   do {
     if ((s & ~LeaseState::kLost) == 0) return;  // released already
-  } while (!l.state_.compare_exchange_weak(s, s - 1, std::memory_order_acq_rel));
+  } while (!l.state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Watchdog::watch()
   const bool last = (s & ~LeaseState::kLost) == 1;
   if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
-    c.counters().released.fetch_add(1, std::memory_order_relaxed);
+    ClientShared::add(c.counters().released);
     Watchdog::instance().unwatch(l);
-    // One clock reading for the deadline check and the mem:// release.
-    const Clock::time_point now = Clock::now();
+    // One clock reading for the deadline check and the mem:// release. A
+    // lease a second or more before its deadlines is within them by either
+    // clock: the coarse one does (it lags steady_clock by a tick, ~4 ms).
+    Clock::time_point now = coarse_now();
+    if (now + std::chrono::seconds(1) >= std::min(l.expires_at(), hold_deadline(l))) now = Clock::now();
     check_deadlines(l, now, true);  // ran out (or past max_hold) before this release
     if (!l.on_expiry_) {
       // Every key, even after a failure (the others must not wait for their ttl).
@@ -276,7 +305,12 @@ std::stop_token Lease::stop_token() const noexcept {
     stop = s.stop_;
     lost_already = detail::LeaseControl::is_lost(s);
   }
-  if (lost_already) stop.request_stop();  // lost before the token was made
+  if (lost_already) {
+    stop.request_stop();  // lost before the token was made
+  } else if (!s.wd_asked_.load(std::memory_order_acquire) && !detail::LeaseControl::released(s)) {
+    // A fixed-ttl lease not watched yet: its token must fire at its expiry.
+    detail::Watchdog::instance().watch(const_cast<detail::LeaseState&>(s), nullptr, /*fresh=*/false);
+  }
   return stop.get_token();
 }
 
@@ -297,12 +331,12 @@ std::chrono::milliseconds Lease::remaining() const noexcept {
 
 const Lease* current_lease() noexcept {
   const auto& head = detail::LeaseControl::head();
-  return head ? head->lease.get() : nullptr;
+  return head ? head->lease : nullptr;
 }
 
 const Lease* current_lease(std::string_view key) noexcept {
   for (const detail::ChainNode* n = detail::LeaseControl::head().get(); n; n = n->parent.get())
-    if (n->lease->holds(key)) return n->lease.get();
+    if (n->lease->holds(key)) return n->lease;
   return nullptr;
 }
 
@@ -321,7 +355,7 @@ LeaseScope::LeaseScope(const LeaseHandle& handle) {
   if (!handle) throw UsageError("LeaseScope needs a handle that holds a lease");
   auto& head = detail::LeaseControl::head();
   previous_ = head;
-  head = std::make_shared<const detail::ChainNode>(detail::ChainNode{handle.shared(), previous_});
+  head = detail::LeaseControl::chain_link(handle.shared(), previous_, /*fresh=*/false);
 }
 
 LeaseScope::~LeaseScope() { detail::LeaseControl::head() = std::move(previous_); }

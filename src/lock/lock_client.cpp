@@ -257,7 +257,13 @@ LeaseHandle LockClient::acquire_all(std::span<const std::string_view> keys, cons
 
 LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_in, const LockSpec& spec,
                                         milliseconds* waited, std::string* busy_key) {
-  const auto start = Clock::now();
+  // A mem:// lease of a second or more that does not wait starts at the
+  // coarse clock: up to a tick early, so it ends up to a tick early, for its
+  // holder and for everyone else alike (the table keeps the same deadline).
+  const milliseconds asked = spec.ttl == milliseconds(0) ? shared_->options.watchdog_lease : spec.ttl;
+  const auto start = shared_->in_process && spec.wait == milliseconds(0) && asked >= std::chrono::seconds(1)
+                         ? detail::coarse_now()
+                         : Clock::now();
   if (waited) *waited = milliseconds(0);
   // Counted once per request, however it ends (LockStats); errors unless set.
   struct Tally {
@@ -266,10 +272,10 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     std::atomic<std::uint64_t>* outcome = &c.errors;
     Clock::time_point end{};  // when the request ended, if the caller read the clock already
     ~Tally() {
-      outcome->fetch_add(1, std::memory_order_relaxed);
+      detail::ClientShared::add(*outcome);
       const auto stop = end != Clock::time_point{} ? end : Clock::now();
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start).count();
-      if (us != 0) c.acquiring_us.fetch_add(us, std::memory_order_relaxed);  // (most are under 1 us)
+      if (us != 0) detail::ClientShared::add(c.acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
     }
   } tally{shared_->counters(), start};
   if (made_in_other_process())
@@ -299,14 +305,15 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   if (LeaseControl::head()) {
     for (std::string_view key : keys) {
       bool held = false;
-      for (const detail::ChainNode* n = LeaseControl::head().get(); n; n = n->parent.get()) {
+      for (const auto* link = &LeaseControl::head(); *link; link = &(*link)->parent) {
+        const detail::ChainNode* n = link->get();
         detail::LeaseState& outer = detail::state(*n->lease);
         if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
         if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
         if (!exclusive(outer.type()) && exclusive(type))
           throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
                            std::string(to_string(type)) + " (upgrading a read lock is not supported)");
-        if (!reuse) reuse = n->lease;
+        if (!reuse) reuse = LeaseControl::lease_of(*link);
         held = true;
         break;
       }
@@ -327,7 +334,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
                      url.substr(0, url.find("://") + 3));
   }
   const bool watchdog = spec.ttl == milliseconds(0);
-  const milliseconds lease_time = watchdog ? shared_->options.watchdog_lease : spec.ttl;
+  const milliseconds lease_time = asked;
   const bool forever_wait = spec.wait == forever || spec.wait > max_duration;  // no clock overflow
   const Clock::time_point deadline =
       forever_wait ? Clock::time_point::max() : start + spec.wait;
@@ -386,7 +393,9 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   init.acquired_at_ = first_sent;  // conservative: the backend's lease started later
   init.client_ = shared_;
   LeaseControl::set_expires_at(*lease, expires != Clock::time_point::max() ? expires : first_sent + lease_time);
-  detail::Watchdog::instance().watch(lease);
+  init.wd_shard_ = detail::Watchdog::shard_of_this_thread();
+  if (watchdog || shared_->options.on_lost || shared_->options.on_event)
+    detail::Watchdog::instance().watch(*lease, lease, /*fresh=*/true);
   // A mem:// key taken at the first attempt cost one in-process call, well
   // under the microsecond LockStats counts in: its end needs no clock read.
   tally.end = shared_->in_process && missing.size() == 1 && first_sent == start ? start : Clock::now();

@@ -120,7 +120,7 @@ class LockInterceptor final : public Interceptor {
         ~RestoreChain() { detail::LeaseControl::head() = std::move(saved); }
       } restore;
       auto& head = detail::LeaseControl::head();
-      head = std::make_shared<const detail::ChainNode>(detail::ChainNode{lease.shared(), head});
+      head = detail::LeaseControl::chain_link(lease.shared(), head, /*fresh=*/!lease.reentrant());
       inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
     lease.release();  // a lost lease or a failed release: per the options' policies

@@ -37,7 +37,7 @@ struct Slot {
   std::uint64_t releases = 0;  // bumped by every release (waiters compare)
   std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
-  std::condition_variable cv;
+  std::condition_variable_any cv;  // waits on the shard's SpinLock
   // fair: waiters in arrival order, each with the expiry of its place in line.
   std::deque<std::pair<std::string, Clock::time_point>> line;
   // read / write: the live readers, and the writers waiting (place-in-line expiry).
@@ -108,7 +108,7 @@ struct KeyEq {
 // One part of the table with its own mutex: calls on keys of different
 // shards never wait for each other.
 struct alignas(64) Shard {
-  std::mutex mutex;
+  SpinLock mutex;
   std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots;
   unsigned ops = 0;
 

@@ -107,20 +107,26 @@ void Watchdog::unlink(Shard& sh, LeaseState& l) {
   --sh.count;
 }
 
-void Watchdog::watch(const std::shared_ptr<LeaseState>& lease) {
-  const ClientShared& c = LeaseControl::client(*lease);
+void Watchdog::watch(LeaseState& lease, std::shared_ptr<LeaseState> keep, bool fresh) {
+  if (fresh) {
+    lease.wd_asked_.store(true, std::memory_order_relaxed);  // published with the lease
+  } else if (lease.wd_asked_.exchange(true)) {
+    return;
+  }
+  const ClientShared& c = LeaseControl::client(lease);
   const Clock::time_point due =
-      lease->renewed() ? std::min(lease->acquired_at() + c.renew_interval(), LeaseControl::hold_deadline(*lease))
-                       : lease->expires_at();
+      lease.renewed() ? std::min(lease.acquired_at() + c.renew_interval(), LeaseControl::hold_deadline(lease))
+                      : lease.expires_at();
   const Clock::rep at = due.time_since_epoch().count();
-  const unsigned index = thread_slot() % kShards;
-  Shard& sh = shards_[index];
-  lease->wd_shard_ = static_cast<int>(index);
+  Shard& sh = shards_[lease.wd_shard_];
   {
     std::lock_guard g(sh.mutex);
-    lease->wd_due_ = due;
-    lease->wd_keep_ = lease;
-    link(sh, *lease);
+    // Dekker with drop_hold(): it marks the lease released, then reads
+    // wd_asked_ (unwatch); here wd_asked_ was set, then the release is read.
+    if (!fresh && LeaseControl::released(lease)) return;
+    lease.wd_due_ = due;
+    lease.wd_keep_ = std::move(keep);
+    link(sh, lease);
     if (at < sh.earliest.load(std::memory_order_relaxed)) sh.earliest.store(at);  // seq_cst: see run()
   }
   // Wake the thread only when this entry is due before it wakes anyway
@@ -136,7 +142,7 @@ void Watchdog::watch(const std::shared_ptr<LeaseState>& lease) {
 }
 
 void Watchdog::unwatch(LeaseState& lease) {
-  if (lease.wd_shard_ < 0) return;
+  if (!lease.wd_asked_.load()) return;  // never watched (seq_cst: see watch())
   Shard& sh = shards_[lease.wd_shard_];
   std::shared_ptr<LeaseState> keep;
   {
@@ -148,7 +154,7 @@ void Watchdog::unwatch(LeaseState& lease) {
 }
 
 std::shared_ptr<LeaseState> Watchdog::entry_of(LeaseState& lease) {
-  if (lease.wd_shard_ < 0) return nullptr;
+  if (!lease.wd_asked_.load()) return nullptr;
   Shard& sh = shards_[lease.wd_shard_];
   std::lock_guard g(sh.mutex);
   return lease.wd_linked_ ? lease.wd_keep_ : nullptr;
@@ -187,8 +193,18 @@ void Watchdog::run() {
     for (Shard& sh : shards_) {
       std::lock_guard g(sh.mutex);
       Clock::time_point earliest = Clock::time_point::max();
-      for (LeaseState* l = sh.head; l; l = l->wd_next_) {
+      for (LeaseState* l = sh.head, *after; l; l = after) {
+        after = l->wd_next_;
         bool take = l->wd_due_ <= now;
+        if (take && !l->wd_keep_) {
+          // A bare entry (a fixed-ttl lease) ran out while held: its holder
+          // keeps it alive until its release, which unlinks it under this lock.
+          bool hold_limit = false, marked = false;
+          stops_.push_back(LeaseControl::mark_lost(*l, LeaseControl::deadline_cause(*l, now, hold_limit), false,
+                                                   hold_limit, marked));
+          unlink(sh, *l);
+          continue;
+        }
         if (!take && l->renewed() && l->wd_due_ != Clock::time_point::max() &&
             l->wd_due_ != LeaseControl::hold_deadline(*l)) {  // not renewed early: it stops there
           const ClientShared& c = LeaseControl::client(*l);
@@ -204,6 +220,9 @@ void Watchdog::run() {
       sh.earliest.store(earliest.time_since_epoch().count());
       next = std::min(next, earliest);
     }
+    for (std::stop_source& stop : stops_)
+      if (stop.stop_possible()) stop.request_stop();  // outside the shard locks (callbacks may release)
+    stops_.clear();
     if (due.empty()) {
       // Dekker with watch(): it stores a shard's `earliest`, then reads
       // wake_at_; here wake_at_ is stored, then every `earliest` read. So

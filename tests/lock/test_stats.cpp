@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "weave/error.h"
 #include "weave/lease.h"
@@ -47,4 +49,25 @@ TEST_CASE("lock stats: acquired, re-entered, busy, errors, released and lost are
   CHECK(t.busy == 1);
   CHECK(t.acquired == 0);
   CHECK(t.acquiring >= 30ms);  // it waited its 30 ms
+}
+
+// The first threads of the process own a counter stripe each (a load and a
+// store per count); later ones share one stripe and add atomically. Many
+// threads at once, most of them past the owned stripes, must lose no count.
+TEST_CASE("lock stats: many threads at once lose no count", "[lock][stats]") {
+  weave::LockOptions o;
+  o.url = "mem://stats-threads";
+  weave::LockClient locks(o);
+  constexpr int kThreads = 40, kRounds = 2'000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&locks, t] {
+      const std::string key = "k" + std::to_string(t);
+      for (int i = 0; i < kRounds; ++i) locks.acquire(key, {.ttl = 10s}).release();
+    });
+  for (auto& t : threads) t.join();
+  const weave::LockStats s = locks.stats();
+  CHECK(s.acquired == std::uint64_t{kThreads} * kRounds);
+  CHECK(s.released == std::uint64_t{kThreads} * kRounds);
+  CHECK(s.errors == 0);
 }
