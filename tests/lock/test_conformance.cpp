@@ -1,5 +1,6 @@
-// Lock semantics, identical for every backend: run against each entry of
-// lock_test::LockBackends. Assertions are about outcomes and ordering; the
+// Lock semantics, identical for every backend: built once per store by
+// weave_add_store_suite(lock <store>) (tests/lock/CMakeLists.txt), which
+// force-includes tests/stores/<store>_store.h. Assertions are about outcomes and ordering; the
 // few times used are short and every bound has a wide margin, so a loaded
 // 2-core machine does not make them flaky.
 #include <catch2/catch.hpp>
@@ -16,7 +17,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "backends.h"
+#include "test_support.h"
+#include "suite_store.h"
 #include "weave/error.h"
 #include "weave/lease.h"
 #include "weave/lock.h"
@@ -29,18 +31,18 @@ using weave::LockSpec;
 
 namespace {
 
-template <class B>
+using Store = lock_test::SuiteStore;
+
 weave::LockOptions options_for() {
   weave::LockOptions o;
-  o.url = B::url;
-  B::tune(o);
+  o.url = Store::url();
+  Store::tune(o);
   return o;
 }
 
-template <class B>
 weave::LockClient client(weave::LockOptions o = {}) {
-  o.url = B::url;
-  B::tune(o);
+  o.url = Store::url();
+  Store::tune(o);
   return weave::LockClient(std::move(o));
 }
 
@@ -90,12 +92,12 @@ class CountingBackend : public Forwarding {
 }  // namespace
 
 // 8 x 10,000 on mem://; a networked backend sets its own `increments`.
-TEMPLATE_TEST_CASE("lock: 8 threads x N increments under one key end at 8 N",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: 8 threads x N increments under one key end at 8 N",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("counter");
-  constexpr int n = TestType::increments;
+  const int n = Store::increments();
   long counter = 0;  // deliberately unsynchronised: only the lock protects it
   lock_test::Workers workers;
   for (int t = 0; t < 8; ++t)
@@ -111,10 +113,9 @@ TEMPLATE_TEST_CASE("lock: 8 threads x N increments under one key end at 8 N",
   CHECK(counter == 8L * n);
 }
 
-TEMPLATE_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conformance]",
-                        WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("try-once");
   weave::LeaseHandle a = locks.acquire(key);
   REQUIRE(a);
@@ -130,10 +131,10 @@ TEMPLATE_TEST_CASE("lock: wait=0 tries once and reports busy", "[lock][conforman
   CHECK(locks.try_acquire(key));
 }
 
-TEMPLATE_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("ttl");
   weave::LeaseHandle a = locks.acquire(key, {.ttl = 100ms});
   CHECK_FALSE(a->renewed());
@@ -150,10 +151,10 @@ TEMPLATE_TEST_CASE("lock: a fixed ttl runs out and another caller gets in",
   b.release();  // releasing the expired lease did not free b's
 }
 
-TEMPLATE_TEST_CASE("lock: waiting times out with LockBusy after at least the wait",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: waiting times out with LockBusy after at least the wait",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("timeout");
   weave::LeaseHandle a = locks.acquire(key);
   const auto t0 = Clock::now();
@@ -170,10 +171,10 @@ TEMPLATE_TEST_CASE("lock: waiting times out with LockBusy after at least the wai
   CHECK(waited >= 100ms);
 }
 
-TEMPLATE_TEST_CASE("lock: a waiter gets the lock as soon as the holder releases",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a waiter gets the lock as soon as the holder releases",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("handoff");
   weave::LeaseHandle a = locks.acquire(key);
   std::promise<void> waiting;
@@ -192,10 +193,9 @@ TEMPLATE_TEST_CASE("lock: a waiter gets the lock as soon as the holder releases"
   CHECK(waited < 10s);  // woken by the release, not by its 20 s deadline
 }
 
-TEMPLATE_TEST_CASE("lock: wait=forever waits until released", "[lock][conformance]",
-                        WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: wait=forever waits until released", "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("forever");
   weave::LeaseHandle a = locks.acquire(key);
   std::atomic<bool> got{false};
@@ -211,10 +211,10 @@ TEMPLATE_TEST_CASE("lock: wait=forever waits until released", "[lock][conformanc
   CHECK(got);
 }
 
-TEMPLATE_TEST_CASE("lock: reentrant in one call chain, exclusive for everyone else",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: reentrant in one call chain, exclusive for everyone else",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("reentrant");
   weave::LeaseHandle outer = locks.acquire(key);
   {
@@ -251,12 +251,12 @@ TEMPLATE_TEST_CASE("lock: reentrant in one call chain, exclusive for everyone el
   CHECK(after.get());
 }
 
-TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports it",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a lost lease fires its stop token and release reports it",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
   const std::string key = unique_key("lost");
   SECTION("policy throw_at_release (default)") {
-    auto locks = client<TestType>();
+    auto locks = client();
     weave::LeaseHandle h = locks.acquire(key, {.ttl = 100ms});
     std::promise<void> fired;
     std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
@@ -280,7 +280,7 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
     o.on_lost = [&](const weave::Lease& l, std::string_view) {
       if (++calls == 1) called.set_value(l.key() + (l.stop_token().stop_requested() ? " stopped" : " running"));
     };
-    auto locks = client<TestType>(o);
+    auto locks = client(o);
     weave::LeaseHandle h = locks.acquire(key, {.ttl = 100ms});
     std::promise<void> fired;
     std::stop_callback cb(h->stop_token(), [&] { fired.set_value(); });
@@ -301,7 +301,7 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
     o.watchdog_lease = 150ms;  // renewed every 50 ms
     o.lost_policy = weave::LeaseLostPolicy::callback;
     o.on_lost = [gate](const weave::Lease&, std::string_view) { gate.wait_for(10s); };
-    auto locks = client<TestType>(o);
+    auto locks = client(o);
     weave::LeaseHandle a = locks.acquire(key, {.ttl = 50ms});
     weave::LeaseHandle b = locks.acquire(key + ":b");  // watchdog mode
     std::promise<void> a_fired;
@@ -313,7 +313,7 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
     CHECK(c_fired.get_future().wait_for(10s) == std::future_status::ready);  // A's callback still blocks
     std::this_thread::sleep_for(600ms);  // four leases of B
     CHECK_FALSE(b->lost());
-    auto other = std::async(std::launch::async, [&] { return bool(client<TestType>().try_acquire(key + ":b")); });
+    auto other = std::async(std::launch::async, [&] { return bool(client().try_acquire(key + ":b")); });
     CHECK_FALSE(other.get());
     let_go.set_value();
     CHECK_NOTHROW(b.release());
@@ -323,7 +323,7 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
   SECTION("a lease taken over after expiry is reported lost at release") {
     weave::LockOptions o;
     o.lost_policy = weave::LeaseLostPolicy::throw_at_release;
-    auto locks = client<TestType>(o);
+    auto locks = client(o);
     weave::LeaseHandle a = locks.acquire(key, {.ttl = 100ms});
     weave::LeaseHandle b = locks.acquire(key, {.ttl = 10s, .wait = 10s});
     CHECK_THROWS_AS(a.release(), weave::LeaseLost);
@@ -331,12 +331,12 @@ TEMPLATE_TEST_CASE("lock: a lost lease fires its stop token and release reports 
   }
 }
 
-TEMPLATE_TEST_CASE("lock: the watchdog keeps a short lease alive while held",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: the watchdog keeps a short lease alive while held",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
   weave::LockOptions o;
   o.watchdog_lease = 150ms;  // renewed every 50 ms
-  auto locks = client<TestType>(o);
+  auto locks = client(o);
   const std::string key = unique_key("watchdog");
   weave::LeaseHandle h = locks.acquire(key);
   CHECK(h->renewed());
@@ -354,12 +354,11 @@ TEMPLATE_TEST_CASE("lock: the watchdog keeps a short lease alive while held",
   CHECK_NOTHROW(h.release());
 }
 
-TEMPLATE_TEST_CASE("lock: after release nothing renews the key", "[lock][conformance]",
-                        WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: after release nothing renews the key", "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
   weave::LockOptions o;
-  o.url = TestType::url;
-  TestType::tune(o);
+  o.url = Store::url();
+  Store::tune(o);
   o.watchdog_lease = 150ms;
   auto counting = std::make_shared<CountingBackend>(weave::make_lock_backend(o));
   weave::LockClient locks(o, counting);
@@ -417,10 +416,10 @@ void until_run_out(const weave::LeaseHandle& h) {
 // Issue 10, point 4: the method must not see remaining() == 0 with its stop
 // token still quiet, whatever the watchdog thread is doing (paused with the
 // process, busy with a slow backend).
-TEMPLATE_TEST_CASE("lock: a lease past its deadline is lost at once, even while the watchdog thread is stuck",
-                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a lease past its deadline is lost at once, even while the watchdog thread is stuck",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  weave::LockOptions o = options_for<TestType>();
+  weave::LockOptions o = options_for();
   o.watchdog_lease = 300ms;  // renewed every 100 ms
   auto stuck = std::make_shared<StuckRenewal>(weave::make_lock_backend(o));
   weave::LockClient blocker(o, stuck);
@@ -444,10 +443,10 @@ TEMPLATE_TEST_CASE("lock: a lease past its deadline is lost at once, even while 
 }
 
 // Issue 10, point 7: the watchdog renews for at most max_hold.
-TEMPLATE_TEST_CASE("lock: past max_hold the stop token fires, renewal stops and the key frees itself",
-                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: past max_hold the stop token fires, renewal stops and the key frees itself",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  weave::LockOptions o = options_for<TestType>();
+  weave::LockOptions o = options_for();
   o.watchdog_lease = 300ms;  // renewed every 100 ms
   std::atomic<int> hold_limit_events{0};
   o.on_event = [&](const weave::Event& e) {
@@ -485,10 +484,10 @@ TEMPLATE_TEST_CASE("lock: past max_hold the stop token fires, renewal stops and 
   CHECK_NOTHROW(other.release());
 }
 
-TEMPLATE_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("on-expiry");
   CHECK_THROWS_AS(locks.acquire(key, {.release = LockSpec::Release::on_expiry}), weave::UsageError);
   weave::LeaseHandle h =
@@ -506,10 +505,9 @@ TEMPLATE_TEST_CASE("lock: release=on_expiry leaves the key held until its ttl",
   CHECK(locks.try_acquire(key, {.wait = 10s}));       // free once the ttl ran out
 }
 
-TEMPLATE_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][conformance]",
-                        WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string k1 = unique_key("fence-a");
   const std::string k2 = unique_key("fence-b");
   std::uint64_t last1 = 0, last2 = 0;
@@ -539,10 +537,9 @@ TEMPLATE_TEST_CASE("lock: fencing tokens strictly increase per key", "[lock][con
   for (std::size_t i = 1; i < order.size(); ++i) CHECK(order[i] > order[i - 1]);
 }
 
-TEMPLATE_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
-                        WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: owner tokens are unique", "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("owners");
   std::unordered_set<std::string> seen;
   for (int i = 0; i < 10'000; ++i) {
@@ -554,10 +551,10 @@ TEMPLATE_TEST_CASE("lock: owner tokens are unique", "[lock][conformance]",
   CHECK(seen.size() == 10'000);
 }
 
-TEMPLATE_TEST_CASE("lock: handles are move-only RAII and release on destruction",
-                        "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: handles are move-only RAII and release on destruction",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("raii");
   {
     weave::LeaseHandle a = locks.acquire(key);
@@ -616,10 +613,10 @@ Detached hold_across_threads(weave::LockClient& locks, std::string key, std::jth
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("lock: a coroutine holds its lease across a resume on another thread and releases it there",
-                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a coroutine holds its lease across a resume on another thread and releases it there",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("coroutine");
   std::promise<CoroutineReport> done;
   auto report = done.get_future();
@@ -677,22 +674,21 @@ using weave::LockType;
 // rest of the case is then not run for it.
 #define LOCK_TEST_REQUIRE_TYPE(wanted)                                                          \
   do {                                                                                        \
-    weave::LockOptions o_ = options_for<TestType>();                                          \
+    weave::LockOptions o_ = options_for();                                          \
     auto b_ = weave::make_lock_backend(o_);                                                   \
     if (!b_->supports(wanted)) {                                                                \
       weave::LockClient c_(o_, b_);                                                           \
       CHECK_THROWS_AS(c_.acquire(unique_key("unsupported"), {.type = wanted}), weave::UsageError); \
-      WARN("backend " << TestType::url << " does not implement lock type "                    \
+      WARN("backend " << Store::url() << " does not implement lock type "                    \
                       << weave::to_string(wanted) << "; it refuses it (checked)");              \
       return;                                                                                 \
     }                                                                                         \
   } while (0)
 
-TEMPLATE_TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lock][conformance][fair]",
-                   WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lock][conformance][fair]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::fair);
-  auto o = options_for<TestType>();
+  auto o = options_for();
   auto watcher = std::make_shared<LineWatcher>(weave::make_lock_backend(o));
   weave::LockClient locks(o, watcher);
   const std::string key = unique_key("fair-order");
@@ -720,11 +716,11 @@ TEMPLATE_TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lo
   CHECK(order == expected);
 }
 
-TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not stall the line",
-                   "[lock][conformance][fair]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type fair: a dead waiter's place runs out and does not stall the line",
+          "[lock][conformance][fair]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::fair);
-  auto o = options_for<TestType>();
+  auto o = options_for();
   o.queue_entry = 300ms;  // a place in line lasts 300 ms unless refreshed
   auto backend = weave::make_lock_backend(o);
   weave::LockClient locks(o, backend);
@@ -752,13 +748,12 @@ TEMPLATE_TEST_CASE("lock type fair: a dead waiter's place runs out and does not 
   CHECK(backend->release({key, dead, LockType::fair}) == weave::ReleaseResult::lost);  // it never held it
 }
 
-TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conformance][fair]",
-                   WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type fair: exclusive under contention", "[lock][conformance][fair]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::fair);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("fair-counter");
-  const int n = std::max(50, TestType::increments / 50);
+  const int n = std::max(50, Store::increments() / 50);
   long counter = 0;
   lock_test::Workers workers;
   for (int t = 0; t < 4; ++t)
@@ -774,12 +769,12 @@ TEMPLATE_TEST_CASE("lock type fair: exclusive under contention", "[lock][conform
   CHECK(counter == 4L * n);
 }
 
-TEMPLATE_TEST_CASE("lock type read/write: readers overlap, a writer excludes readers and writers",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type read/write: readers overlap, a writer excludes readers and writers",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("rw");
   weave::LeaseHandle r1 = locks.acquire(key, {.type = LockType::read});
   weave::LeaseHandle r2 = locks.acquire(key, {.type = LockType::read});  // no wait: readers share
@@ -800,12 +795,12 @@ TEMPLATE_TEST_CASE("lock type read/write: readers overlap, a writer excludes rea
   CHECK(locks.try_acquire(key, {.type = LockType::read}));
 }
 
-TEMPLATE_TEST_CASE("lock type write: a waiting writer is not starved by a stream of readers",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type write: a waiting writer is not starved by a stream of readers",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("rw-starve");
   std::atomic<bool> stop{false};
   std::atomic<long> reads{0};
@@ -835,12 +830,12 @@ TEMPLATE_TEST_CASE("lock type write: a waiting writer is not starved by a stream
   CHECK(readers_inside == 0);
 }
 
-TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is reentrant",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type read/write: read inside write in one call chain is reentrant",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("rw-reentrant");
   weave::LeaseHandle w = locks.acquire(key, {.type = LockType::write});
   {
@@ -868,12 +863,12 @@ TEMPLATE_TEST_CASE("lock type read/write: read inside write in one call chain is
   }
 }
 
-TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers, a crashed reader's share runs out",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type read: the watchdog renews readers, a crashed reader's share runs out",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto o = options_for<TestType>();
+  auto o = options_for();
   o.watchdog_lease = 150ms;  // renewed every 50 ms
   auto backend = weave::make_lock_backend(o);
   weave::LockClient locks(o, backend);
@@ -890,12 +885,12 @@ TEMPLATE_TEST_CASE("lock type read: the watchdog renews readers, a crashed reade
   CHECK(backend->release({key, "crashed-reader", LockType::read}) == weave::ReleaseResult::lost);
 }
 
-TEMPLATE_TEST_CASE("lock types: fencing tokens strictly increase per key across types",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock types: fencing tokens strictly increase per key across types",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("rw-fence");
   std::uint64_t last = 0;
   const LockType types[] = {LockType::read, LockType::write, LockType::read, LockType::read, LockType::write};
@@ -928,10 +923,10 @@ TEST_CASE("lock types: a backend without them refuses them clearly", "[lock][typ
 
 // ---- several keys as one lease ----
 
-TEMPLATE_TEST_CASE("lock: several keys are one lease with a fencing token per key",
-                   "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: several keys are one lease with a fencing token per key",
+          "[lock][conformance][multikey]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  weave::LockOptions o = options_for<TestType>();
+  weave::LockOptions o = options_for();
   o.watchdog_lease = 900ms;  // renewed every 300 ms: margin for redlock's validity on a loaded machine
   auto counting = std::make_shared<CountingBackend>(weave::make_lock_backend(o));
   weave::LockClient locks(o, counting);
@@ -968,10 +963,10 @@ TEMPLATE_TEST_CASE("lock: several keys are one lease with a fencing token per ke
   CHECK(locks.try_acquire(b));
 }
 
-TEMPLATE_TEST_CASE("lock: several keys are all or nothing, LockBusy names the busy key",
-                   "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: several keys are all or nothing, LockBusy names the busy key",
+          "[lock][conformance][multikey]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string a = unique_key("aon-a"), b = unique_key("aon-b");
   std::string_view keys[] = {a, b};
   weave::LeaseHandle hold_b = locks.acquire(b);
@@ -987,12 +982,12 @@ TEMPLATE_TEST_CASE("lock: several keys are all or nothing, LockBusy names the bu
   CHECK(locks.try_acquire_all(keys));
 }
 
-TEMPLATE_TEST_CASE("lock: two threads locking the same pair in opposite orders never deadlock",
-                   "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: two threads locking the same pair in opposite orders never deadlock",
+          "[lock][conformance][multikey]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string x = unique_key("pair-x"), y = unique_key("pair-y");
-  const int n = std::max(50, TestType::increments / 10);
+  const int n = std::max(50, Store::increments() / 10);
   long counter = 0;  // protected by the pair only
   lock_test::Workers workers;
   for (int t = 0; t < 2; ++t)
@@ -1011,10 +1006,10 @@ TEMPLATE_TEST_CASE("lock: two threads locking the same pair in opposite orders n
   CHECK(counter == 2L * n);
 }
 
-TEMPLATE_TEST_CASE("lock: a multi-key lease is lost when any of its keys is",
-                   "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a multi-key lease is lost when any of its keys is",
+          "[lock][conformance][multikey]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string a = unique_key("lost-a"), b = unique_key("lost-b");
   std::string_view keys[] = {a, b};
   weave::LeaseHandle h = locks.acquire_all(keys, {.ttl = 150ms});
@@ -1054,13 +1049,13 @@ class TryCounter : public Forwarding {
 };
 }  // namespace
 
-TEMPLATE_TEST_CASE("lock: a waiter does not poll, it tries again only when woken",
-                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: a waiter does not poll, it tries again only when woken",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  weave::LockOptions o = options_for<TestType>();
+  weave::LockOptions o = options_for();
   auto counting = std::make_shared<TryCounter>(weave::make_lock_backend(o));
   weave::LockClient locks(o, counting);
-  weave::LockClient holder_client = client<TestType>();
+  weave::LockClient holder_client = client();
   const std::string key = unique_key("no-poll");
   weave::LeaseHandle holder = holder_client.acquire(key);  // 30 s watchdog lease: no reason to wake early
   std::atomic<bool> got{false};
@@ -1080,10 +1075,10 @@ TEMPLATE_TEST_CASE("lock: a waiter does not poll, it tries again only when woken
   CHECK(counting->tries.load() <= while_waiting + 2);  // woken by the release: one more try
 }
 
-TEMPLATE_TEST_CASE("lock: the watchdog renews a lease at a third of its length",
-                   "[lock][conformance]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: the watchdog renews a lease at a third of its length",
+          "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  weave::LockOptions o = options_for<TestType>();
+  weave::LockOptions o = options_for();
   o.watchdog_lease = 3000ms;  // renewed every 1 s; at half it would be 1.5 s
   auto counting = std::make_shared<TryCounter>(weave::make_lock_backend(o));
   weave::LockClient locks(o, counting);
@@ -1100,16 +1095,16 @@ TEMPLATE_TEST_CASE("lock: the watchdog renews a lease at a third of its length",
   CHECK(first < 1400ms);   // not at half the lease or later
 }
 
-TEMPLATE_TEST_CASE("lock type read/write under contention: readers overlap, a writer never overlaps anyone",
-                   "[lock][conformance][rw]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock type read/write under contention: readers overlap, a writer never overlaps anyone",
+          "[lock][conformance][rw]") {
   LOCK_TEST_REQUIRE_BACKEND();
   LOCK_TEST_REQUIRE_TYPE(LockType::read);
   LOCK_TEST_REQUIRE_TYPE(LockType::write);
-  auto locks = client<TestType>();
+  auto locks = client();
   const std::string key = unique_key("rw-overlap");
   std::atomic<int> readers{0}, writers{0}, max_readers{0}, violations{0};
   std::atomic<long> writes{0};
-  const int rounds = std::max(20, TestType::increments / 100);
+  const int rounds = std::max(20, Store::increments() / 100);
   lock_test::Workers ws;
   for (int t = 0; t < 4; ++t)
     ws.spawn([&] {
@@ -1144,15 +1139,15 @@ TEMPLATE_TEST_CASE("lock type read/write under contention: readers overlap, a wr
   CHECK(max_readers > 1);  // readers really did hold the key together
 }
 
-TEMPLATE_TEST_CASE("lock: 8 threads move money between random pairs of 10 accounts, the total is unchanged",
-                   "[lock][conformance][multikey]", WEAVE_LOCK_TEST_BACKENDS) {
+TEST_CASE("lock: 8 threads move money between random pairs of 10 accounts, the total is unchanged",
+          "[lock][conformance][multikey]") {
   LOCK_TEST_REQUIRE_BACKEND();
-  auto locks = client<TestType>();
+  auto locks = client();
   constexpr int kAccounts = 10;
   std::vector<std::string> keys;
   for (int i = 0; i < kAccounts; ++i) keys.push_back(unique_key("acct"));
   std::vector<long> balance(kAccounts, 1000);  // unsynchronised: only the pair's lease protects it
-  const int transfers = std::max(40, TestType::increments / 20);
+  const int transfers = std::max(40, Store::increments() / 20);
   std::atomic<int> done{0};
   lock_test::Workers ws;
   for (int t = 0; t < 8; ++t)

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends.h"
+#include "test_support.h"
 #include "weave/error.h"
 #include "weave/generated.h"
 #include "weave/lease.h"

@@ -1,6 +1,5 @@
-// The backends the lock conformance suite runs against. Every TEMPLATE test
-// in test_conformance.cpp runs once per type in WEAVE_LOCK_TEST_BACKENDS:
-// adding a backend is one struct (url + available()) and one entry there.
+// Helpers shared by the lock tests: unique keys, and worker threads whose
+// exceptions fail the test.
 #pragma once
 
 #include <atomic>
@@ -17,31 +16,6 @@
 #include "weave/lock_backend.h"
 
 namespace lock_test {
-
-// A backend type for the suite: `url`, `available()`, `increments` (per
-// thread in the 8-thread counter case: a networked backend pays a round trip
-// per acquisition, so it may choose fewer) and `tune(options)` (e.g. a
-// generous command timeout on a loaded CI machine).
-struct MemBackend {
-  static constexpr const char* url = "mem://conformance";
-  static constexpr int increments = 10'000;
-  static bool available() { return true; }
-  static void tune(weave::LockOptions&) {}
-};
-
-// First line of every conformance test: a backend whose server cannot be
-// started (e.g. no redis-server installed) fails the test. It used to pass
-// with a warning, so a CI machine without redis-server reported the redis,
-// redlock and cluster suites green while running none of them.
-#define LOCK_TEST_REQUIRE_BACKEND()                                              \
-  do {                                                                           \
-    if (!TestType::available())                                                  \
-      FAIL("backend " << TestType::url << " could not be started; test not run"); \
-  } while (0)
-
-#ifndef WEAVE_LOCK_TEST_BACKENDS
-#define WEAVE_LOCK_TEST_BACKENDS lock_test::MemBackend
-#endif
 
 // A key no other test (or earlier run against a shared server) uses.
 inline std::string unique_key(const std::string& name) {
