@@ -9,11 +9,17 @@ local function live_at_most(k, ms)
   if left == -1 or left > ms then redis.call('PEXPIRE', k, ms) end
 end
 -- The next fencing token of counter k (its expiry is kept: callers extend it).
+-- A new counter starts at the server's TIME in us; without the clock floor
+-- (redlock://) rounded down to the millisecond, so masters whose clocks agree
+-- within it start equal and the acquisition needs no raise round trip (a
+-- restarted master still seeds past every token: a restart takes longer).
 local function next_fence(k, floor)
   local c = redis.call('GET', k)
   if c == false or floor == '1' then
     local t = redis.call('TIME')
-    local now = t[1] .. string.format('%06d', tonumber(t[2]))
+    local us = tonumber(t[2])
+    if floor ~= '1' then us = us - us % 1000 end
+    local now = t[1] .. string.format('%06d', us)
     if c == false or tonumber(c) < tonumber(now) then
       redis.call('SET', k, now, 'KEEPTTL')
       return tonumber(now)
