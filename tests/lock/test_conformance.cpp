@@ -10,6 +10,7 @@
 #include <coroutine>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <set>
@@ -416,6 +417,31 @@ void until_run_out(const weave::LeaseHandle& h) {
 // Issue 10, point 4: the method must not see remaining() == 0 with its stop
 // token still quiet, whatever the watchdog thread is doing (paused with the
 // process, busy with a slow backend).
+// A fixed-ttl lease joins the watchdog only when its stop token is asked
+// for, possibly on another thread while its holder releases it. Either the
+// release finds the entry and takes it out, or the late watch() finds the
+// lease released and adds none: no entry may outlive its lease (the watchdog
+// would walk freed memory at the ttl; ASan, test_mem_lock under build-asan).
+TEST_CASE("lock: a stop token asked for while the lease is released leaves the watchdog nothing",
+          "[lock][conformance]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string key = unique_key("token-race");
+  const int rounds = std::max(20, Store::increments() / 50);
+  int fired = 0;
+  for (int i = 0; i < rounds; ++i) {
+    weave::LeaseHandle h = locks.acquire(key, {.ttl = 300ms});
+    std::shared_ptr<weave::Lease> lease = h.shared();
+    auto asker = std::async(std::launch::async, [lease] { return lease->stop_token(); });
+    h.release();
+    if (asker.get().stop_requested()) ++fired;
+  }
+  std::this_thread::sleep_for(600ms);  // every ttl has passed: the watchdog looked at what it held
+  CHECK(fired == 0);                   // released in time: no token fired
+  weave::LeaseHandle again = locks.acquire(key, {.ttl = 300ms});
+  CHECK(again);
+}
+
 TEST_CASE("lock: a lease past its deadline is lost at once, even while the watchdog thread is stuck",
           "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
