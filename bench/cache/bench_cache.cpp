@@ -4,6 +4,7 @@
 //   bench_cache [--benchmark_* flags] [--rounds=<invalidation rounds, default 2000>]
 //
 //   local_hit          a woven-shape [[cache]] call (cache_methods.h) answered by the local tier
+//   local_hit_hot      ... every thread on the same key
 //   uncached           the same call with no interceptor (the method runs)
 //   shared_mutex_map   an uncontended std::shared_mutex + std::unordered_map lookup (a copy out)
 //   mutex_map          the same under one std::mutex (the "single-lock map" of the 8-thread target)
@@ -72,6 +73,15 @@ void local_hit(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(local_hit)->ThreadRange(1, 8)->UseRealTime();
+
+// Every thread on one key: one shard, one entry (the hot-key case).
+void local_hit_hot(benchmark::State& state) {
+  catalog().find(kName, "hot");
+  catalog().find(kName, "hot");
+  for (auto _ : state) benchmark::DoNotOptimize(catalog().find(kName, "hot"));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(local_hit_hot)->ThreadRange(1, 8)->UseRealTime();
 
 void uncached(benchmark::State& state) {
   const std::string key = "p" + std::to_string(state.thread_index());
@@ -240,6 +250,10 @@ int main(int argc, char** argv) {
                   ips("local_hit/real_time/threads:8") / 1e6, ips("mutex_map/real_time/threads:8") / 1e6,
                   ips("local_hit/real_time/threads:8") / ips("mutex_map/real_time/threads:8"),
                   ips("shared_mutex_map/real_time/threads:8") / 1e6);
+    if (ips("local_hit_hot/real_time/threads:8") > 0 && ips("mutex_map/real_time/threads:8") > 0)
+      std::printf("  8 threads, one hot key: local hit %.1f M/s (%.2fx the mutex map)\n",
+                  ips("local_hit_hot/real_time/threads:8") / 1e6,
+                  ips("local_hit_hot/real_time/threads:8") / ips("mutex_map/real_time/threads:8"));
   }
   if (ns("remote_hit/real_time") > 0 && ns("raw_get/real_time") > 0)
     std::printf("  remote hit %.1f us; / raw GET %.2fx; / raw GET + decode %.2fx\n", ns("remote_hit/real_time") / 1e3,
