@@ -72,7 +72,8 @@ struct WEAVE_API CacheStats {
   std::chrono::nanoseconds load_time{0};   // summed over loads
   std::uint64_t shared_loads = 0;          // misses answered by another caller's load (single flight)
   std::uint64_t evictions = 0;             // local entries dropped to hold the bounds
-  std::uint64_t invalidations_sent = 0;    // cache_put / cache_evict broadcasts
+  std::uint64_t invalidations_sent = 0;    // cache_put / cache_evict broadcasts (one per key)
+  std::uint64_t invalidation_messages = 0; // ... the PUBLISHes this process sent for them (a batch is one)
   std::uint64_t invalidations_received = 0;
   std::uint64_t errors = 0;                // store or serialization failures (each also an Event)
   std::uint64_t decode_failures = 0;       // stored values that no longer fit the type: a miss, overwritten

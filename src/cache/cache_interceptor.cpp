@@ -20,6 +20,7 @@ namespace WEAVE_NAMESPACE {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using Counts = detail::CacheCounterStripe;
 using std::chrono::milliseconds;
 
 enum class Tier { both, local, remote };
@@ -178,7 +179,7 @@ class ReadThrough {
         if (shared_hit(stored)) return;
         break;  // stored by another version of the type: a miss, overwritten below
       }
-      if (!waited) count_.remote_misses.fetch_add(1, std::memory_order_relaxed);
+      if (!waited) count_.add(&Counts::remote_misses);
       if (!s_.sync) break;
       // One loader in the deployment; the others wait for its value.
       if (held_.token.empty()) held_.token = detail::lease_token();
@@ -195,7 +196,7 @@ class ReadThrough {
       if (claim == detail::FillClaim::gave_up) break;  // waited fill_guard: load without the lease
       if (claim == detail::FillClaim::waited && !waited) {
         waited = true;
-        count_.sync_waits.fetch_add(1, std::memory_order_relaxed);
+        count_.add(&Counts::sync_waits);
       }
     }
     load(false);
@@ -209,10 +210,10 @@ class ReadThrough {
     try {
       inv_.complete_from_json(*stored.json);
     } catch (const std::exception&) {
-      count_.decode_failures.fetch_add(1, std::memory_order_relaxed);
+      count_.add(&Counts::decode_failures);
       return false;
     }
-    count_.remote_hits.fetch_add(1, std::memory_order_relaxed);
+    count_.add(&Counts::remote_hits);
     land_.value = codec_.share(inv_.result());
     install(land_.value, stored.json->size(), stored.written_ms);
     return true;
@@ -247,10 +248,10 @@ class ReadThrough {
       inv_.complete_from_json(*stored.json);
     } catch (const std::exception&) {
       if (failed) std::rethrow_exception(failed);
-      count_.decode_failures.fetch_add(1, std::memory_order_relaxed);
+      count_.add(&Counts::decode_failures);
       return false;
     }
-    count_.remote_hits.fetch_add(1, std::memory_order_relaxed);
+    count_.add(&Counts::remote_hits);
     return true;
   }
 
@@ -260,12 +261,12 @@ class ReadThrough {
     try {
       inv_.proceed();
     } catch (...) {
-      count_.load_failures.fetch_add(1, std::memory_order_relaxed);
+      count_.add(&Counts::load_failures);
       throw;
     }
-    count_.loads.fetch_add(1, std::memory_order_relaxed);
-    if (refreshing) count_.refreshes.fetch_add(1, std::memory_order_relaxed);
-    count_.load_ns.fetch_add(static_cast<std::uint64_t>((Clock::now() - started).count()), std::memory_order_relaxed);
+    count_.add(&Counts::loads);
+    if (refreshing) count_.add(&Counts::refreshes);
+    count_.add(&Counts::load_ns, static_cast<std::uint64_t>((Clock::now() - started).count()));
     const void* result = inv_.result();
     land_.value = codec_.share(result);
     const milliseconds ttl = codec_.empty(result) ? s_.null_ttl : s_.ttl;
@@ -368,10 +369,10 @@ class CacheInterceptor final : public CacheInterceptorBase {
     if (s.tier != Tier::remote && rt->remote().live(now)) {
       auto hit = cache.local().get(key, now);
       if (hit && complete_with(inv, codec, *static_cast<const ResultCodec*>(hit->kind), hit->value.get())) {
-        count.local_hits.fetch_add(1, std::memory_order_relaxed);
+        count.add(&Counts::local_hits);
         return;
       }
-      count.local_misses.fetch_add(1, std::memory_order_relaxed);
+      count.add(&Counts::local_misses);
     }
 
     // 2. one load per key in this process; the others wait for its value
@@ -380,7 +381,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
       std::unique_lock lock(flight->mutex);
       flight->done_cv.wait(lock, [&] { return flight->done; });
       if (complete_from_flight(inv, codec, *flight)) {
-        count.shared_loads.fetch_add(1, std::memory_order_relaxed);
+        count.add(&Counts::shared_loads);
         return;
       }
       lock.unlock();
@@ -411,9 +412,11 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     if (s.tier != Tier::local || rt->options().local_max_bytes > 0)
       if (!guarded(*rt, cache, key, s, [&] { json = codec.encode(result); })) return;
     if (s.tier != Tier::local) {
-      const bool stored = guarded(*rt, cache, key, s, [&] { rt->remote().put(cache.name(), key, json, detail::jittered(s.ttl, key)); });
-      if (stored) cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
-      else return;  // other processes may still hold the old value: do not add a local copy either
+      bool sent = false;
+      const bool stored = guarded(*rt, cache, key, s, [&] { sent = rt->remote().put(cache.name(), key, json, detail::jittered(s.ttl, key)); });
+      if (!stored) return;  // other processes may still hold the old value: do not add a local copy either
+      cache.counters().add(&Counts::invalidations_sent);
+      if (sent) cache.counters().add(&Counts::invalidation_messages);
     }
     if (s.tier == Tier::remote || !rt->remote().live(Clock::now())) return;
     detail::LocalEntry entry;
@@ -444,8 +447,11 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
     if (s.all) cache.local().clear();
     else cache.local().invalidate(key);
     if (s.tier == Tier::local) return;
-    if (guarded(*rt, cache, key, s, [&] { rt->remote().evict(cache.name(), s.all ? nullptr : &key); }))
-      cache.counters().invalidations_sent.fetch_add(1, std::memory_order_relaxed);
+    bool sent = false;
+    if (guarded(*rt, cache, key, s, [&] { sent = rt->remote().evict(cache.name(), s.all ? nullptr : &key); })) {
+      cache.counters().add(&Counts::invalidations_sent);
+      if (sent) cache.counters().add(&Counts::invalidation_messages);
+    }
   }
 };
 

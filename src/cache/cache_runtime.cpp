@@ -133,6 +133,12 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
   flight->done_cv.notify_all();
 }
 
+unsigned cache_thread_slot() noexcept {
+  static std::atomic<unsigned> next{0};
+  thread_local const unsigned slot = next.fetch_add(1, std::memory_order_relaxed);
+  return slot;
+}
+
 std::string lease_token() {
   static const std::string random = [] {
     std::random_device rd;
@@ -169,7 +175,7 @@ CacheRuntime::CacheRuntime(CacheOptions options)
   remote_->listen(RemoteTier::Listener{
       [this](std::string_view name, const std::string_view* key) {
         if (CacheName* c = find(name)) {
-          c->counters().invalidations_received.fetch_add(1, std::memory_order_relaxed);
+          c->counters().add(&CacheCounterStripe::invalidations_received);
           if (key) c->local().invalidate(*key);
           else c->local().clear();
         }
@@ -217,21 +223,17 @@ CacheStats CacheRuntime::stats(std::string_view name) {
   CacheStats s;
   if (!c) return s;
   const CacheCounters& k = c->counters();
-  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  s.local_hits = get(k.local_hits);
-  s.local_misses = get(k.local_misses);
-  s.remote_hits = get(k.remote_hits);
-  s.remote_misses = get(k.remote_misses);
-  s.loads = get(k.loads);
-  s.load_failures = get(k.load_failures);
-  s.load_time = std::chrono::nanoseconds(get(k.load_ns));
-  s.shared_loads = get(k.shared_loads);
-  s.invalidations_sent = get(k.invalidations_sent);
-  s.invalidations_received = get(k.invalidations_received);
-  s.errors = get(k.errors);
-  s.decode_failures = get(k.decode_failures);
-  s.sync_waits = get(k.sync_waits);
-  s.refreshes = get(k.refreshes);
+  using S = CacheCounterStripe;
+  using T = CacheStats;
+  static constexpr std::pair<std::uint64_t T::*, CacheCounters::Field> fields[] = {
+      {&T::local_hits, &S::local_hits}, {&T::local_misses, &S::local_misses}, {&T::remote_hits, &S::remote_hits},
+      {&T::remote_misses, &S::remote_misses}, {&T::loads, &S::loads}, {&T::load_failures, &S::load_failures},
+      {&T::shared_loads, &S::shared_loads}, {&T::invalidations_sent, &S::invalidations_sent},
+      {&T::invalidation_messages, &S::invalidation_messages}, {&T::invalidations_received, &S::invalidations_received},
+      {&T::errors, &S::errors}, {&T::decode_failures, &S::decode_failures}, {&T::sync_waits, &S::sync_waits},
+      {&T::refreshes, &S::refreshes}};
+  for (const auto& [out, in] : fields) s.*out = k.sum(in);
+  s.load_time = std::chrono::nanoseconds(k.sum(&S::load_ns));
   const LocalTier::Stats local = c->local().stats();
   s.refused_stale = local.rejected_stale;
   s.evictions = local.evictions;
@@ -239,7 +241,7 @@ CacheStats CacheRuntime::stats(std::string_view name) {
 }
 
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
-  cache.counters().errors.fetch_add(1, std::memory_order_relaxed);
+  cache.counters().add(&CacheCounterStripe::errors);
   if (!options_.on_event) return;
   try {
     const auto* typed = dynamic_cast<const Error*>(&error);

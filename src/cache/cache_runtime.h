@@ -20,10 +20,41 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-struct WEAVE_API CacheCounters {
+// A small number of this thread's own (0, 1, 2, ... in order of first use).
+WEAVE_API unsigned cache_thread_slot() noexcept;
+
+// One stripe of a name's CacheStats counters, on a cache line of its own.
+struct alignas(64) CacheCounterStripe {
   std::atomic<std::uint64_t> local_hits{0}, local_misses{0}, remote_hits{0}, remote_misses{0}, loads{0},
-      load_failures{0}, load_ns{0}, shared_loads{0}, invalidations_sent{0}, invalidations_received{0}, errors{0},
-      decode_failures{0}, sync_waits{0}, refreshes{0};
+      load_failures{0}, load_ns{0}, shared_loads{0}, invalidations_sent{0}, invalidation_messages{0},
+      invalidations_received{0}, errors{0}, decode_failures{0}, sync_waits{0}, refreshes{0};
+};
+
+// A name's counters, striped per thread so that threads hitting one name
+// write no shared cache line. The first kOwnStripes threads own a stripe
+// (a load and a store, no atomic read-modify-write); later ones share the
+// last and add atomically. stats() sums the stripes.
+class WEAVE_API CacheCounters {
+ public:
+  using Field = std::atomic<std::uint64_t> CacheCounterStripe::*;
+  void add(Field field, std::uint64_t n = 1) noexcept {
+    const unsigned slot = cache_thread_slot();
+    if (slot < kOwnStripes) {
+      std::atomic<std::uint64_t>& c = stripes_[slot].*field;
+      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+      (stripes_[kOwnStripes].*field).fetch_add(n, std::memory_order_relaxed);
+    }
+  }
+  std::uint64_t sum(Field field) const noexcept {
+    std::uint64_t n = 0;
+    for (const CacheCounterStripe& s : stripes_) n += (s.*field).load(std::memory_order_relaxed);
+    return n;
+  }
+
+ private:
+  static constexpr unsigned kOwnStripes = 16;
+  CacheCounterStripe stripes_[kOwnStripes + 1];
 };
 
 // One load in flight for a key (in this process): later misses of the key

@@ -35,20 +35,22 @@ class MemRemote final : public RemoteTier {
     names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl, wall_ms()};
     return true;
   }
-  void put(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl) override {
+  bool put(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl) override {
     std::lock_guard lock(mutex_);
     bump(name, &key);
     names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl, wall_ms()};
     changed();
+    return false;  // no other process: no message
   }
-  void evict(std::string_view name, const std::string_view* key) override {
+  bool evict(std::string_view name, const std::string_view* key) override {
     std::lock_guard lock(mutex_);
     bump(name, key);
     changed();
     auto n = names_.find(std::string(name));
-    if (n == names_.end()) return;
+    if (n == names_.end()) return false;
     if (key) n->second.erase(std::string(*key));
     else names_.erase(n);
+    return false;
   }
   FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
                        std::chrono::milliseconds lease, std::uint64_t read_version,

@@ -54,11 +54,14 @@ class WEAVE_API RemoteTier {
   // are dropped in the same step, and their waiters woken.
   virtual bool fill(std::string_view name, std::string_view key, std::string_view json,
                     std::chrono::milliseconds ttl, std::uint64_t read_version, std::string_view token) = 0;
-  // A write: stores and tells every other process to drop `key`.
-  virtual void put(std::string_view name, std::string_view key, std::string_view json,
+  // A write: stores and tells every other process to drop `key`. Returns
+  // once that message was published; true when this call sent it (false: it
+  // went in a message another writer sent, or the store sends none).
+  virtual bool put(std::string_view name, std::string_view key, std::string_view json,
                    std::chrono::milliseconds ttl) = 0;
-  // Drops `key` (or every key of `name` when key is null) everywhere.
-  virtual void evict(std::string_view name, const std::string_view* key) = 0;
+  // Drops `key` (or every key of `name` when key is null) everywhere; returns
+  // as put() does.
+  virtual bool evict(std::string_view name, const std::string_view* key) = 0;
 
   // sync=true, after a miss that read `read_version`: claims the key's fill
   // lease for `lease` (one loader per deployment). When another caller holds

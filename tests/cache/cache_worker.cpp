@@ -162,7 +162,8 @@ std::string stats_line(const weave::CacheStats& s) {
   o << "local_hits=" << s.local_hits << " local_misses=" << s.local_misses << " remote_hits=" << s.remote_hits
     << " remote_misses=" << s.remote_misses << " loads=" << s.loads << " load_failures=" << s.load_failures
     << " load_time_ns=" << s.load_time.count() << " shared_loads=" << s.shared_loads << " evictions=" << s.evictions
-    << " invalidations_sent=" << s.invalidations_sent << " invalidations_received=" << s.invalidations_received
+    << " invalidations_sent=" << s.invalidations_sent << " invalidation_messages=" << s.invalidation_messages
+    << " invalidations_received=" << s.invalidations_received
     << " errors=" << s.errors << " decode_failures=" << s.decode_failures << " refused_stale=" << s.refused_stale
     << " sync_waits=" << s.sync_waits << " refreshes=" << s.refreshes;
   return o.str();

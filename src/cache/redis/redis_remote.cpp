@@ -6,10 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "cache/cache_runtime.h"
 #include "cache/remote_tier.h"
@@ -38,6 +41,8 @@ std::string entry_key(std::string_view prefix, std::string_view name, std::strin
 // "<sender>|k|<name size>|<name><key>" (drop the key), "<sender>|a|<name
 // size>|<name>" (drop the name), or kind 'f' (a fill lease was released with a
 // waiter: wake it; an older Weave reads it as 'k', which only drops a copy).
+// A batch of several keys of one name is kind 'a' followed by
+// "<key size>:<key>" for each key: an older Weave drops the whole name.
 std::string invalidation(std::string_view sender, std::string_view name, const std::string_view* key,
                          char kind = 'k') {
   std::string m(sender);
@@ -51,8 +56,38 @@ std::string invalidation(std::string_view sender, std::string_view name, const s
   return m;
 }
 
+std::string invalidation(std::string_view sender, std::string_view name, const std::vector<std::string>& keys,
+                         bool all) {
+  if (all || keys.empty()) return invalidation(sender, name, nullptr);
+  if (keys.size() == 1) {
+    const std::string_view key = keys.front();
+    return invalidation(sender, name, &key);
+  }
+  std::string m = invalidation(sender, name, nullptr);
+  for (const std::string& k : keys) {
+    m += std::to_string(k.size());
+    m += ':';
+    m += k;
+  }
+  return m;
+}
+
+std::optional<std::size_t> size_prefix(std::string_view& rest, char end) {
+  const auto stop = rest.find(end);
+  if (stop == std::string_view::npos || stop == 0) return std::nullopt;
+  std::size_t n = 0;
+  for (char c : rest.substr(0, stop)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  rest.remove_prefix(stop + 1);
+  if (n > rest.size()) return std::nullopt;
+  return n;
+}
+
 struct Parsed {
-  std::string_view sender, name, key;
+  std::string_view sender, name;
+  std::vector<std::string_view> keys;  // empty with `all`
   bool all = false;
   bool wake_only = false;  // 'f'
 };
@@ -64,17 +99,25 @@ std::optional<Parsed> parse_invalidation(std::string_view m) {
   p.all = m[bar + 1] == 'a';
   p.wake_only = m[bar + 1] == 'f';
   std::string_view rest = m.substr(bar + 3);
-  const auto bar2 = rest.find('|');
-  if (bar2 == std::string_view::npos) return std::nullopt;
-  std::size_t n = 0;
-  for (char c : rest.substr(0, bar2)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<std::size_t>(c - '0');
+  const auto n = size_prefix(rest, '|');
+  if (!n) return std::nullopt;
+  p.name = rest.substr(0, *n);
+  rest.remove_prefix(*n);
+  if (!p.all) {
+    p.keys.push_back(rest);
+    return p;
   }
-  rest = rest.substr(bar2 + 1);
-  if (n > rest.size()) return std::nullopt;
-  p.name = rest.substr(0, n);
-  p.key = rest.substr(n);
+  // A batch: its keys, or the whole name when the list does not parse.
+  while (!rest.empty()) {
+    const auto k = size_prefix(rest, ':');
+    if (!k) {
+      p.keys.clear();
+      return p;
+    }
+    p.keys.push_back(rest.substr(0, *k));
+    rest.remove_prefix(*k);
+  }
+  p.all = p.keys.empty();
   return p;
 }
 
@@ -126,12 +169,13 @@ class RedisRemote final : public RemoteTier {
     return r >= 0 && (r & 1);
   }
 
-  void put(std::string_view name, std::string_view key, std::string_view json, milliseconds ttl) override {
+  bool put(std::string_view name, std::string_view key, std::string_view json, milliseconds ttl) override {
     const std::string k = entry_key(prefix_, name, key);
     const std::string ms = std::to_string(std::max<long long>(1, ttl.count())), now = std::to_string(wall_ms());
     run({cache_redis::scripts::put, {k}, {json, ms, now}}, "cache put");
-    exec_->publish(channel_, invalidation(sender_, name, &key));
+    const bool sent = publish_invalidation(name, &key);
     woken(k);  // this process's waiters at once, not through the feed
+    return sent;
   }
 
   FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token, milliseconds lease,
@@ -167,16 +211,17 @@ class RedisRemote final : public RemoteTier {
       wake_waiters(name, key);
   }
 
-  void evict(std::string_view name, const std::string_view* key) override {
+  bool evict(std::string_view name, const std::string_view* key) override {
     if (key) {
       const std::string k = entry_key(prefix_, name, *key);
       run({cache_redis::scripts::evict, {k}, {fill_guard_}}, "cache evict");
     } else {
       evict_all(name);
     }
-    exec_->publish(channel_, invalidation(sender_, name, key));
+    const bool sent = publish_invalidation(name, key);
     if (key) woken(entry_key(prefix_, name, *key));
     else woken_all();
+    return sent;
   }
 
   void listen(Listener listener) override {
@@ -211,6 +256,52 @@ class RedisRemote final : public RemoteTier {
     T v = 0;
     for (char c : text) v = v * 10 + static_cast<T>(c - '0');
     return v;
+  }
+
+  // Group commit of invalidations, per cache name: a writer whose name has no
+  // PUBLISH in flight publishes at once (a lone writer waits for nothing
+  // more); writers that come while one is in flight queue their keys, and the
+  // first of them to run once it landed publishes them all in one message.
+  // Every writer returns only after the PUBLISH carrying its key was answered
+  // (so D is unchanged), and every writer of a batch whose PUBLISH failed
+  // throws its error. True when this call sent the message.
+  struct Batch {
+    std::vector<std::string> keys;
+    bool all = false, done = false;
+    std::exception_ptr error;
+  };
+  struct Group {
+    std::shared_ptr<Batch> open;  // collecting keys while `in_flight`
+    bool in_flight = false;
+  };
+  bool publish_invalidation(std::string_view name, const std::string_view* key) {
+    std::unique_lock g(batch_mutex_);
+    auto it = groups_.find(name);
+    if (it == groups_.end()) it = groups_.emplace(std::string(name), Group{}).first;
+    Group& group = it->second;
+    if (!group.open) group.open = std::make_shared<Batch>();
+    const std::shared_ptr<Batch> mine = group.open;
+    if (key) mine->keys.emplace_back(*key);
+    else mine->all = true;
+    batch_cv_.wait(g, [&] { return mine->done || !group.in_flight; });
+    const bool leads = !mine->done;  // nothing in flight and `mine` still open: send it
+    if (leads) {
+      group.in_flight = true;
+      group.open.reset();
+      g.unlock();
+      try {
+        exec_->publish(channel_, invalidation(sender_, name, mine->keys, mine->all));
+      } catch (...) {
+        mine->error = std::current_exception();
+      }
+      g.lock();
+      mine->done = true;
+      group.in_flight = false;
+      g.unlock();
+      batch_cv_.notify_all();
+    }
+    if (mine->error) std::rethrow_exception(mine->error);
+    return leads;
   }
 
   // A released fill lease had waiters: wake them here and in every process.
@@ -307,9 +398,10 @@ class RedisRemote final : public RemoteTier {
       auto p = parse_invalidation(payload);
       if (!p) return;
       if (p->all) woken_all();
-      else woken(entry_key(prefix_, p->name, p->key));
+      for (std::string_view key : p->keys) woken(entry_key(prefix_, p->name, key));
       if (p->wake_only || p->sender == sender_ || !listener_.on_invalidate) return;
-      listener_.on_invalidate(p->name, p->all ? nullptr : &p->key);
+      if (p->all) listener_.on_invalidate(p->name, nullptr);
+      for (const std::string_view& key : p->keys) listener_.on_invalidate(p->name, &key);
     };
     feed->on_state = [this, id](bool up) {
       if (id != feed_id_.load()) return;
@@ -374,6 +466,13 @@ class RedisRemote final : public RemoteTier {
   std::unordered_map<std::string, WaitSlot> waits_;
   std::uint64_t wake_all_ = 0;
   std::atomic<int> waiting_{0};
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::mutex batch_mutex_;
+  std::condition_variable batch_cv_;
+  std::unordered_map<std::string, Group, NameHash, std::equal_to<>> groups_;  // per name, kept like the names
   std::thread keeper_;
 };
 
