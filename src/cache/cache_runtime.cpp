@@ -133,12 +133,6 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
   flight->done_cv.notify_all();
 }
 
-unsigned cache_thread_slot() noexcept {
-  static std::atomic<unsigned> next{0};
-  thread_local const unsigned slot = next.fetch_add(1, std::memory_order_relaxed);
-  return slot;
-}
-
 std::string lease_token() {
   static const std::string random = [] {
     std::random_device rd;

@@ -20,9 +20,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// A small number of this thread's own (0, 1, 2, ... in order of first use).
-WEAVE_API unsigned cache_thread_slot() noexcept;
-
 // One stripe of a name's CacheStats counters, on a cache line of its own.
 struct alignas(64) CacheCounterStripe {
   std::atomic<std::uint64_t> local_hits{0}, local_misses{0}, remote_hits{0}, remote_misses{0}, loads{0},

@@ -11,6 +11,17 @@
 // often, and drops the other. A hit on probation promotes to protected;
 // protected's overflow is demoted back to probation's recent end.
 //
+// A hit takes no lock: it joins its stripe's readers (a counter on a cache
+// line the thread shares with few others), checks that no writer is in,
+// copies the entry and records the node in the stripe's read buffer. The
+// policy's work for it (the sketch increment, the LRU move) is done by the
+// next writer, which drains the buffers first, under the shard lock, once
+// every reader has left (Caffeine's read buffer). A full buffer is drained by
+// the reader that filled it if the lock is free; otherwise further records
+// are dropped until the drain (the policy then misses a few hits, not a
+// correctness matter). Every writer drains before it erases, so a recorded
+// node is alive when it is drained.
+//
 // The hash of a key is computed once per call and used for the shard, the
 // map (stored with the key, so the map never hashes a string again), the
 // stamp bucket and the sketch.
@@ -130,11 +141,13 @@ class ShardLock {
     }
     while (state_.exchange(2, std::memory_order_acquire) != 0) state_.wait(2, std::memory_order_relaxed);
   }
+  bool try_lock() noexcept {
+    std::uint32_t expected = 0;
+    return state_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed);
+  }
   void unlock() noexcept {
     if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
   }
-
- private:
   static void pause() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -142,7 +155,19 @@ class ShardLock {
     asm volatile("yield");
 #endif
   }
+
+ private:
   std::atomic<std::uint32_t> state_{0};
+};
+
+constexpr unsigned k_read_stripes = 4;
+constexpr std::uint32_t k_read_records = 32;  // a power of two
+
+// One stripe of a shard's readers (threads by cache_thread_slot()).
+struct alignas(64) ReadStripe {
+  std::atomic<std::uint32_t> readers{0};  // hits in progress
+  std::atomic<std::uint32_t> used{0};     // hits since the last drain (recorded up to k_read_records)
+  Node* records[k_read_records] = {};
 };
 
 struct Limit {
@@ -158,7 +183,10 @@ std::size_t fraction(std::size_t n, std::size_t num, std::size_t den) {
 }  // namespace
 
 struct alignas(64) LocalTier::Shard {
-  ShardLock mu;
+  ShardLock mu;  // between writers
+  alignas(64) std::atomic<std::uint32_t> writing{0};  // 1: a writer holds mu and keeps readers out
+  std::atomic<std::uint32_t> sleepers{0};             // readers asleep until writing is 0
+  ReadStripe read[k_read_stripes];
   std::unordered_map<Key, Node, KeyHash, KeyEq> map;
   List window, probation, protected_;
   Limit window_limit, main_limit, protected_limit;
@@ -270,6 +298,62 @@ struct alignas(64) LocalTier::Shard {
     }
   }
 
+  // A hit's read section: false when the entry is not there or expired
+  // (the caller takes the writer's path), else `out` holds a copy.
+  bool read_hit(KeyRef key, std::chrono::steady_clock::time_point now, std::optional<LocalEntry>& out) {
+    ReadStripe& r = read[cache_thread_slot() % k_read_stripes];
+    for (int spin = 0;; ++spin) {
+      r.readers.fetch_add(1, std::memory_order_seq_cst);
+      if (!writing.load(std::memory_order_seq_cst)) break;
+      r.readers.fetch_sub(1, std::memory_order_release);
+      if (spin < 128) {
+        ShardLock::pause();
+        continue;
+      }
+      sleepers.fetch_add(1, std::memory_order_seq_cst);
+      writing.wait(1, std::memory_order_seq_cst);
+      sleepers.fetch_sub(1, std::memory_order_relaxed);
+    }
+    const auto it = map.find(key);
+    if (it == map.end() || now >= it->second.entry.expires) {
+      r.readers.fetch_sub(1, std::memory_order_release);
+      return false;
+    }
+    Node* n = &it->second;
+    out.emplace(n->entry);
+    const std::uint32_t i = r.used.fetch_add(1, std::memory_order_relaxed);
+    if (i < k_read_records) r.records[i] = n;
+    r.readers.fetch_sub(1, std::memory_order_release);
+    if (((i + 1) & (k_read_records - 1)) == 0 && mu.try_lock()) {  // full: drain now, or retry 32 hits on
+      exclude_readers();
+      end_write();
+    }
+    return true;
+  }
+
+  // With mu held: waits for the readers in to leave, then applies what they recorded.
+  void exclude_readers() noexcept {
+    writing.store(1, std::memory_order_seq_cst);
+    for (ReadStripe& r : read)
+      for (int spin = 0; r.readers.load(std::memory_order_seq_cst) != 0; ++spin) {
+        if (spin < 128) ShardLock::pause();
+        else std::this_thread::yield();
+      }
+    for (ReadStripe& r : read) {
+      const std::uint32_t n = std::min(r.used.load(std::memory_order_relaxed), k_read_records);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        sketch.increment(r.records[i]->hash);
+        on_access(r.records[i]);
+      }
+      hits += r.used.exchange(0, std::memory_order_relaxed);
+    }
+  }
+  void end_write() noexcept {
+    writing.store(0, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst)) writing.notify_all();  // no system call when nobody sleeps
+    mu.unlock();
+  }
+
   void drop_all() noexcept {
     map.clear();
     window.reset();
@@ -277,6 +361,30 @@ struct alignas(64) LocalTier::Shard {
     protected_.reset();
   }
 };
+
+namespace {
+// A writer's hold of a shard: its lock, no reader in, the read buffers drained.
+class Writing {
+ public:
+  explicit Writing(LocalTier::Shard& s) noexcept : s_(s) {
+    s_.mu.lock();
+    s_.exclude_readers();
+  }
+  ~Writing() { s_.end_write(); }
+  Writing(const Writing&) = delete;
+  Writing& operator=(const Writing&) = delete;
+
+ private:
+  LocalTier::Shard& s_;
+};
+}  // namespace
+
+unsigned cache_thread_slot() noexcept {
+  static std::atomic<unsigned> next{0};
+  thread_local unsigned slot = 0;  // 1 + the slot once taken: constant-initialized, no guard per call
+  if (slot == 0) slot = next.fetch_add(1, std::memory_order_relaxed) + 1;
+  return slot - 1;
+}
 
 LocalTier::LocalTier(LocalTierOptions options) : options_(options) {
   const std::size_t max_e = options.max_entries;
@@ -330,7 +438,10 @@ std::uint64_t LocalTier::stamp(std::string_view key) const noexcept { return sta
 std::optional<LocalEntry> LocalTier::get(std::string_view key, std::chrono::steady_clock::time_point now) {
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
-  std::lock_guard lock(s.mu);
+  std::optional<LocalEntry> hit;
+  if (s.read_hit(KeyRef{key, h}, now, hit)) return hit;
+  // A miss or an expired entry (or an entry installed since): as a writer.
+  Writing lock(s);
   s.sketch.increment(h);
   const auto it = s.map.find(KeyRef{key, h});
   if (it == s.map.end()) {
@@ -353,7 +464,7 @@ bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> replaced;  // destroyed after the lock is released
-  std::lock_guard lock(s.mu);
+  Writing lock(s);
   // Read under the shard lock, which invalidate() holds while it bumps this
   // key's bucket and drops the key, and which clear() takes (after bumping the
   // epoch) to empty the shard: either the bump is seen here, or the drop comes
@@ -401,7 +512,7 @@ void LocalTier::invalidate(std::string_view key) {
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> dropped;
-  std::lock_guard lock(s.mu);
+  Writing lock(s);
   bucket_of(h).fetch_add(1);
   const auto it = s.map.find(KeyRef{key, h});
   if (it == s.map.end()) return;
@@ -413,7 +524,7 @@ void LocalTier::clear() {
   epoch_.fetch_add(1);
   for (std::size_t i = 0; i <= shard_mask_; ++i) {
     Shard& s = shards_[i];
-    std::lock_guard lock(s.mu);
+    Writing lock(s);
     s.drop_all();
   }
 }
@@ -422,7 +533,7 @@ LocalTier::Stats LocalTier::stats() const {
   Stats out;
   for (std::size_t i = 0; i <= shard_mask_; ++i) {
     Shard& s = shards_[i];
-    std::lock_guard lock(s.mu);
+    Writing lock(s);
     out.hits += s.hits;
     out.misses += s.misses;
     out.evictions += s.evictions;

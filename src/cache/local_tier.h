@@ -1,6 +1,7 @@
 // The in-process tier of [[cache]] (docs/cache.md, "The local tier"): one per
-// cache name, bounded in entries and/or bytes, sharded (a mutex per shard, no
-// global lock on any path but clear() and stats()), evicting by W-TinyLFU.
+// cache name, bounded in entries and/or bytes, sharded (a writers' lock per
+// shard, none on a hit, no global lock on any path but clear() and stats()),
+// evicting by W-TinyLFU.
 //
 // Values are opaque (std::shared_ptr<const void>): the interceptor owns what
 // they are; the tier only keeps, counts and drops them.
@@ -18,6 +19,10 @@
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
+
+// A small number of this thread's own (0, 1, 2, ... in order of first use):
+// picks the stripes a thread counts and reads in.
+WEAVE_API unsigned cache_thread_slot() noexcept;
 
 struct LocalTierOptions {
   // At most this many entries (0 = no entry bound). At least one bound must be set.
@@ -94,7 +99,11 @@ class WEAVE_API LocalTier {
   const LocalTierOptions& options() const noexcept { return options_; }
 
  private:
+
+ public:
   struct Shard;  // src/cache/local_tier.cpp
+
+ private:
   Shard& shard_of(std::uint64_t hash) const noexcept;
   std::atomic<std::uint64_t>& bucket_of(std::uint64_t hash) const noexcept;
   std::uint64_t stamp_of(std::uint64_t hash) const noexcept;

@@ -253,6 +253,25 @@ TEST_CASE("local tier: a newly popular key wins its admission against a colder v
   CHECK(tier.get("new", Clock::now()));
 }
 
+TEST_CASE("local tier: hits taken by concurrent readers without the shard lock are all counted and reach the policy") {
+  constexpr std::size_t capacity = 100;
+  LocalTier tier(LocalTierOptions{.max_entries = capacity, .shards = 1});
+  get_or_fill(tier, "hot");
+  constexpr int kThreads = 4, kHits = 2000;
+  std::atomic<int> missed{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < kThreads; ++t)
+    readers.emplace_back([&] {
+      for (int i = 0; i < kHits; ++i) missed += !tier.get("hot", Clock::now());
+    });
+  for (auto& r : readers) r.join();
+  REQUIRE(missed == 0);
+  CHECK(tier.stats().hits == kThreads * kHits);
+  // The buffered hits made "hot" frequent: a scan does not push it out.
+  for (std::size_t i = 0; i < 5 * capacity; ++i) get_or_fill(tier, "cold" + std::to_string(i));
+  CHECK(tier.get("hot", Clock::now()));
+}
+
 TEST_CASE("local tier: jitter shortens a ttl by at most 10 percent, the same for a key every time") {
   std::set<long> seen;
   for (int i = 0; i < 200; ++i) {
