@@ -65,7 +65,9 @@ class MemRemote final : public RemoteTier {
     }
     // Woken by any change of the table (rare: only sync misses wait here).
     const std::uint64_t seen = changes_;
-    const bool woken = cv_.wait_until(lock, std::min(deadline, held.expires), [&] { return changes_ != seen; });
+    // A copy: `held` may be erased while this waits (wait_until keeps a reference).
+    const Clock::time_point until = std::min(deadline, held.expires);
+    const bool woken = cv_.wait_until(lock, until, [&] { return changes_ != seen; });
     return !woken && Clock::now() >= deadline ? FillClaim::gave_up : FillClaim::waited;
   }
   bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
