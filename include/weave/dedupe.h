@@ -74,7 +74,7 @@ class WEAVE_API DedupeClaim {
   // checks the local deadline: a process resuming from a pause past it sees
   // the loss at once, before the renewer thread has run. So ask again
   // rather than keep a std::stop_token from before a pause (a kept one fires
-  // too, when the renewer comes round).
+  // too, when the renewer comes round and finds the claim gone).
   std::stop_token stop_token() const noexcept;
   // True once lost (see above); stays true. Once the call has returned, its
   // deadline no longer counts (a claim kept through share() stays as it was).

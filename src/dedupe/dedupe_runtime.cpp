@@ -206,38 +206,35 @@ void DedupeRuntime::release(HeldClaim& claim) noexcept {
 void DedupeRuntime::renew_loop() {
   const auto every = options_.claim_lease / 3;
   std::unique_lock g(mutex_);
-  std::vector<std::shared_ptr<HeldClaim>> batch, ran_out;
+  std::vector<std::shared_ptr<HeldClaim>> batch;
   std::vector<ClaimStore::Renewal> items;
   while (!stop_) {
     cv_.wait_for(g, every, [&] { return stop_; });
     if (stop_) return;
     // Linked claims are alive: release() unlinks them under this mutex first.
-    const auto now = Clock::now();
-    for (HeldClaim* c = held_; c; c = c->next_) {
-      if (c->cause_.load(std::memory_order_acquire)) continue;  // lost
-      // Past its deadline (this process was paused): lost, not renewed.
-      if (now.time_since_epoch().count() >= c->expires_.load(std::memory_order_acquire))
-        ran_out.push_back(c->shared_from_this());
-      else
-        batch.push_back(c->shared_from_this());
-    }
-    if (batch.empty() && ran_out.empty()) continue;
+    // A claim past its local deadline that nobody has seen lost yet is still
+    // renewed: the store says whether it is still its owner's (a late
+    // renewer on a loaded machine), and a claim that is gone is marked lost.
+    for (HeldClaim* c = held_; c; c = c->next_)
+      if (!c->cause_.load(std::memory_order_acquire)) batch.push_back(c->shared_from_this());
+    if (batch.empty()) continue;
     g.unlock();
-    for (auto& c : ran_out) c->mark_lost(kRanOut);  // fires stop tokens: not under the mutex
-    ran_out.clear();
     items.clear();
     for (auto& c : batch) items.push_back({c->key_, c->owner_, c->match_, c->lease_});
     const auto sent = Clock::now();
     try {
-      std::vector<bool> owned = items.empty() ? std::vector<bool>() : store_->renew(items);
+      std::vector<bool> owned = store_->renew(items);
       for (std::size_t i = 0; i < batch.size() && i < owned.size(); ++i) {
         if (owned[i]) batch[i]->expires_.store((sent + batch[i]->lease_).time_since_epoch().count(),
                                                std::memory_order_release);
         else batch[i]->mark_lost(kGone);
       }
     } catch (const std::exception&) {
-      // Not renewed this time: the claims keep their deadlines and run out
-      // if the store stays away.
+      // Not renewed this time: the claims keep their deadlines, and those
+      // past theirs are lost (nothing can say otherwise while the store is
+      // away): their kept stop tokens fire.
+      const auto now = Clock::now();
+      for (auto& c : batch) c->check(now);
     }
     batch.clear();  // the last reference may be ours: released outside the mutex
     g.lock();

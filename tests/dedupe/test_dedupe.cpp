@@ -36,6 +36,34 @@ void use_store(std::chrono::milliseconds claim_lease = 10s) {
   weave::configure_dedupe({.url = test_store_url(), .claim_lease = claim_lease});
 }
 
+// Holds the first call's body until open(). A failed REQUIRE on the way must
+// not leave the test waiting for a body that never returns: an Opener made
+// after the std::async future opens the gate at scope exit (before the
+// future's destructor joins), and a second body (a duplicate that ran) does
+// not wait.
+class Gate {
+ public:
+  void enter() {
+    if (entered_once_.exchange(true)) return;
+    entered_.set_value();
+    opened_.wait();
+  }
+  void wait_entered() { entered_future_.wait(); }
+  void open() {
+    if (!open_once_.exchange(true)) open_.set_value();
+  }
+  struct Opener {
+    Gate& gate;
+    ~Opener() { gate.open(); }
+  };
+
+ private:
+  std::promise<void> entered_, open_;
+  std::future<void> entered_future_ = entered_.get_future();
+  std::shared_future<void> opened_ = open_.get_future().share();
+  std::atomic<bool> entered_once_{false}, open_once_{false};
+};
+
 }  // namespace
 
 TEST_CASE("dedupe: a duplicate within the window throws DuplicateCall, never retryable") {
@@ -118,17 +146,16 @@ TEST_CASE("dedupe: a duplicate of a running call is refused at once without wait
   use_store();
   Payments p;
   const auto key = fresh_key("inflight");
-  std::promise<void> entered, release;
-  auto gate = release.get_future().share();
+  Gate gate;
   p.body = [&](const std::string&) -> shop::Receipt {
-    entered.set_value();
-    gate.wait();
+    gate.enter();
     return {"slow", 1};
   };
   auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay); });
-  entered.get_future().wait();
+  Gate::Opener opener{gate};
+  gate.wait_entered();
   REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);
-  release.set_value();
+  gate.open();
   REQUIRE(first.get().id == "slow");
 }
 
@@ -136,19 +163,18 @@ TEST_CASE("dedupe: duplicates that wait get the running call's result, and it ru
   use_store();
   Payments p;
   const auto key = fresh_key("wait");
-  std::promise<void> entered, release;
-  auto gate = release.get_future().share();
+  Gate gate;
   p.body = [&](const std::string&) -> shop::Receipt {
-    entered.set_value();
-    gate.wait();
+    gate.enter();
     return {"the-one", 42};
   };
   auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay_wait); });
-  entered.get_future().wait();
+  Gate::Opener opener{gate};
+  gate.wait_entered();
   std::vector<std::future<shop::Receipt>> dups;
   for (int i = 0; i < 6; ++i) dups.push_back(std::async(std::launch::async, [&] { return p.pay(key, Guard::replay_wait); }));
   std::this_thread::sleep_for(50ms);
-  release.set_value();
+  gate.open();
   REQUIRE(first.get().id == "the-one");
   for (auto& d : dups) REQUIRE(d.get().id == "the-one");
   REQUIRE(p.runs == 1);
@@ -172,18 +198,17 @@ TEST_CASE("dedupe: a long first call keeps its claim past the claim lease (renew
   use_store(150ms);
   Payments p;
   const auto key = fresh_key("renewed");
-  std::promise<void> entered, release;
-  auto gate = release.get_future().share();
+  Gate gate;
   p.body = [&](const std::string&) -> shop::Receipt {
-    entered.set_value();
-    gate.wait();
+    gate.enter();
     return {"long", 1};
   };
   auto first = std::async(std::launch::async, [&] { return p.pay(key, Guard::replay); });
-  entered.get_future().wait();
+  Gate::Opener opener{gate};
+  gate.wait_entered();
   std::this_thread::sleep_for(600ms);  // four claim leases
   REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);
-  release.set_value();
+  gate.open();
   REQUIRE(first.get().id == "long");
   REQUIRE(p.pay(key, Guard::replay).id == "long");
   REQUIRE(p.runs == 1);
