@@ -280,3 +280,34 @@ TEST_CASE("cache_put: concurrent writers share PUBLISH messages, and another pro
   for (const auto& [key, cents] : last) REQUIRE(other.find(name, key) == cents);
 }
 #endif
+
+#if !WEAVE_TEST_STORE_IS_MEM
+// The batch format (docs/cache.md, "Invalidations"), as another process sends it.
+TEST_CASE("cache: a batched invalidation drops each key it lists and no other, and one that does not parse drops the name") {
+  use_store();
+  const auto name = fresh_name("wire");
+  Catalog c;
+  for (const char* k : {"k1", "k2", "k3"}) {
+    c.find(name, k);
+    c.find(name, k);
+  }
+  auto publish = [&](const std::string& keys) {
+    weave::store::open_executor(test_store_url(), {})
+        ->publish("{weave:cache:}invalidations", "other|a|" + std::to_string(name.size()) + "|" + name + keys);
+  };
+  auto stats = [&] { return weave::cache_stats(name); };
+  publish("2:k12:k2");
+  REQUIRE(cache_test::eventually([&] { return stats().invalidations_received == 2; }));
+  const std::uint64_t hits = stats().local_hits;
+  c.find(name, "k3");
+  REQUIRE(stats().local_hits == hits + 1);
+  c.find(name, "k1");
+  c.find(name, "k2");
+  REQUIRE(stats().local_hits == hits + 1);  // read again from the shared tier
+  REQUIRE(c.finds == 3);
+  publish("2:k1x");  // not a list: the whole name
+  REQUIRE(cache_test::eventually([&] { return stats().invalidations_received == 3; }));
+  c.find(name, "k3");
+  REQUIRE(stats().local_hits == hits + 1);
+}
+#endif
