@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cache/cache_runtime.h"
+#include "core/unique_token.h"
 #include "core/builtin.h"
 #include "weave/error.h"
 #include "weave/interceptor.h"
@@ -182,7 +183,7 @@ class ReadThrough {
       if (!waited) count_.add(&Counts::remote_misses);
       if (!s_.sync) break;
       // One loader in the deployment; the others wait for its value.
-      if (held_.token.empty()) held_.token = detail::lease_token();
+      if (held_.token.empty()) held_.token = detail::unique_token();
       detail::FillClaim claim = detail::FillClaim::gave_up;
       if (!guarded(rt_, cache_, key_, s_, [&] {
             claim = rt_.remote().claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
@@ -227,7 +228,7 @@ class ReadThrough {
   bool refresh(const detail::RemoteRead& stored) {
     land_.json = *stored.json;
     land_.now();
-    held_.token = detail::lease_token();
+    held_.token = detail::unique_token();
     bool claimed = false;
     guarded(rt_, cache_, key_, s_, [&] {
       claimed = rt_.remote().claim_refresh(cache_.name(), key_, stored, held_.token, rt_.options().fill_lease);

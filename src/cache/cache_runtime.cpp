@@ -2,10 +2,7 @@
 
 #include <cstdlib>
 #include <map>
-#include <random>
 #include <utility>
-
-#include <unistd.h>
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -131,16 +128,6 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
     flight->done = true;
   }
   flight->done_cv.notify_all();
-}
-
-std::string lease_token() {
-  static const std::string random = [] {
-    std::random_device rd;
-    return std::to_string(rd()) + std::to_string(rd());
-  }();
-  static std::atomic<std::uint64_t> next{0};
-  // The pid keeps a forked child's tokens apart from its parent's.
-  return std::to_string(::getpid()) + '.' + random + '.' + std::to_string(next.fetch_add(1, std::memory_order_relaxed));
 }
 
 RuntimeRef::RuntimeRef() {

@@ -108,10 +108,6 @@ class WEAVE_API CacheRuntime {
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };
 
-// A token no other caller in the deployment holds (a random process part and
-// a counter): names the holder of a fill lease or refresh claim.
-WEAVE_API std::string lease_token();
-
 // The process-wide runtime (configure_cache, else the defaults); shared so a
 // call in flight keeps the one it started with across a reconfiguration.
 WEAVE_API std::shared_ptr<CacheRuntime> cache_runtime();

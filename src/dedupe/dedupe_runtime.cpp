@@ -1,11 +1,5 @@
 #include "dedupe/dedupe_runtime.h"
 
-#include <sys/random.h>
-#include <unistd.h>
-
-#include <pthread.h>
-
-#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <utility>
@@ -99,14 +93,6 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 }
 
 namespace {
-// Bumped in a fork()ed child: unique_token() draws new random bits there
-// (getpid() per call would be a system call on every guarded call).
-std::atomic<std::uint64_t> fork_generation{1};
-[[maybe_unused]] const bool fork_watched = [] {
-  ::pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
-  return true;
-}();
-
 constexpr const char* kRanOut =
     "its claim lease ran out before it was renewed (the process was paused, or the store did not answer the "
     "renewals in time): another call may have claimed the key";
@@ -114,31 +100,6 @@ constexpr const char* kGone = "a renewal found the claim gone: it ran out and an
 
 thread_local const HeldClaim* current_claim = nullptr;
 }  // namespace
-
-std::string unique_token() {
-  struct Source {
-    std::uint64_t generation = 0;
-    char text[33 + 20];  // 32 hex digits, ':', then the counter in hex
-    std::uint64_t next = 0;
-  };
-  thread_local Source source;
-  const std::uint64_t generation = fork_generation.load(std::memory_order_relaxed);
-  if (source.generation != generation) {
-    unsigned char bytes[16];
-    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
-      throw IoError("weave: getrandom failed");
-    static constexpr char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 16; ++i) {
-      source.text[2 * i] = digits[bytes[i] >> 4];
-      source.text[2 * i + 1] = digits[bytes[i] & 15];
-    }
-    source.text[32] = ':';
-    source.generation = generation;
-    source.next = 0;
-  }
-  char* const end = std::to_chars(source.text + 33, source.text + sizeof source.text, source.next++, 16).ptr;
-  return std::string(source.text, end);
-}
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
                      std::chrono::milliseconds lease, Clock::time_point sent)

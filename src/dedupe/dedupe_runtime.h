@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/unique_token.h"
 #include "dedupe/claim_store.h"
 #include "weave/dedupe.h"
 
@@ -103,10 +104,6 @@ WEAVE_API std::shared_ptr<DedupeRuntime> dedupe_runtime();
 // schemes register when Weave::dedupe_redis is linked).
 using ClaimStoreFactory = std::function<std::shared_ptr<ClaimStore>(const DedupeOptions&)>;
 WEAVE_API void register_claim_store(std::string scheme, ClaimStoreFactory factory);
-
-// A token unique across processes and hosts: 128 random bits per process
-// (drawn again after fork) and a counter.
-WEAVE_API std::string unique_token();
 
 // Throws ConfigError when `url` names a scheme no linked library serves.
 WEAVE_API void check_dedupe_scheme(const std::string& url);

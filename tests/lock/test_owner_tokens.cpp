@@ -2,14 +2,12 @@
 // another thread or by a fork()ed child.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../support/forked_child.h"
 #include "weave/lock.h"
 
 namespace {
@@ -37,27 +35,13 @@ TEST_CASE("owner tokens: threads never share one, and a fork()ed child makes its
   CHECK(tokens.size() == 4000);
 
   token_of(locks, "before-fork");  // this thread's prefix exists before the fork
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(fds[0]);
+  ForkedChild child([&] {
     weave::LockClient in_child(o);  // the parent's client refuses to lock in the child
-    const std::string t = token_of(in_child, "child");
-    const ssize_t written = ::write(fds[1], t.data(), t.size());
-    ::_exit(written == static_cast<ssize_t>(t.size()) ? 0 : 1);
-  }
-  ::close(fds[1]);
+    return token_of(in_child, "child");
+  });
   const std::string parent_next = token_of(locks, "parent");
-  std::string from_child;
-  char buf[256];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) from_child.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  const std::string from_child = child.wait();
+  CHECK(child.exited_cleanly());
   REQUIRE(from_child.size() > 37);
   CHECK(from_child != parent_next);                              // same counter, other prefix
   CHECK(from_child.substr(0, 36) != parent_next.substr(0, 36));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/cache_runtime.h"
+#include "core/unique_token.h"
 #include "cache/remote_tier.h"
 #include "cache/scripts.h"
 #include "store/open.h"
@@ -128,7 +129,7 @@ class RedisRemote final : public RemoteTier {
         prefix_(o.key_prefix),
         channel_("{" + o.key_prefix + "}invalidations"),
         fill_guard_(std::to_string(o.fill_guard.count())),
-        sender_(lease_token()),
+        sender_(unique_token()),
         feed_lag_(o.feed_lag) {}
 
   ~RedisRemote() override {
