@@ -40,8 +40,8 @@ struct WEAVE_API ClaimOutcome {
 class WEAVE_API ClaimWaiter {
  public:
   virtual ~ClaimWaiter() = default;
-  // True once the key's record changed since prepare_wait (may be spurious);
-  // false at the deadline.
+  // True once the key's record changed since prepare_wait or the last true
+  // (may be spurious); false at the deadline. Reusable across wake-ups.
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
 };
 

@@ -78,12 +78,18 @@ class DedupeInterceptor final : public Interceptor {
     const auto deadline = started + s.wait;
     auto sent = started;  // when the claim that succeeds was sent: its lease runs from about then
     bool waited = false;
+    // Subscribed before the first claim (a finish in between is not missed)
+    // and kept across wake-ups: a woken duplicate claims again at once, with
+    // no new subscription round trip.
+    std::unique_ptr<detail::ClaimWaiter> waiter;
+    if (s.wait > milliseconds(0)) waiter = store.prepare_wait(key);
     for (;;) {
-      std::unique_ptr<detail::ClaimWaiter> waiter;
-      if (waited || s.wait > milliseconds(0)) waiter = store.prepare_wait(key);
       if (waited) sent = Clock::now();
       detail::ClaimOutcome got = store.claim(key, owner, match, rt->options().claim_lease);
-      if (got.claimed) break;
+      if (got.claimed) {
+        waiter.reset();  // the first call runs without it
+        break;
+      }
       if (!got.readable)
         throw DuplicateCall(std::string(key), "weave: dedupe key '" + std::string(key) +
                                                   "' holds a record of an unknown shape (written by another "
