@@ -130,8 +130,10 @@ void Invocation::complete_from_shared(const void* value) {
 namespace detail {
 
 bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
-               std::span<const std::string> rendered, void (*target)(void*), void* ctx, void* result_slot) {
+               std::span<const std::string> rendered, void (*target)(void*), void* ctx, void* result_slot,
+               const DetachSource* detach) {
   Invocation inv(info, args, rendered, target, ctx, result_slot);
+  inv.detach_ = detach;
   inv.chain_ = &resolve_chain(info);
   inv.proceed();
   return inv.proceeded();
