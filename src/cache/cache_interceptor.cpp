@@ -220,11 +220,13 @@ class ReadThrough {
     return true;
   }
 
-  // A value older than refresh_after: the other callers of this process get
-  // it at once, and so does every caller in the deployment but one, which
-  // claimed the reload. That one reloads on its own thread (the arguments
-  // live only as long as the call, so no other thread can run the method)
-  // and returns the new value; if the reload throws, the old one.
+  // A value older than refresh_after: every caller in the deployment gets it
+  // at once, and one of them claims the reload. When the proxy can copy the
+  // call (Invocation::detach), the claimer returns the aged value too and the
+  // reload (the rest of the chain, then the method, then the fill) runs on
+  // the runtime's background thread. Otherwise (a proxy from an older
+  // weavegen, or the object is being destroyed) the claimer reloads on its
+  // own thread and returns the new value; if that reload throws, the old one.
   bool refresh(const detail::RemoteRead& stored) {
     land_.json = *stored.json;
     land_.now();
@@ -236,6 +238,7 @@ class ReadThrough {
     std::exception_ptr failed;
     if (claimed) {
       held_.holds = true;
+      if (inv_.can_detach() && reload_in_background(stored)) return true;
       try {
         load(true);
         return true;
@@ -256,6 +259,61 @@ class ReadThrough {
     return true;
   }
 
+  // The claimer's way out with a background reload: true when the call was
+  // completed with the aged value and the reload queued, which now holds the
+  // claim. False (nothing done) when the aged value does not decode or the
+  // call cannot be copied: the caller reloads on its own thread.
+  bool reload_in_background(const detail::RemoteRead& stored) {
+    std::shared_ptr<detail::CacheRuntime> owned = detail::cache_runtime();
+    if (owned.get() != &rt_) return false;  // reconfigured meanwhile
+    auto job = std::make_shared<Reload>(Reload{std::move(owned), &cache_, s_, &codec_, std::string(key_), stamp_,
+                                               read_version_, held_.token, inv_.detach()});
+    if (!job->call) return false;
+    try {
+      inv_.complete_from_json(*stored.json);
+    } catch (const std::exception&) {
+      return false;  // stored by another version of the type: reload now, on this thread
+    }
+    count_.add(&Counts::remote_hits);
+    held_.holds = false;  // the reload has it now
+    if (!detail::run_in_background([job] { job->run(); })) {
+      held_.holds = true;  // stopped (exit): the claim goes with this call
+      return true;
+    }
+    return true;
+  }
+
+ public:
+  // A reload queued by reload_in_background: the fill of load(true), with
+  // what the claimer read, on the background thread.
+  struct Reload {
+    std::shared_ptr<detail::CacheRuntime> rt;
+    detail::CacheName* cache;
+    Settings settings;
+    const ResultCodec* codec;
+    std::string key;
+    std::uint64_t stamp;
+    std::optional<std::uint64_t> read_version;
+    std::string token;
+    detail::Detached call;
+    void run() {
+      call.run([this](Invocation& inv) {
+        ReadThrough r(inv, settings, *codec, *rt, *cache, key, nullptr);
+        r.stamp_ = stamp;
+        r.read_version_ = read_version;
+        r.held_.token = token;
+        r.held_.holds = true;
+        try {
+          r.load(true);
+        } catch (...) {
+          // counted by load; the claim is kept until its lease ends, as on the caller's thread
+          r.held_.holds = false;
+        }
+      });
+    }
+  };
+
+ private:
   // 4. the method, then the fill (which also drops a lease this call holds).
   void load(bool refreshing) {
     const auto started = Clock::now();
@@ -315,7 +373,7 @@ class ReadThrough {
     std::string json;
     bool landed = false;
     void now() {
-      if (landed) return;
+      if (landed || !flight) return;  // no flight: a background reload
       landed = true;
       cache.land(key, flight, std::move(value), codec, std::move(json));
     }

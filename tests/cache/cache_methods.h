@@ -5,9 +5,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "weave/generated.h"
 #include "weave/json_codec.h"
@@ -64,7 +66,10 @@ inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
 inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
 inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
 
-enum class Find { both, null0, local, remote, sync, refresh };
+// refresh: a proxy that can copy the call (the reload runs in the
+// background); refresh_old: the same method through a proxy that cannot
+// (made by a weavegen before background reloads: the claimer reloads).
+enum class Find { both, null0, local, remote, sync, refresh, refresh_old };
 
 inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo both{"shop::Catalog::find", "catalog.h", 1, k_find, {}, &k_found_codec};
@@ -75,7 +80,8 @@ inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo refresh{"shop::Catalog::find", "catalog.h", 1, k_find_refresh, {}, &k_found_codec};
   switch (f) {
     case Find::sync: return sync;
-    case Find::refresh: return refresh;
+    case Find::refresh:
+    case Find::refresh_old: return refresh;
     case Find::null0: return null0;
     case Find::local: return local;
     case Find::remote: return remote;
@@ -89,15 +95,25 @@ struct Catalog {
   std::function<Found(const std::string&)> body;
   std::atomic<int> finds{0};
 
+  Catalog() = default;
+  Catalog(const Catalog&) = delete;
+  // What weavegen's proxy destructor does: background reloads on this object end first.
+  ~Catalog() { weave::detail::retire_detached(this); }
+
+  Found load(const std::string& id) {
+    ++finds;
+    return body ? body(id) : Found(shop::Product{id, 100});
+  }
   Found find(const std::string& name, const std::string& id, Find f = Find::both) {
     const std::string rendered[2] = {name, id};
-    return weave::detail::invoke<Found>(
-        find_info(f), {}, rendered,
-        [&]() -> Found {
-          ++finds;
-          return body ? body(id) : Found(shop::Product{id, 100});
-        },
-        weave::detail::CannotSkip{});
+    auto target = [&]() -> Found { return load(id); };
+    if (f == Find::refresh)  // what weavegen emits for refresh_after: a way to re-make the call from copies
+      return weave::detail::invoke<Found>(
+          find_info(f), {}, rendered, target, weave::detail::CannotSkip{},
+          weave::detail::detachable<Found>(
+              this, [this](const std::string&, const std::string& copied_id) -> Found { return load(copied_id); },
+              name, id));
+    return weave::detail::invoke<Found>(find_info(f), {}, rendered, target, weave::detail::CannotSkip{});
   }
   // Another [[cache]] method on the same name and keys, of another type.
   std::atomic<int> counts{0};
@@ -142,5 +158,17 @@ struct Catalog {
     weave::detail::invoke<void>(info, {}, rendered, [] {}, weave::detail::CannotSkip{});
   }
 };
+
+// Polls `done` every millisecond for up to `limit` (generous: a loaded
+// machine is slow, not wrong); true once it held.
+template <class F>
+bool eventually(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
 
 }  // namespace cache_test

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "cache_methods.h"
 #include "redis_server.h"
 
 namespace cache_test {
@@ -99,17 +100,5 @@ class Worker {
  private:
   Child child_;
 };
-
-// Polls `done` every millisecond for up to `limit` (generous: a loaded
-// machine is slow, not wrong); true once it held.
-template <class F>
-bool eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = Clock::now() + limit;
-  while (Clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return done();
-}
 
 }  // namespace cache_test

@@ -102,23 +102,32 @@ class DbCatalog {
   std::atomic<bool> hold{false};
   std::atomic<int> fail{0};
 
+  DbCatalog(const DbCatalog&) = delete;
+  ~DbCatalog() { weave::detail::retire_detached(this); }  // as weavegen's proxy destructor
+
   Found find(const std::string& name, const std::string& id, cache_test::Find how = cache_test::Find::both) {
     const std::string rendered[2] = {name, id};
-    return weave::detail::invoke<Found>(
-        cache_test::find_info(how), {}, rendered,
-        [&]() -> Found {
-          count_load(id);
-          if (hold) wait_open(id);
-          int failing = fail.load();
-          while (failing > 0 && !fail.compare_exchange_weak(failing, failing - 1)) {
-          }
-          if (failing > 0) throw std::runtime_error("database down");
-          const std::optional<int> cents = db_.read(id);
-          if (slow.count() > 0) std::this_thread::sleep_for(slow);  // a slow database answer
-          if (!cents) return std::nullopt;
-          return shop::Product{id, *cents};
-        },
-        weave::detail::CannotSkip{});
+    auto target = [&]() -> Found { return load(id); };
+    if (how == cache_test::Find::refresh)  // a proxy that can copy the call: the reload runs in the background
+      return weave::detail::invoke<Found>(
+          cache_test::find_info(how), {}, rendered, target, weave::detail::CannotSkip{},
+          weave::detail::detachable<Found>(
+              this, [this](const std::string&, const std::string& copied_id) -> Found { return load(copied_id); },
+              name, id));
+    return weave::detail::invoke<Found>(cache_test::find_info(how), {}, rendered, target, weave::detail::CannotSkip{});
+  }
+
+  Found load(const std::string& id) {
+    count_load(id);
+    if (hold) wait_open(id);
+    int failing = fail.load();
+    while (failing > 0 && !fail.compare_exchange_weak(failing, failing - 1)) {
+    }
+    if (failing > 0) throw std::runtime_error("database down");
+    const std::optional<int> cents = db_.read(id);
+    if (slow.count() > 0) std::this_thread::sleep_for(slow);  // a slow database answer
+    if (!cents) return std::nullopt;
+    return shop::Product{id, *cents};
   }
 
   shop::Product save(const std::string& name, const shop::Product& p) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -32,61 +33,144 @@ const auto k_aged = std::chrono::milliseconds(cache_test::k_refresh_after_ms) + 
 
 }  // namespace
 
-TEST_CASE("cache refresh_after: an aged value goes at once to every caller but the one reloading it, "
-          "which returns the new value") {
-  use_store();
-  const auto name = fresh_name("refresh");
-  Catalog c;
+// A Catalog whose second load (the reload) waits at a gate.
+struct HeldReload {
   std::atomic<int> cents{100}, calls{0};
   std::promise<void> reloading, release;
   std::shared_future<void> gate = release.get_future().share();
-  c.body = [&](const std::string& id) -> Found {
-    if (calls.fetch_add(1) == 1) {
-      reloading.set_value();
-      gate.wait();
-    }
-    return shop::Product{id, cents.load()};
-  };
-  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);
-  std::this_thread::sleep_for(k_aged);
-  cents = 200;
-  auto refresher = std::async(std::launch::async, [&] { return c.find(name, "k", Find::refresh); });
-  REQUIRE(reloading.get_future().wait_for(20s) == std::future_status::ready);
-  // The reload is held: every other caller gets the aged value without waiting for it.
-  for (int i = 0; i < 4; ++i) {
-    auto other = std::async(std::launch::async, [&] { return c.find(name, "k", Find::refresh); });
-    const bool at_once = other.wait_for(20s) == std::future_status::ready;
-    if (!at_once) release.set_value();  // fail, not hang in the futures' destructors
-    REQUIRE(at_once);
-    REQUIRE(other.get()->cents == 100);
+  bool released = false;
+  std::function<Found(const std::string&)> body() {
+    return [this](const std::string& id) -> Found {
+      if (calls.fetch_add(1) == 1) {
+        reloading.set_value();
+        gate.wait();
+      }
+      return shop::Product{id, cents.load()};
+    };
   }
-  release.set_value();
-  REQUIRE(refresher.get()->cents == 200);
-  REQUIRE(c.find(name, "k", Find::refresh)->cents == 200);
-  REQUIRE(c.finds == 2);
-  const weave::CacheStats s = weave::cache_stats(name);
-  REQUIRE(s.refreshes == 1);
-  REQUIRE(s.loads == 2);
+  void open() {
+    if (!released) release.set_value();
+    released = true;
+  }
+  ~HeldReload() { open(); }
+};
+// Opens the gate at scope exit; declared after the futures that wait for the
+// held reload, so that a failed REQUIRE fails the case instead of hanging it.
+struct Opener {
+  HeldReload& held;
+  ~Opener() { held.open(); }
+};
+
+// "k" read once through `how` (100), aged past refresh_after, and 200 in the
+// database: the next read claims the reload, which waits at the gate.
+struct Aged {
+  Find how;
+  std::string name;
+  HeldReload held;
+  std::unique_ptr<Catalog> c = std::make_unique<Catalog>();
+  Aged(const std::string& what, Find f) : how(f), name(fresh_name(what)) {
+    use_store();
+    c->body = held.body();
+    REQUIRE(find() == 100);
+    std::this_thread::sleep_for(k_aged);
+    held.cents = 200;
+  }
+  ~Aged() { held.open(); }  // before the catalog's destructor waits for the held reload
+  int find() { return c->find(name, "k", how)->cents; }
+  // While the reload is held, every other caller gets the aged value at once.
+  void others_get_the_aged_value() {
+    REQUIRE(held.reloading.get_future().wait_for(20s) == std::future_status::ready);
+    for (int i = 0; i < 4; ++i) {
+      auto other = std::async(std::launch::async, [&] { return find(); });
+      REQUIRE(other.wait_for(20s) == std::future_status::ready);
+      REQUIRE(other.get() == 100);
+    }
+  }
+  void reloaded_once() {
+    REQUIRE(c->finds == 2);
+    const weave::CacheStats s = weave::cache_stats(name);
+    REQUIRE(s.refreshes == 1);
+    REQUIRE(s.loads == 2);
+  }
+};
+
+TEST_CASE("cache refresh_after: an aged value goes at once to every caller, also the one that claimed the "
+          "reload, which runs in the background") {
+  Aged t("refresh", Find::refresh);
+  // The claimer: the aged value at once, while its reload waits at the gate.
+  auto claimer = std::async(std::launch::async, [&] { return t.find(); });
+  REQUIRE(claimer.wait_for(20s) == std::future_status::ready);
+  REQUIRE(claimer.get() == 100);
+  t.others_get_the_aged_value();
+  REQUIRE(t.c->finds == 2);  // one reload, held
+  t.held.open();
+  REQUIRE(cache_test::eventually([&] { return t.find() == 200; }));
+  t.reloaded_once();
 }
 
-TEST_CASE("cache refresh_after: a reload that throws returns the aged value and keeps it") {
-  use_store();
-  const auto name = fresh_name("refresh-fails");
-  Catalog c;
-  std::atomic<int> calls{0};
-  c.body = [&](const std::string& id) -> Found {
-    if (calls.fetch_add(1) == 1) throw std::runtime_error("database down");
-    return shop::Product{id, 100};
+TEST_CASE("cache refresh_after: through a proxy that cannot copy the call, the claimer reloads on its own "
+          "thread and returns the new value") {
+  Aged t("refresh-old", Find::refresh_old);
+  auto refresher = std::async(std::launch::async, [&] { return t.find(); });
+  Opener opener{t.held};
+  t.others_get_the_aged_value();
+  REQUIRE(refresher.wait_for(100ms) == std::future_status::timeout);  // the claimer waits for its reload
+  t.held.open();
+  REQUIRE(refresher.get() == 200);
+  REQUIRE(t.find() == 200);
+  t.reloaded_once();
+}
+
+TEST_CASE("cache refresh_after: a woven object destroyed while its background reload is held waits for the "
+          "reload to end") {
+  Aged t("refresh-destroyed", Find::refresh);
+  std::atomic<bool> reload_ended{false}, ended_before_destroyed{false};
+  t.c->body = [&, body = t.held.body()](const std::string& id) {
+    Found f = body(id);
+    if (t.held.calls > 1) reload_ended = true;
+    return f;
   };
-  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);
-  std::this_thread::sleep_for(k_aged);
-  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);  // the reload threw: the aged value
-  // The failed reload keeps its claim for fill_lease: no caller reloads meanwhile.
-  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);
-  REQUIRE(c.finds == 2);
-  const weave::CacheStats s = weave::cache_stats(name);
-  REQUIRE(s.load_failures == 1);
-  REQUIRE(s.refreshes == 0);
+  REQUIRE(t.find() == 100);
+  REQUIRE(t.held.reloading.get_future().wait_for(20s) == std::future_status::ready);
+  auto destroyer = std::async(std::launch::async, [&] {
+    t.c.reset();
+    ended_before_destroyed = reload_ended.load();
+  });
+  Opener opener{t.held};
+  REQUIRE(destroyer.wait_for(200ms) == std::future_status::timeout);  // waits for the held reload
+  t.held.open();
+  REQUIRE(destroyer.wait_for(20s) == std::future_status::ready);
+  destroyer.get();
+  REQUIRE(ended_before_destroyed);
+  // The reload filled the shared tier: a new object reads the new value without loading.
+  Catalog again;
+  REQUIRE(cache_test::eventually([&] { return again.find(t.name, "k", Find::refresh)->cents == 200; }));
+  REQUIRE(again.finds == 0);
+  REQUIRE(weave::cache_stats(t.name).refreshes == 1);
+}
+
+TEST_CASE("cache refresh_after: a reload that throws leaves the aged value, and its claim until the lease ends, "
+          "in the background or on the claimer's thread") {
+  for (const Find how : {Find::refresh, Find::refresh_old}) {
+    use_store();
+    const auto name = fresh_name(how == Find::refresh ? "refresh-fails" : "refresh-fails-old");
+    Catalog c;
+    std::atomic<int> calls{0};
+    c.body = [&](const std::string& id) -> Found {
+      if (calls.fetch_add(1) == 1) throw std::runtime_error("database down");
+      return shop::Product{id, 100};
+    };
+    REQUIRE(c.find(name, "k", how)->cents == 100);
+    std::this_thread::sleep_for(k_aged);
+    REQUIRE(c.find(name, "k", how)->cents == 100);  // the aged value; the reload throws
+    REQUIRE(cache_test::eventually([&] { return weave::cache_stats(name).load_failures == 1; }));
+    // The failed reload keeps its claim for fill_lease: no caller reloads meanwhile.
+    REQUIRE(c.find(name, "k", how)->cents == 100);
+    REQUIRE(c.finds == 2);
+    const weave::CacheStats s = weave::cache_stats(name);
+    REQUIRE(s.load_failures == 1);
+    REQUIRE(s.refreshes == 0);
+  }
 }
 
 #if WEAVE_TEST_STORE_IS_MEM
@@ -262,8 +346,8 @@ TEST_CASE("cache sync across processes: 3 processes x 4 threads missing one key 
   CHECK(waits <= 2);
 }
 
-TEST_CASE("cache refresh_after across processes: an aged value is returned at once, reloaded exactly once "
-          "for 3 processes, and read new afterwards") {
+TEST_CASE("cache refresh_after across processes: an aged value is returned at once by all 3 processes, "
+          "reloaded exactly once in the background, and read new afterwards") {
   TempDir db;
   db.write("k", 100);
   const auto name = fresh_name("refresh");
@@ -273,25 +357,13 @@ TEST_CASE("cache refresh_after across processes: an aged value is returned at on
   std::this_thread::sleep_for(k_aged);
   db.write("k", 200);
   for (auto& w : workers) REQUIRE(w->ask("hold on") == "ok");
-  for (auto& w : workers) w->child().send("rfind " + name + " k");
-  // Two answer the aged value while the third one's reload is held.
-  std::vector<int> answers(workers.size(), 0);
-  int answered = 0;
-  REQUIRE(eventually([&] {
-    for (std::size_t i = 0; i < workers.size(); ++i)
-      if (!answers[i])
-        if (auto l = workers[i]->child().line(20ms)) {
-          answers[i] = Worker::cents(*l);
-          ++answered;
-        }
-    return answered == 2;
-  }));
-  for (int v : answers) CHECK((v == 0 || v == 100));
-  REQUIRE(db.loads("k") == 2);
+  // Every process answers the aged value, the one that claimed the reload too,
+  // while that reload is held in its background thread.
+  for (auto& w : workers) REQUIRE(Worker::cents(w->ask("rfind " + name + " k")) == 100);
+  REQUIRE(cache_test::eventually([&] { return db.loads("k") == 2; }));
   db.open("k");
-  for (std::size_t i = 0; i < workers.size(); ++i)
-    if (!answers[i]) REQUIRE(Worker::cents(workers[i]->answer("rfind")) == 200);  // the reloader gets the new value
-  for (auto& w : workers) REQUIRE(Worker::cents(w->ask("rfind " + name + " k")) == 200);
+  for (auto& w : workers)
+    REQUIRE(cache_test::eventually([&] { return Worker::cents(w->ask("rfind " + name + " k")) == 200; }));
   REQUIRE(db.loads("k") == 2);
   std::uint64_t refreshes = 0;
   for (auto& w : workers) refreshes += w->stats(name)["refreshes"];
