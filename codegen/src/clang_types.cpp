@@ -58,6 +58,40 @@ TypeId ClangTypes::id(CXType t) {
 std::string ClangTypes::written(TypeId t) { return type_spelling(strip_ref(type(t))); }
 std::string ClangTypes::name(TypeId t) { return unqual_spelling(canonical(type(t))); }
 
+bool ClangTypes::copyable(TypeId t) {
+  if (t == 0) return true;
+  CXType cur = canonical(type(t));
+  if (cur.kind != CXType_Record) return true;
+  CXCursor rec = clang_getTypeDeclaration(cur);
+  if (clang_Cursor_isNull(rec)) return true;
+  // The constructors the class declares (an implicit instantiation may not
+  // have its members yet: then the template's).
+  struct Seen {
+    bool copy = false, copy_deleted = false, move = false;
+  };
+  Seen seen;
+  auto visit = [](CXCursor child, CXCursor, CXClientData d) {
+    auto* s = static_cast<Seen*>(d);
+    if (clang_getCursorKind(child) != CXCursor_Constructor) return CXChildVisit_Continue;
+    if (clang_CXXConstructor_isCopyConstructor(child)) {
+      s->copy = true;
+      if (clang_getCursorAvailability(child) == CXAvailability_NotAvailable) s->copy_deleted = true;  // = delete
+    } else if (clang_CXXConstructor_isMoveConstructor(child)) {
+      s->move = true;
+    }
+    return CXChildVisit_Continue;
+  };
+  clang_visitChildren(rec, visit, &seen);
+  if (!seen.copy && !seen.move) {
+    CXCursor tmpl = clang_getSpecializedCursorTemplate(rec);
+    if (!clang_Cursor_isNull(tmpl)) {
+      seen = Seen{};
+      clang_visitChildren(tmpl, visit, &seen);
+    }
+  }
+  return !seen.copy_deleted && !(seen.move && !seen.copy);
+}
+
 TypeShape ClangTypes::shape(TypeId t) {
   if (t == 0) return TypeShape::unknown;
   switch (canonical(type(t)).kind) {

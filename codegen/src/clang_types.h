@@ -24,6 +24,7 @@ class ClangTypes final : public TypeQuery {
   ArrowTarget arrow(TypeId t) override;
   MemberLookup members(TypeId record, const std::string& name) override;
   bool formattable(TypeId t) override;
+  bool copyable(TypeId t) override;
 
   // Members named `name` of `record` and its bases. Implicit template
   // instantiations are searched through their template; `uncertain` is set

@@ -118,6 +118,45 @@ std::string declaration(const FunctionModel& f, const std::string& name, bool wi
   return "auto " + name + "(" + params_decl(f, with_defaults) + ")" + qualifiers(f) + " -> " + f.ret;
 }
 
+// [[cache(refresh_after=...)]] reloads in the background: the proxy gives the
+// runtime a way to re-make the call from copies of its arguments
+// (weave::detail::detachable, Invocation::detach).
+bool detaches(const FunctionModel& f) {
+  for (const auto& a : f.annotations)
+    if (a.name == "cache")
+      for (const auto& arg : a.args)
+        if (arg.name == "refresh_after") return true;
+  return false;
+}
+
+bool class_detaches(const ClassModel& c) {
+  return std::any_of(c.methods.begin(), c.methods.end(), [](const FunctionModel& f) { return detaches(f); });
+}
+
+// `::weave::detail::detachable<R>(owner, [capture](auto& weave_c0, ...) -> R { call with the copies }, args...)`:
+// the object is the proxy itself (its destructor waits for the copies), or
+// for a decorator a shared owner of the implementation, kept by the copy.
+std::string detachable(const FunctionModel& f, bool decorator) {
+  std::string owner = "nullptr", capture;
+  if (f.member && !f.is_static) {
+    if (decorator) capture = "weave_target_ = weave_target_";
+    else {
+      owner = "this";
+      capture = "this";
+    }
+  }
+  std::string params, args, copies;
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    const std::string c = "weave_c" + std::to_string(i);
+    params += (i ? ", " : "") + std::string("auto& ") + c;
+    args += (i ? ", " : "") + f.params[i].name;
+    copies += (i ? ", " : "") + (f.params[i].move ? "::std::move(" + c + ")" : c);
+  }
+  const std::string call = (f.member ? member_call(f, decorator, f.name) : f.target) + "(" + copies + ")";
+  return "::weave::detail::detachable<" + f.ret + ">(" + owner + ", [" + capture + "](" + params + ") -> " + f.ret +
+         " { return " + call + "; }" + (args.empty() ? "" : ", " + args) + ")";
+}
+
 void emit_body(std::string& out, const FunctionModel& f, const std::string& header, const std::string& source_path,
                bool decorator) {
   const std::string p = data_prefix(f);
@@ -171,7 +210,8 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
   out += "  return ::weave::detail::invoke<" + R + ">(\n";
   out += "      ::" + p + "info, " + args + ", " + rendered + ",\n";
   out += "      [&]() -> " + R + " { return " + call + "; },\n";
-  out += "      " + on_skip + ");\n";
+  if (detaches(f)) out += "      " + on_skip + ",\n      " + detachable(f, decorator) + ");\n";
+  else out += "      " + on_skip + ");\n";
   out += "}\n\n";
 }
 
@@ -228,6 +268,18 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
     out += " public:\n";
     out += "  using weave_base = " + c.qualified + ";\n";
     out += "  using " + c.qualified + "::" + c.ctor_name + ";\n";
+    if (class_detaches(c)) {
+      // Background reloads run on this object: its destructor waits for them
+      // (and refuses new ones) before the base is destroyed. Declaring it
+      // would drop the implicit moves, so the special members are spelled out.
+      const std::string& p = c.proxy_name;
+      out += "  " + p + "() = default;\n";
+      out += "  " + p + "(const " + p + "&) = default;\n";
+      out += "  " + p + "(" + p + "&&) = default;\n";
+      out += "  " + p + "& operator=(const " + p + "&) = default;\n";
+      out += "  " + p + "& operator=(" + p + "&&) = default;\n";
+      out += "  ~" + p + "() { ::weave::detail::retire_detached(this); }\n";
+    }
     // One using-declaration per name, in the public section when any
     // annotated overload of it is public (a using has one access).
     std::set<std::string> used;

@@ -43,6 +43,10 @@ class TypeQuery {
   virtual ArrowTarget arrow(TypeId t) = 0;     // what `->` on a value of t reaches
   virtual MemberLookup members(TypeId record, const std::string& name) = 0;
   virtual bool formattable(TypeId t) = 0;      // weave::append_key can render it
+  // False only when the type is known not to be copy-constructible (a
+  // deleted copy constructor, or a move constructor and no copy one); the
+  // generated code's static_assert catches the rest.
+  virtual bool copyable(TypeId) { return true; }
 };
 
 }  // namespace weavegen

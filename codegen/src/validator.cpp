@@ -645,6 +645,20 @@ bool Validator::run(ValidatedAnnotation& result) {
         f.stores_result = true;
     }
   }
+  // refresh_after reloads in the background, after the call returned: the
+  // proxy keeps copies of the arguments (weave::detail::detachable).
+  if (raw.name == "cache" && written.count("refresh_after") && written["refresh_after"]) {
+    const RawArg* at = written["refresh_after"];
+    for (std::size_t i = 0; i < f.params.size() && i < facts_.param_types.size(); ++i) {
+      if (types_.copyable(facts_.param_types[i])) continue;
+      err(at->value.loc,
+          "'refresh_after' of 'cache' reloads '" + f.qualified_name +
+              "' in the background with copies of its arguments, but parameter '" + f.params[i].name +
+              "' has type '" + types_.name(facts_.param_types[i]) +
+              "', which cannot be copied; pass a copyable type (a value, or std::shared_ptr), or drop refresh_after",
+          at->value.length);
+    }
+  }
   if (facts_.is_noexcept && effective("on_busy") == "throw" && def->find("on_busy")) {
     Loc l = written.count("on_busy") && written["on_busy"] ? written["on_busy"]->value.loc : raw.loc;
     rep_.warning(path_, l,

@@ -61,6 +61,13 @@ TEST_CASE("diagnostic: results kept as JSON and durations bounded by another, ca
       {"refresh_after_over_ttl",
        "  [[cache(key=\"<id>\", ttl=1min, refresh_after=5min)]] virtual std::optional<shop::Product> find(const std::string& id);",
        "5min", "'refresh_after' of 'cache' must be at most 'ttl': refresh_after=5min is longer than ttl=1min"},
+      {"refresh_after_move_only_param",
+       "  [[cache(key=\"<id>\", refresh_after=1min)]] virtual std::optional<shop::Product> find(const std::string& id, "
+       "std::future<int> hint);",
+       "1min",
+       "'refresh_after' of 'cache' reloads 'Catalog::find' in the background with copies of its arguments, but "
+       "parameter 'hint' has type 'std::future<int>', which cannot be copied; pass a copyable type (a value, or "
+       "std::shared_ptr), or drop refresh_after"},
       {"evict_key_and_all",
        "  [[cache_evict(name=\"product\", key=\"<id>\", all=true)]] virtual void remove(const std::string& id);",
        "all", "'all' cannot be combined with 'key'"},

@@ -86,3 +86,40 @@ TEST_CASE("stores_result: dedupe has a codec with on_duplicate=replay only", "[c
   CHECK(nlohmann::json::parse(seen[1]) == nlohmann::json{{"id", "s1"}, {"cents", 1}});
   CHECK(seen[2] == "none");
 }
+
+TEST_CASE("stores_result: a woven refresh_after method can be detached and re-run later with copies of its "
+          "arguments, the others cannot", "[codegen][stores_result]") {
+  weave::detail::Detached later;
+  bool find_can_detach = true;
+  Registered r("cache", [&](weave::Invocation& inv) {
+    if (inv.method() == "shop::Catalog::find") {
+      find_can_detach = inv.can_detach();
+      inv.proceed();
+      return;
+    }
+    REQUIRE(inv.can_detach());
+    later = inv.detach();
+    inv.complete_from_json(R"({"id":"aged","cents":1})");
+  });
+  weave::Woven<shop::Catalog> woven;
+  {
+    std::string id = "p7";
+    const auto p = woven.reload(id, 42);
+    REQUIRE(p.has_value());
+    CHECK(p->id == "aged");
+    id = "changed after the call";  // the copy is the call's
+  }
+  REQUIRE(woven.loads == 0);
+  REQUIRE(later);
+  std::string json;
+  later.run([&](weave::Invocation& inv) {
+    CHECK(inv.annotation().name() == "cache");
+    CHECK_FALSE(inv.can_detach());
+    inv.proceed();
+    json = inv.result_codec()->encode(inv.result());
+  });
+  CHECK(woven.loads == 1);
+  CHECK(nlohmann::json::parse(json) == nlohmann::json{{"id", "p7"}, {"cents", 42}});
+  woven.find("p1");
+  CHECK_FALSE(find_can_detach);
+}

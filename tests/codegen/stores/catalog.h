@@ -32,6 +32,13 @@ class Catalog {
   [[dedupe(key="ping:<id>")]]
   virtual int ping(const std::string& id) { return static_cast<int>(id.size()); }
 
+  // refresh_after: the proxy can re-make the call from copies of its arguments.
+  [[cache(name="product", key="<id>", refresh_after=1min)]]
+  virtual std::optional<Product> reload(const std::string& id, int cents) {
+    ++loads;
+    return Product{id, cents};
+  }
+
   int loads = 0;
 };
 
