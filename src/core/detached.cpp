@@ -68,7 +68,7 @@ struct Stopper {
     lock.unlock();
     if (b->thread.joinable() && b->thread.get_id() != std::this_thread::get_id()) b->thread.join();
     lock.lock();
-    new std::deque<std::function<void()>>(std::move(b->jobs));  // leaked on purpose
+    if (!b->jobs.empty()) new std::deque<std::function<void()>>(std::move(b->jobs));  // leaked on purpose
     b->in_flight.clear();
     b->changed.notify_all();
   }
