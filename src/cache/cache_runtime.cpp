@@ -206,7 +206,7 @@ CacheStats CacheRuntime::stats(std::string_view name) {
   const CacheCounters& k = c->counters();
   using S = CacheCounterStripe;
   using T = CacheStats;
-  static constexpr std::pair<std::uint64_t T::*, CacheCounters::Field> fields[] = {
+  static constexpr std::pair<std::uint64_t T::*, std::atomic<std::uint64_t> S::*> fields[] = {
       {&T::local_hits, &S::local_hits}, {&T::local_misses, &S::local_misses}, {&T::remote_hits, &S::remote_hits},
       {&T::remote_misses, &S::remote_misses}, {&T::loads, &S::loads}, {&T::load_failures, &S::load_failures},
       {&T::shared_loads, &S::shared_loads}, {&T::invalidations_sent, &S::invalidations_sent},

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "cache/local_tier.h"
+#include "core/striped.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
 #include "weave/result_codec.h"
@@ -27,32 +28,8 @@ struct alignas(64) CacheCounterStripe {
       invalidations_received{0}, errors{0}, decode_failures{0}, sync_waits{0}, refreshes{0};
 };
 
-// A name's counters, striped per thread so that threads hitting one name
-// write no shared cache line. The first kOwnStripes threads own a stripe
-// (a load and a store, no atomic read-modify-write); later ones share the
-// last and add atomically. stats() sums the stripes.
-class WEAVE_API CacheCounters {
- public:
-  using Field = std::atomic<std::uint64_t> CacheCounterStripe::*;
-  void add(Field field, std::uint64_t n = 1) noexcept {
-    const unsigned slot = cache_thread_slot();
-    if (slot < kOwnStripes) {
-      std::atomic<std::uint64_t>& c = stripes_[slot].*field;
-      c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    } else {
-      (stripes_[kOwnStripes].*field).fetch_add(n, std::memory_order_relaxed);
-    }
-  }
-  std::uint64_t sum(Field field) const noexcept {
-    std::uint64_t n = 0;
-    for (const CacheCounterStripe& s : stripes_) n += (s.*field).load(std::memory_order_relaxed);
-    return n;
-  }
-
- private:
-  static constexpr unsigned kOwnStripes = 16;
-  CacheCounterStripe stripes_[kOwnStripes + 1];
-};
+// A name's counters, one stripe per thread (summed by stats()).
+using CacheCounters = StripedCounters<CacheCounterStripe>;
 
 // One load in flight for a key (in this process): later misses of the key
 // wait for it instead of running the method again.

@@ -27,6 +27,8 @@
 // stamp bucket and the sketch.
 #include "cache/local_tier.h"
 
+#include "core/striped.h"
+
 #include <algorithm>
 #include <bit>
 #include <functional>
@@ -163,7 +165,7 @@ class ShardLock {
 constexpr unsigned k_read_stripes = 4;
 constexpr std::uint32_t k_read_records = 32;  // a power of two
 
-// One stripe of a shard's readers (threads by cache_thread_slot()).
+// One stripe of a shard's readers (threads by thread_slot()).
 struct alignas(64) ReadStripe {
   std::atomic<std::uint32_t> readers{0};  // hits in progress
   std::atomic<std::uint32_t> used{0};     // hits since the last drain (recorded up to k_read_records)
@@ -301,7 +303,7 @@ struct alignas(64) LocalTier::Shard {
   // A hit's read section: false when the entry is not there or expired
   // (the caller takes the writer's path), else `out` holds a copy.
   bool read_hit(KeyRef key, std::chrono::steady_clock::time_point now, std::optional<LocalEntry>& out) {
-    ReadStripe& r = read[cache_thread_slot() % k_read_stripes];
+    ReadStripe& r = read[thread_slot() % k_read_stripes];
     for (int spin = 0;; ++spin) {
       r.readers.fetch_add(1, std::memory_order_seq_cst);
       if (!writing.load(std::memory_order_seq_cst)) break;
@@ -378,13 +380,6 @@ class Writing {
   LocalTier::Shard& s_;
 };
 }  // namespace
-
-unsigned cache_thread_slot() noexcept {
-  static std::atomic<unsigned> next{0};
-  thread_local unsigned slot = 0;  // 1 + the slot once taken: constant-initialized, no guard per call
-  if (slot == 0) slot = next.fetch_add(1, std::memory_order_relaxed) + 1;
-  return slot - 1;
-}
 
 LocalTier::LocalTier(LocalTierOptions options) : options_(options) {
   const std::size_t max_e = options.max_entries;

@@ -20,10 +20,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// A small number of this thread's own (0, 1, 2, ... in order of first use):
-// picks the stripes a thread counts and reads in.
-WEAVE_API unsigned cache_thread_slot() noexcept;
-
 struct LocalTierOptions {
   // At most this many entries (0 = no entry bound). At least one bound must be set.
   std::size_t max_entries = 10'000;

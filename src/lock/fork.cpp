@@ -119,12 +119,6 @@ pid_t current_pid() noexcept {
   return p;
 }
 
-unsigned thread_slot() noexcept {
-  static std::atomic<unsigned> next{0};
-  thread_local const unsigned slot = next.fetch_add(1, std::memory_order_relaxed);
-  return slot;
-}
-
 void forget_thread(std::thread& t) noexcept {
   // Reusing the storage ends the old object's life without its destructor
   // (which would call std::terminate for a joinable thread).

@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/striped.h"
 #include "weave/lease.h"
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
@@ -40,10 +41,6 @@ WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_c
 WEAVE_API void forget_thread(std::thread& t) noexcept;
 // getpid() without a system call per use (refreshed in a fork()ed child).
 WEAVE_API pid_t current_pid() noexcept;
-// A small number of this thread's own (0, 1, 2, ... in order of first use):
-// picks the counter stripe and the watchdog shard a thread works in, so
-// threads do not write one cache line.
-WEAVE_API unsigned thread_slot() noexcept;
 // steady_clock's timeline (CLOCK_MONOTONIC) read at its last tick: about 3 ns
 // instead of about 25 ns, and never ahead of Clock::now() (a tick, ~4 ms,
 // behind it, more if the tick is late). Only for a time that may safely be
@@ -67,25 +64,15 @@ struct WEAVE_API ClientShared {
   std::shared_ptr<LockBackend> backend;
   bool in_process = false;  // `backend` is a mem:// table: a call costs well under a clock reading
   // LockStats, counted by every copy of the client and by its leases, each
-  // thread in a stripe of its own (its own cache line), summed by stats().
-  // The first kOwnStripes threads (thread_slot()) own theirs outright: add()
-  // is a load and a store there, no atomic read-modify-write; later threads
-  // share the last stripe and add atomically.
+  // thread in a stripe of its own, summed by stats().
   struct alignas(64) Counters {
     std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
         release_failures{0};
     std::atomic<std::int64_t> acquiring_us{0};
   };
-  static constexpr std::size_t kOwnStripes = 16;
-  mutable Counters stripes[kOwnStripes + 1];
-  Counters& counters() const noexcept { return stripes[std::min<std::size_t>(thread_slot(), kOwnStripes)]; }
-  template <class T>
-  static void add(std::atomic<T>& counter, T n = 1) noexcept {  // a counter of counters()
-    if (thread_slot() < kOwnStripes)
-      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    else
-      counter.fetch_add(n, std::memory_order_relaxed);
-  }
+  using Stats = StripedCounters<Counters>;
+  mutable Stats stats;
+  Counters& counters() const noexcept { return stats.mine(); }  // count with Stats::add_to
   std::chrono::milliseconds renew_interval() const noexcept {
     auto r = options.renew_interval.count() > 0 ? options.renew_interval
                                                 : options.watchdog_lease / 3;

@@ -75,7 +75,7 @@ std::stop_source LeaseControl::mark_lost(LeaseState& l, const std::string& cause
     l.hold_limit_ = hold_limit;
     stop = l.stop_;  // none yet: the first stop_token() makes it stopped
   }
-  ClientShared::add(l.client_->counters().lost);
+  ClientShared::Stats::add_to(l.client_->counters().lost);
   marked = true;
   return stop;
 }
@@ -167,7 +167,7 @@ void LeaseControl::mark_lost_later(const std::shared_ptr<LeaseState>& l, const s
 
 void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = *l.client_;
-  ClientShared::add(c.counters().release_failures);
+  ClientShared::Stats::add_to(c.counters().release_failures);
   ReleaseFailed error(key, cause);
   if (c.options.on_event) {
     try {
@@ -201,7 +201,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   const bool last = (s & ~LeaseState::kLost) == 1;
   if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
-    ClientShared::add(c.counters().released);
+    ClientShared::Stats::add_to(c.counters().released);
     Watchdog::instance().unwatch(l);
     // One clock reading for the deadline check and the mem:// release. A
     // lease a second or more before its deadlines is within them by either

@@ -73,16 +73,16 @@ const LockOptions& LockClient::options() const noexcept { return shared_->option
 
 LockStats LockClient::stats() const noexcept {
   LockStats s;
-  for (const auto& c : shared_->stripes) {
-    s.acquired += c.acquired.load(std::memory_order_relaxed);
-    s.reentered += c.reentered.load(std::memory_order_relaxed);
-    s.busy += c.busy.load(std::memory_order_relaxed);
-    s.errors += c.errors.load(std::memory_order_relaxed);
-    s.released += c.released.load(std::memory_order_relaxed);
-    s.lost += c.lost.load(std::memory_order_relaxed);
-    s.release_failures += c.release_failures.load(std::memory_order_relaxed);
-    s.acquiring += std::chrono::microseconds(c.acquiring_us.load(std::memory_order_relaxed));
-  }
+  using C = detail::ClientShared::Counters;
+  const auto& k = shared_->stats;
+  s.acquired = k.sum(&C::acquired);
+  s.reentered = k.sum(&C::reentered);
+  s.busy = k.sum(&C::busy);
+  s.errors = k.sum(&C::errors);
+  s.released = k.sum(&C::released);
+  s.lost = k.sum(&C::lost);
+  s.release_failures = k.sum(&C::release_failures);
+  s.acquiring = std::chrono::microseconds(k.sum(&C::acquiring_us));
   return s;
 }
 bool LockClient::made_in_other_process() const noexcept { return shared_->pid != detail::current_pid(); }
@@ -272,10 +272,10 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     std::atomic<std::uint64_t>* outcome = &c.errors;
     Clock::time_point end{};  // when the request ended, if the caller read the clock already
     ~Tally() {
-      detail::ClientShared::add(*outcome);
+      detail::ClientShared::Stats::add_to(*outcome);
       const auto stop = end != Clock::time_point{} ? end : Clock::now();
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start).count();
-      if (us != 0) detail::ClientShared::add(c.acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
+      if (us != 0) detail::ClientShared::Stats::add_to(c.acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
     }
   } tally{shared_->counters(), start};
   if (made_in_other_process())

@@ -1,0 +1,64 @@
+// Counters that many threads bump without sharing a cache line: LockStats
+// and CacheStats are summed from per-thread stripes of these.
+//
+//   struct alignas(64) Hits { std::atomic<std::uint64_t> local{0}, remote{0}; };
+//   StripedCounters<Hits> hits;
+//   hits.add(&Hits::local);            // this thread's stripe
+//   std::uint64_t n = hits.sum(&Hits::local);
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <type_traits>
+
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// A small number of this thread's own (0, 1, 2, ... in order of first use):
+// picks the stripe or shard a thread works in, so threads do not write one
+// cache line.
+WEAVE_API unsigned thread_slot() noexcept;
+
+// `Stripe` is a struct of std::atomic counters, aligned to a cache line. The
+// first kOwnStripes threads own a stripe outright: add() is a load and a
+// store there, no atomic read-modify-write. Later threads share the last
+// stripe and add atomically. sum() reads every stripe (relaxed: a total
+// taken while threads count is some recent total, never a torn one).
+template <class Stripe, unsigned kOwnStripes = 16>
+class StripedCounters {
+ public:
+  // This thread's stripe (pass its counters to add_to()).
+  Stripe& mine() noexcept { return stripes_[std::min(thread_slot(), kOwnStripes)]; }
+
+  template <class T>
+  void add(std::atomic<T> Stripe::*field, std::type_identity_t<T> n = 1) noexcept {
+    const unsigned slot = thread_slot();
+    add_to(stripes_[std::min(slot, kOwnStripes)].*field, n, slot);
+  }
+
+  // Adds to a counter of mine().
+  template <class T>
+  static void add_to(std::atomic<T>& counter, std::type_identity_t<T> n = 1) noexcept {
+    add_to(counter, n, thread_slot());
+  }
+
+  template <class T>
+  T sum(std::atomic<T> Stripe::*field) const noexcept {
+    T n{};
+    for (const Stripe& s : stripes_) n += (s.*field).load(std::memory_order_relaxed);
+    return n;
+  }
+
+ private:
+  template <class T>
+  static void add_to(std::atomic<T>& counter, T n, unsigned slot) noexcept {
+    if (slot < kOwnStripes)
+      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    else
+      counter.fetch_add(n, std::memory_order_relaxed);
+  }
+  Stripe stripes_[kOwnStripes + 1];
+};
+
+}  // namespace weave::detail
