@@ -426,8 +426,22 @@ class CacheInterceptor final : public CacheInterceptorBase {
     // 1. the local tier, only while the invalidation feed is complete
     const auto now = Clock::now();
     if (s.tier != Tier::remote && rt->remote().live(now)) {
-      auto hit = cache.local().get(key, now);
-      if (hit && complete_with(inv, codec, *static_cast<const ResultCodec*>(hit->kind), hit->value.get())) {
+      // A value of this method's type is copied into the result inside the
+      // read (no reference count written); another type is converted after.
+      bool done = false;
+      std::shared_ptr<const void> other;
+      const ResultCodec* other_codec = nullptr;
+      const bool found = cache.local().visit(key, now, [&](const detail::LocalEntry& e) {
+        const auto* made_by = static_cast<const ResultCodec*>(e.kind);
+        if (codec.same_type(*made_by)) {
+          inv.complete_from_shared(e.value.get());
+          done = true;
+        } else {
+          other = e.value;
+          other_codec = made_by;
+        }
+      });
+      if (found && (done || complete_with(inv, codec, *other_codec, other.get()))) {
         count.add(&Counts::local_hits);
         return;
       }

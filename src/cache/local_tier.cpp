@@ -28,6 +28,7 @@
 #include "cache/local_tier.h"
 
 #include "core/striped.h"
+#include "weave/error.h"
 
 #include <algorithm>
 #include <bit>
@@ -162,14 +163,30 @@ class ShardLock {
   std::atomic<std::uint32_t> state_{0};
 };
 
-constexpr unsigned k_read_stripes = 4;
+// Nonzero while this thread runs a visit() callback inside a read section:
+// a tier call from there could wait for itself (a writer waits for the
+// readers in to leave), so it throws instead.
+thread_local int t_visiting = 0;
+
+void refuse_inside_visit(const char* what) {
+  if (t_visiting != 0)
+    throw UsageError(std::string("cache: a value's copy, made while a local cache entry is read, called ") + what +
+                     " on a local cache tier (a cached type's copy constructor must not use a cache)");
+}
+
+// 8 stripes: up to 8 threads hitting keys of one shard share no reader line.
+constexpr unsigned k_read_stripes = 8;
 constexpr std::uint32_t k_read_records = 32;  // a power of two
 
 // One stripe of a shard's readers (threads by thread_slot()).
+// Threads sharing a stripe may lose a record or a count of `used` to each
+// other (a load and a store, not an atomic add: the policy misses a request,
+// as Caffeine's lossy read buffer does). A drain runs with no reader in, so it
+// never interleaves with a reader's update.
 struct alignas(64) ReadStripe {
   std::atomic<std::uint32_t> readers{0};  // hits in progress
   std::atomic<std::uint32_t> used{0};     // hits since the last drain (recorded up to k_read_records)
-  Node* records[k_read_records] = {};
+  std::atomic<Node*> records[k_read_records] = {};
 };
 
 struct Limit {
@@ -301,8 +318,9 @@ struct alignas(64) LocalTier::Shard {
   }
 
   // A hit's read section: false when the entry is not there or expired
-  // (the caller takes the writer's path), else `out` holds a copy.
-  bool read_hit(KeyRef key, std::chrono::steady_clock::time_point now, std::optional<LocalEntry>& out) {
+  // (the caller takes the writer's path), else visit(entry) ran inside it.
+  bool read_hit(KeyRef key, std::chrono::steady_clock::time_point now, void (*visit)(const LocalEntry&, void*),
+                void* context) {
     ReadStripe& r = read[thread_slot() % k_read_stripes];
     for (int spin = 0;; ++spin) {
       r.readers.fetch_add(1, std::memory_order_seq_cst);
@@ -322,9 +340,18 @@ struct alignas(64) LocalTier::Shard {
       return false;
     }
     Node* n = &it->second;
-    out.emplace(n->entry);
-    const std::uint32_t i = r.used.fetch_add(1, std::memory_order_relaxed);
-    if (i < k_read_records) r.records[i] = n;
+    try {
+      ++t_visiting;
+      visit(n->entry, context);
+      --t_visiting;
+    } catch (...) {
+      --t_visiting;
+      r.readers.fetch_sub(1, std::memory_order_release);
+      throw;
+    }
+    const std::uint32_t i = r.used.load(std::memory_order_relaxed);
+    r.used.store(i + 1, std::memory_order_relaxed);
+    if (i < k_read_records) r.records[i].store(n, std::memory_order_relaxed);
     r.readers.fetch_sub(1, std::memory_order_release);
     if (((i + 1) & (k_read_records - 1)) == 0 && mu.try_lock()) {  // full: drain now, or retry 32 hits on
       exclude_readers();
@@ -344,8 +371,9 @@ struct alignas(64) LocalTier::Shard {
     for (ReadStripe& r : read) {
       const std::uint32_t n = std::min(r.used.load(std::memory_order_relaxed), k_read_records);
       for (std::uint32_t i = 0; i < n; ++i) {
-        sketch.increment(r.records[i]->hash);
-        on_access(r.records[i]);
+        Node* hit = r.records[i].load(std::memory_order_relaxed);
+        sketch.increment(hit->hash);
+        on_access(hit);
       }
       hits += r.used.exchange(0, std::memory_order_relaxed);
     }
@@ -431,31 +459,45 @@ std::uint64_t LocalTier::stamp_of(std::uint64_t hash) const noexcept {
 std::uint64_t LocalTier::stamp(std::string_view key) const noexcept { return stamp_of(hash_key(key)); }
 
 std::optional<LocalEntry> LocalTier::get(std::string_view key, std::chrono::steady_clock::time_point now) {
+  std::optional<LocalEntry> hit;
+  visit(key, now, [&](const LocalEntry& e) { hit.emplace(e); });
+  return hit;
+}
+
+bool LocalTier::visit_entry(std::string_view key, std::chrono::steady_clock::time_point now,
+                            void (*visit)(const LocalEntry&, void*), void* context) {
+  refuse_inside_visit("get");
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
-  std::optional<LocalEntry> hit;
-  if (s.read_hit(KeyRef{key, h}, now, hit)) return hit;
+  if (s.read_hit(KeyRef{key, h}, now, visit, context)) return true;
   // A miss or an expired entry (or an entry installed since): as a writer.
-  Writing lock(s);
-  s.sketch.increment(h);
-  const auto it = s.map.find(KeyRef{key, h});
-  if (it == s.map.end()) {
-    ++s.misses;
-    return std::nullopt;
+  std::shared_ptr<const void> keep;  // the hit's value, visited after the lock is released
+  LocalEntry hit;
+  {
+    Writing lock(s);
+    s.sketch.increment(h);
+    const auto it = s.map.find(KeyRef{key, h});
+    if (it == s.map.end()) {
+      ++s.misses;
+      return false;
+    }
+    Node* n = &it->second;
+    if (now >= n->entry.expires) {
+      s.remove(n);
+      ++s.expirations;
+      ++s.misses;
+      return false;
+    }
+    s.on_access(n);
+    ++s.hits;
+    hit = n->entry;
   }
-  Node* n = &it->second;
-  if (now >= n->entry.expires) {
-    s.remove(n);
-    ++s.expirations;
-    ++s.misses;
-    return std::nullopt;
-  }
-  s.on_access(n);
-  ++s.hits;
-  return n->entry;
+  visit(hit, context);
+  return true;
 }
 
 bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
+  refuse_inside_visit("put");
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> replaced;  // destroyed after the lock is released
@@ -504,6 +546,7 @@ bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
 }
 
 void LocalTier::invalidate(std::string_view key) {
+  refuse_inside_visit("invalidate");
   const std::uint64_t h = hash_key(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> dropped;
@@ -516,6 +559,7 @@ void LocalTier::invalidate(std::string_view key) {
 }
 
 void LocalTier::clear() {
+  refuse_inside_visit("clear");
   epoch_.fetch_add(1);
   for (std::size_t i = 0; i <= shard_mask_; ++i) {
     Shard& s = shards_[i];

@@ -60,6 +60,17 @@ class WEAVE_API LocalTier {
   // eviction policy.
   std::optional<LocalEntry> get(std::string_view key, std::chrono::steady_clock::time_point now);
 
+  // The same, but a hit calls visit(entry) while the entry cannot be dropped,
+  // so the value can be copied out without touching its shared reference
+  // count (the one cache line all threads of a hot key would write). `visit`
+  // must be quick and must not write to this tier (put, invalidate, clear,
+  // or a get that misses): such a call from inside it throws UsageError
+  // instead of waiting for itself. True on a hit.
+  template <class Visit>
+  bool visit(std::string_view key, std::chrono::steady_clock::time_point now, Visit&& visit) {
+    return visit_entry(key, now, [](const LocalEntry& e, void* f) { (*static_cast<Visit*>(f))(e); }, &visit);
+  }
+
   // Invalidation stamps close the fill/invalidate race: a filler takes
   // stamp(key) BEFORE it reads the value it will install (from Redis or by
   // running the method); put(key, entry, stamp) installs only if no
@@ -81,7 +92,7 @@ class WEAVE_API LocalTier {
   void clear();
 
   struct Stats {
-    std::uint64_t hits = 0, misses = 0;
+    std::uint64_t hits = 0, misses = 0;  // hits may undercount when over 8 threads hit one shard at once
     std::uint64_t evictions = 0;           // entries removed to hold a bound (rejected candidates included)
     std::uint64_t rejected_stale = 0;      // put() refused: stamp or version
     std::uint64_t rejected_admission = 0;  // candidates refused by TinyLFU, and put() of oversized entries
@@ -100,6 +111,8 @@ class WEAVE_API LocalTier {
   struct Shard;  // src/cache/local_tier.cpp
 
  private:
+  bool visit_entry(std::string_view key, std::chrono::steady_clock::time_point now,
+                   void (*visit)(const LocalEntry&, void*), void* context);
   Shard& shard_of(std::uint64_t hash) const noexcept;
   std::atomic<std::uint64_t>& bucket_of(std::uint64_t hash) const noexcept;
   std::uint64_t stamp_of(std::uint64_t hash) const noexcept;

@@ -1,12 +1,71 @@
 #include "core/striped.h"
 
+#include <pthread.h>
+
+#include <climits>
+#include <mutex>
+#include <vector>
+
 namespace WEAVE_NAMESPACE::detail {
+namespace {
+
+// Slots of exited threads are handed out again, so a program that starts
+// threads as it goes (a thread per task) keeps its live threads in the owned
+// stripes instead of all ending in the shared one.
+struct SlotPool {
+  std::mutex mutex;
+  std::vector<unsigned> freed;  // most recently freed last
+  unsigned next = 0;
+};
+SlotPool& pool() {
+  // Never destroyed: threads may exit after static destruction. Held across
+  // fork(), so a child never inherits it locked by a thread it does not have.
+  static SlotPool* p = [] {
+    ::pthread_atfork([] { pool().mutex.lock(); }, [] { pool().mutex.unlock(); }, [] { pool().mutex.unlock(); });
+    return new SlotPool;
+  }();
+  return *p;
+}
+
+// 1 + this thread's slot (0: none taken yet). Constant-initialized: the
+// common path is a TLS load, no guard.
+thread_local unsigned t_slot = 0;
+
+// The slot a thread uses once its slot went back to the pool (in TLS
+// destructors that run after the owner's): beyond every owned stripe.
+constexpr unsigned k_after_exit = UINT_MAX - 1;
+
+struct SlotOwner {
+  unsigned slot;
+  ~SlotOwner() {
+    t_slot = k_after_exit + 1;
+    std::lock_guard g(pool().mutex);
+    pool().freed.push_back(slot);
+  }
+};
+
+unsigned take_slot() noexcept {
+  unsigned slot;
+  {
+    SlotPool& p = pool();
+    std::lock_guard g(p.mutex);
+    if (!p.freed.empty()) {
+      slot = p.freed.back();
+      p.freed.pop_back();
+    } else {
+      slot = p.next++;
+    }
+  }
+  thread_local SlotOwner owner{slot};  // returns the slot when the thread exits
+  t_slot = slot + 1;
+  return slot;
+}
+
+}  // namespace
 
 unsigned thread_slot() noexcept {
-  static std::atomic<unsigned> next{0};
-  thread_local unsigned slot = 0;  // 1 + the slot once taken: constant-initialized, no guard per call
-  if (slot == 0) slot = next.fetch_add(1, std::memory_order_relaxed) + 1;
-  return slot - 1;
+  if (const unsigned s = t_slot; s != 0) return s - 1;
+  return take_slot();
 }
 
 }  // namespace weave::detail

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/local_tier.h"
+#include "weave/error.h"
 
 using weave::detail::jittered;
 using weave::detail::LocalEntry;
@@ -345,4 +346,29 @@ TEST_CASE("local tier: concurrent get, put, invalidate and clear never serve a v
   const auto s = tier.stats();
   CHECK(s.entries <= 200);
   CHECK(s.hits == static_cast<std::uint64_t>(hits.load()));
+}
+
+TEST_CASE("local tier: visit copies a hit inside the read and refuses a tier call made from there") {
+  LocalTier tier(LocalTierOptions{.max_entries = 100, .shards = 1});
+  REQUIRE(tier.put("k", entry_of(7), tier.stamp("k")));
+  long seen = 0;
+  CHECK(tier.visit("k", Clock::now(), [&](const LocalEntry& e) { seen = value_of(e); }));
+  CHECK(seen == 7);
+  CHECK_FALSE(tier.visit("absent", Clock::now(), [&](const LocalEntry&) { seen = -1; }));
+  CHECK(seen == 7);
+
+  // A copy that used the tier (a cached type whose copy constructor calls a
+  // cached method) would wait for its own read: it throws instead, every time.
+  CHECK_THROWS_AS(tier.visit("k", Clock::now(), [&](const LocalEntry&) { tier.invalidate("k"); }), weave::UsageError);
+  CHECK_THROWS_AS(tier.visit("k", Clock::now(), [&](const LocalEntry&) { tier.get("k", Clock::now()); }),
+                  weave::UsageError);
+  CHECK_THROWS_AS(tier.visit("k", Clock::now(), [&](const LocalEntry&) { tier.put("j", entry_of(1), 0); }),
+                  weave::UsageError);
+  // The throw left the read: a writer on another thread gets in, and the
+  // entry is still there for this one.
+  std::thread([&] { tier.invalidate("other"); }).join();
+  CHECK(tier.visit("k", Clock::now(), [&](const LocalEntry& e) { seen = value_of(e) + 1; }));
+  CHECK(seen == 8);
+  tier.invalidate("k");
+  CHECK_FALSE(tier.get("k", Clock::now()));
 }
