@@ -49,12 +49,14 @@ struct WEAVE_API CacheOptions {
   // this long (then one of them loads); a load slower than this may run
   // twice. A sync miss waits at most fill_guard in all, then loads itself.
   std::chrono::milliseconds fill_lease{5'000};
-  // Redis: a local copy is served only while the invalidation feed's reader
-  // has drained its socket within this long. A process paused (SIGSTOP, a
-  // VM stall) longer than this bypasses its local tier until the reader has
-  // caught up; a shorter pause can serve a value stale by at most this much
-  // (part of the staleness bound D, docs/cache.md). On a loaded machine a
-  // late reader only costs local hits, never correctness.
+  // Redis: a local copy is served only while the invalidation feed has been
+  // confirmed within this long (a PING on the subscription, sent every
+  // feed_lag / 2, answered after every invalidation published before it). A
+  // process paused (SIGSTOP, a VM stall) or a server frozen longer than this
+  // bypasses the local tier until a confirmation is fresh again; a value can
+  // be served stale by at most this much (the staleness bound D,
+  // docs/cache.md). On a loaded machine a late reader only costs local hits,
+  // never correctness.
   std::chrono::milliseconds feed_lag{10};
   // Told of every cache_error (weave/event.h); must be quick and not throw.
   EventHook on_event = {};

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,8 +40,12 @@ struct Subscriber::Channel {
 namespace {
 constexpr auto kLinger = std::chrono::milliseconds(2000);
 constexpr int kSweepMs = 1000;
-// With feeds: wake at least this often, so their drained_at stays fresh.
-constexpr int kFeedTickMs = 2;
+bool is_pong(const redisReply* r) {
+  // ["pong", ""] on a subscribed connection (RESP2), +PONG before it is.
+  if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_STRING)
+    return std::string_view(r->element[0]->str, r->element[0]->len) == "pong";
+  return r->type == REDIS_REPLY_STATUS && std::string_view(r->str, r->len) == "PONG";
+}
 }
 
 Subscriber::Subscriber(Endpoint endpoint, bool sharded) : endpoint_(std::move(endpoint)), sharded_(sharded) {
@@ -225,6 +228,7 @@ bool Subscriber::connect_once() {
 void Subscriber::disconnect_locked(const std::string& why) {
   if (ctx_) redisFree(ctx_);
   ctx_ = nullptr;
+  pings_due_.clear();
   connected_ = false;
   last_error_ = why;
   outgoing_.clear();
@@ -245,6 +249,15 @@ void Subscriber::disconnect_locked(const std::string& why) {
 }
 
 void Subscriber::on_reply(redisReply* r) {
+  if (is_pong(r)) {
+    // Every message published before the PING reached the server is behind.
+    if (pings_due_.empty()) return;
+    const std::int64_t sent = pings_due_.front();
+    pings_due_.pop_front();
+    std::lock_guard g(mutex_);
+    mark_drained_locked(sent);
+    return;
+  }
   if (r->type == REDIS_REPLY_ERROR) {
     // A refused (S)SUBSCRIBE, e.g. MOVED when the channel's slot is served
     // elsewhere; replies come in the order the commands were sent.
@@ -330,12 +343,16 @@ void Subscriber::run() {
     // Unsubscribe channels idle for kLinger; send what was queued.
     std::deque<std::pair<bool, std::string>> out;
     int poll_ms = -1;
+    auto now = std::chrono::steady_clock::now();
+    std::chrono::milliseconds confirm_every{0};  // 0: no feed asks
     {
       std::lock_guard g(mutex_);
-      auto now = std::chrono::steady_clock::now();
       for (auto& [name, ch] : channels_) {
         if (ch->active) poll_ms = poll_ms < 0 ? kSweepMs : std::min(poll_ms, kSweepMs);
-        if (!ch->feeds.empty()) poll_ms = poll_ms < 0 ? kFeedTickMs : std::min(poll_ms, kFeedTickMs);
+        for (const Feed* f : ch->feeds)
+          if (f->drained_at && f->confirm_every.count() > 0 &&
+              (confirm_every.count() == 0 || f->confirm_every < confirm_every))
+            confirm_every = f->confirm_every;
         if (ch->refs > 0 || !ch->active) continue;
         auto idle = now - ch->idle_since;
         if (idle >= kLinger) {
@@ -348,6 +365,19 @@ void Subscriber::run() {
       }
       out.swap(outgoing_);
     }
+    // One confirming PING at a time, one per confirm_every.
+    bool pinged = false;
+    if (confirm_every.count() > 0) {
+      if (pings_due_.empty() && now - last_ping_ >= confirm_every) {
+        redisAppendCommand(ctx_, "PING");
+        pings_due_.push_back(now.time_since_epoch().count());
+        last_ping_ = now;
+        pinged = true;
+      }
+      const auto next = std::chrono::ceil<std::chrono::milliseconds>(last_ping_ + confirm_every - now).count();
+      const int wait = static_cast<int>(std::max<std::int64_t>(next, 1));
+      if (poll_ms < 0 || wait < poll_ms) poll_ms = wait;
+    }
     for (auto& [sub, name] : out) {
       Command c{sub ? (sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE") : (sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"), name};
       redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
@@ -358,7 +388,7 @@ void Subscriber::run() {
       }
     }
     bool failed = false;
-    if (!out.empty()) {
+    if (!out.empty() || pinged) {
       int done = 0;
       while (!done)
         if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
@@ -388,16 +418,6 @@ void Subscriber::run() {
             Reply reply(static_cast<redisReply*>(raw));
             on_reply(reply.get());
           }
-        }
-      }
-      if (!failed) {
-        // Nothing left unread in the socket: everything that arrived before
-        // `at` went to the feeds.
-        const std::int64_t at = std::chrono::steady_clock::now().time_since_epoch().count();
-        int pending = 0;
-        if (::ioctl(ctx_->fd, FIONREAD, &pending) == 0 && pending == 0 && ctx_->reader->len == ctx_->reader->pos) {
-          std::lock_guard g(mutex_);
-          mark_drained_locked(at);
         }
       }
     }

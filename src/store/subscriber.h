@@ -52,11 +52,16 @@ struct WEAVE_API Feed {
   // publishes (wake_all): messages may be lost until true again, which comes
   // once the subscription is confirmed on a new connection.
   std::function<void(bool live)> on_state;
-  // If set: the reader thread stores here (steady_clock ns) a moment before
-  // which every message that reached the socket has been handed to
-  // on_message. It moves at least every few ms while the connection is up,
-  // so a reader that stood still (the process was paused) shows as stale.
+  // If set: the reader thread stores here (steady_clock ns) a moment T such
+  // that every message the server published before T has been handed to
+  // on_message. T moves by a PING sent every `confirm_every` on the
+  // subscription's connection: its reply comes after every message published
+  // before the server read the PING, so the PING's send time is such a T. (A
+  // socket found empty proves nothing: the server may hold a message it has
+  // already acknowledged to its publisher.) A reader that stood still (the
+  // process was paused, or starved) shows as stale.
   std::shared_ptr<std::atomic<std::int64_t>> drained_at;
+  std::chrono::milliseconds confirm_every{5};
 };
 
 class WEAVE_API Subscriber {
@@ -135,6 +140,10 @@ class WEAVE_API Subscriber {
   int pipe_[2] = {-1, -1};
   std::thread thread_;
   std::atomic<std::int64_t> drained_at_{0};  // the latest mark_drained_locked
+  // Reader thread only: send times of the PINGs whose replies are due, in
+  // order, and when the last one went out.
+  std::deque<std::int64_t> pings_due_;
+  std::chrono::steady_clock::time_point last_ping_{};
   std::atomic<std::uint64_t> subscribes_sent_{0};
   std::atomic<std::uint64_t> reconnects_{0};
 };

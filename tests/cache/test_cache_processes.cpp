@@ -146,6 +146,29 @@ TEST_CASE("cache mp: redis-server stopped while A holds a local copy: calls fail
   for (int i = 0; i < 10; ++i) REQUIRE(a.find("p", "k") == 400);
 }
 
+// A frozen server answers no confirmation, so A cannot know that no write
+// happened (a server may acknowledge a PUBLISH to its writer before it has
+// written the message to A): its feed stops counting as live within feed_lag.
+TEST_CASE("cache mp: redis-server SIGSTOPped while A holds a local copy: A stops serving it and fails open, "
+          "and serves it locally again after SIGCONT",
+          "[cache][redis][multiprocess]") {
+  RedisServer server;
+  TempDir db;
+  db.write("k", 100);
+  Worker a(server.url(), db);
+  load_locally(a, "p", "k", 100);
+  const Stats before = a.stats("p");
+  ::kill(server.pid(), SIGSTOP);
+  std::this_thread::sleep_for(100ms);  // 10x A's feed_lag (10 ms)
+  for (int i = 0; i < 2; ++i) CHECK(a.find("p", "k") == 100);  // the method ran: each read timed out (1 s)
+  const Stats frozen = a.stats("p");
+  ::kill(server.pid(), SIGCONT);
+  CHECK(frozen.at("local_hits") == before.at("local_hits"));
+  CHECK(frozen.at("loads") >= before.at("loads") + 2);
+  CHECK(frozen.at("errors") > before.at("errors"));
+  load_locally(a, "p", "k", 100);
+}
+
 // After SIGCONT the reader's main thread and its subscriber thread become
 // runnable together: the find must not serve the local copy before the
 // subscriber has read the invalidations waiting in its socket (CacheOptions::

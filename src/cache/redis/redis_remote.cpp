@@ -393,6 +393,10 @@ class RedisRemote final : public RemoteTier {
   void subscribe_now() {
     auto feed = std::make_shared<store::Feed>();
     feed->drained_at = drained_;
+    // A confirmation every half feed_lag keeps live() true on a quiet
+    // connection with room for a late reply.
+    feed->confirm_every = std::max(std::chrono::milliseconds(1),
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(feed_lag_) / 2);
     const std::uint64_t id = ++feed_id_;
     feed->on_message = [this, id](std::string_view payload) {
       if (id != feed_id_.load()) return;
