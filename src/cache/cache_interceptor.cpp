@@ -171,6 +171,8 @@ class ReadThrough {
     for (;;) {
       // Taken before anything is read: an invalidation from here on refuses the fill.
       stamp_ = cache_.local().stamp(key_);
+      land_.stamp = stamp_;
+      land_.read_at = Clock::now();
       read_version_.reset();
       if (!use_remote) break;
       detail::RemoteRead stored;
@@ -371,11 +373,13 @@ class ReadThrough {
     const ResultCodec* codec;
     std::shared_ptr<const void> value;
     std::string json;
+    std::uint64_t stamp = 0;  // of the read that made `value` / `json`, and when it was taken
+    Clock::time_point read_at{};
     bool landed = false;
     void now() {
       if (landed || !flight) return;  // no flight: a background reload
       landed = true;
-      cache.land(key, flight, std::move(value), codec, std::move(json));
+      cache.land(key, flight, std::move(value), codec, stamp, read_at, std::move(json));
     }
     ~Land() { now(); }
   };
@@ -449,19 +453,32 @@ class CacheInterceptor final : public CacheInterceptorBase {
     }
 
     // 2. one load per key in this process; the others wait for its value
-    auto [flight, leader] = cache.join(std::string(key));
-    if (!leader) {
+    for (int attempt = 0;; ++attempt) {
+      auto [flight, leader] = cache.join(std::string(key));
+      if (leader) {
+        ReadThrough(inv, s, codec, *rt, cache, key, std::move(flight)).run();
+        return;
+      }
       std::unique_lock lock(flight->mutex);
       flight->done_cv.wait(lock, [&] { return flight->done; });
-      if (complete_from_flight(inv, codec, *flight)) {
+      const bool failed = !flight->value && flight->json.empty();
+      // A leader that read before this call began may have read before a
+      // write that completed before it, and been slow since: its value is
+      // taken only if no invalidation of the key came in since its read and
+      // the feed is confirmed (every write completed more than feed_lag ago
+      // has been applied), as for a local hit. Else read again.
+      const bool superseded = flight->read_at < now && (flight->stamp != cache.local().stamp(key) ||
+                                                        !rt->remote().live(Clock::now()));
+      if (!failed && !superseded && complete_from_flight(inv, codec, *flight)) {
         count.add(&Counts::shared_loads);
         return;
       }
       lock.unlock();
-      inv.proceed();  // the leader's load failed: this caller loads for itself
-      return;
+      if (failed || attempt == 2) {
+        inv.proceed();  // the leader's load failed (or writes keep coming): this caller loads for itself
+        return;
+      }
     }
-    ReadThrough(inv, s, codec, *rt, cache, key, std::move(flight)).run();
   }
 };
 

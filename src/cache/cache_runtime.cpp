@@ -114,7 +114,8 @@ std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key)
 }
 
 void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flight,
-                     std::shared_ptr<const void> value, const ResultCodec* codec, std::string json) {
+                     std::shared_ptr<const void> value, const ResultCodec* codec, std::uint64_t stamp,
+                     std::chrono::steady_clock::time_point read_at, std::string json) {
   {
     std::lock_guard lock(flights_mutex_);
     auto it = flights_.find(key);
@@ -125,6 +126,8 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
     flight->value = std::move(value);
     flight->codec = codec;
     flight->json = std::move(json);
+    flight->stamp = stamp;
+    flight->read_at = read_at;
     flight->done = true;
   }
   flight->done_cv.notify_all();

@@ -40,6 +40,11 @@ struct WEAVE_API Flight {
   std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
   const ResultCodec* codec = nullptr;  // made `value`
   std::string json;                    // without `value`: the stored value to decode ("" none)
+  // The local tier's stamp of the key taken before the leader read what it
+  // landed: a waiter that finds another stamp now must not take the value
+  // (an invalidation came in meanwhile; the value may predate its write).
+  std::uint64_t stamp = 0;
+  std::chrono::steady_clock::time_point read_at{};  // when that stamp was taken
 };
 
 class WEAVE_API CacheName {
@@ -53,7 +58,8 @@ class WEAVE_API CacheName {
   // land()), {flight, false} when another caller does.
   std::pair<std::shared_ptr<Flight>, bool> join(const std::string& key);
   void land(const std::string& key, const std::shared_ptr<Flight>& flight, std::shared_ptr<const void> value,
-            const ResultCodec* codec, std::string json = {});
+            const ResultCodec* codec, std::uint64_t stamp, std::chrono::steady_clock::time_point read_at,
+            std::string json = {});
 
  private:
   std::string name_;

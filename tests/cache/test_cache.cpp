@@ -189,6 +189,35 @@ TEST_CASE("cache: a load that started before an evict does not install its older
   REQUIRE(c.finds == 2);
 }
 
+TEST_CASE("cache: a caller that joins a slow load after an evict returned does not get the load's older value") {
+  use_store();
+  const auto name = fresh_name("join");
+  Catalog c;
+  std::promise<void> in_method, release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<int> version{1};
+  c.body = [&](const std::string& id) -> Found {
+    const int seen = version.load();
+    if (seen == 1) {
+      in_method.set_value();
+      gate.wait();
+    }
+    return shop::Product{id, seen};
+  };
+  auto slow = std::async(std::launch::async, [&] { return c.find(name, "k"); });
+  in_method.get_future().wait();
+  version = 2;
+  c.remove(name, "k");  // returned: every read that begins from here must see version 2
+  auto joined = std::async(std::launch::async, [&] { return c.find(name, "k"); });
+  // Let the second caller join the slow load's flight (if it is late, it
+  // loads by itself, and the check below holds as well).
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  release.set_value();
+  CHECK(slow.get()->cents == 1);    // began before the write: what it loaded is fine
+  CHECK(joined.get()->cents == 2);  // began after it: never the slow load's value
+  CHECK(c.find(name, "k")->cents == 2);
+}
+
 TEST_CASE("cache: a stored value that no longer fits the type is a miss, overwritten and counted") {
   use_store();
   const auto name = fresh_name("shape");
