@@ -365,7 +365,17 @@ void Subscriber::run() {
       }
       out.swap(outgoing_);
     }
-    // One confirming PING at a time, one per confirm_every.
+    for (auto& [sub, name] : out) {
+      Command c{sub ? (sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE") : (sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"), name};
+      redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
+      if (sub) {
+        ++subscribes_sent_;
+        std::lock_guard g(mutex_);
+        sent_subscribes_.push_back(name);
+      }
+    }
+    // One confirming PING at a time, one per confirm_every, after any
+    // (S)SUBSCRIBE just queued (its reply then confirms them too).
     bool pinged = false;
     if (confirm_every.count() > 0) {
       if (pings_due_.empty() && now - last_ping_ >= confirm_every) {
@@ -377,15 +387,6 @@ void Subscriber::run() {
       const auto next = std::chrono::ceil<std::chrono::milliseconds>(last_ping_ + confirm_every - now).count();
       const int wait = static_cast<int>(std::max<std::int64_t>(next, 1));
       if (poll_ms < 0 || wait < poll_ms) poll_ms = wait;
-    }
-    for (auto& [sub, name] : out) {
-      Command c{sub ? (sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE") : (sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE"), name};
-      redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
-      if (sub) {
-        ++subscribes_sent_;
-        std::lock_guard g(mutex_);
-        sent_subscribes_.push_back(name);
-      }
     }
     bool failed = false;
     if (!out.empty() || pinged) {

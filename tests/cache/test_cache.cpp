@@ -163,26 +163,38 @@ TEST_CASE("cache: empty results are kept for null_ttl, and not at all with 0ms")
   REQUIRE(c.finds == 3);
 }
 
+namespace {
+// Makes c's loads return version `version`; the first load of version 1
+// blocks (a slow database read) until release().
+struct HeldLoad {
+  std::promise<void> in_method, released;
+  std::shared_future<void> gate = released.get_future().share();
+  std::atomic<int> version{1};
+  explicit HeldLoad(Catalog& c) {
+    c.body = [this](const std::string& id) -> Found {
+      const int seen = version.load();
+      if (seen == 1) {
+        in_method.set_value();
+        gate.wait();
+      }
+      return shop::Product{id, seen};
+    };
+  }
+  void wait_until_loading() { in_method.get_future().wait(); }
+  void release() { released.set_value(); }
+};
+}  // namespace
+
 TEST_CASE("cache: a load that started before an evict does not install its older value") {
   use_store();
   const auto name = fresh_name("race");
   Catalog c;
-  std::promise<void> in_method, release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::atomic<int> version{1};
-  c.body = [&](const std::string& id) -> Found {
-    const int seen = version.load();
-    if (seen == 1) {
-      in_method.set_value();
-      gate.wait();
-    }
-    return shop::Product{id, seen};
-  };
+  HeldLoad held(c);
   auto slow = std::async(std::launch::async, [&] { return c.find(name, "k"); });
-  in_method.get_future().wait();
-  version = 2;  // the data changes while the slow load holds version 1 ...
+  held.wait_until_loading();
+  held.version = 2;      // the data changes while the slow load holds version 1 ...
   c.remove(name, "k");  // ... and the writer evicts
-  release.set_value();
+  held.release();
   REQUIRE(slow.get()->cents == 1);        // the slow caller gets what it loaded
   REQUIRE(c.find(name, "k")->cents == 2);  // but it was not kept in either tier
   REQUIRE(c.find(name, "k", Find::remote)->cents == 2);
@@ -193,26 +205,16 @@ TEST_CASE("cache: a caller that joins a slow load after an evict returned does n
   use_store();
   const auto name = fresh_name("join");
   Catalog c;
-  std::promise<void> in_method, release;
-  std::shared_future<void> gate = release.get_future().share();
-  std::atomic<int> version{1};
-  c.body = [&](const std::string& id) -> Found {
-    const int seen = version.load();
-    if (seen == 1) {
-      in_method.set_value();
-      gate.wait();
-    }
-    return shop::Product{id, seen};
-  };
+  HeldLoad held(c);
   auto slow = std::async(std::launch::async, [&] { return c.find(name, "k"); });
-  in_method.get_future().wait();
-  version = 2;
+  held.wait_until_loading();
+  held.version = 2;
   c.remove(name, "k");  // returned: every read that begins from here must see version 2
   auto joined = std::async(std::launch::async, [&] { return c.find(name, "k"); });
   // Let the second caller join the slow load's flight (if it is late, it
   // loads by itself, and the check below holds as well).
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  release.set_value();
+  held.release();
   CHECK(slow.get()->cents == 1);    // began before the write: what it loaded is fine
   CHECK(joined.get()->cents == 2);  // began after it: never the slow load's value
   CHECK(c.find(name, "k")->cents == 2);
