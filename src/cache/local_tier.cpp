@@ -471,8 +471,7 @@ bool LocalTier::visit_entry(std::string_view key, std::chrono::steady_clock::tim
   Shard& s = shard_of(h);
   if (s.read_hit(KeyRef{key, h}, now, visit, context)) return true;
   // A miss or an expired entry (or an entry installed since): as a writer.
-  std::shared_ptr<const void> keep;  // the hit's value, visited after the lock is released
-  LocalEntry hit;
+  LocalEntry hit;  // visited after the lock is released
   {
     Writing lock(s);
     s.sketch.increment(h);

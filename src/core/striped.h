@@ -15,9 +15,9 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// A small number of this thread's own (0, 1, 2, ... in order of first use):
-// picks the stripe or shard a thread works in, so threads do not write one
-// cache line.
+// A small number of this thread's own, distinct among live threads (0, 1,
+// 2, ...; a slot freed by an exited thread is handed out again): picks the
+// stripe or shard a thread works in, so threads do not write one cache line.
 WEAVE_API unsigned thread_slot() noexcept;
 
 // `Stripe` is a struct of std::atomic counters, aligned to a cache line. The
