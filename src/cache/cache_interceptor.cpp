@@ -421,7 +421,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     Settings by_name;
     const Settings& s = settings_of(inv, by_name);
     const ResultCodec& codec = codec_of(inv);
-    const detail::RuntimeRef rt;
+    const detail::CacheRuntimeRef rt;
     detail::CacheName& cache = rt->name(name_of(inv, s));
     detail::CacheCounters& count = cache.counters();
     std::string key_storage;
@@ -489,7 +489,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     const Settings& s = settings_of(inv, by_name);
     const ResultCodec& codec = codec_of(inv);
     inv.proceed();
-    const detail::RuntimeRef rt;
+    const detail::CacheRuntimeRef rt;
     detail::CacheName& cache = rt->name(name_of(inv, s));
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
@@ -530,7 +530,7 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
 
  private:
   static void evict(const Invocation& inv, const Settings& s) {
-    const detail::RuntimeRef rt;
+    const detail::CacheRuntimeRef rt;
     detail::CacheName& cache = rt->name(name_of(inv, s));
     std::string key_storage;
     const std::string_view key = s.all ? std::string_view() : key_of(inv, s, key_storage);

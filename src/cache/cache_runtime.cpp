@@ -1,7 +1,5 @@
 #include "cache/cache_runtime.h"
 
-#include <cstdlib>
-#include <map>
 #include <utility>
 
 #include "weave/duration.h"
@@ -34,76 +32,38 @@ void CacheOptions::validate() const {
 namespace detail {
 namespace {
 
-std::mutex& factories_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<std::string, RemoteTierFactory, std::less<>>& factories() {
-  static std::map<std::string, RemoteTierFactory, std::less<>> f;
-  return f;
-}
-
-std::string resolve_url(const CacheOptions& o) {
-  if (!o.url.empty()) return o.url;
-  for (const char* env : {"WEAVE_CACHE_URL", "WEAVE_URL"})
-    if (const char* v = std::getenv(env); v && *v) return v;
-  return "mem://";
+StoreSchemes<RemoteTierFactory>& schemes() {
+  static auto* s = new StoreSchemes<RemoteTierFactory>("cache");  // usable during exit
+  return *s;
 }
 
 std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
-  const std::string url = resolve_url(o);
+  const std::string url = feature_url(o.url, "WEAVE_CACHE_URL");
   const StoreUrl u = parse_store_url(url);
   if (u.scheme == "mem") return make_mem_remote(u.name);
-  std::lock_guard lock(factories_mutex());
-  auto it = factories().find(u.scheme);
-  if (it == factories().end())
-    throw ConfigError("cache url '" + url + "': no cache store for '" + u.scheme +
-                      "://' in this program (link Weave::redis for the Redis URLs)");
+  RemoteTierFactory factory = schemes().find(url, u.scheme);
   CacheOptions resolved = o;
   resolved.url = url;
-  return it->second(resolved);
+  return factory(resolved);
 }
 
-std::mutex& runtime_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::shared_ptr<CacheRuntime>& runtime_slot() {
-  static std::shared_ptr<CacheRuntime> r;
-  return r;
-}
-// What configure_cache() said; the runtime is made from it on first use (a
-// program that configures a Redis URL but never caches opens nothing).
-CacheOptions& configured_options() {
-  static CacheOptions o;
-  return o;
-}
-// Bumped whenever runtime_slot() changes (RuntimeRef compares it).
-std::atomic<std::uint64_t> runtime_generation{1};
 std::atomic<std::uint64_t> next_runtime_id{1};
 
-struct HeldRuntime {
-  std::uint64_t generation = 0;
-  std::shared_ptr<CacheRuntime> runtime;
-  int depth = 0;  // cache calls of this thread in progress
-};
-thread_local HeldRuntime held_runtime;
-
 }  // namespace
+
+CacheRuntimeSlot& cache_runtime_slot() {
+  static auto* s = new CacheRuntimeSlot;  // usable during exit
+  return *s;
+}
 
 void check_cache_scheme(const std::string& url) {
   if (url.empty()) return;
   const std::string scheme = parse_store_url(url).scheme;
-  if (scheme == "mem") return;
-  std::lock_guard lock(factories_mutex());
-  if (!factories().count(scheme))
-    throw ConfigError("cache url '" + url + "': no cache store for '" + scheme +
-                      "://' in this program (link Weave::redis for the Redis URLs)");
+  if (scheme != "mem" && !schemes().has(scheme)) schemes().unknown(url, scheme);
 }
 
 void register_cache_remote(std::string scheme, RemoteTierFactory factory) {
-  std::lock_guard lock(factories_mutex());
-  factories()[std::move(scheme)] = std::move(factory);
+  schemes().add(std::move(scheme), std::move(factory));
 }
 
 std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key) {
@@ -132,23 +92,6 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
   }
   flight->done_cv.notify_all();
 }
-
-RuntimeRef::RuntimeRef() {
-  HeldRuntime& held = held_runtime;
-  const std::uint64_t generation = runtime_generation.load(std::memory_order_acquire);
-  if (held.generation != generation) {
-    if (held.depth == 0) {
-      held.runtime = cache_runtime();
-      held.generation = generation;
-    } else {
-      owned_ = cache_runtime();  // the outer call keeps the thread's one
-    }
-  }
-  rt_ = owned_ ? owned_.get() : held.runtime.get();
-  ++held.depth;
-}
-
-RuntimeRef::~RuntimeRef() { --held_runtime.depth; }
 
 CacheRuntime::CacheRuntime(CacheOptions options)
     : options_(std::move(options)), id_(next_runtime_id.fetch_add(1)) {
@@ -227,37 +170,18 @@ CacheStats CacheRuntime::stats(std::string_view name) {
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
   cache.counters().add(&CacheCounterStripe::errors);
   if (!options_.on_event) return;
-  try {
-    const auto* typed = dynamic_cast<const Error*>(&error);
-    const Error wrapped(std::string("cache '") + cache.name() + "' key '" + std::string(key) + "': " + error.what());
-    options_.on_event(Event{EventKind::cache_error, "cache", key, error.what(), typed ? *typed : wrapped, nullptr});
-  } catch (...) {
-    // the hook must not throw; nobody to hand it to
-  }
+  report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
+               "cache '" + cache.name() + "' key '" + std::string(key) + "'");
 }
 
-std::shared_ptr<CacheRuntime> cache_runtime() {
-  std::lock_guard lock(runtime_mutex());
-  auto& r = runtime_slot();
-  if (!r) {
-    r = std::make_shared<CacheRuntime>(configured_options());
-    runtime_generation.fetch_add(1, std::memory_order_release);
-  }
-  return r;
-}
+std::shared_ptr<CacheRuntime> cache_runtime() { return cache_runtime_slot().get(); }
 
 }  // namespace detail
 
 void configure_cache(CacheOptions options) {
   options.validate();
   detail::check_cache_scheme(options.url);  // an unknown scheme fails here, not at the first call
-  std::shared_ptr<detail::CacheRuntime> old;  // released outside the lock
-  {
-    std::lock_guard lock(detail::runtime_mutex());
-    detail::configured_options() = std::move(options);
-    old = std::exchange(detail::runtime_slot(), nullptr);
-    detail::runtime_generation.fetch_add(1, std::memory_order_release);
-  }
+  detail::cache_runtime_slot().configure(std::move(options));
 }
 
 CacheStats cache_stats(std::string_view name) { return detail::cache_runtime()->stats(name); }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "cache/local_tier.h"
+#include "core/feature_runtime.h"
 #include "core/striped.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
@@ -91,26 +92,16 @@ class WEAVE_API CacheRuntime {
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };
 
-// The process-wide runtime (configure_cache, else the defaults); shared so a
-// call in flight keeps the one it started with across a reconfiguration.
+// The process-wide runtime (configure_cache, else the defaults): a call
+// takes it with `CacheRuntimeRef rt;` (no lock, no shared count), anything
+// else with cache_runtime() (a shared reference).
+using CacheRuntimeSlot = RuntimeSlot<CacheRuntime, CacheOptions>;
+WEAVE_API CacheRuntimeSlot& cache_runtime_slot();
 WEAVE_API std::shared_ptr<CacheRuntime> cache_runtime();
 
-// The runtime for one call, with no shared reference count touched on the
-// common path: a thread keeps the current runtime while it is outside every
-// cache call, and sees a reconfiguration at its next outermost call (a call
-// nested in one that began before holds a reference of its own).
-class WEAVE_API RuntimeRef {
+class CacheRuntimeRef : public CacheRuntimeSlot::Ref {
  public:
-  RuntimeRef();
-  ~RuntimeRef();
-  RuntimeRef(const RuntimeRef&) = delete;
-  RuntimeRef& operator=(const RuntimeRef&) = delete;
-  CacheRuntime& operator*() const noexcept { return *rt_; }
-  CacheRuntime* operator->() const noexcept { return rt_; }
-
- private:
-  CacheRuntime* rt_;
-  std::shared_ptr<CacheRuntime> owned_;
+  CacheRuntimeRef() : CacheRuntimeSlot::Ref(cache_runtime_slot()) {}
 };
 
 // Binds a store URL scheme to a shared tier (mem is built in; the Redis

@@ -1,6 +1,6 @@
 #include "core/striped.h"
 
-#include <pthread.h>
+#include "core/process.h"
 
 #include <climits>
 #include <mutex>
@@ -21,8 +21,9 @@ SlotPool& pool() {
   // Never destroyed: threads may exit after static destruction. Held across
   // fork(), so a child never inherits it locked by a thread it does not have.
   static SlotPool* p = [] {
-    ::pthread_atfork([] { pool().mutex.lock(); }, [] { pool().mutex.unlock(); }, [] { pool().mutex.unlock(); });
-    return new SlotPool;
+    auto* made = new SlotPool;
+    guard_across_fork(made->mutex);
+    return made;
   }();
   return *p;
 }

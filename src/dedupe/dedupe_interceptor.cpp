@@ -66,7 +66,7 @@ class DedupeInterceptor final : public Interceptor {
     const std::string_view match = s.match_slot >= 0 ? a.rendered(s.match_slot)
                                    : a.has("match")  ? a.text("match")
                                                      : std::string_view();
-    auto rt = detail::dedupe_runtime();
+    const detail::DedupeRuntimeRef rt;
     check_input(inv, *rt, key, s);
     const ResultCodec* codec = s.on_duplicate == OnDuplicate::replay ? &codec_of(inv) : nullptr;
     detail::DedupeCounters& count = rt->counters();
@@ -96,13 +96,13 @@ class DedupeInterceptor final : public Interceptor {
                                                   "version?); it answers duplicates until it expires");
       const detail::DedupeRecord& r = got.existing;
       if (r.match != match) {
-        count.mismatches.fetch_add(1, std::memory_order_relaxed);
+        count.add(&detail::DedupeCounterStripe::mismatches);
         throw DedupeMismatch(std::string(key), r.match, match);
       }
       if (r.kind == 'r') {
         const auto now = Clock::now();
         if (now >= deadline) {
-          count.in_flight_refused.fetch_add(1, std::memory_order_relaxed);
+          count.add(&detail::DedupeCounterStripe::in_flight_refused);
           throw DuplicateInFlight(std::string(key), std::chrono::duration_cast<milliseconds>(now - started));
         }
         waited = true;
@@ -114,14 +114,14 @@ class DedupeInterceptor final : public Interceptor {
         if (waiter) waiter->wait_until(until);
         continue;
       }
-      count.duplicates.fetch_add(1, std::memory_order_relaxed);
-      if (waited) count.waited.fetch_add(1, std::memory_order_relaxed);
+      count.add(&detail::DedupeCounterStripe::duplicates);
+      if (waited) count.add(&detail::DedupeCounterStripe::waited);
       return answer(inv, s, key, r, codec, count);
     }
 
     // 2. the first call: run under the claim, renewed while it runs; the body
     // sees it as weave::current_dedupe_claim()
-    count.first_calls.fetch_add(1, std::memory_order_relaxed);
+    count.add(&detail::DedupeCounterStripe::first_calls);
     const std::shared_ptr<detail::HeldClaim> held = rt->hold(key, std::move(owner), match, sent);
     struct Release {
       detail::DedupeRuntime& rt;
@@ -195,7 +195,7 @@ class DedupeInterceptor final : public Interceptor {
                                                     "' whose stored result no longer fits " +
                                                     std::string(codec->type_name) + ": " + e.what());
         }
-        count.replays.fetch_add(1, std::memory_order_relaxed);
+        count.add(&detail::DedupeCounterStripe::replays);
         return;
       case OnDuplicate::fail:
         break;
@@ -217,7 +217,7 @@ class DedupeInterceptor final : public Interceptor {
     }
     if (!stored) {
       held.mark_lost("the store found the claim gone when the call finished");  // (no-op when known lost)
-      rt.counters().claims_lost.fetch_add(1, std::memory_order_relaxed);
+      rt.counters().add(&detail::DedupeCounterStripe::claims_lost);
       const Error lost("weave: dedupe key '" + held.key() +
                        "': the call ran, but its claim ran out first (paused or too slow for claim_lease); its "
                        "outcome was not recorded and a duplicate may run");
@@ -237,10 +237,10 @@ class DedupeInterceptor final : public Interceptor {
                              const detail::HeldClaim& held) {
     if (s.on_error == OnError::forget) {
       forget_quietly(rt, held);  // a retry runs at once
-      rt.counters().forgotten.fetch_add(1, std::memory_order_relaxed);
+      rt.counters().add(&detail::DedupeCounterStripe::forgotten);
       return;
     }
-    rt.counters().remembered.fetch_add(1, std::memory_order_relaxed);
+    rt.counters().add(&detail::DedupeCounterStripe::remembered);
     finish(rt, detail::DedupeRecord{'e', held.match(), what}, s.window, held);
   }
 };

@@ -1,7 +1,5 @@
 #include "dedupe/dedupe_runtime.h"
 
-#include <cstdlib>
-#include <map>
 #include <utility>
 
 #include "weave/duration.h"
@@ -34,62 +32,36 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::mutex& factories_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<std::string, ClaimStoreFactory, std::less<>>& factories() {
-  static std::map<std::string, ClaimStoreFactory, std::less<>> f;
-  return f;
+StoreSchemes<ClaimStoreFactory>& schemes() {
+  static auto* s = new StoreSchemes<ClaimStoreFactory>("dedupe");  // usable during exit
+  return *s;
 }
 
 std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
-  std::string url = o.url;
-  if (url.empty())
-    for (const char* env : {"WEAVE_DEDUPE_URL", "WEAVE_URL"})
-      if (const char* v = std::getenv(env); v && *v && url.empty()) url = v;
-  if (url.empty()) url = "mem://";
+  const std::string url = feature_url(o.url, "WEAVE_DEDUPE_URL");
   const StoreUrl u = parse_store_url(url);
   if (u.scheme == "mem") return make_mem_claims(u.name);
-  std::lock_guard g(factories_mutex());
-  auto it = factories().find(u.scheme);
-  if (it == factories().end())
-    throw ConfigError("dedupe url '" + url + "': no dedupe store for '" + u.scheme +
-                      "://' in this program (link Weave::redis for the Redis URLs)");
+  ClaimStoreFactory factory = schemes().find(url, u.scheme);
   DedupeOptions resolved = o;
   resolved.url = url;
-  return it->second(resolved);
-}
-
-std::mutex& runtime_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::shared_ptr<DedupeRuntime>& runtime_slot() {
-  static std::shared_ptr<DedupeRuntime> r;
-  return r;
-}
-// What configure_dedupe() said; the runtime is made from it on first use.
-DedupeOptions& configured_options() {
-  static DedupeOptions o;
-  return o;
+  return factory(resolved);
 }
 
 }  // namespace
 
+DedupeRuntimeSlot& dedupe_runtime_slot() {
+  static auto* s = new DedupeRuntimeSlot;  // usable during exit
+  return *s;
+}
+
 void check_dedupe_scheme(const std::string& url) {
   if (url.empty()) return;
   const std::string scheme = parse_store_url(url).scheme;
-  if (scheme == "mem") return;
-  std::lock_guard lock(factories_mutex());
-  if (!factories().count(scheme))
-    throw ConfigError("dedupe url '" + url + "': no dedupe store for '" + scheme +
-                      "://' in this program (link Weave::redis for the Redis URLs)");
+  if (scheme != "mem" && !schemes().has(scheme)) schemes().unknown(url, scheme);
 }
 
 void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
-  std::lock_guard g(factories_mutex());
-  factories()[std::move(scheme)] = std::move(factory);
+  schemes().add(std::move(scheme), std::move(factory));
 }
 
 namespace {
@@ -141,7 +113,7 @@ DedupeRuntime::~DedupeRuntime() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (renewer_.joinable()) renewer_.join();
+  renewer_.join();
 }
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
@@ -151,7 +123,7 @@ std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string
   claim->next_ = held_;
   if (held_) held_->prev_ = claim.get();
   held_ = claim.get();
-  if (!renewer_.joinable()) renewer_ = std::thread([this] { renew_loop(); });
+  if (!renewer_.running()) renewer_ = OwnedThread([this] { renew_loop(); });
   return claim;
 }
 
@@ -203,39 +175,25 @@ void DedupeRuntime::renew_loop() {
 }
 
 DedupeStats DedupeRuntime::stats() const {
-  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  const DedupeCounters& k = counters_;
+  using S = DedupeCounterStripe;
+  using T = DedupeStats;
+  static constexpr std::pair<std::uint64_t T::*, std::atomic<std::uint64_t> S::*> fields[] = {
+      {&T::first_calls, &S::first_calls}, {&T::duplicates, &S::duplicates}, {&T::replays, &S::replays},
+      {&T::waited, &S::waited}, {&T::in_flight_refused, &S::in_flight_refused}, {&T::mismatches, &S::mismatches},
+      {&T::forgotten, &S::forgotten}, {&T::remembered, &S::remembered}, {&T::claims_lost, &S::claims_lost},
+      {&T::errors, &S::errors}};
   DedupeStats s;
-  s.first_calls = get(k.first_calls);
-  s.duplicates = get(k.duplicates);
-  s.replays = get(k.replays);
-  s.waited = get(k.waited);
-  s.in_flight_refused = get(k.in_flight_refused);
-  s.mismatches = get(k.mismatches);
-  s.forgotten = get(k.forgotten);
-  s.remembered = get(k.remembered);
-  s.claims_lost = get(k.claims_lost);
-  s.errors = get(k.errors);
+  for (const auto& [out, in] : fields) s.*out = counters_.sum(in);
   return s;
 }
 
 void DedupeRuntime::report(std::string_view key, const std::exception& error, bool store_failure) noexcept {
-  if (store_failure) counters_.errors.fetch_add(1, std::memory_order_relaxed);
-  if (!options_.on_event) return;
-  try {
-    const auto* typed = dynamic_cast<const Error*>(&error);
-    const Error wrapped(std::string("dedupe key '") + std::string(key) + "': " + error.what());
-    options_.on_event(Event{EventKind::dedupe_error, "dedupe", key, error.what(), typed ? *typed : wrapped, nullptr});
-  } catch (...) {
-  }
+  if (store_failure) counters_.add(&DedupeCounterStripe::errors);
+  report_event(options_.on_event, EventKind::dedupe_error, "dedupe", key, error,
+               "dedupe key '" + std::string(key) + "'");
 }
 
-std::shared_ptr<DedupeRuntime> dedupe_runtime() {
-  std::lock_guard g(runtime_mutex());
-  auto& r = runtime_slot();
-  if (!r) r = std::make_shared<DedupeRuntime>(configured_options());
-  return r;
-}
+std::shared_ptr<DedupeRuntime> dedupe_runtime() { return dedupe_runtime_slot().get(); }
 
 }  // namespace detail
 
@@ -279,12 +237,7 @@ const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept {
 void configure_dedupe(DedupeOptions options) {
   options.validate();
   detail::check_dedupe_scheme(options.url);  // an unknown scheme fails here, not at the first call
-  std::shared_ptr<detail::DedupeRuntime> old;  // released outside the lock
-  {
-    std::lock_guard g(detail::runtime_mutex());
-    detail::configured_options() = std::move(options);
-    old = std::exchange(detail::runtime_slot(), nullptr);
-  }
+  detail::dedupe_runtime_slot().configure(std::move(options));
 }
 
 DedupeStats dedupe_stats() { return detail::dedupe_runtime()->stats(); }

@@ -10,18 +10,22 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
-#include <thread>
 
+#include "core/feature_runtime.h"
+#include "core/process.h"
+#include "core/striped.h"
 #include "core/unique_token.h"
 #include "dedupe/claim_store.h"
 #include "weave/dedupe.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
-struct WEAVE_API DedupeCounters {
+// One stripe of DedupeStats' counters, on a cache line of its own.
+struct alignas(64) DedupeCounterStripe {
   std::atomic<std::uint64_t> first_calls{0}, duplicates{0}, replays{0}, waited{0}, in_flight_refused{0},
       mismatches{0}, forgotten{0}, remembered{0}, claims_lost{0}, errors{0};
 };
+using DedupeCounters = StripedCounters<DedupeCounterStripe>;
 
 // A running call's claim (weave::DedupeClaim) while the renewer keeps it:
 // lost once a renewal found it gone, or its deadline passed without one (a
@@ -95,10 +99,20 @@ class WEAVE_API DedupeRuntime {
   std::condition_variable cv_;
   bool stop_ = false;
   HeldClaim* held_ = nullptr;  // the head of the list
-  std::thread renewer_;
+  OwnedThread renewer_;
 };
 
+// The process-wide runtime (configure_dedupe, else the defaults): a call
+// takes it with `DedupeRuntimeRef rt;` (no lock, no shared count), anything
+// else with dedupe_runtime() (a shared reference).
+using DedupeRuntimeSlot = RuntimeSlot<DedupeRuntime, DedupeOptions>;
+WEAVE_API DedupeRuntimeSlot& dedupe_runtime_slot();
 WEAVE_API std::shared_ptr<DedupeRuntime> dedupe_runtime();
+
+class DedupeRuntimeRef : public DedupeRuntimeSlot::Ref {
+ public:
+  DedupeRuntimeRef() : DedupeRuntimeSlot::Ref(dedupe_runtime_slot()) {}
+};
 
 // Binds a store URL scheme to a claim store (mem is built in; the Redis
 // schemes register when Weave::dedupe_redis is linked).

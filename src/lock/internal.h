@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/process.h"
 #include "core/striped.h"
 #include "weave/lease.h"
 #include "weave/lock.h"
@@ -29,27 +30,6 @@
 namespace WEAVE_NAMESPACE::detail {
 
 using Clock = std::chrono::steady_clock;
-
-// After fork() only the forking thread goes on in the child: a mutex another
-// thread held stays locked, a std::thread names a thread that is not there.
-// Each process-wide structure of src/lock registers its mutex here: all of
-// them are taken around fork() (so the child gets them unlocked and their
-// data whole), then `reset_in_child` runs in the child. See docs/ARCHITECTURE.md.
-WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
-// Ends a std::thread object of the parent in the child without join or
-// terminate (the thread does not exist here).
-WEAVE_API void forget_thread(std::thread& t) noexcept;
-// getpid() without a system call per use (refreshed in a fork()ed child).
-WEAVE_API pid_t current_pid() noexcept;
-// steady_clock's timeline (CLOCK_MONOTONIC) read at its last tick: about 3 ns
-// instead of about 25 ns, and never ahead of Clock::now() (a tick, ~4 ms,
-// behind it, more if the tick is late). Only for a time that may safely be
-// early: the start of a lease (it then ends early too, to everyone).
-inline Clock::time_point coarse_now() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return Clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
-}
 
 struct WEAVE_API ClientShared {
   ClientShared() = default;
@@ -233,59 +213,6 @@ struct WEAVE_API LeaseControl {
     return std::shared_ptr<Lease>(link, link->lease);
   }
   static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
-};
-
-// A lock held for a few pointer moves and map lookups, nearly always by one
-// thread at a time: one atomic exchange to take, a plain store to give back
-// (std::mutex's unlock is a second atomic exchange). Spins, then yields.
-class SpinLock {
- public:
-  void lock() noexcept {
-    for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
-      while (locked_.load(std::memory_order_relaxed))
-        if (++spins > 64) std::this_thread::yield();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-  void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
-
-// A process-wide T, never freed (handles destroyed late during exit may still
-// reach it), whose stop() runs at exit. For the lock's background threads.
-template <class T>
-T& process_wide() {
-  static T* t = new T;
-  static struct Stopper {
-    T* t;
-    ~Stopper() { t->stop(); }
-  } stopper{t};
-  return *t;
-}
-
-// One background thread started on first use, its mutex and its wake-up
-// (objects of it live for the whole process: process_wide<T>()):
-// stop() at exit (process_wide), and in a fork()ed child a fresh start (the
-// parent's thread is not there; forget_in_child() drops the parent's work).
-class WEAVE_API BackgroundThread {
- public:
-  void stop();
-
- protected:
-  BackgroundThread();
-  virtual ~BackgroundThread() = default;
-  virtual void run() = 0;
-  virtual void forget_in_child() = 0;
-  void start_locked();  // under mutex_
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-
- private:
-  bool started_ = false;
-  std::thread thread_;
 };
 
 // Runs on_lost / on_event for losses the watchdog found, in order, on its own

@@ -12,30 +12,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-BackgroundThread::BackgroundThread() {
-  guard_across_fork(mutex_, [this] {
-    forget_thread(thread_);
-    started_ = stop_ = false;
-    new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
-    forget_in_child();
-  });
-}
-
-void BackgroundThread::start_locked() {
-  if (started_) return;
-  started_ = true;
-  thread_ = std::thread([this] { run(); });
-}
-
-void BackgroundThread::stop() {
-  {
-    std::lock_guard g(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
 // After the stop at exit nothing is renewed any more (the leases run out on their own).
 Watchdog& Watchdog::instance() { return process_wide<Watchdog>(); }
 

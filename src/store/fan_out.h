@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/process.h"
+
 namespace WEAVE_NAMESPACE::store {
 
 class WEAVE_API FanOut {
@@ -33,7 +35,7 @@ class WEAVE_API FanOut {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;
   bool stop_ = false;
-  std::vector<std::thread> threads_;
+  std::vector<detail::OwnedThread> threads_;
 };
 
 }  // namespace weave::store

@@ -61,7 +61,7 @@ Subscriber::~Subscriber() {
     state_cv_.notify_all();
   }
   wake_pipe();
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
   if (ctx_) redisFree(ctx_);
   ::close(pipe_[0]);
   ::close(pipe_[1]);
@@ -75,7 +75,7 @@ void Subscriber::wake_pipe() {
 void Subscriber::start_locked() {
   if (started_) return;
   started_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = detail::OwnedThread([this] { run(); });
 }
 
 void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {

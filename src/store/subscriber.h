@@ -18,6 +18,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "core/process.h"
 #include "store/connection.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -138,7 +139,7 @@ class WEAVE_API Subscriber {
   bool stop_ = false;
   bool started_ = false;
   int pipe_[2] = {-1, -1};
-  std::thread thread_;
+  detail::OwnedThread thread_;
   std::atomic<std::int64_t> drained_at_{0};  // the latest mark_drained_locked
   // Reader thread only: send times of the PINGs whose replies are due, in
   // order, and when the last one went out.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache/cache_runtime.h"
+#include "core/process.h"
 #include "core/unique_token.h"
 #include "cache/remote_tier.h"
 #include "cache/scripts.h"
@@ -138,7 +139,7 @@ class RedisRemote final : public RemoteTier {
       stop_ = true;
     }
     cv_.notify_all();
-    if (keeper_.joinable()) keeper_.join();
+    keeper_.join();
   }
 
   RemoteRead get(std::string_view name, std::string_view key) override {
@@ -237,7 +238,7 @@ class RedisRemote final : public RemoteTier {
     } catch (const std::exception&) {
       // Redis is down: not live; the keeper retries.
     }
-    keeper_ = std::thread([this] { keep_feed(); });
+    keeper_ = detail::OwnedThread([this] { keep_feed(); });
   }
 
   bool live(std::chrono::steady_clock::time_point now) const noexcept override {
@@ -478,7 +479,7 @@ class RedisRemote final : public RemoteTier {
   std::mutex batch_mutex_;
   std::condition_variable batch_cv_;
   std::unordered_map<std::string, Group, NameHash, std::equal_to<>> groups_;  // per name, kept like the names
-  std::thread keeper_;
+  detail::OwnedThread keeper_;
 };
 
 }  // namespace

@@ -1,7 +1,10 @@
-// guard_across_fork (src/lock/internal.h): the process-wide mutexes of
-// src/lock are all taken in the pthread_atfork prepare handler, released in
-// the parent, and released then reset in the child.
+// Process machinery (process.h). guard_across_fork: every registered mutex is
+// taken in the pthread_atfork prepare handler, released in the parent, and
+// released then reset in the child.
+#include "core/process.h"
+
 #include <pthread.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -9,7 +12,6 @@
 #include <new>
 #include <thread>
 
-#include "internal.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -21,7 +23,7 @@ struct Guarded {
 
 // A fixed array: prepare reads the entries without `mutex` while another
 // thread may append one (a growing vector would move them).
-using GuardList = std::array<Guarded, 16>;
+using GuardList = std::array<Guarded, 32>;
 
 struct Guards {
   std::mutex mutex;                 // serialises appends; never held while waiting for a guarded mutex
@@ -123,6 +125,43 @@ void forget_thread(std::thread& t) noexcept {
   // Reusing the storage ends the old object's life without its destructor
   // (which would call std::terminate for a joinable thread).
   new (&t) std::thread();
+}
+
+void OwnedThread::join() noexcept {
+  if (!thread_.joinable()) return;
+  if (pid_ != current_pid()) {
+    forget_thread(thread_);  // the parent's: not in this process
+    return;
+  }
+  if (thread_.get_id() == std::this_thread::get_id()) {
+    thread_.detach();  // its own last owner: it ends by itself
+    return;
+  }
+  thread_.join();
+}
+
+BackgroundThread::BackgroundThread() {
+  guard_across_fork(mutex_, [this] {
+    forget_thread(thread_);
+    started_ = stop_ = false;
+    new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
+    forget_in_child();
+  });
+}
+
+void BackgroundThread::start_locked() {
+  if (started_) return;
+  started_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void BackgroundThread::stop() {
+  {
+    std::lock_guard g(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace weave::detail

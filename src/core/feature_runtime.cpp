@@ -1,0 +1,34 @@
+#include "core/feature_runtime.h"
+
+#include <cstdlib>
+
+#include "weave/error.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+void throw_unknown_scheme(std::string_view feature, const std::string& url, std::string_view scheme) {
+  const std::string f(feature);
+  throw ConfigError(f + " url '" + url + "': no " + f + " store for '" + std::string(scheme) +
+                    "://' in this program (link Weave::redis for the Redis URLs)");
+}
+
+std::string feature_url(const std::string& configured, const char* own_env) {
+  if (!configured.empty()) return configured;
+  for (const char* env : {own_env, "WEAVE_URL"})
+    if (const char* v = std::getenv(env); v && *v) return v;
+  return "mem://";
+}
+
+void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,
+                  const std::exception& error, std::string_view context) noexcept {
+  if (!hook) return;
+  try {
+    const auto* typed = dynamic_cast<const Error*>(&error);
+    const Error wrapped(std::string(context) + ": " + error.what());
+    hook(Event{kind, feature, key, error.what(), typed ? *typed : wrapped, nullptr});
+  } catch (...) {
+    // the hook must not throw; nobody to hand it to
+  }
+}
+
+}  // namespace weave::detail

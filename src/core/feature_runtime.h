@@ -1,0 +1,170 @@
+// What every feature's process-wide runtime has in common ([[cache]],
+// [[dedupe]], and the queue to come), written once:
+//
+//   - RuntimeSlot: the options configure_<feature>() set and the runtime made
+//     from them on first use; a reconfiguration replaces it (calls in flight
+//     keep the one they began with); per-call access takes no lock and writes
+//     no shared count; a fork()ed child makes its own (the parent's threads
+//     and connections are left alone, never torn down there).
+//   - StoreSchemes: which store serves a URL scheme (mem:// is the feature's
+//     own; the Redis schemes register when their library is linked).
+//   - feature_url(): the URL in force, code > WEAVE_<FEATURE>_URL > WEAVE_URL > mem://.
+//   - report_event(): an error handed to the options' on_event hook, typed.
+//
+//   RuntimeSlot<CacheRuntime, CacheOptions>& slot();      // one per feature, never freed
+//   RuntimeSlot<CacheRuntime, CacheOptions>::Ref rt(slot());  // in a call: rt->...
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/process.h"
+#include "weave/event.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+template <class Runtime, class Options>
+class RuntimeSlot {
+ public:
+  RuntimeSlot() {
+    guard_across_fork(mutex_, [this] {
+      // The parent's runtime: its threads are not here and its sockets are
+      // the parent's. Kept, never destroyed, never used again.
+      if (runtime_) new std::shared_ptr<Runtime>(std::move(runtime_));
+      runtime_ = nullptr;
+      generation_.fetch_add(1, std::memory_order_release);
+    });
+  }
+  RuntimeSlot(const RuntimeSlot&) = delete;
+  RuntimeSlot& operator=(const RuntimeSlot&) = delete;
+
+  // The runtime in force, made from the configured options on first use
+  // (Runtime(Options) validates them and may throw ConfigError).
+  std::shared_ptr<Runtime> get() {
+    std::lock_guard lock(mutex_);
+    if (!runtime_) {
+      runtime_ = std::make_shared<Runtime>(options_);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    return runtime_;
+  }
+
+  // Options for the next runtime; the current one is dropped here (outside
+  // the lock) unless a call in flight still holds it.
+  void configure(Options options) {
+    std::shared_ptr<Runtime> old;
+    {
+      std::lock_guard lock(mutex_);
+      options_ = std::move(options);
+      old = std::exchange(runtime_, nullptr);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+  }
+
+  // The runtime for one call. A thread keeps the current runtime while it is
+  // outside every call of the feature and sees a reconfiguration (or a
+  // fork) at its next outermost call; a call nested in one that began before
+  // holds a reference of its own. No lock, no shared count on the common path.
+  class Ref {
+   public:
+    explicit Ref(RuntimeSlot& slot) {
+      Held& held = held_here();
+      const std::uint64_t generation = slot.generation_.load(std::memory_order_acquire);
+      if (held.generation != generation || held.slot != &slot) {
+        if (held.depth == 0) {
+          held.runtime = slot.get();
+          held.slot = &slot;
+          held.generation = generation;
+        } else {
+          owned_ = slot.get();  // the outer call keeps the thread's one
+        }
+      }
+      rt_ = owned_ ? owned_.get() : held.runtime.get();
+      ++held.depth;
+    }
+    ~Ref() { --held_here().depth; }
+    Ref(const Ref&) = delete;
+    Ref& operator=(const Ref&) = delete;
+    Runtime& operator*() const noexcept { return *rt_; }
+    Runtime* operator->() const noexcept { return rt_; }
+
+   private:
+    Runtime* rt_;
+    std::shared_ptr<Runtime> owned_;
+  };
+
+ private:
+  struct Held {
+    const RuntimeSlot* slot = nullptr;
+    std::uint64_t generation = 0;
+    std::shared_ptr<Runtime> runtime;
+    int depth = 0;  // calls of this thread in progress
+  };
+  static Held& held_here() {
+    thread_local Held held;
+    return held;
+  }
+
+  std::mutex mutex_;
+  Options options_{};
+  std::shared_ptr<Runtime> runtime_;
+  // Bumped whenever runtime_ changes (Ref compares it).
+  std::atomic<std::uint64_t> generation_{1};
+};
+
+// One feature's table of URL schemes. `feature` names it in errors ("cache").
+template <class Factory>
+class StoreSchemes {
+ public:
+  explicit StoreSchemes(std::string feature) : feature_(std::move(feature)) {}
+  void add(std::string scheme, Factory factory) {
+    std::lock_guard lock(mutex_);
+    factories_[std::move(scheme)] = std::move(factory);
+  }
+  // The factory for `url`'s scheme (`scheme` parsed from it); throws
+  // ConfigError naming the URL when no linked library serves it.
+  Factory find(const std::string& url, std::string_view scheme) const {
+    std::lock_guard lock(mutex_);
+    auto it = factories_.find(scheme);
+    if (it == factories_.end()) unknown(url, scheme);
+    return it->second;
+  }
+  bool has(std::string_view scheme) const {
+    std::lock_guard lock(mutex_);
+    return factories_.find(scheme) != factories_.end();
+  }
+  [[noreturn]] void unknown(const std::string& url, std::string_view scheme) const;
+
+ private:
+  std::string feature_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Factory, std::less<>> factories_;
+};
+
+[[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
+                                                 std::string_view scheme);
+
+template <class Factory>
+void StoreSchemes<Factory>::unknown(const std::string& url, std::string_view scheme) const {
+  throw_unknown_scheme(feature_, url, scheme);
+}
+
+// The store URL a feature uses: `configured` (code, or weave::configure()'s
+// shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
+WEAVE_API std::string feature_url(const std::string& configured, const char* own_env);
+
+// Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the
+// error itself when it is a weave::Error, else an Error saying `context` and
+// the cause. Never throws (the hook must not; an exception is dropped).
+WEAVE_API void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,
+                            const std::exception& error, std::string_view context) noexcept;
+
+}  // namespace weave::detail

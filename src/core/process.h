@@ -1,0 +1,135 @@
+// Process machinery every feature shares: what survives fork(), background
+// threads, cheap clocks and a small spin lock.
+//
+// After fork() only the forking thread goes on in the child: a mutex another
+// thread held stays locked, a std::thread names a thread that is not there,
+// and sockets are shared with the parent. The rule (docs/ARCHITECTURE.md,
+// "fork()"): a child never touches what the parent's threads were using. A
+// process-wide structure registers its mutex with guard_across_fork(), which
+// takes it around fork() and runs the structure's reset in the child; a
+// feature's runtime (RuntimeSlot, feature_runtime.h) is made anew in the
+// child, the parent's copy left alone, never torn down there.
+//
+//   static Table* t = [] { auto* made = new Table; guard_across_fork(made->mutex, [made] { made->map.clear(); }); return made; }();
+#pragma once
+
+#include <sys/types.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// `m` is taken in the pthread_atfork prepare handler (all registered mutexes,
+// in no fixed order), given back in the parent, given back in the child and
+// then `reset_in_child` runs there. For a handful of process-wide structures.
+WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
+// Ends a std::thread object of the parent in the child without join or
+// terminate (the thread does not exist here).
+WEAVE_API void forget_thread(std::thread& t) noexcept;
+// getpid() without a system call per use (refreshed in a fork()ed child).
+WEAVE_API pid_t current_pid() noexcept;
+
+// steady_clock's timeline (CLOCK_MONOTONIC) read at its last tick: about 3 ns
+// instead of about 25 ns, and never ahead of steady_clock::now() (a tick,
+// ~4 ms, behind it, more if the tick is late). Only for a time that may
+// safely be early: the start of a lease (it then ends early too, to everyone).
+inline std::chrono::steady_clock::time_point coarse_now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return std::chrono::steady_clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
+
+// A lock held for a few pointer moves and map lookups, nearly always by one
+// thread at a time: one atomic exchange to take, a plain store to give back
+// (std::mutex's unlock is a second atomic exchange). Spins, then yields.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
+      while (locked_.load(std::memory_order_relaxed))
+        if (++spins > 64) std::this_thread::yield();
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  // In a fork()ed child: a parent's thread may have held it.
+  void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+// A thread owned by an object of one process. Joined by its destructor (or
+// join()) in the process that started it; in a fork()ed child, where the
+// thread does not exist, forgotten instead of joined (no std::terminate). Every
+// feature's own thread is one of these or a BackgroundThread.
+class WEAVE_API OwnedThread {
+ public:
+  OwnedThread() noexcept = default;
+  template <class F>
+  explicit OwnedThread(F&& body) : thread_(std::forward<F>(body)), pid_(current_pid()) {}
+  OwnedThread(OwnedThread&& o) noexcept : thread_(std::move(o.thread_)), pid_(o.pid_) {}
+  OwnedThread& operator=(OwnedThread&& o) noexcept {
+    if (this != &o) {
+      join();
+      thread_ = std::move(o.thread_);
+      pid_ = o.pid_;
+    }
+    return *this;
+  }
+  ~OwnedThread() { join(); }
+  // Started, in this process, and not joined yet.
+  bool running() const noexcept { return thread_.joinable() && pid_ == current_pid(); }
+  std::thread::id id() const noexcept { return thread_.get_id(); }
+  // Waits for the thread (not from itself); forgets a parent's thread in a child.
+  void join() noexcept;
+
+ private:
+  std::thread thread_;
+  pid_t pid_ = 0;
+};
+
+// A process-wide T, never freed (handles destroyed late during exit may still
+// reach it), whose stop() runs at exit. For background threads.
+template <class T>
+T& process_wide() {
+  static T* t = new T;
+  static struct Stopper {
+    T* t;
+    ~Stopper() { t->stop(); }
+  } stopper{t};
+  return *t;
+}
+
+// One background thread started on first use, its mutex and its wake-up
+// (objects of it live for the whole process: process_wide<T>()):
+// stop() at exit (process_wide), and in a fork()ed child a fresh start (the
+// parent's thread is not there; forget_in_child() drops the parent's work).
+class WEAVE_API BackgroundThread {
+ public:
+  void stop();
+
+ protected:
+  BackgroundThread();
+  virtual ~BackgroundThread() = default;
+  virtual void run() = 0;
+  virtual void forget_in_child() = 0;
+  void start_locked();  // under mutex_
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+
+ private:
+  bool started_ = false;
+  std::thread thread_;
+};
+
+}  // namespace weave::detail
