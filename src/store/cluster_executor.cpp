@@ -1,9 +1,14 @@
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <optional>
+#include <cstddef>
+#include <exception>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "store/cluster_executor.h"
 #include "weave/error.h"
@@ -53,17 +58,52 @@ std::optional<Redirect> parse_redirect(std::string_view e) {
   return out;
 }
 
-std::optional<Redirect> redirect_of(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ERROR) return std::nullopt;
-  return parse_redirect(std::string_view(r->str, r->len));
-}
-
-bool is_tryagain(const redisReply* r) {
-  return r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).rfind("TRYAGAIN", 0) == 0;
-}
-
-// Redirect rounds per run(): a slot that keeps moving is an error.
+// MOVED and I/O error rounds per request: a slot that keeps moving is an error.
 constexpr int kRounds = 5;
+
+// A vector of plain values whose first N live inside it: follow()'s
+// bookkeeping for one command, or a small batch, touches no heap.
+template <class T, std::size_t N = 8>
+class Small {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_default_constructible_v<T>);
+
+ public:
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  T& operator[](std::size_t i) { return data()[i]; }
+  std::span<const T> span() { return {data(), size_}; }
+  void clear() { size_ = 0; }
+  void swap(Small& o) noexcept {
+    std::swap(inline_, o.inline_);
+    std::swap(size_, o.size_);
+    std::swap(spilled_, o.spilled_);
+    heap_.swap(o.heap_);
+  }
+  void push_back(const T& v) {
+    if (!spilled_ && size_ < N) [[likely]]
+      inline_[size_++] = v;
+    else
+      spill(v);
+  }
+
+ private:
+  [[gnu::noinline]] void spill(const T& v) {
+    if (!spilled_) {
+      heap_.assign(inline_, inline_ + size_);
+      spilled_ = true;
+    }
+    heap_.resize(size_);  // what clear() left
+    heap_.push_back(v);
+    ++size_;
+  }
+  T* data() { return spilled_ ? heap_.data() : inline_; }
+  T inline_[N];
+  std::size_t size_ = 0;
+  bool spilled_ = false;
+  std::vector<T> heap_;
+};
 
 }  // namespace
 
@@ -162,127 +202,228 @@ void ClusterExecutor::refresh() {
   throw BackendUnavailable("weave cluster: cannot read the slot map: " + last_error);
 }
 
-std::vector<store::Reply> ClusterExecutor::run(const std::vector<store::ScriptCall>& calls, const char* what) {
-  std::vector<store::Reply> replies(calls.size());
-  std::vector<std::size_t> pending(calls.size());
-  for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
-  std::string last_io;
-  // TRYAGAIN (a multi-key script while its slot migrates) is retried until
-  // the command timeout; redirects and I/O errors for kRounds rounds.
-  const auto tryagain_deadline = std::chrono::steady_clock::now() + seeds_.front().command_timeout;
+// Every request the executor sends goes through here: `r` holds r.size()
+// requests, request i for the master serving slot r.slot(i). Each round sends
+// the pending requests, one round trip per node (r.send), and reads each
+// answer's error text (r.error(i)):
+//   MOVED slot host:port  the map entry is set and the map re-read (with this
+//                         round's MOVED entries kept over it: the node asked
+//                         may not know yet); the request is sent again;
+//   ASK slot host:port    ASKING + the request on that node, in the same
+//                         round; the map is not changed;
+//   TRYAGAIN              (a multi-key request while its slot migrates, or an
+//                         ASK target not ready) sent again after 10 ms, until
+//                         the command timeout;
+//   an I/O error          the map re-read, the requests sent again.
+// MOVED and I/O errors end after kRounds such rounds. Any other answer is
+// final: `r` keeps it. A request that meets no redirect costs one round trip
+// and no heap allocation. Nodes are held by plain pointer: nodes_ keeps every
+// node for the executor's lifetime.
+template <class Requests>
+void ClusterExecutor::follow(Requests& r, const char* what) {
+  struct Ask {
+    std::size_t request;
+    store::NodeExecutor* node;
+  };
+  Small<std::size_t> pending, next, which;
+  Small<store::NodeExecutor*> to;  // per pending request, this round
+  Small<Ask> asks;
+  std::vector<std::pair<unsigned, NodePtr>> moves;  // MOVED this round
+  for (std::size_t i = 0; i < r.size(); ++i) pending.push_back(i);
+  std::string last;  // the last redirect or I/O error, for the message
+  std::optional<std::chrono::steady_clock::time_point> tryagain_until;
   int round = 0;
+  bool stale = false, tryagain = false;  // this round
+  // Sends `which` to `target` and sorts the answers.
+  auto send = [&](store::NodeExecutor& target, bool asking) {
+    try {
+      r.send(target, which.span(), asking);
+    } catch (const IoError& e) {
+      // The node may be gone (failover, resharding): re-read the map and send again.
+      if (round + 1 >= kRounds) throw;
+      last = e.what();
+      stale = true;
+      for (const std::size_t i : which) next.push_back(i);
+      return;
+    }
+    for (const std::size_t i : which) {
+      const std::string_view error = r.error(i);
+      if (error.empty()) continue;
+      if (auto rd = parse_redirect(error)) {
+        last.assign(error);
+        if (!rd->ask) {
+          ++moved_;
+          NodePtr owner = node(rd->host, rd->port);
+          {
+            std::unique_lock g(mutex_);
+            slots_[rd->slot] = owner;
+          }
+          moves.emplace_back(rd->slot, std::move(owner));
+          stale = true;
+          next.push_back(i);
+        } else if (!asking) {
+          ++asked_;
+          asks.push_back({i, node(rd->host, rd->port).get()});
+        } else {
+          tryagain = true;  // redirected again by the ASK target: through the map, after a pause
+          next.push_back(i);
+        }
+      } else if (error.starts_with("TRYAGAIN")) {
+        last.assign(error);
+        tryagain = true;
+        next.push_back(i);
+      }
+    }
+  };
   while (!pending.empty()) {
     if (round == kRounds)
       throw IoError(std::string("weave cluster: ") + what + " still redirected after " + std::to_string(kRounds) +
-                    " rounds" + (last_io.empty() ? "" : ": " + last_io));
-    if (std::chrono::steady_clock::now() > tryagain_deadline)
-      throw TimeoutError(std::string("weave cluster: ") + what + " not served in time: " + last_io);
-    bool redirected = false, tryagain = false;
-    // One pipeline per node.
-    std::map<NodePtr, std::vector<std::size_t>> by_node;
-    for (auto i : pending) by_node[route(key_slot(calls[i].keys.empty() ? "" : calls[i].keys[0]))].push_back(i);
-    pending.clear();
-    std::map<std::string, std::vector<std::size_t>> asks;  // "host:port" -> calls
-    std::map<std::string, std::pair<std::string, int>> ask_targets;
-    bool stale = false;
-    auto collect = [&](const std::vector<std::size_t>& idx, std::vector<store::Reply>& got) {
-      for (std::size_t j = 0; j < idx.size(); ++j) {
-        const std::size_t i = idx[j];
-        if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
-        if (auto rd = redirect_of(got[j].get())) {
-          if (rd->ask) {
-            ++asked_;
-            const std::string name = rd->host + ":" + std::to_string(rd->port);
-            asks[name].push_back(i);
-            ask_targets[name] = {rd->host, rd->port};  // a migration: bounded by the deadline
-          } else {
-            ++moved_;
-            redirected = true;
-            NodePtr to = node(rd->host, rd->port);
-            std::unique_lock g(mutex_);
-            slots_[rd->slot] = to;
-            stale = true;
-            pending.push_back(i);
-          }
-        } else if (is_tryagain(got[j].get())) {
-          tryagain = true;
-          pending.push_back(i);  // a multi-key call during a slot migration
-        } else {
-          replies[i] = std::move(got[j]);
+                    " rounds" + (last.empty() ? "" : ": " + last));
+    stale = tryagain = false;
+    next.clear();
+    asks.clear();
+    moves.clear();
+    // One pipeline per node, then one per ASK target.
+    to.clear();
+    for (const std::size_t i : pending) to.push_back(route(r.slot(i)).get());
+    for (std::size_t j = 0; j < pending.size(); ++j) {
+      store::NodeExecutor* const target = to[j];
+      if (!target) continue;  // sent with an earlier request's node
+      which.clear();
+      for (std::size_t k = j; k < pending.size(); ++k)
+        if (to[k] == target) {
+          which.push_back(pending[k]);
+          to[k] = nullptr;
         }
-      }
-    };
-    for (auto& [n, idx] : by_node) {
-      std::vector<store::ScriptCall> part;
-      part.reserve(idx.size());
-      for (auto i : idx) part.push_back(calls[i]);
-      std::vector<store::Reply> got;
-      try {
-        got = n->run_raw(part);
-      } catch (const IoError& e) {
-        // The node may be gone (failover, resharding): re-read the map and retry.
-        if (round + 1 >= kRounds) throw;
-        last_io = e.what();
-        stale = redirected = true;
-        for (auto i : idx) pending.push_back(i);
-        continue;
-      }
-      collect(idx, got);
+      send(*target, false);
     }
-    for (auto& [name, idx] : asks) {
-      std::vector<store::ScriptCall> part;
-      for (auto i : idx) part.push_back(calls[i]);
-      auto& [h, p] = ask_targets[name];
-      std::vector<store::Reply> got = node(h, p)->run_raw(part, /*asking=*/true);
-      for (std::size_t j = 0; j < idx.size(); ++j) {
-        if (got[j]->type == REDIS_REPLY_ERROR) last_io.assign(got[j]->str, got[j]->len);
-        if (redirect_of(got[j].get()) || is_tryagain(got[j].get())) {
-          tryagain = true;
-          pending.push_back(idx[j]);  // retried through the map next round
+    for (std::size_t j = 0; j < asks.size(); ++j) {
+      store::NodeExecutor* const target = asks[j].node;
+      if (!target) continue;
+      which.clear();
+      for (std::size_t k = j; k < asks.size(); ++k)
+        if (asks[k].node == target) {
+          which.push_back(asks[k].request);
+          asks[k].node = nullptr;
         }
-        else
-          replies[idx[j]] = std::move(got[j]);
-      }
+      send(*target, true);
     }
+    if (next.empty()) return;  // every answer final (always so without redirects)
     if (stale) {
       try {
         refresh();
       } catch (const IoError& e) {
         if (round + 1 >= kRounds) throw;
-        last_io = e.what();
+        last = e.what();
       }
+      if (!moves.empty()) {
+        std::unique_lock g(mutex_);
+        for (auto& [slot, owner] : moves) slots_[slot] = owner;
+      }
+      ++round;
     }
-    if (redirected) ++round;
-    if (tryagain)
+    pending.swap(next);
+    std::sort(pending.begin(), pending.end());
+    if (tryagain) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!tryagain_until)
+        tryagain_until = now + seeds_.front().command_timeout;
+      else if (now > *tryagain_until)
+        throw TimeoutError(std::string("weave cluster: ") + what + " not served in time: " + last);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    else if (!pending.empty() && round > 1)
+    } else if (round > 1) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
+    }
   }
-  for (auto& r : replies)
-    if (r->type == REDIS_REPLY_ERROR) store::bad_reply(r.get(), what);
-  return replies;
+}
+
+namespace {
+
+std::string_view error_text(const redisReply* r) {
+  return r->type == REDIS_REPLY_ERROR ? std::string_view(r->str, r->len) : std::string_view();
+}
+
+// run(): script calls, one pipeline per node.
+struct ScriptRequests {
+  const std::vector<store::ScriptCall>& calls;
+  std::vector<store::Reply> replies;
+
+  std::size_t size() const { return calls.size(); }
+  unsigned slot(std::size_t i) const { return key_slot(calls[i].keys.empty() ? "" : calls[i].keys[0]); }
+  void send(store::NodeExecutor& node, std::span<const std::size_t> which, bool asking) {
+    bool all = which.size() == calls.size();
+    for (std::size_t j = 0; all && j < which.size(); ++j) all = which[j] == j;
+    std::vector<store::Reply> got;
+    if (all) {
+      got = node.run_raw(calls, asking);
+    } else {
+      std::vector<store::ScriptCall> part;
+      part.reserve(which.size());
+      for (const std::size_t i : which) part.push_back(calls[i]);
+      got = node.run_raw(part, asking);
+    }
+    for (std::size_t j = 0; j < which.size(); ++j) replies[which[j]] = std::move(got[j]);
+  }
+  std::string_view error(std::size_t i) const { return error_text(replies[i].get()); }
+};
+
+// command() and publish(): one plain command.
+struct CommandRequest {
+  const store::Command& command;
+  unsigned key_slot;
+  store::Reply reply;
+
+  std::size_t size() const { return 1; }
+  unsigned slot(std::size_t) const { return key_slot; }
+  void send(store::NodeExecutor& node, std::span<const std::size_t>, bool asking) {
+    reply = node.command(command, asking);
+  }
+  std::string_view error(std::size_t) const { return error_text(reply.get()); }
+};
+
+// subscribe(): SSUBSCRIBE through the node's subscriber, whose refusal
+// (MOVED) is a ReplyError. Sharded channels get no ASK (Redis 7: the slot's
+// source serves them until the slot is handed over, then drops the
+// subscriptions with `sunsubscribe`), so `asking` is never set here; the
+// subscriber's connection could not send ASKING anyway.
+struct SubscribeRequest {
+  const std::string& channel;
+  const std::shared_ptr<store::Bell>& bell;
+  const std::shared_ptr<store::Feed>& feed;
+  std::unique_ptr<store::Subscriber::Interest> interest;
+  std::string refused;
+  std::exception_ptr refusal;
+
+  std::size_t size() const { return 1; }
+  unsigned slot(std::size_t) const { return key_slot(channel); }
+  void send(store::NodeExecutor& node, std::span<const std::size_t>, bool) {
+    refused.clear();
+    refusal = nullptr;
+    try {
+      interest = node.subscribe(channel, bell, feed);
+    } catch (const ReplyError& e) {
+      refused = e.reply();
+      refusal = std::current_exception();
+    }
+  }
+  std::string_view error(std::size_t) const { return refused; }
+};
+
+}  // namespace
+
+std::vector<store::Reply> ClusterExecutor::run(const std::vector<store::ScriptCall>& calls, const char* what) {
+  ScriptRequests r{calls, std::vector<store::Reply>(calls.size())};
+  follow(r, what);
+  for (auto& reply : r.replies)
+    if (reply->type == REDIS_REPLY_ERROR) store::bad_reply(reply.get(), what);
+  return std::move(r.replies);
 }
 
 store::Reply ClusterExecutor::command(const store::Command& c, std::string_view key, const char* what) {
-  for (int attempt = 0;; ++attempt) {
-    NodePtr n = route(key_slot(key));
-    try {
-      store::Reply r = n->command(c);
-      if (r->type == REDIS_REPLY_ERROR) {
-        const std::string_view text(r->str, r->len);
-        if ((text.starts_with("MOVED ") || text.starts_with("TRYAGAIN")) && attempt < kRounds) {
-          moved_.fetch_add(1);
-          refresh();
-          continue;
-        }
-        store::bad_reply(r.get(), what);
-      }
-      return r;
-    } catch (const IoError&) {
-      if (attempt >= kRounds) throw;
-      refresh();
-    }
-  }
+  CommandRequest r{c, key_slot(key), nullptr};
+  follow(r, what);
+  if (r.reply->type == REDIS_REPLY_ERROR) store::bad_reply(r.reply.get(), what);
+  return std::move(r.reply);
 }
 
 void ClusterExecutor::for_each_master(const std::function<void(store::NodeExecutor&)>& f) {
@@ -298,42 +439,18 @@ void ClusterExecutor::for_each_master(const std::function<void(store::NodeExecut
 
 long long ClusterExecutor::publish(std::string_view channel, std::string_view message) {
   // SPUBLISH on the channel's slot (the subscribers SSUBSCRIBE there).
-  for (int attempt = 0;; ++attempt) {
-    NodePtr n = route(key_slot(channel));
-    try {
-      return n->publish(channel, message);
-    } catch (const ReplyError& e) {
-      if (e.code() != "MOVED" || attempt >= kRounds) throw;
-      moved_.fetch_add(1);
-      refresh();
-    } catch (const IoError&) {
-      if (attempt >= kRounds) throw;
-      refresh();
-    }
-  }
+  store::Reply r = command(store::Command{"SPUBLISH", channel, message}, channel, "publish");
+  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "publish");
+  return r->integer;
 }
 
 std::unique_ptr<store::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
                                                                         std::shared_ptr<store::Bell> bell,
                                                                         std::shared_ptr<store::Feed> feed) {
-  const unsigned slot = key_slot(channel);
-  NodePtr n = route(slot);
-  for (int attempt = 0;; ++attempt) {
-    try {
-      return n->subscribe(channel, bell, feed);
-    } catch (const ReplyError& e) {
-      // MOVED: the slot moved since the map was read (during a migration the
-      // other nodes may not know yet): go where the refusal points.
-      auto moved = e.code() == "MOVED" ? parse_redirect(e.reply()) : std::nullopt;
-      if (!moved || attempt >= kRounds) throw;
-      n = node(moved->host, moved->port);
-    } catch (const IoError&) {
-      // A dead node: re-read the map and subscribe where the slot is now.
-      if (attempt >= kRounds) throw;
-      refresh();
-      n = route(slot);
-    }
-  }
+  SubscribeRequest r{channel, bell, feed, nullptr, {}, nullptr};
+  follow(r, "subscribe");
+  if (r.refusal) std::rethrow_exception(r.refusal);
+  return std::move(r.interest);
 }
 
 }  // namespace weave::store

@@ -21,11 +21,13 @@ constexpr unsigned kSlots = 16384;
 // between the first '{' and the next '}' when that is not empty, mod 16384.
 WEAVE_API unsigned key_slot(std::string_view key) noexcept;
 
-// Routes script calls to the master serving each call's slot (the slot of its
-// first key), one pipeline per node; follows MOVED (updates the map and
-// refreshes it from CLUSTER SLOTS) and ASK (ASKING + the call, once per
-// redirect); refreshes the map after a connection error and retries.
-// Release channels use sharded Pub/Sub on the slot's node.
+// Routes every request to the master serving its slot: script calls (the
+// slot of a call's first key, one pipeline per node), plain commands, SPUBLISH
+// and SSUBSCRIBE (the channel's slot: sharded Pub/Sub). All of them go through
+// one routine, follow(), which follows MOVED (updates the map and refreshes it
+// from CLUSTER SLOTS), ASK (ASKING + the request, once per redirect) and
+// TRYAGAIN (again after 10 ms, until the command timeout), and refreshes the
+// map after a connection error and retries.
 class WEAVE_API ClusterExecutor final : public store::Executor {
  public:
   ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_size);
@@ -39,8 +41,9 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
   void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
 
-  // For tests: redirects followed and slot-map refreshes so far, and the
-  // node ("host:port") that currently serves `slot` in the client's map.
+  // For tests: MOVED and ASK redirects followed and slot-map refreshes so
+  // far, and the node ("host:port") that currently serves `slot` in the
+  // client's map.
   std::uint64_t moved() const noexcept { return moved_.load(); }
   std::uint64_t asked() const noexcept { return asked_.load(); }
   std::uint64_t refreshes() const noexcept { return refreshes_.load(); }
@@ -51,6 +54,9 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   NodePtr node(const std::string& host, int port);
   NodePtr route(unsigned slot);
   void refresh();  // CLUSTER SLOTS from any reachable node; throws BackendUnavailable
+  // Sends r's requests and follows their redirects (cluster_executor.cpp).
+  template <class Requests>
+  void follow(Requests& r, const char* what);
 
   std::vector<store::Endpoint> seeds_;
   int pool_size_;

@@ -79,11 +79,16 @@ bool NodeExecutor::retry_after(InFlight& flight) {
   return !flight.conn_.fresh() && c.last_failure() == IoFailure::closed;
 }
 
-Reply NodeExecutor::command(const Command& c) {
+Reply NodeExecutor::command(const Command& c, bool asking) {
   for (int attempt = 0;; ++attempt) {
     auto conn = pool_.borrow();
     try {
-      return conn->command(c);
+      if (!asking) return conn->command(c);
+      conn->append(Command{"ASKING"});
+      conn->append(c);
+      conn->flush();
+      conn->read_reply();  // +OK (the command's own reply says the rest)
+      return conn->read_reply();
     } catch (const IoError&) {
       if (!conn->broken()) throw;
       pool_.drop_idle();

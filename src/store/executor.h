@@ -80,8 +80,10 @@ class WEAVE_API NodeExecutor final : public Executor {
   // already handled). With `asking`, each call is preceded by ASKING (a
   // cluster ASK redirect). Throws only on I/O failures.
   std::vector<Reply> run_raw(const std::vector<ScriptCall>& calls, bool asking = false);
-  // One plain command on a pooled connection (CLUSTER SLOTS and the like).
-  Reply command(const Command& c);
+  // One plain command on a pooled connection (CLUSTER SLOTS and the like),
+  // its reply as the server sent it. With `asking`, preceded by ASKING in the
+  // same round trip (a cluster ASK redirect).
+  Reply command(const Command& c, bool asking = false);
   const Endpoint& endpoint() const { return pool_.endpoint(); }
   const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
 

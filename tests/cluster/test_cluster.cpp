@@ -13,6 +13,7 @@
 
 #include "lock/redis/backends.h"
 #include "store/cluster_executor.h"
+#include "store/open.h"
 #include "cluster_fixture.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -201,6 +202,104 @@ TEST_CASE("cluster: a migrated slot is followed through MOVED, and ASK and TRYAG
   // hand-over is MOVED, and the map follows.
   h4.release();
   REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(to));
+}
+
+TEST_CASE("cluster: plain commands and scripts on a key already moved mid-migration follow ASK and sharded Pub/Sub stays on the source", "[cluster]") {
+  auto& c = Cluster::shared();
+  weave::store::ConnectionSettings settings;
+  settings.command_timeout = 5s;
+  auto exec = std::dynamic_pointer_cast<weave::store::ClusterExecutor>(weave::store::open_executor(c.url(), settings));
+  REQUIRE(exec);
+  // A hash tag whose slot holds no other key (nothing else moves with it).
+  std::string tag;
+  long long slot = -1;
+  for (int i = 0; i < 1000 && slot < 0; ++i) {
+    tag = next_key("ask-command");
+    const long long s = c.slot_of("{" + tag + "}");
+    if (c.node(c.owner(s)).client().cmd({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s)}).integer == 0) slot = s;
+  }
+  REQUIRE(slot >= 0);
+  const std::string entry = "{" + tag + "}:entry", claim = "{" + tag + "}:claim", absent = "{" + tag + "}:absent",
+                    channel = "{" + tag + "}:done", s = std::to_string(slot);
+  const std::size_t from = c.owner(slot), to = (from + 1) % c.size();
+  using weave::store::Command;
+  auto text = [](const weave::store::Reply& r) { return std::string(r->str, r->len); };
+  REQUIRE(text(exec->command(Command{"SET", entry, "v1"}, entry, "test set")) == "OK");
+  REQUIRE(exec->node_of(static_cast<unsigned>(slot)) == c.name(from));
+
+  // The slot is MIGRATING on `from`, IMPORTING on `to`, and `entry` already moved:
+  // `from` answers ASK for it (and for every key it does not have).
+  c.node(to).client().cmd({"CLUSTER", "SETSLOT", s, "IMPORTING", c.id(from)});
+  c.node(from).client().cmd({"CLUSTER", "SETSLOT", s, "MIGRATING", c.id(to)});
+  c.node(from).client().cmd({"MIGRATE", "127.0.0.1", std::to_string(c.node(to).port()), "", "0", "5000", "KEYS", entry});
+  // The importing node serves the slot's keys only after ASKING.
+  auto on_target = [&](const std::string& key) {
+    auto raw = c.node(to).client();
+    raw.cmd({"ASKING"});
+    return raw.cmd({"EXISTS", key}).integer == 1;
+  };
+  REQUIRE(on_target(entry));
+  const auto asked_before = exec->asked(), moved_before = exec->moved();
+
+  // The cache's read: one GET.
+  std::string error;
+  try {
+    const weave::store::Reply r = exec->command(Command{"GET", entry}, entry, "cache get");
+    CHECK(r->type == REDIS_REPLY_STRING);
+    CHECK(text(r) == "v1");
+    const weave::store::Reply miss = exec->command(Command{"GET", absent}, absent, "cache get");
+    CHECK(miss->type == REDIS_REPLY_NIL);
+    // Dedupe's claim: SET NX PX GET, on the moved key (found) and on a new one
+    // (set, on the importing node: that is where the slot's keys go).
+    const weave::store::Reply found = exec->command(Command{"SET", entry, "v2", "NX", "PX", "60000", "GET"}, entry, "claim");
+    CHECK(text(found) == "v1");
+    const weave::store::Reply set = exec->command(Command{"SET", claim, "c1", "NX", "PX", "60000", "GET"}, claim, "claim");
+    CHECK(set->type == REDIS_REPLY_NIL);
+    const weave::store::Reply again = exec->command(Command{"SET", claim, "c2", "NX", "PX", "60000", "GET"}, claim, "claim");
+    CHECK(text(again) == "c1");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  REQUIRE(error == "");
+  CHECK(on_target(claim));
+  CHECK(exec->asked() >= asked_before + 5);
+  CHECK(exec->moved() == moved_before);
+  CHECK(exec->node_of(static_cast<unsigned>(slot)) == c.name(from));  // ASK leaves the map alone
+
+  // A pipeline of scripts, one on the moved key and one on a key of another
+  // node, answered in order.
+  static const char* const get_script = "return redis.call('GET', KEYS[1])";
+  std::string elsewhere;
+  for (int i = 0; i < 1000; ++i) {
+    elsewhere = next_key("ask-elsewhere");
+    if (c.owner(c.slot_of(elsewhere)) != from && c.owner(c.slot_of(elsewhere)) != to) break;
+  }
+  REQUIRE(text(exec->command(Command{"SET", elsewhere, "e1"}, elsewhere, "test set")) == "OK");
+  std::vector<weave::store::ScriptCall> calls = {{get_script, {entry}, {}}, {get_script, {elsewhere}, {}}};
+  const auto replies = exec->run(calls, "test get");
+  REQUIRE(replies.size() == 2);
+  CHECK(text(replies[0]) == "v1");
+  CHECK(text(replies[1]) == "e1");
+
+  // Sharded Pub/Sub gets no ASK (Redis 7.0): the channel is served by the
+  // source until the slot is handed over.
+  auto bell = std::make_shared<weave::store::Bell>();
+  auto interest = exec->subscribe(channel, bell);
+  CHECK(exec->publish(channel, "during") == 1);
+  CHECK(interest->wait_until(Clock::now() + 5s));
+
+  // The hand-over: the source drops the shard subscription (sunsubscribe,
+  // the waiter wakes), a new subscription and a publish follow MOVED to `to`
+  // with the client's map still naming `from`.
+  c.finish(slot, to);
+  CHECK(interest->wait_until(Clock::now() + 5s));
+  CHECK(exec->node_of(static_cast<unsigned>(slot)) == c.name(from));
+  auto after = exec->subscribe(channel, bell);
+  CHECK(exec->moved() > moved_before);
+  CHECK(exec->node_of(static_cast<unsigned>(slot)) == c.name(to));
+  CHECK(exec->publish(channel, "after") == 1);
+  CHECK(after->wait_until(Clock::now() + 5s));
+  CHECK(text(exec->command(Command{"GET", entry}, entry, "cache get")) == "v1");
 }
 
 TEST_CASE("cluster: waiters on keys of different nodes are woken by their releases", "[cluster]") {
