@@ -45,8 +45,7 @@ class RedisClaims final : public ClaimStore {
   // One atomic step, one round trip: SET <record> <running> NX PX <lease> GET
   // (Redis 7: sets the claim only when there is no record, returns the record
   // found). A server that refuses it (before 7.0) gets the claim script from
-  // then on; a cluster ASK redirect (a slot being moved) the script for this
-  // call (the store layer follows ASK for scripts).
+  // then on.
   ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
                      milliseconds lease) override {
     std::string k, running;
@@ -66,10 +65,8 @@ class RedisClaims final : public ClaimStore {
         out.readable = DedupeRecord::decode(std::string_view(r->str, r->len), out.existing);
         return out;  // ttl_left 0: ttl_left(key) asks, only for a duplicate that waits
       } catch (const ReplyError& e) {
-        if (e.code() == "ERR" && e.reply().find("syntax") != std::string::npos)
-          by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
-        else if (e.code() != "ASK")
-          throw;
+        if (e.code() != "ERR" || e.reply().find("syntax") == std::string::npos) throw;
+        by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
       }
     }
     store::Reply r = run({dedupe_redis::scripts::claim, {k}, {running, ms.view()}}, "dedupe claim");
