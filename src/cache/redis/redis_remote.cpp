@@ -383,7 +383,9 @@ class RedisRemote final : public RemoteTier {
           const redisReply* k = r->element[1]->element[i];
           calls.push_back({cache_redis::scripts::evict, {std::string_view(k->str, k->len)}, {fill_guard_}});
         }
-        if (!calls.empty()) node.run(calls, "cache evict all");
+        // Through the executor, not `node`: on a cluster the key's slot may be
+        // moving, and the executor follows the redirect.
+        if (!calls.empty()) exec_->run(calls, "cache evict all");
       } while (cursor != "0");
     });
   }
