@@ -1,0 +1,254 @@
+// Issue 18, "Resharding", end to end: `redis-cli --cluster reshard` moves
+// slots back and forth between the three masters of a cluster of its own
+// while three reshard_worker processes take [[lock]]s, read, write and evict
+// through [[cache]] and call a [[dedupe]] method, on keys placed in the moving
+// slots and in slots that stay. Nothing may reach a caller as an error (no
+// cache store error counted either), the locked read-modify-writes stay
+// exact, and each dedupe key's body runs once with every duplicate given its
+// result. The workers run 20 s (300 s in test_cluster_reshard_soak, label
+// soak); WEAVE_RESHARD_SECONDS overrides either.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cluster_fixture.h"
+#include "store/cluster_executor.h"
+
+using namespace std::chrono_literals;
+using cluster_test::Cluster;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int run_seconds(int fallback) {
+  if (const char* e = std::getenv("WEAVE_RESHARD_SECONDS")) return std::max(1, std::atoi(e));
+  return fallback;
+}
+
+long long mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Slots moved per reshard: each master's lowest ones (redis-cli takes a
+// source's slots from its lowest up).
+constexpr unsigned kMove = 128;
+constexpr unsigned kBStart = 5461, kCStart = 10923;  // redis-cli --cluster create's ranges for 3 masters
+
+// 0: among A's moving slots, 1: among B's, 2: C's range (never moves), -1: elsewhere.
+int range_of(unsigned slot) {
+  if (slot < kMove) return 0;
+  if (slot >= kBStart && slot < kBStart + kMove) return 1;
+  if (slot >= kCStart) return 2;
+  return -1;
+}
+
+// `count` names stem<j> whose Redis key (redis_key(name)) falls in the
+// ranges 0, 1, 2 in turn.
+template <class RedisKey>
+std::vector<std::string> place(const std::string& stem, std::size_t count, RedisKey redis_key) {
+  std::vector<std::string> out;
+  int want = 0;
+  for (long j = 0; out.size() < count; ++j) {
+    std::string name = stem + std::to_string(j);
+    if (range_of(weave::store::key_slot(redis_key(name))) != want) continue;
+    out.push_back(std::move(name));
+    want = (want + 1) % 3;
+  }
+  return out;
+}
+
+struct WorkerResult {
+  std::map<std::string, long> counts;
+  std::vector<std::pair<std::string, std::string>> got;  // (dedupe key, result id)
+  std::vector<std::string> errors, other;
+  std::string stats;
+  bool done = false;
+};
+
+void reshard_under_load(const int seconds) {
+  constexpr int kWorkers = 3, kThreads = 3, kPeriodMs = 25;
+  Cluster c;  // its own: the topology changes
+  const std::size_t a = c.owner(0), b = c.owner(kBStart), cc = c.owner(kCStart);
+  REQUIRE(std::set<std::size_t>{a, b, cc}.size() == 3);
+  REQUIRE(c.owner(kBStart - 1) == a);
+  REQUIRE(c.owner(kCStart - 1) == b);
+
+  char tmpl[] = "/tmp/weave-reshard-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+
+  // The cache's prefix puts its invalidation channel ("{<prefix>}invalidations")
+  // in A's moving slots: the feed's subscription moves too.
+  std::string prefix;
+  for (int j = 0; prefix.empty(); ++j)
+    if (range_of(weave::store::key_slot("rs" + std::to_string(j) + ":")) == 0) prefix = "rs" + std::to_string(j) + ":";
+  const auto counters = place("ctr", 12, [](const std::string& n) { return "{weave:lock:job:" + n + "}"; });
+  const auto cache_keys = place("item", 24, [&](const std::string& n) { return "{" + prefix + "reshard:" + n + "}"; });
+  const std::size_t periods = static_cast<std::size_t>(seconds) * 1000 / kPeriodMs + 40;
+  const auto dedupe_keys = place("pay", periods, [](const std::string& n) { return "{weave:dedupe:" + n + "}"; });
+  const std::string keys_file = dir + "/keys";
+  {
+    std::ofstream k(keys_file);
+    k << "prefix " << prefix << '\n';
+    for (auto& n : counters) k << "counter " << n << '\n';
+    for (auto& n : cache_keys) k << "cache " << n << '\n';
+    for (auto& n : dedupe_keys) k << "dedupe " << n << '\n';
+  }
+
+  std::vector<std::unique_ptr<redis_test::Child>> workers;
+  for (int w = 0; w < kWorkers; ++w) {
+    workers.push_back(std::make_unique<redis_test::Child>(
+        std::vector<std::string>{WEAVE_RESHARD_WORKER, c.url(), dir, keys_file, std::to_string(seconds),
+                                 std::to_string(kThreads), std::to_string(kPeriodMs)}));
+  }
+  for (auto& w : workers) REQUIRE(w->line(30s) == std::optional<std::string>("READY"));
+  const long long go = mono_ns() + 200'000'000;
+  for (auto& w : workers) w->send("go " + std::to_string(go));
+  const auto stop = Clock::now() + 200ms + std::chrono::seconds(seconds);
+
+  // Back and forth, each pair ending where it began: A->B->A, B->C->B, A->C->A.
+  const std::vector<std::pair<std::size_t, std::size_t>> cycle = {{a, b}, {b, a}, {b, cc}, {cc, b}, {a, cc}, {cc, a}};
+  int moves = 0;
+  std::vector<std::string> reshard_failures;
+  const auto reshard_start = Clock::now();
+  for (std::size_t i = 0; Clock::now() + 500ms < stop && reshard_failures.empty(); ++i) {
+    const auto [from, to] = cycle[i % cycle.size()];
+    redis_test::Child cli({"/usr/bin/redis-cli", "--cluster", "reshard", c.name(a), "--cluster-from", c.id(from),
+                           "--cluster-to", c.id(to), "--cluster-slots", std::to_string(kMove), "--cluster-yes"});
+    const auto out = cli.lines_until_eof(120s);
+    const int rc = cli.wait();
+    c.wait_ok();
+    const unsigned lowest = from == a || to == a ? 0 : kBStart;
+    if (rc != 0 || c.owner(lowest) != to || c.owner(lowest + kMove - 1) != to) {
+      std::string why = "reshard " + c.name(from) + " -> " + c.name(to) + " exit " + std::to_string(rc) + ":";
+      for (std::size_t l = out.size() > 5 ? out.size() - 5 : 0; l < out.size(); ++l) why += "\n  " + out[l];
+      reshard_failures.push_back(why);
+    }
+    ++moves;
+  }
+  const auto reshard_time = Clock::now() - reshard_start;
+
+  std::vector<WorkerResult> results(kWorkers);
+  for (int w = 0; w < kWorkers; ++w) {
+    WorkerResult& r = results[static_cast<std::size_t>(w)];
+    const auto deadline = stop + 120s;
+    while (!r.done && Clock::now() < deadline) {
+      const auto line = workers[static_cast<std::size_t>(w)]->line(std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::max(Clock::duration(1ms), deadline - Clock::now())));
+      if (!line) break;
+      std::istringstream in(*line);
+      std::string kind;
+      in >> kind;
+      if (kind == "COUNT") {
+        std::string counter;
+        long n = 0;
+        in >> counter >> n;
+        r.counts[counter] += n;
+      } else if (kind == "GOT") {
+        std::string key, id;
+        in >> key >> id;
+        r.got.emplace_back(key, id);
+      } else if (kind == "ERR" || kind == "ERROR") {
+        r.errors.push_back(*line);
+      } else if (kind == "STATS") {
+        r.stats = *line;
+      } else if (kind == "DONE") {
+        r.done = true;
+      } else {
+        r.other.push_back(*line);
+      }
+    }
+    CHECK(workers[static_cast<std::size_t>(w)]->wait() == 0);
+  }
+
+  // Requests met slots in the middle of a migration (ASK, answered after ASKING).
+  long long asking = 0;
+  for (std::size_t n = 0; n < c.size(); ++n) asking += c.node(n).client().calls("asking");
+  WARN("moves " << moves << " of " << kMove << " slots in "
+                << std::chrono::duration_cast<std::chrono::milliseconds>(reshard_time).count() << " ms, ASKING "
+                << asking);
+
+  for (auto& f : reshard_failures) FAIL_CHECK(f);
+  CHECK(moves >= 6);  // at least one whole cycle
+  CHECK(asking > 0);
+  long ops = 0;
+  for (auto& r : results) {
+    INFO(r.stats);
+    CHECK(r.done);
+    for (auto& e : r.errors) FAIL_CHECK(e);
+    for (auto& o : r.other) FAIL_CHECK("unexpected line: " << o);
+    CHECK(r.stats.find(" errors=0 ") != std::string::npos);
+    CHECK(r.stats.find(" cache_errors=0 ") != std::string::npos);
+    CHECK(r.stats.find(" dedupe_errors=0 ") != std::string::npos);
+    const auto at = r.stats.find("ops=");
+    if (at != std::string::npos) ops += std::stol(r.stats.substr(at + 4));
+  }
+  CHECK(ops > 0);
+
+  // Every locked read-modify-write counted: each file holds the sum of the
+  // increments the processes made.
+  long total = 0;
+  for (auto& counter : counters) {
+    long expected = 0;
+    for (auto& r : results) expected += r.counts.count(counter) ? r.counts.at(counter) : 0;
+    std::ifstream in(dir + "/" + counter);
+    long value = 0;
+    in >> value;
+    INFO(counter);
+    CHECK(value == expected);
+    total += expected;
+  }
+  CHECK(total > 0);
+
+  // Each dedupe key ran once, and every call got that run's result.
+  std::map<std::string, std::vector<std::string>> runs;
+  {
+    std::ifstream in(dir + "/dedupe.log");
+    std::string key, id;
+    while (in >> key >> id) runs[key].push_back(id);
+  }
+  std::size_t calls = 0;
+  for (auto& r : results)
+    for (auto& [key, id] : r.got) {
+      ++calls;
+      INFO(key);
+      REQUIRE(runs.count(key) == 1);
+      CHECK(runs[key].size() == 1);
+      CHECK(id == runs[key].front());
+    }
+  CHECK(calls > runs.size());  // there were duplicates
+  for (auto& [key, ids] : runs) {
+    INFO(key);
+    CHECK(ids.size() == 1);
+  }
+  WARN("ops " << ops << ", increments " << total << ", dedupe keys " << runs.size() << ", dedupe calls " << calls);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+}  // namespace
+
+#ifndef WEAVE_RESHARD_SOAK
+TEST_CASE("cluster: redis-cli resharding under 3 processes of locks, cache and dedupe reaches no caller as an error",
+          "[cluster][reshard]") {
+  reshard_under_load(run_seconds(20));
+}
+#else
+TEST_CASE("cluster soak: 300 s of redis-cli resharding under locks, cache and dedupe reach no caller as an error",
+          "[cluster][reshard]") {
+  reshard_under_load(run_seconds(300));
+}
+#endif
