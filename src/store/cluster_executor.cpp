@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -76,7 +77,11 @@ class Small {
   std::span<const T> span() { return {data(), size_}; }
   void clear() { size_ = 0; }
   void swap(Small& o) noexcept {
-    std::swap(inline_, o.inline_);
+    // Bytes, not values: the slots past size() were never written.
+    unsigned char held[sizeof inline_];
+    std::memcpy(held, inline_, sizeof inline_);
+    std::memcpy(inline_, o.inline_, sizeof inline_);
+    std::memcpy(o.inline_, held, sizeof inline_);
     std::swap(size_, o.size_);
     std::swap(spilled_, o.spilled_);
     heap_.swap(o.heap_);
