@@ -10,17 +10,18 @@
 //   Error
 //   ├── ConfigError            bad URL, bad JSON, unknown option (fix the config)
 //   ├── UsageError             API misuse: missing interceptor, wrong argument kind
-//   ├── LockError              carries the key
+//   ├── LockError              a lock failed; carries the lock key
 //   │   ├── LockBusy           not acquired within `wait` (retryable)
-//   │   │   └── DuplicateCall  a duplicate of an earlier call: [[dedupe]], or a
-//   │   │       │              release=on_expiry guard (not retryable)
-//   │   │       └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
 //   │   ├── LeaseLost          the lease expired or was taken while the method ran
 //   │   │   └── HoldLimitExceeded  held past its max_hold: no longer renewed
 //   │   └── ReleaseFailed      the work is done but the lock was not given back
 //   │                          (opt-in, see ReleaseFailurePolicy; not retryable)
-//   ├── DedupeMismatch         [[dedupe]]: the key's earlier call had other arguments
-//   │                          (its match= differs; not retryable)
+//   ├── DedupeError            refused because of an earlier call with the same key
+//   │   │                      (never retryable); carries the key
+//   │   ├── DuplicateCall      a duplicate of an earlier call: [[dedupe]], or a
+//   │   │   │                  release=on_expiry lock still held
+//   │   │   └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
+//   │   └── DedupeMismatch     the key's earlier call had other arguments (match=)
 //   ├── ReplyError             the server answered with an error (WRONGTYPE,
 //   │                          NOPERM, WRONGPASS...); retryable only for the
 //   │                          transient ones (LOADING, BUSY, TRYAGAIN...)
@@ -28,8 +29,11 @@
 //       ├── BackendUnavailable cannot connect to the backend
 //       └── TimeoutError       the backend did not answer in time
 //
-// An error raised while taking or giving back a lock names the lock key in
-// what() and in key(), whatever its type.
+// docs/errors.md has the same tree as a table: when each is thrown, and
+// whether it is retryable.
+//
+// An error raised while taking or giving back a lock, or while claiming a
+// [[dedupe]] key, names that key in what() and in key(), whatever its type.
 #pragma once
 
 #include "weave/abi.h"
@@ -43,8 +47,9 @@ namespace WEAVE_NAMESPACE {
 
 class Error;
 namespace detail {
-// Names the lock key an error concerns (once; the innermost key wins).
-WEAVE_API void name_key(Error& e, std::string_view key);
+// Names the key an error concerns (once; the innermost key wins); `kind`
+// says whose key in what() ("lock", "dedupe key").
+WEAVE_API void name_key(Error& e, std::string_view key, std::string_view kind = "lock");
 }  // namespace detail
 
 class WEAVE_API Error : public std::runtime_error {
@@ -54,7 +59,8 @@ class WEAVE_API Error : public std::runtime_error {
   const char* what() const noexcept override { return message_.c_str(); }
   // True when the same call may succeed if tried again later.
   bool retryable() const noexcept { return retryable_; }
-  // The lock key the failure concerns; empty when none (a config error).
+  // The key the failure concerns (a lock key, a dedupe key); empty when none
+  // (a config error).
   const std::string& key() const noexcept { return key_; }
 
  protected:
@@ -62,7 +68,7 @@ class WEAVE_API Error : public std::runtime_error {
       : std::runtime_error(what), message_(what), key_(std::move(key)), retryable_(retryable) {}
 
  private:
-  friend void detail::name_key(Error& e, std::string_view key);
+  friend void detail::name_key(Error& e, std::string_view key, std::string_view kind);
   std::string message_, key_;
   bool retryable_;
 };
@@ -92,39 +98,8 @@ class WEAVE_API LockBusy : public LockError {
         waited_(waited) {}
   std::chrono::milliseconds waited() const noexcept { return waited_; }
 
- protected:
-  LockBusy(std::string key, std::chrono::milliseconds waited, const std::string& what, bool retryable)
-      : LockError(std::move(key), what, retryable), waited_(waited) {}
-
  private:
   std::chrono::milliseconds waited_;
-};
-
-// A release=on_expiry lock is a duplicate-submit guard: its key still being
-// held means an earlier call ran (or runs) within the ttl, so trying again
-// would run the work twice.
-class WEAVE_API DuplicateCall : public LockBusy {
- public:
-  DuplicateCall(std::string key, std::chrono::milliseconds waited)
-      : LockBusy(key, waited,
-                 "weave: duplicate call refused: lock '" + key +
-                     "' (release=on_expiry) is still held by an earlier call (waited " +
-                     std::to_string(waited.count()) + " ms)",
-                 false) {}
-  // [[dedupe]]: `what` is the annotation's message= (or says which call ran).
-  DuplicateCall(std::string key, const std::string& what, std::chrono::milliseconds waited = {})
-      : LockBusy(std::move(key), waited, what, false) {}
-};
-
-// [[dedupe]]: the earlier call with this key is still running, and did not
-// finish within the annotation's wait=. Not retryable: it will complete.
-class WEAVE_API DuplicateInFlight : public DuplicateCall {
- public:
-  DuplicateInFlight(std::string key, std::chrono::milliseconds waited)
-      : DuplicateCall(key,
-                      "weave: duplicate call refused: an earlier call with key '" + key +
-                          "' is still running (waited " + std::to_string(waited.count()) + " ms)",
-                      waited) {}
 };
 
 class WEAVE_API LeaseLost : public LockError {
@@ -159,19 +134,55 @@ class WEAVE_API ReleaseFailed : public LockError {
                   false) {}
 };
 
-// `reply` is the server's error text; its first word is the code.
+// A call refused because of an earlier call with the same key. Never
+// retryable: trying again would be refused again, or run the work twice.
+class WEAVE_API DedupeError : public Error {
+ public:
+  DedupeError(std::string key, const std::string& what) : Error(std::move(key), what, false) {}
+};
+
+// A duplicate of an earlier call: [[dedupe]] (`what` is the annotation's
+// message= or says which call ran), or a release=on_expiry lock, a
+// duplicate-submit guard whose key still being held means an earlier call
+// ran (or runs) within the ttl.
+class WEAVE_API DuplicateCall : public DedupeError {
+ public:
+  DuplicateCall(std::string key, std::chrono::milliseconds waited)
+      : DedupeError(key, "weave: duplicate call refused: lock '" + key +
+                             "' (release=on_expiry) is still held by an earlier call (waited " +
+                             std::to_string(waited.count()) + " ms)"),
+        waited_(waited) {}
+  DuplicateCall(std::string key, const std::string& what, std::chrono::milliseconds waited = {})
+      : DedupeError(std::move(key), what), waited_(waited) {}
+  // How long the call waited for the earlier one before it was refused.
+  std::chrono::milliseconds waited() const noexcept { return waited_; }
+
+ private:
+  std::chrono::milliseconds waited_;
+};
+
+// [[dedupe]]: the earlier call with this key is still running, and did not
+// finish within the annotation's wait=. Not retryable: it will complete.
+class WEAVE_API DuplicateInFlight : public DuplicateCall {
+ public:
+  DuplicateInFlight(std::string key, std::chrono::milliseconds waited)
+      : DuplicateCall(key,
+                      "weave: duplicate call refused: an earlier call with key '" + key +
+                          "' is still running (waited " + std::to_string(waited.count()) + " ms)",
+                      waited) {}
+};
+
 // [[dedupe]]: the key was used by an earlier call whose match= value differs:
 // a different request reusing an idempotency key. Never a replay of someone
 // else's result; not retryable.
-class WEAVE_API DedupeMismatch : public Error {
+class WEAVE_API DedupeMismatch : public DedupeError {
  public:
   DedupeMismatch(const std::string& key, std::string_view first, std::string_view now)
-      : Error(key,
-              "weave: dedupe key '" + key + "' was first used with match '" + std::string(first) +
-                  "', now with '" + std::string(now) + "'",
-              false) {}
+      : DedupeError(key, "weave: dedupe key '" + key + "' was first used with match '" + std::string(first) +
+                             "', now with '" + std::string(now) + "'") {}
 };
 
+// `reply` is the server's error text; its first word is the code.
 class WEAVE_API ReplyError : public Error {
  public:
   ReplyError(const std::string& context, std::string_view reply)

@@ -2,12 +2,12 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-void name_key(Error& e, std::string_view key) {
+void name_key(Error& e, std::string_view key, std::string_view kind) {
   if (!e.key_.empty()) return;
   e.key_.assign(key);
-  // LockError subtypes say the key in their own words already.
+  // Errors made for the key say it in their own words already.
   if (e.message_.find("'" + e.key_ + "'") != std::string::npos) return;
-  e.message_ += " (lock '" + e.key_ + "')";
+  e.message_ += " (" + std::string(kind) + " '" + e.key_ + "')";
 }
 
 }  // namespace weave::detail

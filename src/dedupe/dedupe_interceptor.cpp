@@ -82,10 +82,11 @@ class DedupeInterceptor final : public Interceptor {
     // and kept across wake-ups: a woken duplicate claims again at once, with
     // no new subscription round trip.
     std::unique_ptr<detail::ClaimWaiter> waiter;
-    if (s.wait > milliseconds(0)) waiter = store.prepare_wait(key);
+    if (s.wait > milliseconds(0)) waiter = naming_key(key, [&] { return store.prepare_wait(key); });
     for (;;) {
       if (waited) sent = Clock::now();
-      detail::ClaimOutcome got = store.claim(key, owner, match, rt->options().claim_lease);
+      detail::ClaimOutcome got =
+          naming_key(key, [&] { return store.claim(key, owner, match, rt->options().claim_lease); });
       if (got.claimed) {
         waiter.reset();  // the first call runs without it
         break;
@@ -108,7 +109,8 @@ class DedupeInterceptor final : public Interceptor {
         waited = true;
         // Woken by the first call's finish; a crashed first call's claim runs
         // out by itself: look again by then (at most one claim lease on).
-        milliseconds left = got.ttl_left > milliseconds(0) ? got.ttl_left : store.ttl_left(key);
+        milliseconds left =
+            got.ttl_left > milliseconds(0) ? got.ttl_left : naming_key(key, [&] { return store.ttl_left(key); });
         if (left <= milliseconds(0)) left = rt->options().claim_lease;
         const auto until = std::min(deadline, now + left);
         if (waiter) waiter->wait_until(until);
@@ -160,6 +162,17 @@ class DedupeInterceptor final : public Interceptor {
       throw UsageError("dedupe(on_duplicate=replay) on " + std::string(inv.method()) +
                        ": the method has no result codec (regenerate its proxy with this weavegen)");
     return *codec;
+  }
+
+  // A store failure while claiming names the key it was for (what(), key()).
+  template <class F>
+  static auto naming_key(std::string_view key, F&& f) {
+    try {
+      return f();
+    } catch (Error& e) {
+      detail::name_key(e, key, "dedupe key");
+      throw;
+    }
   }
 
   static void check_input(const Invocation& inv, const detail::DedupeRuntime& rt, std::string_view key,

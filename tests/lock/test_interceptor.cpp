@@ -252,7 +252,7 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
   try {
     call<std::optional<int>>(k_info_on_expiry, id, body, none);
     FAIL("the duplicate ran");
-  } catch (const weave::DuplicateCall& e) {  // a LockBusy, but retrying would run the work twice
+  } catch (const weave::DuplicateCall& e) {  // a DedupeError, never a LockBusy: retrying would run the work twice
     CHECK(e.key() == "t:" + id);
     CHECK_FALSE(e.retryable());
     CHECK_THAT(e.what(), Catch::Matchers::Contains("duplicate"));

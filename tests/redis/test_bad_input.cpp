@@ -8,7 +8,9 @@
 #include <string>
 #include <thread>
 
+#include "dedupe_methods.h"
 #include "redis_server.h"
+#include "weave/dedupe.h"
 #include "weave/error.h"
 #include "weave/lock.h"
 
@@ -201,4 +203,23 @@ TEST_CASE("bad input: a server busy with a runaway script is a retryable refusal
   CHECK(h);
   h.release();
   CHECK(leases_left(server) == 0);
+}
+
+TEST_CASE("bad input: a [[dedupe]] store that is not there fails the claim with a retryable error naming the key",
+          "[redis][bad-input]") {
+  weave::DedupeOptions o;
+  o.url = "redis://127.0.0.1:" + std::to_string(redis_test::free_port());  // nothing listens there
+  o.connect_timeout = 200ms;
+  weave::configure_dedupe(o);
+  dedupe_test::Payments p;
+  try {
+    p.pay("order:nowhere");
+    FAIL("no error; expected the claim to fail");
+  } catch (const weave::IoError& e) {
+    CHECK(e.retryable());
+    CHECK(e.key() == "order:nowhere");
+    CHECK_THAT(e.what(), Catch::Contains("(dedupe key 'order:nowhere')"));
+  }
+  CHECK(p.runs == 0);  // the method never ran unguarded
+  weave::configure_dedupe({});
 }
