@@ -1,0 +1,117 @@
+// What the cache interceptors share: the settings one [[cache...]]
+// annotation says (read once per method by prepare()), the call's name and
+// key, and how a store step fails open. Used by cache_interceptor.cpp
+// (local hit, single flight), read_through.cpp, background_reload.cpp and
+// put_evict.cpp.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "cache/cache_runtime.h"
+#include "weave/error.h"
+#include "weave/interceptor.h"
+#include "weave/invocation.h"
+#include "weave/result_codec.h"
+
+namespace WEAVE_NAMESPACE::detail::cache {
+
+using Clock = std::chrono::steady_clock;
+using Counts = CacheCounterStripe;
+using std::chrono::milliseconds;
+
+enum class Tier { both, local, remote };
+
+// What one [[cache...]] annotation says, read once per method.
+struct Settings {
+  std::string name;   // "" with name_slot: rendered per call
+  int name_slot = -1;
+  int key_slot = -1;  // the key template's slot; -1: read `key` as text per call
+  milliseconds ttl{30 * 60'000};
+  milliseconds local_ttl{5 * 60'000};
+  milliseconds null_ttl{60'000};
+  milliseconds refresh_after{0};  // 0: never
+  Tier tier = Tier::both;
+  bool sync = false;
+  bool throw_errors = false;  // on_error=throw
+  bool all = false;           // cache_evict(all=true)
+  bool before = false;        // cache_evict(before=true)
+};
+
+Settings read_settings(const Annotation& a, std::string_view method);
+
+// The key template rendered for this call; without key=, every argument
+// rendered as a key part, joined by ':' into `storage` (a type without key
+// formatting is a UsageError naming it: write key= then).
+inline std::string_view key_of(const Invocation& inv, const Settings& s, std::string& storage) {
+  const Annotation& a = inv.annotation();
+  if (s.key_slot >= 0) return a.rendered(s.key_slot);
+  if (a.has("key")) return a.text("key");
+  for (std::size_t i = 0; i < inv.arg_count(); ++i) {
+    if (i) storage += ':';
+    storage += inv.arg(i).text();
+  }
+  return storage;
+}
+
+inline const ResultCodec& codec_of(const Invocation& inv) {
+  const ResultCodec* codec = inv.result_codec();
+  if (!codec)
+    throw UsageError(std::string(inv.annotation().name()) + " on " + std::string(inv.method()) +
+                     ": the method has no result codec (regenerate its proxy with this weavegen)");
+  return *codec;
+}
+
+// Completes the call with a value another call made: shared as it is when
+// both methods return the same type, else through JSON (a cache_put method
+// returning Product feeds a cache method returning std::optional<Product>).
+// False when the value does not fit this method's type (then: a miss).
+bool complete_with(Invocation& inv, const ResultCodec& mine, const ResultCodec& made_by, const void* value);
+
+// Runs a store step; a failure is counted and reported, and thrown only
+// under on_error=throw. Returns false when it failed.
+template <class F>
+bool guarded(CacheRuntime& rt, CacheName& cache, std::string_view key, const Settings& s, F&& step) {
+  try {
+    step();
+    return true;
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    rt.report(cache, key, e);
+    if (s.throw_errors) throw;
+    return false;
+  }
+}
+
+class CacheInterceptorBase : public Interceptor {
+ public:
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
+    try {
+      return std::make_shared<Settings>(read_settings(Annotation(spec, {}), ""));
+    } catch (const Error&) {
+      return nullptr;  // around() reads by name and names the method
+    }
+  }
+
+ protected:
+  // What the annotation says for this call: prepared once per method, or read
+  // by name for specs written by hand (into `by_name`).
+  static const Settings& settings_of(const Invocation& inv, Settings& by_name) {
+    if (const Settings* prepared = inv.prepared<Settings>()) return *prepared;
+    by_name = read_settings(inv.annotation(), inv.method());
+    return by_name;
+  }
+  static std::string_view name_of(const Invocation& inv, const Settings& s) {
+    if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
+    return s.name.empty() ? inv.method() : std::string_view(s.name);
+  }
+};
+
+// The cache_put and cache_evict interceptors (put_evict.cpp).
+std::shared_ptr<Interceptor> make_put_interceptor();
+std::shared_ptr<Interceptor> make_evict_interceptor();
+
+}  // namespace weave::detail::cache

@@ -1,0 +1,115 @@
+#include "cache/read_through.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "core/unique_token.h"
+
+namespace WEAVE_NAMESPACE::detail::cache {
+
+void ReadThrough::run() {
+  const bool use_remote = s_.tier != Tier::local;
+  // sync=true: how long a miss waits for other processes' loads in all.
+  const auto deadline = Clock::now() + rt_.options().fill_guard;
+  bool waited = false;
+  for (;;) {
+    // Taken before anything is read: an invalidation from here on refuses the fill.
+    stamp_ = cache_.local().stamp(key_);
+    land_.stamp = stamp_;
+    land_.read_at = Clock::now();
+    read_version_.reset();
+    if (!use_remote) break;
+    RemoteRead stored;
+    if (!guarded(rt_, cache_, key_, s_, [&] { stored = rt_.remote().get(cache_.name(), key_); })) break;
+    read_version_ = stored.version;
+    if (stored.json) {
+      if (shared_hit(stored)) return;
+      break;  // stored by another version of the type: a miss, overwritten below
+    }
+    if (!waited) count_.add(&Counts::remote_misses);
+    if (!s_.sync) break;
+    // One loader in the deployment; the others wait for its value.
+    if (held_.token.empty()) held_.token = unique_token();
+    FillClaim claim = FillClaim::gave_up;
+    if (!guarded(rt_, cache_, key_, s_, [&] {
+          claim = rt_.remote().claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
+                                          stored.version, deadline);
+        }))
+      break;
+    if (claim == FillClaim::load) {
+      held_.holds = true;
+      break;
+    }
+    if (claim == FillClaim::gave_up) break;  // waited fill_guard: load without the lease
+    if (claim == FillClaim::waited && !waited) {
+      waited = true;
+      count_.add(&Counts::sync_waits);
+    }
+  }
+  load(false);
+}
+bool ReadThrough::shared_hit(const RemoteRead& stored) {
+  if (s_.refresh_after > milliseconds(0) && wall_ms() - stored.written_ms >= s_.refresh_after.count())
+    return refresh(stored);
+  try {
+    inv_.complete_from_json(*stored.json);
+  } catch (const std::exception&) {
+    count_.add(&Counts::decode_failures);
+    return false;
+  }
+  count_.add(&Counts::remote_hits);
+  land_.value = codec_.share(inv_.result());
+  install(land_.value, stored.json->size(), stored.written_ms);
+  return true;
+}
+
+void ReadThrough::load(bool refreshing) {
+  const auto started = Clock::now();
+  try {
+    inv_.proceed();
+  } catch (...) {
+    count_.add(&Counts::load_failures);
+    throw;
+  }
+  count_.add(&Counts::loads);
+  if (refreshing) count_.add(&Counts::refreshes);
+  count_.add(&Counts::load_ns, static_cast<std::uint64_t>((Clock::now() - started).count()));
+  const void* result = inv_.result();
+  land_.value = codec_.share(result);
+  const milliseconds ttl = codec_.empty(result) ? s_.null_ttl : s_.ttl;
+  if (ttl <= milliseconds(0)) return;  // null_ttl=0ms: empty results are not kept
+  // JSON: for the shared tier, and as the local entry's weight under a byte bound.
+  std::string json;
+  const bool use_remote = s_.tier != Tier::local;
+  if (use_remote || rt_.options().local_max_bytes > 0)
+    if (!guarded(rt_, cache_, key_, s_, [&] { json = codec_.encode(result); })) return;
+  if (use_remote) {
+    if (!read_version_) return;  // the shared tier could not be read: nothing known to fill over
+    const std::string_view token = held_.holds ? std::string_view(held_.token) : std::string_view();
+    if (guarded(rt_, cache_, key_, s_, [&] {
+          rt_.remote().fill(cache_.name(), key_, json, jittered(ttl, key_), *read_version_, token);
+        }))
+      held_.holds = false;  // dropped by the fill, stored or refused
+  }
+  install(land_.value, json.size(), wall_ms(), ttl);
+}
+
+void ReadThrough::install(const std::shared_ptr<const void>& value, std::size_t weight, std::int64_t written_ms,
+             std::optional<milliseconds> ttl) {
+  if (s_.tier == Tier::remote || !rt_.remote().live(Clock::now())) return;
+  milliseconds local_ttl = std::min(s_.local_ttl, ttl.value_or(s_.local_ttl));
+  if (codec_.empty(value.get())) local_ttl = std::min(local_ttl, s_.null_ttl);
+  // A local copy never outlives refresh_after: the read after it goes to
+  // the shared tier, which refreshes it for the deployment.
+  if (s_.refresh_after > milliseconds(0))
+    local_ttl = std::min(local_ttl, milliseconds(written_ms + s_.refresh_after.count() - wall_ms()));
+  if (local_ttl <= milliseconds(0)) return;
+  LocalEntry entry;
+  entry.value = value;
+  entry.kind = &codec_;
+  entry.weight = std::max<std::size_t>(1, weight);
+  entry.expires = Clock::now() + jittered(local_ttl, key_);
+  cache_.local().put(std::string(key_), std::move(entry), stamp_);  // a refusal is counted by the tier
+}
+
+}  // namespace weave::detail::cache

@@ -1,0 +1,104 @@
+// The leader's path of one [[cache]] read (steps 3 and 4 of docs/cache.md,
+// "One read"): the shared tier, sync=true's fill lease, the method, the fill
+// and the local install (read_through.cpp), and refresh_after's reload of an
+// aged value, in the background when the call can be copied
+// (background_reload.cpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cache/cache_settings.h"
+
+namespace WEAVE_NAMESPACE::detail::cache {
+
+class ReadThrough {
+ public:
+  ReadThrough(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
+              CacheName& cache, std::string_view key, std::shared_ptr<Flight> flight)
+      : inv_(inv), s_(s), codec_(codec), rt_(rt), cache_(cache), count_(cache.counters()), key_(key),
+        land_{cache, std::string(key), std::move(flight), &codec, nullptr, {}, false},
+        held_{rt, cache, key, {}, false} {}
+
+  void run();
+
+  // A reload queued by reload_in_background: the fill of load(true), with
+  // what the claimer read, on the background thread.
+  struct Reload {
+    std::shared_ptr<CacheRuntime> rt;
+    CacheName* cache;
+    Settings settings;
+    const ResultCodec* codec;
+    std::string key;
+    std::uint64_t stamp;
+    std::optional<std::uint64_t> read_version;
+    std::string token;
+    Detached call;
+    void run();
+  };
+
+ private:
+  // A value in the shared tier: true when the call is completed with it.
+  bool shared_hit(const RemoteRead& stored);
+  // A value older than refresh_after (background_reload.cpp).
+  bool refresh(const RemoteRead& stored);
+  bool reload_in_background(const RemoteRead& stored);
+  // 4. the method, then the fill (which also drops a lease this call holds).
+  void load(bool refreshing);
+  void install(const std::shared_ptr<const void>& value, std::size_t weight, std::int64_t written_ms,
+               std::optional<milliseconds> ttl = std::nullopt);
+
+  struct Land {  // every way out of the leader's path wakes the waiters, once
+    CacheName& cache;
+    std::string key;
+    std::shared_ptr<Flight> flight;
+    const ResultCodec* codec;
+    std::shared_ptr<const void> value;
+    std::string json;
+    std::uint64_t stamp = 0;  // of the read that made `value` / `json`, and when it was taken
+    Clock::time_point read_at{};
+    bool landed = false;
+    void now() {
+      if (landed || !flight) return;  // no flight: a background reload
+      landed = true;
+      cache.land(key, flight, std::move(value), codec, stamp, read_at, std::move(json));
+    }
+    ~Land() { now(); }
+  };
+  // A fill lease or refresh claim this call holds: dropped on every way out
+  // that did not fill (the method threw, nothing to keep), so that a waiter
+  // loads at once instead of waiting for the lease to run out.
+  struct Held {
+    CacheRuntime& rt;
+    CacheName& cache;
+    std::string_view key;
+    std::string token;
+    bool holds = false;
+    ~Held() {
+      if (!holds) return;
+      try {
+        rt.remote().release(cache.name(), key, token);
+      } catch (const std::exception& e) {
+        rt.report(cache, key, e);  // the lease runs out by itself
+      }
+    }
+  };
+
+  Invocation& inv_;
+  const Settings& s_;
+  const ResultCodec& codec_;
+  CacheRuntime& rt_;
+  CacheName& cache_;
+  CacheCounters& count_;
+  std::string_view key_;
+  Land land_;
+  Held held_;
+  std::uint64_t stamp_ = 0;
+  std::optional<std::uint64_t> read_version_;  // set when the shared tier was read
+};
+
+
+}  // namespace weave::detail::cache
