@@ -166,7 +166,7 @@ class DedupeInterceptor final : public Interceptor {
 
   // A store failure while claiming names the key it was for (what(), key()).
   template <class F>
-  static auto naming_key(std::string_view key, F&& f) {
+  static auto naming_key(std::string_view key, F&& f) -> decltype(f()) {
     try {
       return f();
     } catch (Error& e) {
