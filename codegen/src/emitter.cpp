@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <set>
 
+#include <weave/generated/revision.h>
+
 namespace weavegen {
 
 namespace {
@@ -258,6 +260,9 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
   out += "#if defined(__clang__)\n#pragma clang diagnostic pop\n"
          "#elif defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n";
   out += "#include <weave/generated.h>\n\n";
+  // This file calls the runtime the way revision N says: a library of another
+  // revision refuses it at compile time, naming both (weave/generated/revision.h).
+  out += "WEAVE_CHECK_GENERATED_REVISION(" + std::to_string(WEAVE_GENERATED_REVISION) + ");\n\n";
   for (const auto& c : m.classes) {
     if (c.decorator) {
       emit_decorator(out, c);

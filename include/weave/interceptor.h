@@ -27,6 +27,10 @@
 
 namespace WEAVE_NAMESPACE {
 
+namespace detail {
+struct RegistryAccess;  // src/core/interceptor_registry.cpp
+}  // namespace detail
+
 class WEAVE_API Interceptor {
  public:
   virtual ~Interceptor() = default;
@@ -60,9 +64,10 @@ class WEAVE_API InterceptorRegistry {
   // Bumped by every add/remove; proxies cache their resolved chain against it.
   std::uint64_t version() const noexcept;
 
-  struct Impl;  // the bindings and their lock (in the library)
 
  private:
+  friend struct detail::RegistryAccess;  // core's chain resolution reads the version
+  struct Impl;  // the bindings and their lock (in the library)
   std::unique_ptr<Impl> impl_;
 };
 

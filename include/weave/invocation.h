@@ -70,25 +70,9 @@ struct ResultCodec;
 class Invocation;
 namespace detail {
 
-// A call of a woven method re-made from copies of its arguments, so that it
-// can run after the caller returned (weave/generated.h makes them: weavegen
-// emits a maker for methods whose annotations reload in the background).
-class WEAVE_API DetachedCall {
- public:
-  virtual ~DetachedCall();
-  virtual std::span<const ArgRef> args() const noexcept = 0;  // views of the copies
-  virtual std::span<const std::string> rendered() const noexcept = 0;
-  virtual void* result_slot() noexcept = 0;  // std::optional<R>, or null
-  virtual void run_target() = 0;             // the method itself, with the copies
-  // The woven object the call runs on (its destructor retires it, below), or null.
-  const void* owner = nullptr;
-};
-
-// How a woven method makes its DetachedCall (null maker: it cannot).
-struct DetachSource {
-  std::unique_ptr<DetachedCall> (*make)(const void* ctx) = nullptr;
-  const void* ctx = nullptr;
-};
+class DetachedCall;  // weave/generated/chain.h
+struct DetachSource;
+struct InvocationAccess;  // src/core: how run_chain sets a call up
 
 // The rest of a chain (the interceptors after the one that detached, then the
 // method) with copied arguments, to run later on another thread. Empty when
@@ -119,21 +103,6 @@ class WEAVE_API Detached {
   void* registry_ = nullptr;  // where the owner was counted
 };
 
-// Queues `job` on the runtime's background thread (one per process, started
-// on first use, stopped at exit; a forked child starts with none and drops
-// the parent's queue). False when it is stopped: then `job` did not run.
-WEAVE_API bool run_in_background(std::function<void()> job);
-
-// Called by a woven class's destructor before its base is destroyed: refuses
-// new detached calls on `owner` and waits for the queued and running ones.
-WEAVE_API void retire_detached(const void* owner) noexcept;
-
-// `result_slot`: the std::optional<R> the result goes to (null for void and
-// references); the interceptors reach it through the method's ResultCodec.
-// `detach`: how to copy the call (Invocation::detach), or null.
-WEAVE_API bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
-               std::span<const std::string> rendered, void (*target)(void*), void* ctx,
-               void* result_slot = nullptr, const DetachSource* detach = nullptr);
 }  // namespace detail
 
 class WEAVE_API Invocation {
@@ -191,16 +160,14 @@ class WEAVE_API Invocation {
   // True when this call can be copied to run again after it returned: its
   // proxy was made by a weavegen that emits copies, and the call is not
   // itself a detached one.
-  bool can_detach() const noexcept { return detach_ != nullptr && detach_->make != nullptr; }
+  bool can_detach() const noexcept;
   // Copies the arguments now; the copy runs the interceptors after the
   // running one, then the method (Detached::run). Empty when !can_detach()
   // or the object is being destroyed. This call goes on as before.
   detail::Detached detach();
 
  private:
-  friend bool detail::run_chain(const MethodInfo&, std::span<const ArgRef>,
-                                std::span<const std::string>, void (*)(void*), void*, void*,
-                                const detail::DetachSource*);
+  friend struct detail::InvocationAccess;
   friend class detail::Detached;
   const ResultCodec& codec_for_completion() const;
   const MethodInfo* method_;

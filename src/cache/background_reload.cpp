@@ -5,6 +5,7 @@
 
 #include "cache/read_through.h"
 #include "core/unique_token.h"
+#include "weave/generated/chain.h"
 
 namespace WEAVE_NAMESPACE::detail::cache {
 

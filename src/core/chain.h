@@ -16,4 +16,12 @@ struct Chain {
 // and per registry version; the pointer stays valid for the process lifetime.
 const Chain& resolve_chain(const MethodInfo& info);
 
+// What run_chain and detached calls set on an Invocation (its friend).
+struct InvocationAccess {
+  static void set_up(Invocation& inv, const Chain& chain, const DetachSource* detach) noexcept {
+    inv.chain_ = &chain;
+    inv.detach_ = detach;
+  }
+};
+
 }  // namespace weave::detail

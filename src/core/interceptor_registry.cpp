@@ -51,8 +51,13 @@ struct InterceptorRegistry::Impl {
   mutable std::shared_mutex mutex;
   std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name;
   std::atomic<std::uint64_t> version{1};
-  static const Impl& of(const InterceptorRegistry& r) noexcept { return *r.impl_; }
 };
+
+namespace detail {
+struct RegistryAccess {
+  static const std::atomic<std::uint64_t>& version(const InterceptorRegistry& r) noexcept { return r.impl_->version; }
+};
+}  // namespace detail
 
 InterceptorRegistry::InterceptorRegistry() : impl_(std::make_unique<Impl>()) {}
 InterceptorRegistry::~InterceptorRegistry() = default;
@@ -187,7 +192,7 @@ const Chain& resolve_chain(const MethodInfo& info) {
   };
   thread_local Slot cache[64];
   static const std::atomic<std::uint64_t>& global_version =
-      InterceptorRegistry::Impl::of(InterceptorRegistry::global()).version;
+      RegistryAccess::version(InterceptorRegistry::global());
   const std::uint64_t version = global_version.load(std::memory_order_acquire);
   Slot& slot = cache[(reinterpret_cast<std::uintptr_t>(&info) >> 4) % 64];
   if (slot.info == &info && slot.version == version) return *slot.chain;

@@ -43,6 +43,8 @@ const AnnotationSpec& Invocation::empty_spec() noexcept {
   return empty;
 }
 
+bool Invocation::can_detach() const noexcept { return detach_ != nullptr && detach_->make != nullptr; }
+
 const void* Invocation::prepared_untyped() const noexcept {
   if (depth_ == 0) return nullptr;
   const auto& chain = *static_cast<const detail::Chain*>(chain_);
@@ -133,8 +135,7 @@ bool run_chain(const MethodInfo& info, std::span<const ArgRef> args,
                std::span<const std::string> rendered, void (*target)(void*), void* ctx, void* result_slot,
                const DetachSource* detach) {
   Invocation inv(info, args, rendered, target, ctx, result_slot);
-  inv.detach_ = detach;
-  inv.chain_ = &resolve_chain(info);
+  InvocationAccess::set_up(inv, resolve_chain(info), detach);
   inv.proceed();
   return inv.proceeded();
 }
