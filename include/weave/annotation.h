@@ -99,8 +99,12 @@ class WEAVE_API Annotation {
   // order): weavegen's index, or found by text for specs written by hand.
   // Throws UsageError naming the annotation, the value, the choices and
   // `method` (when given) for any other value.
-  std::size_t choice(std::string_view arg, std::initializer_list<std::string_view> values,
+  std::size_t choice(std::string_view arg, std::span<const std::string_view> values,
                      std::string_view method = {}) const;
+  std::size_t choice(std::string_view arg, std::initializer_list<std::string_view> values,
+                     std::string_view method = {}) const {
+    return choice(arg, std::span<const std::string_view>(values.begin(), values.size()), method);
+  }
   // Key template slot `slot` (ArgValue::first + i) rendered for this call: for
   // interceptors that found their arguments once, in prepare().
   std::string_view rendered(int slot) const;

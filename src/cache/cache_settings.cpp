@@ -16,8 +16,8 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (a.has("local_ttl")) s.local_ttl = a.duration("local_ttl");
   if (a.has("null_ttl")) s.null_ttl = a.duration("null_ttl");
   if (s.local_ttl > s.ttl) s.local_ttl = s.ttl;
-  if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", {"both", "local", "remote"}, method));
-  if (a.has("on_error")) s.throw_errors = a.choice("on_error", {"report", "throw"}, method) == 1;
+  if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", vocab::tier_values, method));
+  if (a.has("on_error")) s.throw_errors = a.choice("on_error", vocab::on_error_values, method) == 1;
   if (a.has("all")) s.all = a.boolean("all");
   if (a.has("sync")) s.sync = a.boolean("sync");
   if (a.has("refresh_after")) s.refresh_after = a.duration("refresh_after");

@@ -15,6 +15,7 @@
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
 #include "weave/result_codec.h"
+#include "weave_vocabulary.h"
 
 namespace WEAVE_NAMESPACE::detail::cache {
 
@@ -23,21 +24,31 @@ using Counts = CacheCounterStripe;
 using std::chrono::milliseconds;
 
 enum class Tier { both, local, remote };
+namespace vocab = vocabulary::cache;
+// The C++ enum follows the vocabulary's order (weavegen emits indexes into it).
+static_assert(vocab::tier_values[static_cast<int>(Tier::local)] == "local" &&
+              vocab::tier_values[static_cast<int>(Tier::remote)] == "remote");
+static_assert(vocab::on_error_values[1] == "throw");
+// One Settings serves cache, cache_put and cache_evict: their shared arguments agree.
+static_assert(vocabulary::cache_put::ttl == vocab::ttl && vocabulary::cache_put::local_ttl == vocab::local_ttl &&
+              vocabulary::cache_put::tier == vocab::tier && vocabulary::cache_evict::tier == vocab::tier &&
+              vocabulary::cache_put::on_error == vocab::on_error && vocabulary::cache_evict::on_error == vocab::on_error);
 
-// What one [[cache...]] annotation says, read once per method.
+// What one [[cache...]] annotation says, read once per method. An argument
+// not written takes the vocabulary's default (annotations/cache.json).
 struct Settings {
   std::string name;   // "" with name_slot: rendered per call
   int name_slot = -1;
   int key_slot = -1;  // the key template's slot; -1: read `key` as text per call
-  milliseconds ttl{30 * 60'000};
-  milliseconds local_ttl{5 * 60'000};
-  milliseconds null_ttl{60'000};
-  milliseconds refresh_after{0};  // 0: never
-  Tier tier = Tier::both;
-  bool sync = false;
-  bool throw_errors = false;  // on_error=throw
-  bool all = false;           // cache_evict(all=true)
-  bool before = false;        // cache_evict(before=true)
+  milliseconds ttl = vocab::ttl;
+  milliseconds local_ttl = vocab::local_ttl;
+  milliseconds null_ttl = vocab::null_ttl;
+  milliseconds refresh_after{0};  // 0: never (the vocabulary gives none)
+  Tier tier = static_cast<Tier>(vocab::tier);
+  bool sync = vocab::sync;
+  bool throw_errors = vocab::on_error == 1;  // on_error=throw
+  bool all = vocabulary::cache_evict::all;
+  bool before = vocabulary::cache_evict::before;
 };
 
 Settings read_settings(const Annotation& a, std::string_view method);

@@ -73,7 +73,7 @@ std::string_view Annotation::rendered(int slot) const {
   return rendered_[static_cast<std::size_t>(slot)];
 }
 
-std::size_t Annotation::choice(std::string_view arg, std::initializer_list<std::string_view> values,
+std::size_t Annotation::choice(std::string_view arg, std::span<const std::string_view> values,
                                std::string_view method) const {
   const std::int64_t index = enum_index(arg);
   if (index >= 0 && static_cast<std::size_t>(index) < values.size()) return static_cast<std::size_t>(index);

@@ -11,6 +11,7 @@
 #include "weave/error.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
+#include "weave_vocabulary.h"
 #include "weave/result_codec.h"
 
 namespace WEAVE_NAMESPACE {
@@ -22,13 +23,20 @@ using std::chrono::milliseconds;
 enum class OnDuplicate { fail, skip, replay };
 enum class OnError { forget, remember };
 
+namespace vocab = vocabulary::dedupe;
+// The C++ enums follow the vocabulary's order (weavegen emits indexes into it).
+static_assert(vocab::on_duplicate_values[static_cast<int>(OnDuplicate::skip)] == "skip" &&
+              vocab::on_duplicate_values[static_cast<int>(OnDuplicate::replay)] == "replay");
+static_assert(vocab::on_error_values[static_cast<int>(OnError::remember)] == "remember");
+
+// An argument not written takes the vocabulary's default (annotations/dedupe.json).
 struct Settings {
   int key_slot = -1, match_slot = -1;  // -1: read by name per call
-  milliseconds window{5'000};
-  OnDuplicate on_duplicate = OnDuplicate::fail;
+  milliseconds window = vocab::window;
+  OnDuplicate on_duplicate = static_cast<OnDuplicate>(vocab::on_duplicate);
   std::string message;
-  milliseconds wait{0};
-  OnError on_error = OnError::forget;
+  milliseconds wait = vocab::wait;
+  OnError on_error = static_cast<OnError>(vocab::on_error);
 };
 
 Settings read_settings(const Annotation& a, std::string_view method) {
@@ -37,10 +45,10 @@ Settings read_settings(const Annotation& a, std::string_view method) {
   if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
   if (a.has("window")) s.window = a.duration("window");
   if (a.has("on_duplicate"))
-    s.on_duplicate = static_cast<OnDuplicate>(a.choice("on_duplicate", {"throw", "skip", "replay"}, method));
+    s.on_duplicate = static_cast<OnDuplicate>(a.choice("on_duplicate", vocab::on_duplicate_values, method));
   if (a.has("message")) s.message = std::string(a.text("message"));
   if (a.has("wait")) s.wait = a.duration("wait");
-  if (a.has("on_error")) s.on_error = static_cast<OnError>(a.choice("on_error", {"forget", "remember"}, method));
+  if (a.has("on_error")) s.on_error = static_cast<OnError>(a.choice("on_error", vocab::on_error_values, method));
   return s;
 }
 

@@ -12,6 +12,7 @@
 #include "weave/error.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
+#include "weave_vocabulary.h"
 
 namespace WEAVE_NAMESPACE {
 namespace {
@@ -26,17 +27,25 @@ struct Settings {
   OnBusy on_busy = OnBusy::fail;
 };
 
-// Throws UsageError naming `method` for a value outside the vocabulary.
+namespace vocab = vocabulary::lock;
+// The C++ enums follow the vocabulary's order (weavegen emits indexes into it).
+static_assert(vocab::on_busy_values[static_cast<int>(OnBusy::skip)] == "skip" &&
+              vocab::on_busy_values[static_cast<int>(OnBusy::fallback)] == "fallback");
+static_assert(vocab::type_values[static_cast<int>(LockType::fair)] == "fair" &&
+              vocab::type_values[static_cast<int>(LockType::write)] == "write");
+static_assert(vocab::release_values[1] == "on_expiry");
+
+// Throws UsageError naming `method` for a value outside the vocabulary. An
+// argument not written takes the vocabulary's default (annotations/lock.json).
 Settings read_settings(const Annotation& a, std::string_view method) {
   Settings s;
   if (a.has("ttl")) s.spec.ttl = a.duration("ttl");
-  if (a.has("wait")) s.spec.wait = a.duration("wait");
+  s.spec.wait = a.has("wait") ? a.duration("wait") : vocab::wait;
   if (a.has("max_hold")) s.spec.max_hold = a.duration("max_hold");
-  if (a.has("release") && a.choice("release", {"on_return", "on_expiry"}, method) == 1)
-    s.spec.release = LockSpec::Release::on_expiry;
-  if (a.has("on_busy")) s.on_busy = static_cast<OnBusy>(a.choice("on_busy", {"throw", "skip", "fallback"}, method));
-  if (a.has("type"))
-    s.spec.type = static_cast<LockType>(a.choice("type", {"reentrant", "fair", "read", "write"}, method));
+  const std::size_t release = a.has("release") ? a.choice("release", vocab::release_values, method) : vocab::release;
+  s.spec.release = release == 1 ? LockSpec::Release::on_expiry : LockSpec::Release::on_return;
+  s.on_busy = static_cast<OnBusy>(a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values, method) : vocab::on_busy);
+  s.spec.type = static_cast<LockType>(a.has("type") ? a.choice("type", vocab::type_values, method) : vocab::type);
   return s;
 }
 
