@@ -6,6 +6,7 @@
 # and again whenever a file in the folder changes; the header is rewritten only
 # when its text changes, so nothing rebuilds for nothing. The store layer loads
 # the scripts by SHA; a script is identified by the address of its string.
+include(${CMAKE_CURRENT_LIST_DIR}/WeaveWriteIfChanged.cmake)
 function(weave_embed_scripts header namespace folder)
   file(GLOB scripts CONFIGURE_DEPENDS "${folder}/*.lua")
   file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${folder}")
@@ -33,11 +34,5 @@ function(weave_embed_scripts header namespace folder)
     string(APPEND out "\ninline constexpr char ${name}[] = R\"weave_lua(\n${body})weave_lua\";\n")
   endforeach()
   string(APPEND out "\n}  // namespace weave::${namespace}\n")
-  set(old "")
-  if(EXISTS "${header}")
-    file(READ "${header}" old)
-  endif()
-  if(NOT old STREQUAL out)
-    file(WRITE "${header}" "${out}")
-  endif()
+  weave_write_if_changed("${header}" "${out}")
 endfunction()

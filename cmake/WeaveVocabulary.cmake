@@ -10,6 +10,7 @@
 #              inline constexpr std::size_t <arg> = <index of the default>;
 # Runs when CMake configures and again whenever a vocabulary file changes;
 # the header is rewritten only when its text changes.
+include(${CMAKE_CURRENT_LIST_DIR}/WeaveWriteIfChanged.cmake)
 function(weave_duration_ms text out_var where)
   if(text MATCHES "^([0-9]+)(ms|s|min|h)$")
     set(n "${CMAKE_MATCH_1}")
@@ -89,11 +90,5 @@ function(weave_vocabulary_header header folder)
     endif()
     string(APPEND out "}  // namespace weave::vocabulary::${name}\n")
   endforeach()
-  set(old "")
-  if(EXISTS "${header}")
-    file(READ "${header}" old)
-  endif()
-  if(NOT old STREQUAL out)
-    file(WRITE "${header}" "${out}")
-  endif()
+  weave_write_if_changed("${header}" "${out}")
 endfunction()
