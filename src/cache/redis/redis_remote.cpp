@@ -20,6 +20,7 @@
 #include "cache/remote_tier.h"
 #include "cache/scripts.h"
 #include "store/open.h"
+#include "store/reply.h"
 #include "weave/cache.h"
 #include "weave/error.h"
 
@@ -144,12 +145,12 @@ class RedisRemote final : public RemoteTier {
 
   RemoteRead get(std::string_view name, std::string_view key) override {
     const std::string k = entry_key(prefix_, name, key);
-    store::Reply r = exec_->command(store::Command{"GET", k}, k, "cache get");
+    const store::Reply reply = exec_->command(store::Command{"GET", k}, k, "cache get");
+    const store::ReplyView r(reply, "cache get");
     RemoteRead read;
-    if (r->type == REDIS_REPLY_NIL) return read;
-    if (r->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "cache get");
+    if (r.nil()) return read;
     // "<version>[@<written ms>]:<json>" (scripts/_entry.lua)
-    const std::string_view entry(r->str, r->len);
+    const std::string_view entry = r.text();
     const auto colon = entry.find(':');
     if (colon == std::string_view::npos) return read;  // not written by Weave: a miss (a fill will be refused)
     const std::string_view head = entry.substr(0, colon);
@@ -252,7 +253,11 @@ class RedisRemote final : public RemoteTier {
     calls.push_back(std::move(call));
     return std::move(exec_->run(calls, what).front());
   }
-  static long long integer(const store::Reply& r) { return r->type == REDIS_REPLY_INTEGER ? r->integer : 0; }
+  // A script's integer answer (0 for anything else).
+  static long long integer(const store::Reply& r) {
+    const store::ReplyView v(r, "cache script");
+    return v.is_integer() ? v.integer() : 0;
+  }
   template <class T>
   static T digits(std::string_view text) {
     T v = 0;
@@ -375,14 +380,14 @@ class RedisRemote final : public RemoteTier {
     exec_->for_each_master([&](store::NodeExecutor& node) {
       std::string cursor = "0";
       do {
-        store::Reply r = node.command(store::Command{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) store::bad_reply(r.get(), "cache evict all");
-        cursor.assign(r->element[0]->str, r->element[0]->len);
+        const store::Reply reply = node.command(store::Command{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+        const store::ReplyView r(reply, "cache evict all");
+        if (r.size() != 2) r.unexpected();
+        cursor.assign(r[0].text());
+        const store::ReplyView keys = r[1];
         std::vector<store::ScriptCall> calls;
-        for (std::size_t i = 0; i < r->element[1]->elements; ++i) {
-          const redisReply* k = r->element[1]->element[i];
-          calls.push_back({cache_redis::scripts::evict, {std::string_view(k->str, k->len)}, {fill_guard_}});
-        }
+        for (std::size_t i = 0; i < keys.size(); ++i)
+          calls.push_back({cache_redis::scripts::evict, {keys[i].text()}, {fill_guard_}});
         // Through the executor, not `node`: on a cluster the key's slot may be
         // moving, and the executor follows the redirect.
         if (!calls.empty()) exec_->run(calls, "cache evict all");

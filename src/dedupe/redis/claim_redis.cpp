@@ -11,6 +11,7 @@
 #include "dedupe/redis/claim_redis.h"
 #include "dedupe/scripts.h"
 #include "store/open.h"
+#include "store/reply.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -54,43 +55,42 @@ class RedisClaims final : public ClaimStore {
     const Millis ms(lease);
     if (!by_script_.load(std::memory_order_relaxed)) {
       try {
-        const store::Reply r =
+        const store::Reply reply =
             exec_->command(store::Command{"SET", k, running, "NX", "PX", ms.view(), "GET"}, k, "dedupe claim");
+        const store::ReplyView r(reply, "dedupe claim");
         ClaimOutcome out;
-        if (r->type == REDIS_REPLY_NIL) {
+        if (r.nil()) {
           out.claimed = true;
           return out;
         }
-        if (r->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "dedupe claim");
-        out.readable = DedupeRecord::decode(std::string_view(r->str, r->len), out.existing);
+        out.readable = DedupeRecord::decode(r.text(), out.existing);
         return out;  // ttl_left 0: ttl_left(key) asks, only for a duplicate that waits
       } catch (const ReplyError& e) {
         if (e.code() != "ERR" || e.reply().find("syntax") == std::string::npos) throw;
         by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
       }
     }
-    store::Reply r = run({dedupe_redis::scripts::claim, {k}, {running, ms.view()}}, "dedupe claim");
+    const store::Reply reply = run({dedupe_redis::scripts::claim, {k}, {running, ms.view()}}, "dedupe claim");
+    const store::ReplyView r(reply, "dedupe claim");
     ClaimOutcome out;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1) store::bad_reply(r.get(), "dedupe claim");
-    if (r->element[0]->integer == 1) {
+    if (r[0].integer() == 1) {
       out.claimed = true;
       return out;
     }
-    if (r->elements < 3 || r->element[1]->type != REDIS_REPLY_STRING) store::bad_reply(r.get(), "dedupe claim");
-    out.readable = DedupeRecord::decode(std::string_view(r->element[1]->str, r->element[1]->len), out.existing);
+    out.readable = DedupeRecord::decode(r[1].text(), out.existing);
     // PTTL 0 (its last millisecond) or below: about to run out, look again soon.
-    out.ttl_left = milliseconds(std::max<long long>(1, r->element[2]->integer));
+    out.ttl_left = milliseconds(std::max<long long>(1, r[2].integer()));
     return out;
   }
 
   milliseconds ttl_left(std::string_view key) override {
     std::string k;
     record_key(k, key);
-    const store::Reply r = exec_->command(store::Command{"PTTL", k}, k, "dedupe ttl");
-    if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "dedupe ttl");
-    if (r->integer == -1) return milliseconds(0);  // no TTL: not a record of ours (unknown)
+    const long long pttl =
+        store::ReplyView(exec_->command(store::Command{"PTTL", k}, k, "dedupe ttl"), "dedupe ttl").integer();
+    if (pttl == -1) return milliseconds(0);  // no TTL: not a record of ours (unknown)
     // Gone (-2), or in its last millisecond (0): look again soon.
-    return milliseconds(std::max<long long>(1, r->integer));
+    return milliseconds(std::max<long long>(1, pttl));
   }
 
   bool finish(std::string_view key, std::string_view owner, std::string_view match, const DedupeRecord& outcome,
@@ -109,8 +109,9 @@ class RedisClaims final : public ClaimStore {
                                running = all.substr(running_at, outcome_at - running_at),
                                text = all.substr(outcome_at);
     const Millis ms(window);
-    return run({dedupe_redis::scripts::finish, {k}, {running, text, ms.view(), channel}}, "dedupe finish")->integer ==
-           1;
+    return store::ReplyView(run({dedupe_redis::scripts::finish, {k}, {running, text, ms.view(), channel}}, "dedupe finish"),
+                            "dedupe finish")
+               .integer() == 1;
   }
 
   bool forget(std::string_view key, std::string_view owner, std::string_view match) override {
@@ -122,7 +123,9 @@ class RedisClaims final : public ClaimStore {
     running_record(b, owner, match);
     const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
                                running = all.substr(running_at);
-    return run({dedupe_redis::scripts::forget, {k}, {running, channel}}, "dedupe forget")->integer == 1;
+    return store::ReplyView(run({dedupe_redis::scripts::forget, {k}, {running, channel}}, "dedupe forget"),
+                            "dedupe forget")
+               .integer() == 1;
   }
 
   std::vector<bool> renew(std::span<const Renewal> items) override {
@@ -138,7 +141,10 @@ class RedisClaims final : public ClaimStore {
       calls.push_back({dedupe_redis::scripts::renew, {keys[i]}, {records[i], leases[i]}});
     std::vector<store::Reply> replies = exec_->run(calls, "dedupe renew");  // one pipeline per node
     std::vector<bool> out;
-    for (auto& r : replies) out.push_back(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    for (auto& r : replies) {
+      const store::ReplyView v(r, "dedupe renew");
+      out.push_back(v.is_integer() && v.integer() == 1);
+    }
     return out;
   }
 

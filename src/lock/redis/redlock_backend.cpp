@@ -238,8 +238,8 @@ class RedlockBackend final : public LockBackend {
         continue;
       }
       try {
-        if constexpr (std::is_invocable_v<Parse&, const redisReply*>)
-          got[i] = parse(outcomes[i].replies.front().get());
+        if constexpr (std::is_invocable_v<Parse&, const store::Reply&>)
+          got[i] = parse(outcomes[i].replies.front());
         else
           got[i] = parse(outcomes[i].replies);
       } catch (...) {
@@ -265,7 +265,7 @@ class RedlockBackend final : public LockBackend {
     if (behind.empty()) return 0;
     RaiseFenceCommand request(prefix_, key, token, lease, counter_);
     Failures errors(behind.size());
-    on_all<bool>({request.call()}, errors, [](const redisReply* r) {
+    on_all<bool>({request.call()}, errors, [](const store::Reply& r) {
       RaiseFenceCommand::parse(r);
       return true;
     }, behind);

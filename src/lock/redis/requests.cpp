@@ -16,11 +16,9 @@ constexpr std::size_t kRenewChunk = 256;
 constexpr char kFence[] = ":fence", kLine[] = ":line", kLineUntil[] = ":line:until", kReaders[] = ":readers",
                kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released";
 
-long long int_at(const redisReply* r, std::size_t i) {
-  const redisReply* e = r->element[i];
-  if (e->type == REDIS_REPLY_INTEGER) return e->integer;
-  if (e->type == REDIS_REPLY_STRING) return std::stoll(std::string(e->str, e->len));
-  return 0;
+// A script's number (an integer, or a string holding one); 0 for anything else (nil).
+long long number_or_zero(store::ReplyView v) {
+  return v.is_integer() || v.is_text() ? v.number() : 0;
 }
 
 std::string ms_text(milliseconds d, long long least) { return std::to_string(std::max<long long>(least, d.count())); }
@@ -83,10 +81,11 @@ store::ScriptCall AcquireCommand::call() const {
   return {scripts::acquire, {lock_, fence_}, std::move(args)};
 }
 
-AcquireResult AcquireCommand::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) store::bad_reply(r, "acquire");
+AcquireResult AcquireCommand::parse(const store::Reply& reply) {
+  const store::ReplyView r(reply, "acquire");
+  if (r.size() != 2) r.unexpected();
   AcquireResult out;
-  const long long flag = int_at(r, 0), value = int_at(r, 1);
+  const long long flag = number_or_zero(r[0]), value = number_or_zero(r[1]);
   if (flag == 1) {
     out.acquired = true;
     out.fencing_token = static_cast<std::uint64_t>(value);
@@ -116,9 +115,8 @@ store::ScriptCall ReleaseCommand::call() const {
   return {scripts::release, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
 }
 
-ReleaseResult ReleaseCommand::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "release");
-  return r->integer == 1 ? ReleaseResult::released : ReleaseResult::lost;
+ReleaseResult ReleaseCommand::parse(const store::Reply& reply) {
+  return store::ReplyView(reply, "release").integer() == 1 ? ReleaseResult::released : ReleaseResult::lost;
 }
 
 LeaveLineCommand::LeaveLineCommand(std::string_view prefix, std::string_view key, std::string_view owner,
@@ -181,11 +179,10 @@ RenewCommand::RenewCommand(std::string_view prefix, std::span<const RenewItem> i
 std::vector<RenewResult> RenewCommand::parse(const std::vector<store::Reply>& replies) const {
   std::vector<RenewResult> out(items_, RenewResult::lost);
   for (std::size_t c = 0; c < calls_.size(); ++c) {
-    const redisReply* r = replies.at(c).get();
-    if (r->type == REDIS_REPLY_ERROR) store::bad_reply(r, "renew");
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != members_[c].size()) store::bad_reply(r, "renew");
-    for (std::size_t j = 0; j < r->elements; ++j)
-      out[members_[c][j]] = int_at(r, j) == 1 ? RenewResult::owned : RenewResult::lost;
+    const store::ReplyView r(replies.at(c), "renew");
+    if (r.size() != members_[c].size()) r.unexpected();
+    for (std::size_t j = 0; j < r.size(); ++j)
+      out[members_[c][j]] = number_or_zero(r[j]) == 1 ? RenewResult::owned : RenewResult::lost;
   }
   return out;
 }
@@ -198,8 +195,8 @@ RaiseFenceCommand::RaiseFenceCommand(std::string_view prefix, std::string_view k
 
 store::ScriptCall RaiseFenceCommand::call() const { return {scripts::raise_fence, {fence_}, {token_, keep_ms_}}; }
 
-void RaiseFenceCommand::parse(const redisReply* r) {
-  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r, "raise fencing counter");
+void RaiseFenceCommand::parse(const store::Reply& reply) {
+  store::ReplyView(reply, "raise fencing counter").integer();
 }
 
 }  // namespace weave::lock_redis

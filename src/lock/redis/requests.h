@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/executor.h"
+#include "store/reply.h"
 #include "weave/lock_backend.h"
 
 namespace WEAVE_NAMESPACE::lock_redis {
@@ -42,7 +43,7 @@ class AcquireCommand {
   AcquireCommand(const AcquireCommand&) = delete;
   store::ScriptCall call() const;
   // {1, fencing token} or {0, ms until it may change} (every acquire script).
-  static AcquireResult parse(const redisReply* r);
+  static AcquireResult parse(const store::Reply& r);
 
  private:
   LockType type_;
@@ -57,7 +58,7 @@ class ReleaseCommand {
                  LockType type = LockType::reentrant);
   ReleaseCommand(const ReleaseCommand&) = delete;
   store::ScriptCall call() const;
-  static ReleaseResult parse(const redisReply* r);
+  static ReleaseResult parse(const store::Reply& r);
 
  private:
   bool read_;
@@ -106,7 +107,7 @@ class RaiseFenceCommand {
                     std::chrono::milliseconds lease, const CounterPolicy& counter);
   RaiseFenceCommand(const RaiseFenceCommand&) = delete;
   store::ScriptCall call() const;
-  static void parse(const redisReply* r);
+  static void parse(const store::Reply& r);
 
  private:
   std::string fence_, token_, keep_ms_;

@@ -35,12 +35,12 @@ class RedisLockBackend final : public LockBackend {
   // Every lock type: one script call each (src/lock/scripts/, docs/redis.md).
   AcquireResult acquire(const AcquireRequest& r) override {
     AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry);
-    return AcquireCommand::parse(run_one(command.call(), "acquire").get());
+    return AcquireCommand::parse(run_one(command.call(), "acquire"));
   }
 
   ReleaseResult release(const ReleaseRequest& r) override {
     ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type);
-    return ReleaseCommand::parse(run_one(command.call(), "release").get());
+    return ReleaseCommand::parse(run_one(command.call(), "release"));
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {

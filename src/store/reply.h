@@ -1,0 +1,51 @@
+// What a feature reads of a server's answer: its kind and its value, never
+// hiredis' struct. Only src/store/ reads redisReply fields (lint.store_protocol
+// checks it); a feature wraps each reply the executor hands back:
+//
+//   store::ReplyView r(exec->command(store::Command{"GET", k}, k, "cache get"), "cache get");
+//   if (r.nil()) return miss;
+//   std::string_view entry = r.text();      // anything else: IoError "unexpected reply to cache get"
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "store/connection.h"
+
+namespace WEAVE_NAMESPACE::store {
+
+class WEAVE_API ReplyView {
+ public:
+  enum class Kind { nil, integer, text, array, error, other };
+
+  // `what` names the request in errors ("acquire", "cache get"); it must outlive the view.
+  ReplyView(const Reply& reply, const char* what) noexcept : r_(reply.get()), what_(what) {}
+
+  Kind kind() const noexcept;
+  bool nil() const noexcept { return kind() == Kind::nil; }
+  bool is_integer() const noexcept { return kind() == Kind::integer; }
+  bool is_text() const noexcept { return kind() == Kind::text; }
+  bool is_array() const noexcept { return kind() == Kind::array; }
+
+  // The value, when the reply is of that kind; otherwise unexpected().
+  long long integer() const;
+  // An integer, or a text holding one (a Lua number the script returned as a string).
+  long long number() const;
+  // A bulk string or a status.
+  std::string_view text() const;
+  // The number of elements of an array reply.
+  std::size_t size() const;
+  // Element i of an array reply (unexpected() when there is none).
+  ReplyView operator[](std::size_t i) const;
+
+  // An error reply throws ReplyError (its code, and `what`); anything else
+  // IoError "unexpected reply to <what>".
+  [[noreturn]] void unexpected() const;
+
+ private:
+  ReplyView(const redisReply* r, const char* what) noexcept : r_(r), what_(what) {}
+  const redisReply* r_;
+  const char* what_;
+};
+
+}  // namespace weave::store
