@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Alternating A/B runs of one Google Benchmark program built twice (before and
 after a change), so both see the same machine load: A, B, A, B, ... Prints,
-per benchmark, the median CPU time of each side and B/A.
+per benchmark, the median time of each side (wall time for UseRealTime()
+benchmarks, else CPU time) and B/A.
 
   bench/ab.py --a /tmp/base/bench_proxy --b build/bench/bench_proxy --runs 4 \
       -- --benchmark_filter='empty_chain|mem_lock_watchdog' --benchmark_min_time=0.2
@@ -24,7 +25,9 @@ def run(binary, extra):
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
-        times.setdefault(b["name"], []).append(b["cpu_time"] * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]])
+        # UseRealTime() benchmarks (threads, round trips) are read by wall time, the others by CPU time.
+        t = b["real_time"] if "/real_time" in b["name"] else b["cpu_time"]
+        times.setdefault(b["name"], []).append(t * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]])
     return times
 
 
