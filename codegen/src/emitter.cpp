@@ -108,9 +108,11 @@ bool any_stores_result(const Model& m) {
 }
 
 // How a member function reaches the real object: the base class of a
-// Woven<T> proxy, or the implementation held by a decorator.
+// Woven<T> proxy, or the implementation held by a decorator. A static method
+// has no object: it is the base class's in both.
 std::string member_call(const FunctionModel& f, bool decorator, const std::string& name) {
-  if (decorator) return (f.ref_qualifier == "&&" ? "::std::move(*weave_target_)." : "weave_target_->") + name;
+  if (decorator && !f.is_static)
+    return (f.ref_qualifier == "&&" ? "::std::move(*weave_target_)." : "weave_target_->") + name;
   return (f.ref_qualifier == "&&" ? "::std::move(*this).weave_base::" : "weave_base::") + name;
 }
 
@@ -232,7 +234,14 @@ void emit_decorator(std::string& out, const ClassModel& c) {
   out += " public:\n";
   out += "  using weave_base = " + c.qualified + ";\n";
   out += "  explicit " + c.proxy_name + "(" + ptr + " weave_target) : weave_target_(::std::move(weave_target)) {}\n";
+  std::set<std::string> used;
   for (const auto& f : c.methods) {
+    if (f.is_static) {
+      // Hidden, as in a Woven<T> proxy: woven when called as Decorated<I>::f.
+      if (used.insert(f.name).second) out += "  using weave_base::" + f.name + ";\n";
+      out += "  static " + declaration(f, f.name, true) + ";\n";
+      continue;
+    }
     out += "  " + declaration(f, f.name, !f.annotations.empty()) + " override";
     if (f.annotations.empty()) out += " { return " + member_call(f, true, f.name) + "(" + call_args(f) + "); }";
     else out += ";";

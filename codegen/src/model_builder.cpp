@@ -83,13 +83,20 @@ std::string ModelBuilder::unsupported(CXCursor c, const DeclEntry& d) {
   if (k == CXCursor_CXXMethod) {
     CXCursor cls = clang_getCursorSemanticParent(c);
     const bool interface = clang_CXXRecord_isAbstract(cls);
+    // A static method of an interface is called on no object, so no decorator
+    // stands in its way: its decorator hides it like Woven<T> hides a class's
+    // (weave::Decorated<I>::f(...)).
+    const bool is_static = clang_CXXMethod_isStatic(c);
     if (clang_getCXXAccessSpecifier(c) == CX_CXXPrivate)
-      return interface ? "cannot weave a private method (the decorator cannot call it on the implementation)"
-                       : "cannot weave a private method (the proxy class cannot call it)";
+      return interface && !is_static
+                 ? "cannot weave a private method (the decorator cannot call it on the implementation)"
+                 : "cannot weave a private method (the proxy class cannot call it)";
     if (interface && clang_getCXXAccessSpecifier(c) == CX_CXXProtected)
-      return "cannot weave a protected method of interface '" + spelling(cls) +
-             "' (the decorator cannot call it on the implementation)";
-    if (interface && !clang_CXXMethod_isVirtual(c))
+      return is_static ? "cannot weave a protected static method of interface '" + spelling(cls) +
+                             "' (its decorator is final: nothing could call the woven one)"
+                       : "cannot weave a protected method of interface '" + spelling(cls) +
+                             "' (the decorator cannot call it on the implementation)";
+    if (interface && !is_static && !clang_CXXMethod_isVirtual(c))
       return "'" + name + "' is not virtual: calls through interface '" + spelling(cls) +
              "' never reach its decorator; make it virtual, or annotate the implementation's method";
     if (has_final_attr(c)) return "cannot weave a final method (the proxy would override it)";
@@ -449,7 +456,7 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
   std::stable_sort(list.begin(), list.end(),
                    [](const AnnotationModel& a, const AnnotationModel& b) { return a.order < b.order; });
   f.annotations = std::move(list);
-  if (member && cls->decorator) annotated_[cls->usr].insert(signature_key(c));
+  if (member && cls->decorator && !f.is_static) annotated_[cls->usr].insert(signature_key(c));
   if (member) cls->methods.push_back(std::move(f));
   else model_.functions.push_back(std::move(f));
 }

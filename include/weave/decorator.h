@@ -18,6 +18,10 @@
 //
 // decorate() takes a std::shared_ptr or std::unique_ptr to any implementation
 // (shared ownership), or a reference (the caller keeps it alive).
+//
+// An annotated static method of the interface (a factory such as leveldb's
+// `static Status DB::Open(const Options&, const std::string&, DB**)`) is
+// woven on the decorator's type: call weave::Decorated<DB>::Open(...).
 #pragma once
 
 #include "weave/abi.h"

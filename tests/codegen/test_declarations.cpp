@@ -143,6 +143,44 @@ TEST_CASE("declarations: an interface gets a decorator that forwards every publi
   CHECK_THAT(cpp, Catch::Contains("return weave_target_->busy(order_id, cents);"));  // the fallback
 }
 
+TEST_CASE("declarations: an interface's annotated static methods are woven on its decorator (DB::Open)",
+          "[codegen][declarations]") {
+  // leveldb's and rocksdb's entry point: a static factory on the interface.
+  auto r = run("interface_static",
+               "#include <string>\n"
+               "namespace kv {\n"
+               "struct Status { bool ok = true; };\n"
+               "struct Options {};\n"
+               "class DB {\n"
+               " public:\n"
+               "  [[lock(key=\"open:<name>\")]]\n"
+               "  static Status Open(const Options& options, const std::string& name, DB** dbptr);\n"
+               "  static Status Open(const std::string& name, DB** dbptr);\n"
+               "  [[lock(key=\"repair:<name>\", on_busy=fallback, fallback=Busy)]]\n"
+               "  static Status Repair(const std::string& name);\n"
+               "  static Status Busy(const std::string& name);\n"
+               "  virtual ~DB() = default;\n"
+               "  [[lock(key=\"put:<key>\")]] virtual Status Put(const std::string& key) = 0;\n"
+               "};\n"
+               "}  // namespace kv\n");
+  expect_woven(r);
+  const std::string h = read(r.out_h);
+  INFO("generated header:\n" << h);
+  CHECK_THAT(h, Catch::Contains("class DB_decorated final : public ::kv::DB"));
+  CHECK_THAT(h, Catch::Contains("  using weave_base::Open;\n"));  // the other Open stays visible
+  CHECK_THAT(h, Catch::Contains("  static auto Open(const kv::Options &options, const std::string &name, kv::DB **dbptr) "
+                                "-> kv::Status;"));
+  CHECK_THAT(h, Catch::Contains("  static auto Repair(const std::string &name) -> kv::Status;"));
+  CHECK_THAT(h, Catch::Contains("auto Put(const std::string &key) -> kv::Status override;"));
+  const std::string cpp = read(r.out_cpp);
+  INFO("generated source:\n" << cpp);
+  // No object: the statics call the interface's own, never the implementation.
+  CHECK_THAT(cpp, Catch::Contains("[&]() -> kv::Status { return weave_base::Open(options, name, dbptr); }"));
+  CHECK_THAT(cpp, Catch::Contains("[&]() -> kv::Status { return weave_base::Busy(name); }"));
+  CHECK_THAT(cpp, Catch::Contains("return weave_target_->Put(key);"));
+  CHECK_THAT(cpp, Catch::Contains("constexpr ::weave::MethodInfo weave_m0_info{\"kv::DB::Open\""));
+}
+
 TEST_CASE("diagnostic: keys that read the object", "[codegen][declarations]") {
   const std::string cls =
       "#include <string>\n"                                                          // 1

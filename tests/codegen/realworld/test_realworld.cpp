@@ -21,6 +21,7 @@
 #include "db.weave.h"
 #include "file_cache.weave.h"
 #include "quota_tracker.weave.h"
+#include "rocks_db.weave.h"
 #include "string_builder.weave.h"
 #include "user_service.grpc.pb.weave.h"
 #include "user_service_impls.h"
@@ -124,6 +125,61 @@ TEST_CASE("realworld mydb: free functions with the export macro before, after an
   // The originals stay callable, un-woven.
   CHECK(mydb::DestroyDB("plain", options).ok());
   CHECK(Probe::take() == Lines{"DestroyDB plain @ -"});
+}
+
+// --- 1b. rocksdb-style interface, opened by a static factory --------------------
+
+TEST_CASE("realworld myrocks: the interface's static DB::Open is woven as weave::Decorated<DB>::Open",
+          "[codegen][realworld]") {
+  Fixture f;
+  using WovenDB = weave::Decorated<myrocks::DB>;
+  myrocks::Options options;
+  options.create_if_missing = true;
+
+  // The woven factory holds open:<name> while it runs; what it returns is
+  // decorated like any implementation.
+  myrocks::DB* raw = nullptr;
+  REQUIRE(WovenDB::Open(options, "rocks-1", &raw).ok());
+  REQUIRE(raw != nullptr);
+  std::shared_ptr<myrocks::DB> db = weave::decorate<myrocks::DB>(std::unique_ptr<myrocks::DB>(raw));
+  CHECK(db->GetName() == "rocks-1");
+  CHECK(db->Put(myrocks::WriteOptions(), "k", "v").ok());
+  std::string value;
+  CHECK(db->Get(myrocks::ReadOptions(), "k", &value).ok());
+  CHECK(value == "v");
+  CHECK(db->Delete(myrocks::WriteOptions(), "k").ok());
+  CHECK(Probe::take() == Lines{"DB::Open rocks-1 @ open:rocks-1", "DBImpl::Put k @ rocks:k", "DBImpl::Get k @ -",
+                               "DBImpl::Delete k @ rocks:k"});
+
+  // The static's result is the original's, failures included.
+  options.create_if_missing = false;
+  CHECK(WovenDB::Open(options, "rocks-missing", &raw).code() == mydb::Status::Code::kInvalidArgument);
+  CHECK(raw == nullptr);
+  CHECK(Probe::take() == Lines{"DB::Open rocks-missing @ open:rocks-missing"});
+
+  // The original stays callable, un-woven; the unannotated overload stays
+  // visible on the decorator's type.
+  myrocks::DB* plain = nullptr;
+  REQUIRE(myrocks::DB::Open(options, "rocks-1", &plain).ok());
+  delete plain;
+  REQUIRE(WovenDB::Open(options, "rocks-1", {"default", "meta"}, &plain).ok());
+  delete plain;
+  CHECK(Probe::take() == Lines{"DB::Open rocks-1 @ -", "DB::Open rocks-1 [default,meta] @ -"});
+}
+
+TEST_CASE("realworld myrocks: a held open:<name> makes the woven DB::Open throw LockBusy without opening",
+          "[codegen][realworld]") {
+  Fixture f;
+  weave::LeaseHandle held = hold("open:rocks-busy");
+  auto call = std::async(std::launch::async, [] {
+    myrocks::Options options;
+    options.create_if_missing = true;
+    myrocks::DB* raw = nullptr;
+    return weave::Decorated<myrocks::DB>::Open(options, "rocks-busy", &raw);
+  });
+  CHECK_THROWS_AS(call.get(), weave::LockBusy);
+  CHECK(Probe::take().empty());  // DB::Open never ran
+  held.release();
 }
 
 // --- 2. abseil-style component -------------------------------------------------
