@@ -97,7 +97,10 @@ SentinelExecutor::NodePtr SentinelExecutor::discover() {
     }
   }
   std::string list;
-  for (const auto& s : sentinels_) list += (list.empty() ? "" : ",") + s.describe();
+  for (const auto& s : sentinels_) {
+    if (!list.empty()) list += ',';  // not `"," + s.describe()`: g++ 12 -O3's false -Wrestrict (GCC PR 105329)
+    list += s.describe();
+  }
   throw BackendUnavailable("weave sentinel: no master '" + master_name_ + "' found through " + list + ": " + why);
 }
 
