@@ -71,7 +71,9 @@ class CacheInterceptor final : public CacheInterceptorBase {
         return;
       }
       std::unique_lock lock(flight->mutex);
-      flight->done_cv.wait(lock, [&] { return flight->done; });
+      // Not `[&] { return flight->done; }`: clang 14 cannot capture a
+      // structured binding (C++20 allows it; clang does from 16).
+      flight->done_cv.wait(lock, [&f = *flight] { return f.done; });
       const bool failed = !flight->value && flight->json.empty();
       // A leader that read before this call began may have read before a
       // write that completed before it, and been slow since: its value is
