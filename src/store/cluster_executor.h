@@ -1,5 +1,5 @@
-// The redis+cluster:// backend: the redis backend's scripts routed by hash
-// slot over a Redis Cluster (see docs/scale-out.md).
+// The redis+cluster:// executor: every feature's calls routed by hash slot
+// over a Redis Cluster (see docs/scale-out.md).
 #pragma once
 
 #include <array>

@@ -1,5 +1,6 @@
-// Internals of the redis lock backend: one hiredis connection, a small pool,
-// and binary-safe argv commands.
+// The store's wire: one hiredis connection, a small pool, and binary-safe
+// argv commands. Features never use it directly: they go through
+// executor.h and read replies through reply.h.
 #pragma once
 
 #include "weave/abi.h"

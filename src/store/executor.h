@@ -1,8 +1,10 @@
-// How the redis lock backend reaches Redis: it builds script calls, and an
-// Executor runs them. One node (redis://, and each master of redlock://) is a
-// NodeExecutor: a connection pool, the script SHA cache and one Pub/Sub
-// subscriber. src/cluster routes the same calls by hash slot. See docs/redis.md
-// and docs/scale-out.md.
+// How every feature reaches Redis: a feature builds script calls (or one
+// plain command), an Executor runs them and hands back replies, read through
+// store::ReplyView (reply.h). One node (redis://, and each master of
+// redlock://) is a NodeExecutor: a connection pool, the script SHA cache and
+// one Pub/Sub subscriber; ClusterExecutor routes the same calls by hash slot,
+// SentinelExecutor to the master the sentinels name. See docs/redis.md and
+// docs/scale-out.md.
 #pragma once
 
 #include <exception>

@@ -1,4 +1,4 @@
-// The redis+sentinel:// backend: the redis backend's scripts on the master
+// The redis+sentinel:// executor: every feature's calls on the master
 // that Redis Sentinel names, followed across failovers (see docs/scale-out.md).
 #pragma once
 
