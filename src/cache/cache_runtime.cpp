@@ -56,11 +56,7 @@ CacheRuntimeSlot& cache_runtime_slot() {
   return *s;
 }
 
-void check_cache_scheme(const std::string& url) {
-  if (url.empty()) return;
-  const std::string scheme = parse_store_url(url).scheme;
-  if (scheme != "mem" && !schemes().has(scheme)) schemes().unknown(url, scheme);
-}
+void check_cache_scheme(const std::string& url) { schemes().check(url); }
 
 void register_cache_remote(std::string scheme, RemoteTierFactory factory) {
   schemes().add(std::move(scheme), std::move(factory));
@@ -169,7 +165,7 @@ CacheStats CacheRuntime::stats(std::string_view name) {
 
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
   cache.counters().add(&CacheCounterStripe::errors);
-  if (!options_.on_event) return;
+  if (!options_.on_event) return;  // spares building the context text
   report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
                "cache '" + cache.name() + "' key '" + std::string(key) + "'");
 }

@@ -28,6 +28,7 @@
 
 #include "core/process.h"
 #include "weave/event.h"
+#include "weave/url.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -120,6 +121,9 @@ class RuntimeSlot {
   std::atomic<std::uint64_t> generation_{1};
 };
 
+[[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
+                                                 std::string_view scheme);
+
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
 template <class Factory>
 class StoreSchemes {
@@ -134,28 +138,24 @@ class StoreSchemes {
   Factory find(const std::string& url, std::string_view scheme) const {
     std::lock_guard lock(mutex_);
     auto it = factories_.find(scheme);
-    if (it == factories_.end()) unknown(url, scheme);
+    if (it == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
     return it->second;
   }
-  bool has(std::string_view scheme) const {
+  // Throws ConfigError when `url` (if set) names a scheme other than mem://
+  // that no linked library serves: at configure time, not at the first call.
+  void check(const std::string& url) const {
+    if (url.empty()) return;
+    const std::string scheme = parse_store_url(url).scheme;
+    if (scheme == "mem") return;
     std::lock_guard lock(mutex_);
-    return factories_.find(scheme) != factories_.end();
+    if (factories_.find(scheme) == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
   }
-  [[noreturn]] void unknown(const std::string& url, std::string_view scheme) const;
 
  private:
   std::string feature_;
   mutable std::mutex mutex_;
   std::map<std::string, Factory, std::less<>> factories_;
 };
-
-[[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
-                                                 std::string_view scheme);
-
-template <class Factory>
-void StoreSchemes<Factory>::unknown(const std::string& url, std::string_view scheme) const {
-  throw_unknown_scheme(feature_, url, scheme);
-}
 
 // The store URL a feature uses: `configured` (code, or weave::configure()'s
 // shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".

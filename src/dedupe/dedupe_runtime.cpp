@@ -54,11 +54,7 @@ DedupeRuntimeSlot& dedupe_runtime_slot() {
   return *s;
 }
 
-void check_dedupe_scheme(const std::string& url) {
-  if (url.empty()) return;
-  const std::string scheme = parse_store_url(url).scheme;
-  if (scheme != "mem" && !schemes().has(scheme)) schemes().unknown(url, scheme);
-}
+void check_dedupe_scheme(const std::string& url) { schemes().check(url); }
 
 void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
   schemes().add(std::move(scheme), std::move(factory));
