@@ -15,7 +15,8 @@
 // claim lease, not for the window. Its outcome is recorded for the window.
 //
 // A method body that runs long (or may be paused: SIGSTOP, a VM stall) asks
-// whether it still holds the claim, as a locked method asks its Lease:
+// whether it still holds the claim, as a locked method asks its Lease (both
+// are a weave::HeldLease):
 //
 //   Receipt Shop::pay(const std::string& idempotency_key, const Order& order) {
 //     const weave::DedupeClaim* claim = weave::current_dedupe_claim();
@@ -39,6 +40,7 @@
 #include <string_view>
 
 #include "weave/event.h"
+#include "weave/held_lease.h"
 
 namespace WEAVE_NAMESPACE {
 
@@ -46,51 +48,31 @@ namespace detail {
 class HeldClaim;
 }
 
-// The claim a running first call holds on its key. The store keeps it for
-// DedupeOptions::claim_lease and the renewer extends it every third of that
-// while the method runs. It is lost when a renewal finds it gone (it ran out
-// and another call may have claimed the key) or when its local deadline (the
-// last renewal sent + claim_lease) has passed. Once lost, the call's outcome
-// is not recorded (it would go over a newer call's), the call still returns
-// its result or exception to its caller, and the loss is counted
-// (DedupeStats::claims_lost) and reported to DedupeOptions::on_event.
+// The claim a running first call holds on its key: a lease like a lock's
+// (weave/held_lease.h). The store keeps it for DedupeOptions::claim_lease and
+// the renewer extends it every third of that while the method runs. It is
+// lost when a renewal finds it gone (it ran out and another call may have
+// claimed the key) or when its local deadline (the last renewal sent +
+// claim_lease) has passed. Once lost, the call's outcome is not recorded (it
+// would go over a newer call's), the call still returns its result or
+// exception to its caller, and the loss is counted (DedupeStats::claims_lost)
+// and reported to DedupeOptions::on_event as EventKind::lease_lost. Once the
+// call has returned, its deadline no longer counts (a claim kept through
+// share() stays as it was).
 //
-// Owned by the running call and never moved: `const DedupeClaim*` stays valid
-// until the guarded call returns (share() keeps it longer). Thread-safe.
-class WEAVE_API DedupeClaim {
+// A claim has no fencing token: a per-key counter would outlive the window
+// (nothing of a call may). Owned by the running call and never moved:
+// `const DedupeClaim*` stays valid until the guarded call returns (share()
+// keeps it longer). Thread-safe.
+class WEAVE_API DedupeClaim : public HeldLease {
  public:
-  using clock = std::chrono::steady_clock;
-
-  DedupeClaim(const DedupeClaim&) = delete;
-  DedupeClaim& operator=(const DedupeClaim&) = delete;
-
-  // The rendered key (without DedupeOptions::key_prefix).
-  const std::string& key() const noexcept;
-  // Unique per claim (random per process, then a counter); the store finishes
-  // the call only while the key's claim carries it. A claim has no fencing
-  // token: a per-key counter would outlive the window (nothing of a call may).
-  const std::string& owner_token() const noexcept;
-  // Fires when the claim is lost. Each call of stop_token() and lost() also
-  // checks the local deadline: a process resuming from a pause past it sees
-  // the loss at once, before the renewer thread has run. So ask again
-  // rather than keep a std::stop_token from before a pause (a kept one fires
-  // too, when the renewer comes round and finds the claim gone).
-  std::stop_token stop_token() const noexcept;
-  // True once lost (see above); stays true. Once the call has returned, its
-  // deadline no longer counts (a claim kept through share() stays as it was).
-  bool lost() const noexcept;
-  // Why it was lost ("" while not lost).
-  std::string lost_cause() const;
-  // When the claim runs out unless renewed (local, conservative; moves
-  // forward with each renewal).
-  clock::time_point expires_at() const noexcept;
   // The same claim as a std::shared_ptr: hand it to another thread that works
   // for the call, or keep it past the call's return.
   std::shared_ptr<const DedupeClaim> share() const;
 
  private:
   friend class detail::HeldClaim;  // the only implementation
-  DedupeClaim() noexcept = default;
+  explicit DedupeClaim(detail::LeaseCore& core) noexcept : HeldLease(core) {}
   ~DedupeClaim() = default;
 };
 
@@ -118,8 +100,8 @@ struct WEAVE_API DedupeOptions {
   int pool_size = 4;
   // Every stored key is "{<prefix><key>}".
   std::string key_prefix = "weave:dedupe:";
-  // Told of claims lost while running and of records that could not be
-  // written (weave/event.h); quick, must not throw.
+  // Told of claims lost while running (EventKind::lease_lost) and of records
+  // the store could not write (dedupe_error); quick, must not throw.
   EventHook on_event = {};
 
   // Throws weave::ConfigError naming the field for a value out of range.

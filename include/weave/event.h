@@ -22,13 +22,15 @@
 namespace WEAVE_NAMESPACE {
 
 class Error;
+class HeldLease;
 class Lease;
 
 enum class EventKind {
   release_failed,  // a lease was not given back (backend error); it runs out by itself
-  lease_lost,      // a lease was lost while held (ran out, taken, not renewed, past max_hold)
+  lease_lost,      // a lease of any feature (a lock's, a dedupe claim) was lost while held:
+                   // ran out, taken, not renewed, past max_hold; error is a weave::LeaseLost
   cache_error,     // the cache could not be read or written; the method ran (or its result was returned) anyway
-  dedupe_error,    // [[dedupe]]: the method ran but its outcome could not be recorded (claim lost, store failed)
+  dedupe_error,    // [[dedupe]]: the method ran but the store failed to record its outcome
 };
 
 inline std::string_view to_string(EventKind kind) noexcept {
@@ -48,6 +50,9 @@ struct WEAVE_API Event {
   std::string_view cause;    // why, in words (e.g. the backend's error text)
   const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key
   const Lease* lease;        // lock events: the lease concerned; else null
+  // lease_lost, of every feature: the lease that was lost (a lock's Lease,
+  // a dedupe claim); release_failed: the lock's lease. Else null.
+  const HeldLease* held_lease = nullptr;
 };
 
 // May be called from several threads at once (the releasing thread, the

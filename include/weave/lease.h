@@ -23,6 +23,7 @@
 #pragma once
 
 #include "weave/abi.h"
+#include "weave/held_lease.h"
 
 #include <chrono>
 #include <cstdint>
@@ -40,6 +41,7 @@ struct LockOptions;
 enum class LockType;
 
 namespace detail {
+class LeaseCore;
 struct ChainNode;
 struct ClientShared;
 struct LeaseControl;
@@ -48,61 +50,40 @@ struct LeaseState;
 
 // One acquired lease. Created by LockClient; always owned through
 // std::shared_ptr and never moved, so `const Lease*` stays valid while the
-// handle (or the call chain) holds it. All accessors are thread-safe. The
-// class holds no data: its state lives in the library (detail::LeaseState,
-// the one class derived from it), so this header needs no mutex or atomic.
-class WEAVE_API Lease {
+// handle (or the call chain) holds it. All accessors are thread-safe. What
+// every feature's lease answers (key, owner token, stop token, loss, expiry)
+// is weave::HeldLease's; a Lease adds what only a lock has. It holds no data:
+// its state lives in the library (detail::LeaseState, the one class derived
+// from it), so this header needs no mutex or atomic.
+//
+// Lease::key() is the first key in sorted order for a multi-key lease
+// (LockClient::acquire_all); its owner token is a random 128-bit value and a
+// counter, checked by the backend on release and renewal. lost() is true
+// once its local deadlines passed (expiry, max_hold), or the backend said it
+// expired or went to another owner.
+class WEAVE_API Lease : public HeldLease {
  public:
-  using clock = std::chrono::steady_clock;
-
-  Lease(const Lease&) = delete;
-  Lease& operator=(const Lease&) = delete;
-
-  // The key; for a multi-key lease (LockClient::acquire_all) the first of
-  // its keys in sorted order.
-  const std::string& key() const noexcept;
   // Every key of the lease, sorted (one for a single-key lease).
   std::vector<std::string_view> keys() const;
   // True when `key` is one of the lease's keys.
   bool holds(std::string_view key) const noexcept;
   // reentrant, fair, read or write.
   LockType type() const noexcept;
-  // Unique per acquisition (a random UUID); the backend checks it on
-  // release and renewal.
-  const std::string& owner_token() const noexcept;
   // Strictly increasing per key across acquisitions. For a multi-key lease,
   // the token of key().
   std::uint64_t fencing_token() const noexcept;
   // The token of one of the lease's keys; UsageError for a key it does not hold.
   std::uint64_t fencing_token(std::string_view key) const;
-  // Fires when the lease is lost (not on a normal release). Each call of
-  // stop_token() and lost() also checks the lease's local deadlines (expiry,
-  // max_hold): a holder resuming from a pause past them (SIGSTOP, a long GC
-  // or VM stall) sees the loss at once, before the watchdog thread has run.
-  // So ask again rather than keep a std::stop_token from before the pause.
-  std::stop_token stop_token() const noexcept;
-  // True once lost: its local deadline passed, it was held past max_hold, or
-  // the backend says it expired or went to another owner.
-  bool lost() const noexcept;
-  // Why it was lost ("" while not lost).
-  std::string lost_cause() const;
 
   // True in watchdog mode (renewed while held); false for a fixed ttl.
   bool renewed() const noexcept;
-  // The lease length: the fixed ttl, or the watchdog lease.
-  std::chrono::milliseconds lease_time() const noexcept;
   // How long the watchdog renews it at most (LockSpec::max_hold; 0 = no limit).
   std::chrono::milliseconds max_hold() const noexcept;
   clock::time_point acquired_at() const noexcept;
-  // When the lease runs out unless renewed (a local, conservative estimate;
-  // moves forward with each renewal).
-  clock::time_point expires_at() const noexcept;
-  // expires_at() - now rounded up, or 0 once it passed (lost() is then true).
-  std::chrono::milliseconds remaining() const noexcept;
 
  private:
   friend struct detail::LeaseState;  // the only implementation
-  Lease() noexcept = default;
+  explicit Lease(detail::LeaseCore& core) noexcept : HeldLease(core) {}
   ~Lease() = default;  // destroyed as a LeaseState (through std::shared_ptr)
 };
 

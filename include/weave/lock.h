@@ -3,7 +3,7 @@
 //
 // The `lock` annotation uses a process-wide LockClient; code can use one
 // directly too. A lease belongs to the call that acquired it (an owner token
-// from libuuid), never to a thread, so a handle may be moved to and released
+// unique in the deployment), never to a thread, so a handle may be moved to and released
 // from any thread, executor or coroutine. After fork() a child's copies of
 // the parent's leases free nothing; a client made before the fork refuses to
 // lock in the child (default_lock_client() renews itself there).

@@ -1,7 +1,8 @@
-// A token no other caller in the deployment holds: names the owner of a
-// dedupe claim, a cache fill lease or refresh claim, a cache process's
-// invalidations. (Lock owner tokens are the lock library's own, from libuuid,
-// which Weave::core does not link.)
+// A token no other caller in the deployment holds: the one owner-token maker.
+// It names the owner of every lease (a lock's, a dedupe claim, a cache fill
+// lease or refresh claim) and a cache process's invalidations. Drawn from
+// getrandom(), the kernel's generator libuuid's random UUIDs come from too,
+// so a program using only the cache links no libuuid.
 #pragma once
 
 #include <string>

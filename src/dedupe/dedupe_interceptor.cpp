@@ -227,7 +227,7 @@ class DedupeInterceptor final : public Interceptor {
   }
 
   static void finish(detail::DedupeRuntime& rt, const detail::DedupeRecord& outcome, milliseconds window,
-                     const detail::HeldClaim& held) {
+                     detail::HeldClaim& held) {
     bool stored = false;
     try {
       // A claim already known lost is not written over whoever holds the key now.
@@ -237,16 +237,13 @@ class DedupeInterceptor final : public Interceptor {
       return;
     }
     if (!stored) {
-      held.mark_lost("the store found the claim gone when the call finished");  // (no-op when known lost)
-      rt.counters().add(&detail::DedupeCounterStripe::claims_lost);
-      const Error lost("weave: dedupe key '" + held.key() +
-                       "': the call ran, but its claim ran out first (paused or too slow for claim_lease); its "
-                       "outcome was not recorded and a duplicate may run");
-      rt.report(held.key(), lost, /*store_failure=*/false);
+      // Counted (claims_lost) when marked, and reported once as lease_lost.
+      held.record_lost("the store found the claim gone when the call finished");  // (no-op when known lost)
+      held.report_lost_once();
     }
   }
 
-  static void forget_quietly(detail::DedupeRuntime& rt, const detail::HeldClaim& held) {
+  static void forget_quietly(detail::DedupeRuntime& rt, detail::HeldClaim& held) {
     try {
       rt.store().forget(held.key(), held.owner_token(), held.match());
     } catch (const std::exception& e) {
@@ -255,7 +252,7 @@ class DedupeInterceptor final : public Interceptor {
   }
 
   static void record_failure(detail::DedupeRuntime& rt, const Settings& s, const char* what,
-                             const detail::HeldClaim& held) {
+                             detail::HeldClaim& held) {
     if (s.on_error == OnError::forget) {
       forget_quietly(rt, held);  // a retry runs at once
       rt.counters().add(&detail::DedupeCounterStripe::forgotten);

@@ -1,6 +1,9 @@
 #include "dedupe/dedupe_runtime.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "core/renewer.h"
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -61,34 +64,49 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 }
 
 namespace {
-constexpr const char* kRanOut =
-    "its claim lease ran out before it was renewed (the process was paused, or the store did not answer the "
-    "renewals in time): another call may have claimed the key";
-constexpr const char* kGone = "a renewal found the claim gone: it ran out and another call may have claimed the key";
-
 thread_local const HeldClaim* current_claim = nullptr;
 }  // namespace
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
                      std::chrono::milliseconds lease, Clock::time_point sent)
-    : key_(key), owner_(std::move(owner)), match_(match), lease_(lease),
-      expires_((sent + lease).time_since_epoch().count()) {}
-
-bool HeldClaim::check(Clock::time_point now) const noexcept {
-  if (cause_.load(std::memory_order_acquire)) return true;
-  if (now.time_since_epoch().count() < expires_.load(std::memory_order_acquire) ||
-      released_.load(std::memory_order_acquire))
-    return false;
-  mark_lost(kRanOut);
-  return true;
+    : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match) {
+  key_ = key;
+  owner_ = std::move(owner);
+  lease_time_ = lease;
+  acquired_at_ = sent;
+  set_expires_at(sent + lease);
 }
 
-void HeldClaim::mark_lost(const char* cause) const noexcept {
-  const char* none = nullptr;
-  if (!cause_.compare_exchange_strong(none, cause, std::memory_order_acq_rel)) return;  // lost already
-  // std::stop_source is a handle to shared state: firing it is not a change
-  // of this object. Stop callbacks run here.
-  std::stop_source(stop_).request_stop();
+// The group of a held claim is the runtime that made it (hold()), which the
+// claim keeps alive; its counters are not part of its renewing.
+DedupeRuntime* HeldClaim::runtime() const noexcept {
+  return group_ ? const_cast<DedupeRuntime*>(static_cast<const DedupeRuntime*>(group_.get())) : nullptr;
+}
+
+std::string HeldClaim::ran_out_cause() const {
+  return "its claim lease ran out before it was renewed (the process was paused, or the store did not answer the "
+         "renewals in time): another call may have claimed the key";
+}
+
+std::string HeldClaim::gone_cause() const {
+  return "a renewal found the claim gone: it ran out and another call may have claimed the key";
+}
+
+void HeldClaim::count_lost() noexcept {
+  if (DedupeRuntime* rt = runtime()) rt->counters().add(&DedupeCounterStripe::claims_lost);
+}
+
+void HeldClaim::report_lost() noexcept {
+  DedupeRuntime* rt = runtime();
+  if (!rt || !rt->options().on_event) return;
+  try {
+    const std::string cause = lost_cause();
+    const LeaseLost error(key_, "the call ran on, but its claim was lost (" + cause +
+                                    "): its outcome is not recorded and a duplicate may run");
+    rt->options().on_event(Event{EventKind::lease_lost, "dedupe", key_, cause, error, nullptr, this});
+  } catch (...) {
+    // The hook must not throw; there is nobody to hand its error to.
+  }
 }
 
 ClaimScope::ClaimScope(HeldClaim& claim) noexcept {
@@ -103,71 +121,26 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
   store_ = make_store(options_);
 }
 
-DedupeRuntime::~DedupeRuntime() {
-  {
-    std::lock_guard g(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  renewer_.join();
-}
-
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent) {
   auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent);
-  std::lock_guard g(mutex_);
-  claim->next_ = held_;
-  if (held_) held_->prev_ = claim.get();
-  held_ = claim.get();
-  if (!renewer_.running()) renewer_ = OwnedThread([this] { renew_loop(); });
+  claim->group_ = shared_from_this();
+  claim->renew_every_ = std::max(options_.claim_lease / 3, std::chrono::milliseconds(1));
+  claim->wd_shard_ = Renewer::shard_of_this_thread();
+  Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }
 
-void DedupeRuntime::release(HeldClaim& claim) noexcept {
-  std::lock_guard g(mutex_);
-  if (claim.prev_) claim.prev_->next_ = claim.next_;
-  else held_ = claim.next_;
-  if (claim.next_) claim.next_->prev_ = claim.prev_;
-  claim.prev_ = claim.next_ = nullptr;
-  claim.released_.store(true, std::memory_order_release);
-}
+void DedupeRuntime::release(HeldClaim& claim) noexcept { claim.drop_hold(); }
 
-void DedupeRuntime::renew_loop() {
-  const auto every = options_.claim_lease / 3;
-  std::unique_lock g(mutex_);
-  std::vector<std::shared_ptr<HeldClaim>> batch;
+void DedupeRuntime::renew(std::span<LeaseCore* const> claims, std::vector<bool>& owned) const {
   std::vector<ClaimStore::Renewal> items;
-  while (!stop_) {
-    cv_.wait_for(g, every, [&] { return stop_; });
-    if (stop_) return;
-    // Linked claims are alive: release() unlinks them under this mutex first.
-    // A claim past its local deadline that nobody has seen lost yet is still
-    // renewed: the store says whether it is still its owner's (a late
-    // renewer on a loaded machine), and a claim that is gone is marked lost.
-    for (HeldClaim* c = held_; c; c = c->next_)
-      if (!c->cause_.load(std::memory_order_acquire)) batch.push_back(c->shared_from_this());
-    if (batch.empty()) continue;
-    g.unlock();
-    items.clear();
-    for (auto& c : batch) items.push_back({c->key_, c->owner_, c->match_, c->lease_});
-    const auto sent = Clock::now();
-    try {
-      std::vector<bool> owned = store_->renew(items);
-      for (std::size_t i = 0; i < batch.size() && i < owned.size(); ++i) {
-        if (owned[i]) batch[i]->expires_.store((sent + batch[i]->lease_).time_since_epoch().count(),
-                                               std::memory_order_release);
-        else batch[i]->mark_lost(kGone);
-      }
-    } catch (const std::exception&) {
-      // Not renewed this time: the claims keep their deadlines, and those
-      // past theirs are lost (nothing can say otherwise while the store is
-      // away): their kept stop tokens fire.
-      const auto now = Clock::now();
-      for (auto& c : batch) c->check(now);
-    }
-    batch.clear();  // the last reference may be ours: released outside the mutex
-    g.lock();
+  items.reserve(claims.size());
+  for (LeaseCore* core : claims) {
+    const HeldClaim& c = static_cast<const HeldClaim&>(*core);
+    items.push_back({c.key(), c.owner_token(), c.match(), c.lease_time()});
   }
+  owned = store_->renew(items);
 }
 
 DedupeStats DedupeRuntime::stats() const {
@@ -193,32 +166,11 @@ std::shared_ptr<DedupeRuntime> dedupe_runtime() { return dedupe_runtime_slot().g
 
 }  // namespace detail
 
-// ---- DedupeClaim: its accessors read the HeldClaim it is ----
+// ---- DedupeClaim: the HeldClaim it is ----
 
 namespace {
 const detail::HeldClaim& held(const DedupeClaim& c) noexcept { return static_cast<const detail::HeldClaim&>(c); }
 }  // namespace
-
-const std::string& DedupeClaim::key() const noexcept { return held(*this).key_; }
-const std::string& DedupeClaim::owner_token() const noexcept { return held(*this).owner_; }
-
-bool DedupeClaim::lost() const noexcept { return held(*this).check(clock::now()); }
-
-std::stop_token DedupeClaim::stop_token() const noexcept {
-  held(*this).check(clock::now());  // fires the token first when the deadline has passed
-  return held(*this).stop_.get_token();
-}
-
-std::string DedupeClaim::lost_cause() const {
-  const detail::HeldClaim& c = held(*this);
-  c.check(clock::now());
-  const char* cause = c.cause_.load(std::memory_order_acquire);
-  return cause ? cause : "";
-}
-
-DedupeClaim::clock::time_point DedupeClaim::expires_at() const noexcept {
-  return clock::time_point(clock::duration(held(*this).expires_.load(std::memory_order_acquire)));
-}
 
 std::shared_ptr<const DedupeClaim> DedupeClaim::share() const { return held(*this).shared_from_this(); }
 

@@ -1,18 +1,17 @@
 // The process-wide state of [[dedupe]]: options, the claim store for the
-// URL, counters, and the renewer that keeps running calls' claims alive.
+// URL, counters, and the running calls' claims (core leases it renews).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <stop_token>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/feature_runtime.h"
-#include "core/process.h"
+#include "core/lease_core.h"
 #include "core/striped.h"
 #include "core/unique_token.h"
 #include "dedupe/claim_store.h"
@@ -27,41 +26,38 @@ struct alignas(64) DedupeCounterStripe {
 };
 using DedupeCounters = StripedCounters<DedupeCounterStripe>;
 
-// A running call's claim (weave::DedupeClaim) while the renewer keeps it:
-// lost once a renewal found it gone, or its deadline passed without one (a
-// paused process). Made by DedupeRuntime::hold, always through
-// std::shared_ptr; linked in the runtime's list until release().
-class WEAVE_API HeldClaim final : public DedupeClaim, public std::enable_shared_from_this<HeldClaim> {
+class DedupeRuntime;
+
+// A running call's claim (weave::DedupeClaim): a core lease (renewed by the
+// one Renewer through its runtime, lost like every lease) and the call's
+// match text. Made by DedupeRuntime::hold, always through std::shared_ptr.
+class WEAVE_API HeldClaim final : public LeaseCore,
+                                  public DedupeClaim,
+                                  public std::enable_shared_from_this<HeldClaim> {
  public:
   using Clock = std::chrono::steady_clock;
-  // `sent`: when the claim was sent (the store's lease started after it).
+  // Not renewed until DedupeRuntime::hold watches it. `sent`: when the claim
+  // was sent (the store's lease started after it).
   HeldClaim(std::string_view key, std::string owner, std::string_view match, std::chrono::milliseconds lease,
             Clock::time_point sent);
   ~HeldClaim() = default;
+  // Both bases answer these; the core's are the same, minus the view's const.
+  using LeaseCore::expires_at;
+  using LeaseCore::renewed;
+  using LeaseCore::stop_token;
   const std::string& match() const noexcept { return match_; }
   // The claim of the call this one runs inside, on the same thread.
   const HeldClaim* enclosing() const noexcept { return enclosing_; }
-  // lost(), at `now`: marks the claim lost once its deadline passed.
-  bool check(Clock::time_point now) const noexcept;
-  // Marks it lost (once) and fires its stop token.
-  void mark_lost(const char* cause) const noexcept;
+  DedupeRuntime* runtime() const noexcept;
 
  private:
-  friend class weave::DedupeClaim;
-  friend class DedupeRuntime;
-  std::string key_, owner_, match_;
-  std::chrono::milliseconds lease_;
-  std::atomic<Clock::rep> expires_;
-  // Why it was lost (a static text), or null while it is not: set once.
-  mutable std::atomic<const char*> cause_{nullptr};
-  // The call ended (release()): its deadline no longer makes it lost.
-  std::atomic<bool> released_{false};
-  std::stop_source stop_;  // fired by mark_lost
-  // The runtime's list of held claims (its mutex guards them).
-  HeldClaim* prev_ = nullptr;
-  HeldClaim* next_ = nullptr;
-  const HeldClaim* enclosing_ = nullptr;  // enclosing()
   friend class ClaimScope;
+  std::string ran_out_cause() const override;
+  std::string gone_cause() const override;
+  void count_lost() noexcept override;   // DedupeStats::claims_lost
+  void report_lost() noexcept override;  // on_event: lease_lost
+  std::string match_;
+  const HeldClaim* enclosing_ = nullptr;  // enclosing()
 };
 
 // Makes `claim` this thread's current_dedupe_claim() for the scope.
@@ -73,17 +69,18 @@ class WEAVE_API ClaimScope {
   ClaimScope& operator=(const ClaimScope&) = delete;
 };
 
-class WEAVE_API DedupeRuntime {
+// Renews its running calls' claims: one ClaimStore::renew() per period for
+// all of them (the Renewer batches per runtime).
+class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shared_from_this<DedupeRuntime> {
  public:
   explicit DedupeRuntime(DedupeOptions options);
-  ~DedupeRuntime();
   const DedupeOptions& options() const noexcept { return options_; }
   ClaimStore& store() noexcept { return *store_; }
   DedupeCounters& counters() noexcept { return counters_; }
   DedupeStats stats() const;
 
-  // Renewed every third of the claim lease until released; `sent` is when
-  // its claim was sent. One allocation; the list is intrusive.
+  // The claim `sent` for `key`, renewed every third of the claim lease
+  // until release(). One allocation.
   std::shared_ptr<HeldClaim> hold(std::string_view key, std::string owner, std::string_view match,
                                   std::chrono::steady_clock::time_point sent);
   void release(HeldClaim& claim) noexcept;
@@ -91,15 +88,10 @@ class WEAVE_API DedupeRuntime {
   void report(std::string_view key, const std::exception& error, bool store_failure = true) noexcept;
 
  private:
-  void renew_loop();
+  void renew(std::span<LeaseCore* const> claims, std::vector<bool>& owned) const override;
   DedupeOptions options_;
   std::shared_ptr<ClaimStore> store_;
-  DedupeCounters counters_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  HeldClaim* held_ = nullptr;  // the head of the list
-  OwnedThread renewer_;
+  mutable DedupeCounters counters_;
 };
 
 // The process-wide runtime (configure_dedupe, else the defaults): a call

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/renewer.h"
+#include "core/unique_token.h"
 #include "internal.h"
 #include "mem_backend.h"
 #include "weave/config.h"
@@ -308,8 +310,8 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
       for (const auto* link = &LeaseControl::head(); *link; link = &(*link)->parent) {
         const detail::ChainNode* n = link->get();
         detail::LeaseState& outer = detail::state(*n->lease);
-        if (!outer.holds(key) || LeaseControl::client(outer).backend != shared_->backend) continue;
-        if (LeaseControl::released(outer)) break;  // a stale chain: acquire afresh
+        if (!outer.holds(key) || outer.client().backend != shared_->backend) continue;
+        if (outer.released()) break;  // a stale chain: acquire afresh
         if (!exclusive(outer.type()) && exclusive(type))
           throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
                            std::string(to_string(type)) + " (upgrading a read lock is not supported)");
@@ -339,7 +341,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   const Clock::time_point deadline =
       forever_wait ? Clock::time_point::max() : start + spec.wait;
   const bool waits = spec.wait > milliseconds(0);
-  std::string owner = detail::new_owner_token();  // one owner for every key of the lease
+  std::string owner = detail::unique_token();  // one owner for every key of the lease
 
   std::string first_key;
   std::uint64_t first_fence = 0;
@@ -385,17 +387,22 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   init.more_ = std::move(more);
   init.owner_ = std::move(owner);
   init.type_ = type;
-  init.watchdog_ = watchdog;
   init.on_expiry_ = spec.release == LockSpec::Release::on_expiry;
   init.lease_time_ = lease_time;
-  // Longer than the longest duration (weave::forever included): no limit.
-  init.max_hold_ = watchdog && spec.max_hold <= max_duration ? spec.max_hold : milliseconds(0);
   init.acquired_at_ = first_sent;  // conservative: the backend's lease started later
-  init.client_ = shared_;
-  LeaseControl::set_expires_at(*lease, expires != Clock::time_point::max() ? expires : first_sent + lease_time);
-  init.wd_shard_ = detail::Watchdog::shard_of_this_thread();
+  if (watchdog) {
+    init.renew_every_ = shared_->renew_interval();
+    // Longer than the longest duration (weave::forever included): no limit.
+    if (spec.max_hold > milliseconds(0) && spec.max_hold <= max_duration) {
+      init.max_hold_ = spec.max_hold;
+      init.hold_deadline_ = first_sent + spec.max_hold;
+    }
+  }
+  init.group_ = shared_;
+  init.set_expires_at(expires != Clock::time_point::max() ? expires : first_sent + lease_time);
+  init.wd_shard_ = detail::Renewer::shard_of_this_thread();
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)
-    detail::Watchdog::instance().watch(*lease, lease, /*fresh=*/true);
+    detail::Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   // A mem:// key taken at the first attempt cost one in-process call, well
   // under the microsecond LockStats counts in: its end needs no clock read.
   tally.end = shared_->in_process && missing.size() == 1 && first_sent == start ? start : Clock::now();

@@ -387,7 +387,7 @@ TEST_CASE("dedupe: a claim past its local deadline is lost at the first lost() o
   auto live = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now());
   const std::stop_token kept = live->stop_token();
   REQUIRE_FALSE(kept.stop_requested());
-  REQUIRE(live->check(Clock::now() + 11s));  // the check lost() makes, 11 s on (no renewer knows this claim)
+  REQUIRE(live->check_deadlines(Clock::now() + 11s));  // the check lost() makes, 11 s on (no renewer knows this claim)
   REQUIRE(kept.stop_requested());
   REQUIRE(live->lost());
 }

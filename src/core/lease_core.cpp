@@ -1,0 +1,168 @@
+// LeaseCore's state changes, and weave::HeldLease's accessors, which read it.
+#include "core/lease_core.h"
+
+#include "core/renewer.h"
+#include "weave/held_lease.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+
+LeaseCore::Hold LeaseCore::add_hold() noexcept {
+  std::uint32_t s = state_.load(std::memory_order_acquire);
+  do {
+    if ((s & ~kLost) == 0) return Hold::released;
+    if (s & kLost) return Hold::lost;
+  } while (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel));
+  return Hold::added;
+}
+
+bool LeaseCore::drop_hold() noexcept {
+  std::uint32_t s = state_.load(std::memory_order_acquire);
+  do {
+    if ((s & ~kLost) == 0) return false;  // released already
+  } while (!state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Renewer::watch()
+  if ((s & ~kLost) != 1) return false;
+  if (pid_ == current_pid()) Renewer::instance().unwatch(*this);  // (a fork()ed child's copy is the parent's)
+  return true;
+}
+
+std::stop_source LeaseCore::mark_lost(const std::string& cause, bool even_if_released, bool hold_limit,
+                                      bool& marked) {
+  marked = false;
+  std::stop_source stop(std::nostopstate);
+  {
+    std::lock_guard g(mutex_);
+    std::uint32_t s = state_.load(std::memory_order_acquire);
+    do {
+      if (s & kLost) return stop;
+      if (s == 0 && !even_if_released) return stop;
+    } while (!state_.compare_exchange_weak(s, s | kLost, std::memory_order_acq_rel));
+    cause_ = cause;
+    hold_limit_ = hold_limit;
+    stop = stop_;  // none yet: the first stop_token() makes it stopped
+  }
+  count_lost();
+  marked = true;
+  return stop;
+}
+
+bool LeaseCore::record_lost(const std::string& cause, bool even_if_released, bool hold_limit) {
+  bool marked = false;
+  std::stop_source stop = mark_lost(cause, even_if_released, hold_limit, marked);
+  // The running method hears of it first: a slow report must not delay it.
+  if (stop.stop_possible()) stop.request_stop();
+  return marked;
+}
+
+std::string LeaseCore::ran_out_cause() const {
+  if (!renewed())
+    return "its fixed ttl of " + std::to_string(lease_time_.count()) + " ms ran out while it was held";
+  return "its lease of " + std::to_string(lease_time_.count()) +
+         " ms ran out before it was renewed (the process or its renewer thread was held up, or the store did "
+         "not answer in time)";
+}
+
+std::string LeaseCore::gone_cause() const { return "a renewal found it expired or taken by another owner"; }
+
+std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) const {
+  const Clock::time_point expiry = expires_at();
+  hold_limit = now >= hold_deadline_ && hold_deadline_ <= expiry;  // whichever came first
+  if (hold_limit)
+    return "it was held past its max_hold of " +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(hold_deadline_ - acquired_at_).count()) +
+           " ms: no longer renewed, it runs out by itself";
+  if (now < expiry) return "";
+  return ran_out_cause();
+}
+
+bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) noexcept {
+  if (is_lost()) return true;
+  if (now < expires_at() && now < hold_deadline_) return false;
+  try {
+    bool hold_limit = false;
+    const std::string cause = deadline_cause(now, hold_limit);
+    if (record_lost(cause, even_if_released, hold_limit) && !even_if_released && pid_ == current_pid()) {
+      // While watched, its entry holds it; else the renewer took it out as
+      // lost and reports it itself.
+      if (auto self = Renewer::instance().entry_of(*this)) LostNotifier::instance().post(std::move(self));
+    }
+  } catch (...) {
+    // Out of memory, or no notifier thread: the renewer reports it when it comes round.
+  }
+  return is_lost();
+}
+
+void LeaseCore::mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit) {
+  l->record_lost(cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
+  if (l->is_lost() && !l->lost_reported_.load()) LostNotifier::instance().post(l);
+}
+
+void LeaseCore::report_lost_once() noexcept {
+  if (!is_lost() || lost_reported_.exchange(true)) return;
+  report_lost();
+}
+
+bool LeaseCore::hold_limit() const {
+  std::lock_guard g(mutex_);
+  return hold_limit_;
+}
+
+std::string LeaseCore::cause() const {
+  std::lock_guard g(mutex_);
+  return cause_;
+}
+
+std::stop_token LeaseCore::stop_token() noexcept {
+  check_deadlines(Clock::now());  // fires the token first when a deadline has passed
+  std::stop_source stop(std::nostopstate);
+  bool lost_already;
+  {
+    std::lock_guard g(mutex_);
+    if (!stop_.stop_possible()) {
+      try {
+        stop_ = std::stop_source();
+      } catch (...) {
+        return {};  // out of memory: a token that never fires
+      }
+    }
+    stop = stop_;
+    lost_already = is_lost();
+  }
+  if (lost_already) {
+    stop.request_stop();  // lost before the token was made
+  } else if (!wd_asked_.load(std::memory_order_acquire) && !released()) {
+    // A fixed-ttl lease not watched yet: its token must fire at its expiry.
+    try {
+      Renewer::instance().watch(*this, nullptr, /*fresh=*/false);
+    } catch (...) {
+      // No renewer thread: the holder's own lost() / stop_token() still see the deadline.
+    }
+  }
+  return stop.get_token();
+}
+
+}  // namespace detail
+
+// ---- HeldLease: a view of the LeaseCore behind it ----
+
+// A const accessor may mark the lease lost: its deadline passed, and the
+// holder asking must not hear otherwise.
+const std::string& HeldLease::key() const noexcept { return core_->key_; }
+const std::string& HeldLease::owner_token() const noexcept { return core_->owner_; }
+std::stop_token HeldLease::stop_token() const noexcept { return core_->stop_token(); }
+bool HeldLease::lost() const noexcept { return core_->check_deadlines(clock::now()); }
+std::chrono::milliseconds HeldLease::lease_time() const noexcept { return core_->lease_time_; }
+HeldLease::clock::time_point HeldLease::expires_at() const noexcept { return core_->expires_at(); }
+
+std::string HeldLease::lost_cause() const {
+  lost();
+  return core_->cause();
+}
+
+std::chrono::milliseconds HeldLease::remaining() const noexcept {
+  auto left = expires_at() - clock::now();
+  if (left <= clock::duration::zero()) return std::chrono::milliseconds(0);
+  return std::chrono::ceil<std::chrono::milliseconds>(left);  // 0 only once the deadline passed
+}
+
+}  // namespace weave

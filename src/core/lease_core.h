@@ -1,0 +1,148 @@
+// The one lease under every feature: a lock's lease, a dedupe claim, a cache
+// fill or refresh claim (and the queue deliveries to come) are each a
+// LeaseCore, renewed by the one Renewer (core/renewer.h) in batches per
+// store, lost the same way, reported through the same LostNotifier.
+//
+//   struct Claim final : weave::DedupeClaim, LeaseCore { ... };
+//   claim->group_ = runtime_group;           // who renews it (its store)
+//   claim->renew_every_ = lease / 3;         // 0: a fixed ttl, never renewed
+//   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
+//   ... the call runs; claim->stop_token() fires if it is lost ...
+//   claim->release();                        // the last hold: unwatched
+//
+// A feature adds what only it knows: its own lease data, the words of a loss
+// (deadline_cause, gone_cause), and how a loss is counted and reported.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "core/process.h"
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+class LeaseCore;
+
+// The leases one store holds for one owner of settings (a lock client, a
+// dedupe runtime, a cache runtime): the renewer renews the due leases of a
+// group in one batch.
+class WEAVE_API RenewGroup {
+ public:
+  // One answer per lease: true while the store still holds it for its owner
+  // (then extended by its lease_time_). Throws when the store did not
+  // answer: the leases keep their deadlines and are tried again.
+  virtual void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const = 0;
+
+ protected:
+  ~RenewGroup() = default;
+};
+
+class WEAVE_API LeaseCore {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // ---- set by the feature before the lease is handed out ----
+  std::string key_;
+  std::string owner_;  // unique_token()
+  std::chrono::milliseconds lease_time_{0};
+  // Renewed this often while held; 0 for a fixed ttl (never renewed).
+  std::chrono::milliseconds renew_every_{0};
+  Clock::time_point acquired_at_;  // when the acquiring request was sent
+  // Renewals stop here (a lock's max_hold); the lease then runs out.
+  Clock::time_point hold_deadline_ = Clock::time_point::max();
+  std::shared_ptr<const RenewGroup> group_;  // null only for a fixed ttl
+  pid_t pid_ = current_pid();                // the process that acquired it
+
+  bool renewed() const noexcept { return renew_every_.count() > 0; }
+  Clock::time_point expires_at() const noexcept {
+    return Clock::time_point(Clock::duration(expires_at_.load(std::memory_order_acquire)));
+  }
+  void set_expires_at(Clock::time_point t) noexcept {
+    expires_at_.store(t.time_since_epoch().count(), std::memory_order_release);
+  }
+
+  // ---- holds and loss ----
+  bool released() const noexcept { return (state_.load(std::memory_order_acquire) & ~kLost) == 0; }
+  bool is_lost() const noexcept { return (state_.load(std::memory_order_acquire) & kLost) != 0; }
+  // Another hold (a reentrant acquisition): not once released or lost.
+  enum class Hold { added, released, lost };
+  Hold add_hold() noexcept;
+  // Gives up one hold; true for the last one (the lease is released: the
+  // caller gives it back to the store). Unwatches it then.
+  bool drop_hold() noexcept;
+
+  // Marks the lease lost (once) and fires its stop token; ignored after
+  // release unless `even_if_released`. True when this call marked it.
+  bool record_lost(const std::string& cause, bool even_if_released = false, bool hold_limit = false);
+  // record_lost() that leaves firing the stop token to the caller (outside a
+  // lock of its own: the token's callbacks may release leases). Returns the
+  // token's source (none when not marked, or never asked for).
+  std::stop_source mark_lost(const std::string& cause, bool even_if_released, bool hold_limit, bool& marked);
+  // Lost by its local deadlines at `now` (record_lost() once one passed, and
+  // reported on the LostNotifier thread). Cheap while within them.
+  bool check_deadlines(Clock::time_point now, bool even_if_released = false) noexcept;
+  // For the renewer: record_lost(), then the report on the LostNotifier
+  // thread, so a slow on_event cannot delay renewals.
+  static void mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit = false);
+  // Counts and reports the loss, once per lease, on this thread.
+  void report_lost_once() noexcept;
+  // Why it counts as lost at `now` by its deadlines, or "" within them;
+  // `hold_limit`: by hold_deadline_ (it came first).
+  std::string deadline_cause(Clock::time_point now, bool& hold_limit) const;
+  bool hold_limit() const;  // lost by hold_deadline_
+  std::string cause() const;
+  // HeldLease::stop_token(): made on first use; a fixed-ttl lease asked for
+  // one is watched from then on, so the token fires at its expiry.
+  std::stop_token stop_token() noexcept;
+
+  // ---- the renewer's entry (renewer.cpp), guarded by its shard's lock ----
+  std::atomic<bool> wd_asked_{false};  // lets one watch() in
+  int wd_shard_ = 0;                   // the acquiring thread's
+  bool wd_linked_ = false;
+  LeaseCore* wd_prev_ = nullptr;
+  LeaseCore* wd_next_ = nullptr;
+  Clock::time_point wd_due_;
+  std::string wd_renew_error_;          // why the last renewal failed ("" if it did not)
+  std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
+
+ protected:
+  LeaseCore() noexcept {}  // user-provided: make_shared skips zero-filling the object first
+  ~LeaseCore() = default;  // destroyed as the feature's type
+
+  // The words of a loss by the deadline (lease_time_ ran out before a
+  // renewal, or the fixed ttl ran out while held).
+  virtual std::string ran_out_cause() const;
+  // The words of a loss a renewal found (expired, or another owner's).
+  virtual std::string gone_cause() const;
+  // Counts a loss (a feature's stats), once, when it is marked.
+  virtual void count_lost() noexcept {}
+  // Tells the feature's hooks of the loss, once (report_lost_once()).
+  virtual void report_lost() noexcept {}
+
+ private:
+  friend class Renewer;
+  static constexpr std::uint32_t kLost = 1u << 31;
+  std::atomic<Clock::rep> expires_at_{0};
+  // kLost | the number of holds (0 once released): one word, so a release
+  // and a loss decide in one order.
+  std::atomic<std::uint32_t> state_{1};
+  std::atomic<bool> lost_reported_{false};
+  mutable std::mutex mutex_;  // guards the three below (and the setting of kLost)
+  // Made by the first stop_token() (a std::stop_source allocates): most
+  // leases are never asked for one.
+  std::stop_source stop_{std::nostopstate};
+  std::string cause_;
+  bool hold_limit_ = false;
+};
+
+}  // namespace weave::detail

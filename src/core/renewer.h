@@ -1,0 +1,90 @@
+// The one thread per process that keeps every feature's leases alive
+// (core/lease_core.h), and the one that tells their owners of a loss.
+//
+// Renewer: renews every due renewed lease with one RenewGroup::renew() per
+// group (one round trip per store per period, not per lease), and marks lost
+// the leases whose renewal failed or whose deadline passed while still held
+// (a fixed ttl ran out, a pause outlasted the lease, a hold deadline was
+// reached). It sleeps until the earliest due lease; entries live in shards,
+// each with its own spin lock and an intrusive list through the leases (no
+// allocation, no global lock): a thread watches in the shard of its
+// thread_slot(). watch() wakes the thread only for an entry due before its
+// next wake-up.
+//
+// LostNotifier: runs the losses' reports (a feature's on_lost / on_event),
+// in order, on its own thread, so a slow hook never delays a renewal.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <unordered_set>
+#include <vector>
+
+#include "core/lease_core.h"
+#include "core/process.h"
+#include "core/striped.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+class WEAVE_API Renewer final : public BackgroundThread {
+ public:
+  using Clock = LeaseCore::Clock;
+  // Stopped at exit: nothing is renewed after it (the leases run out on their own).
+  static Renewer& instance();
+  // Once per lease (a second call does nothing). A renewed lease is watched
+  // from its acquisition (`fresh`: its acquirer is its only holder), its
+  // entry keeping it (`keep`); a fixed-ttl lease only when someone will hear
+  // of its running out while held: a hook (watched from its acquisition) or
+  // the holder's stop_token() (a bare entry: `keep` null).
+  void watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fresh);
+  // The shard a lease acquired on this thread is watched in (set it in
+  // LeaseCore::wd_shard_ before the lease is handed out).
+  static int shard_of_this_thread() noexcept { return static_cast<int>(thread_slot() % kShards); }
+  void unwatch(LeaseCore& lease);
+  // The lease as its entry holds it, or null when it is not watched.
+  std::shared_ptr<LeaseCore> entry_of(LeaseCore& lease);
+  // Number of leases watched (tests).
+  std::size_t size();
+
+ private:
+  friend Renewer& process_wide<Renewer>();
+  Renewer() = default;
+  struct alignas(64) Shard {
+    SpinLock mutex;
+    LeaseCore* head = nullptr;
+    std::size_t count = 0;
+    // No entry of the shard is due before this (it may be earlier than the
+    // earliest entry: the thread then looks once more).
+    std::atomic<Clock::rep> earliest{Clock::time_point::max().time_since_epoch().count()};
+  };
+  static constexpr std::size_t kShards = 32;
+  void run() override;
+  void forget_in_child() override;
+  void process(std::vector<std::shared_ptr<LeaseCore>>& due);
+  void renew_group(const RenewGroup& group, std::vector<std::shared_ptr<LeaseCore>>& leases);
+  static void link(Shard& sh, LeaseCore& l);
+  static void unlink(Shard& sh, LeaseCore& l);  // under sh.mutex; the caller drops wd_keep_ after
+
+  Shard shards_[kShards];
+  std::unordered_set<const RenewGroup*> coalesce_;  // run(): groups with a lease due
+  std::vector<std::stop_source> stops_;             // run(): tokens of bare entries found lost
+  // When the thread wakes next; min() while it is awake (watch() need not wake it).
+  std::atomic<Clock::rep> wake_at_{Clock::time_point::max().time_since_epoch().count()};
+};
+
+class WEAVE_API LostNotifier final : public BackgroundThread {
+ public:
+  // Stopped at exit after running what is pending.
+  static LostNotifier& instance();
+  void post(std::shared_ptr<LeaseCore> lease);
+
+ private:
+  friend LostNotifier& process_wide<LostNotifier>();
+  LostNotifier() = default;
+  void run() override;
+  void forget_in_child() override;
+  std::deque<std::shared_ptr<LeaseCore>> queue_;
+};
+
+}  // namespace weave::detail
