@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -20,6 +21,8 @@
 #include "dedupe/redis/claim_redis.h"
 #endif
 #include "weave/error.h"
+#include "weave/event.h"
+#include "weave/held_lease.h"
 
 using dedupe_test::Guard;
 using dedupe_test::Payments;
@@ -308,7 +311,21 @@ TEST_CASE("dedupe: another thread working for the call gets the claim through sh
 // mem:// records cannot be changed from outside the claim store.
 #if !WEAVE_TEST_STORE_IS_MEM
 TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, and the outcome is not recorded") {
-  use_store(150ms);  // renewed every 50 ms
+  // Reported as every feature's lost lease is: lease_lost, a LeaseLost naming the key.
+  struct Seen {
+    std::mutex mutex;
+    std::vector<std::string> events;
+  };
+  auto seen = std::make_shared<Seen>();
+  weave::configure_dedupe({.url = test_store_url(), .claim_lease = 150ms,  // renewed every 50 ms
+                           .on_event = [seen](const weave::Event& e) {
+                             const bool typed = dynamic_cast<const weave::LeaseLost*>(&e.error) != nullptr;
+                             std::lock_guard g(seen->mutex);
+                             seen->events.push_back(std::string(weave::to_string(e.kind)) + " " +
+                                                    std::string(e.feature) + " " + std::string(e.key) + " " +
+                                                    (typed ? "LeaseLost" : "untyped") + " " +
+                                                    (e.held_lease && e.held_lease->key() == e.key ? "held" : "no-lease"));
+                           }});
   Payments p;
   const auto key = fresh_key("claim-taken");
   const auto lost_before = weave::dedupe_stats().claims_lost;
@@ -316,7 +333,7 @@ TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, 
   bool fired = false, lost = false;
   std::string cause;
   p.body = [&](const std::string&) -> shop::Receipt {
-    const weave::DedupeClaim* c = weave::current_dedupe_claim();
+    const weave::HeldLease* c = weave::current_dedupe_claim();  // the view every feature's lease gives
     const std::stop_token token = c->stop_token();
     entered.set_value();
     for (int i = 0; i < 1000 && !token.stop_requested(); ++i) std::this_thread::sleep_for(10ms);
@@ -333,6 +350,13 @@ TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, 
   REQUIRE(lost);
   REQUIRE_THAT(cause, Catch::Contains("renewal found the claim gone"));
   REQUIRE(weave::dedupe_stats().claims_lost == lost_before + 1);
+  std::vector<std::string> events;
+  for (int i = 0; i < 500 && events.empty(); ++i) {  // (the renewer's notifier thread may be the one to tell)
+    if (i) std::this_thread::sleep_for(10ms);
+    std::lock_guard g(seen->mutex);
+    events = seen->events;
+  }
+  REQUIRE(events == std::vector<std::string>{"lease_lost dedupe " + key + " LeaseLost held"});
   REQUIRE_THROWS_AS(p.pay(key, Guard::replay), weave::DuplicateInFlight);  // the other owner's claim, not "late"
   REQUIRE(p.runs == 1);
 }

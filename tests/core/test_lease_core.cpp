@@ -1,0 +1,192 @@
+// The one lease under every feature (src/core/lease_core.h, renewer.h): a
+// group of leases is renewed in one batch per period, a lease a renewal finds
+// gone is lost (its stop token fires, the loss is counted and reported once),
+// a store that does not answer is retried until the lease's deadline, and a
+// hold deadline stops the renewals. The group here answers from a table in
+// this process, as a feature's store would.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/lease_core.h"
+#include "core/renewer.h"
+#include "weave/held_lease.h"
+
+using namespace std::chrono_literals;
+using weave::detail::LeaseCore;
+using weave::detail::Renewer;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns the keys in `owned`; counts batches and what each held.
+class TableGroup final : public weave::detail::RenewGroup {
+ public:
+  void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override {
+    std::lock_guard g(mutex_);
+    ++batches_;
+    largest_batch_ = std::max(largest_batch_, leases.size());
+    if (failing_) throw std::runtime_error("store unreachable");
+    owned.clear();
+    for (LeaseCore* l : leases) owned.push_back(owned_.count(l->key_) != 0);
+  }
+  void own(const std::string& key) {
+    std::lock_guard g(mutex_);
+    owned_.insert(key);
+  }
+  void take_away(const std::string& key) {
+    std::lock_guard g(mutex_);
+    owned_.erase(key);
+  }
+  void fail(bool on) {
+    std::lock_guard g(mutex_);
+    failing_ = on;
+  }
+  int batches() const {
+    std::lock_guard g(mutex_);
+    return batches_;
+  }
+  std::size_t largest_batch() const {
+    std::lock_guard g(mutex_);
+    return largest_batch_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::set<std::string> owned_;
+  bool failing_ = false;
+  mutable int batches_ = 0;
+  mutable std::size_t largest_batch_ = 0;
+};
+
+struct TestLease final : LeaseCore, weave::HeldLease {
+  TestLease() : HeldLease(static_cast<LeaseCore&>(*this)) {}
+  using LeaseCore::expires_at;
+  using LeaseCore::stop_token;
+  std::atomic<int> counted{0}, reported{0};
+
+ private:
+  void count_lost() noexcept override { ++counted; }
+  void report_lost() noexcept override { ++reported; }
+};
+
+std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const std::string& key,
+                                std::chrono::milliseconds lease, std::chrono::milliseconds max_hold = 0ms) {
+  static std::atomic<int> n{0};
+  auto l = std::make_shared<TestLease>();
+  l->key_ = key;
+  l->owner_ = "owner-" + std::to_string(n++);
+  l->lease_time_ = lease;
+  l->renew_every_ = lease / 3;
+  l->acquired_at_ = Clock::now();
+  if (max_hold > 0ms) l->hold_deadline_ = l->acquired_at_ + max_hold;
+  l->group_ = group;
+  l->set_expires_at(l->acquired_at_ + lease);
+  l->wd_shard_ = Renewer::shard_of_this_thread();
+  group->own(key);
+  Renewer::instance().watch(*l, l, /*fresh=*/true);
+  return l;
+}
+
+template <class F>
+bool eventually(F&& f, std::chrono::milliseconds within = 5s) {
+  const auto until = Clock::now() + within;
+  while (Clock::now() < until) {
+    if (f()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return f();
+}
+
+}  // namespace
+
+TEST_CASE("lease core: the leases of a group are renewed together, and outlive their lease while held", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  std::vector<std::shared_ptr<TestLease>> leases;
+  for (int i = 0; i < 20; ++i) leases.push_back(hold(group, "batch-" + std::to_string(i), 300ms));
+  std::this_thread::sleep_for(900ms);  // three leases long
+  for (auto& l : leases) {
+    CHECK_FALSE(l->lost());
+    CHECK(l->remaining() > 0ms);
+  }
+  CHECK(group->largest_batch() == leases.size());  // one batch for the group, not one per lease
+  CHECK(group->batches() <= 12);                   // ~one per 100 ms, however many leases
+  for (auto& l : leases) CHECK(l->drop_hold());     // the last hold: released, unwatched
+  const int after_release = group->batches();
+  std::this_thread::sleep_for(300ms);
+  CHECK(group->batches() == after_release);  // nothing renews a released lease
+}
+
+TEST_CASE("lease core: a lease a renewal finds gone is lost: its stop token fires, the loss counted and reported once", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  auto l = hold(group, "gone", 150ms);
+  const std::stop_token token = l->stop_token();
+  group->take_away("gone");
+  REQUIRE(eventually([&] { return token.stop_requested(); }));
+  CHECK(l->lost());
+  CHECK_THAT(l->lost_cause(), Catch::Contains("taken by another owner"));
+  REQUIRE(eventually([&] { return l->reported.load() == 1; }));  // on the notifier thread
+  CHECK(l->counted == 1);
+  l->report_lost_once();  // the owner's path reports it too: still once
+  CHECK(l->reported == 1);
+  CHECK(l->drop_hold());
+}
+
+TEST_CASE("lease core: a store that does not answer is retried, and the lease is lost only at its deadline", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  auto l = hold(group, "unreachable", 600ms);
+  group->fail(true);
+  std::this_thread::sleep_for(400ms);  // past a renewal, within the lease
+  CHECK_FALSE(l->lost());
+  const int tries = group->batches();
+  CHECK(tries >= 2);  // retried, not given up
+  group->fail(false);
+  std::this_thread::sleep_for(600ms);  // renewed again once the store answers
+  CHECK_FALSE(l->lost());
+
+  group->fail(true);
+  REQUIRE(eventually([&] { return l->lost(); }));
+  CHECK_THAT(l->lost_cause(), Catch::Contains("store unreachable"));
+  CHECK(l->drop_hold());
+}
+
+TEST_CASE("lease core: renewals stop at the hold deadline and the lease then runs out", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  auto l = hold(group, "held-long", 150ms, 300ms);
+  REQUIRE(eventually([&] { return l->lost(); }, 3s));
+  CHECK(Clock::now() >= l->acquired_at_ + 300ms);
+  CHECK(l->hold_limit());
+  CHECK_THAT(l->lost_cause(), Catch::Contains("max_hold of 300 ms"));
+  CHECK(l->drop_hold());
+}
+
+TEST_CASE("lease core: a paused holder sees its deadline pass at once, before the renewer comes round", "[core][lease]") {
+  auto l = std::make_shared<TestLease>();  // never watched: nobody renews it
+  l->key_ = "paused";
+  l->lease_time_ = 100ms;
+  l->renew_every_ = 30ms;
+  l->acquired_at_ = Clock::now() - 200ms;  // sent two leases ago
+  l->set_expires_at(l->acquired_at_ + 100ms);
+  const weave::HeldLease& view = *l;
+  CHECK(view.stop_token().stop_requested());
+  CHECK(view.lost());
+  CHECK(view.remaining() == 0ms);
+  CHECK_THAT(view.lost_cause(), Catch::Contains("ran out before it was renewed"));
+  CHECK(l->counted == 1);
+
+  // After the last release a passed deadline no longer makes it lost.
+  auto released = std::make_shared<TestLease>();
+  released->lease_time_ = 100ms;
+  released->set_expires_at(Clock::now() - 1ms);
+  CHECK(released->drop_hold());
+  CHECK_FALSE(released->lost());
+}
