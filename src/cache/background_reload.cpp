@@ -20,13 +20,14 @@ bool ReadThrough::refresh(const RemoteRead& stored) {
   land_.json = *stored.json;
   land_.now();
   held_.token = unique_token();
+  const auto sent = Clock::now();
   bool claimed = false;
   guarded(rt_, cache_, key_, s_, [&] {
     claimed = rt_.remote().claim_refresh(cache_.name(), key_, stored, held_.token, rt_.options().fill_lease);
   });
   std::exception_ptr failed;
   if (claimed) {
-    held_.holds = true;
+    held_.take(sent);
     if (inv_.can_detach() && reload_in_background(stored)) return true;
     try {
       load(true);
@@ -35,7 +36,7 @@ bool ReadThrough::refresh(const RemoteRead& stored) {
       failed = std::current_exception();
     }
     // Kept until the lease ends: at most one failing reload per fill_lease.
-    held_.holds = false;
+    held_.stop_renewing();
   }
   try {
     inv_.complete_from_json(*stored.json);
@@ -56,7 +57,7 @@ bool ReadThrough::reload_in_background(const RemoteRead& stored) {
   std::shared_ptr<CacheRuntime> owned = cache_runtime();
   if (owned.get() != &rt_) return false;  // reconfigured meanwhile
   auto job = std::make_shared<Reload>(Reload{std::move(owned), &cache_, s_, &codec_, std::string(key_), stamp_,
-                                             read_version_, held_.token, inv_.detach()});
+                                             read_version_, nullptr, inv_.detach()});
   if (!job->call) return false;
   try {
     inv_.complete_from_json(*stored.json);
@@ -64,11 +65,9 @@ bool ReadThrough::reload_in_background(const RemoteRead& stored) {
     return false;  // stored by another version of the type: reload now, on this thread
   }
   count_.add(&Counts::remote_hits);
-  held_.holds = false;  // the reload has it now
-  if (!run_in_background([job] { job->run(); })) {
-    held_.holds = true;  // stopped (exit): the claim goes with this call
-    return true;
-  }
+  job->lease = std::move(held_.lease);  // the reload has it now
+  if (!run_in_background([job] { job->run(); }))
+    held_.lease = std::move(job->lease);  // stopped (exit): the claim goes with this call
   return true;
 }
 void ReadThrough::Reload::run() {
@@ -76,13 +75,13 @@ void ReadThrough::Reload::run() {
     ReadThrough r(inv, settings, *codec, *rt, *cache, key, nullptr);
     r.stamp_ = stamp;
     r.read_version_ = read_version;
-    r.held_.token = token;
-    r.held_.holds = true;
+    r.held_.token = lease->owner_;
+    r.held_.lease = std::move(lease);
     try {
       r.load(true);
     } catch (...) {
       // counted by load; the claim is kept until its lease ends, as on the caller's thread
-      r.held_.holds = false;
+      r.held_.stop_renewing();
     }
   });
 }

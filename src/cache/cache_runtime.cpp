@@ -1,6 +1,9 @@
 #include "cache/cache_runtime.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "core/renewer.h"
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -168,6 +171,47 @@ void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exc
   if (!options_.on_event) return;  // spares building the context text
   report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
                "cache '" + cache.name() + "' key '" + std::string(key) + "'");
+}
+
+std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std::string_view key,
+                                                     const std::string& token,
+                                                     std::chrono::steady_clock::time_point sent) {
+  auto lease = std::make_shared<CacheLease>();
+  lease->key_ = key;
+  lease->name_ = cache.name();
+  lease->owner_ = token;
+  lease->lease_time_ = options_.fill_lease;
+  lease->renew_every_ = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1));
+  lease->acquired_at_ = sent;
+  lease->set_expires_at(sent + options_.fill_lease);
+  lease->group_ = shared_from_this();
+  lease->wd_shard_ = Renewer::shard_of_this_thread();
+  Renewer::instance().watch(*lease, lease, /*fresh=*/true);
+  return lease;
+}
+
+void CacheRuntime::renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const {
+  std::vector<RemoteTier::LeaseRenewal> items;
+  items.reserve(leases.size());
+  for (LeaseCore* core : leases) {
+    const CacheLease& l = static_cast<const CacheLease&>(*core);
+    items.push_back({l.name_, l.key_, l.owner_, l.lease_time_});
+  }
+  owned = remote_->renew(items);
+}
+
+// The group of a cache lease is the runtime that made it (hold_lease), which
+// the lease keeps alive.
+const CacheRuntime& CacheLease::runtime() const noexcept { return static_cast<const CacheRuntime&>(*group_); }
+
+void CacheLease::report_lost() noexcept {
+  if (!runtime().options().on_event) return;
+  try {
+    report_to(runtime().options().on_event, "cache", *this,
+              "the load of cache '" + name_ + "' runs on without its lease: another caller may load the key too");
+  } catch (...) {
+    // Out of memory for the words: nobody is told.
+  }
 }
 
 std::shared_ptr<CacheRuntime> cache_runtime() { return cache_runtime_slot().get(); }

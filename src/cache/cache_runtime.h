@@ -15,9 +15,11 @@
 
 #include "cache/local_tier.h"
 #include "core/feature_runtime.h"
+#include "core/lease_core.h"
 #include "core/striped.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
+#include "weave/held_lease.h"
 #include "weave/result_codec.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -70,7 +72,26 @@ class WEAVE_API CacheName {
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
 };
 
-class WEAVE_API CacheRuntime {
+class CacheRuntime;
+
+// A fill lease (sync=true) or refresh claim (refresh_after) held while its
+// caller loads: a core lease the Renewer extends every third of fill_lease,
+// so a load slower than fill_lease keeps it and no second loader starts. Its
+// loss (the store found it gone) costs nothing but that: the fill is still
+// refused if the key was written meanwhile. Made by CacheRuntime::hold_lease.
+class WEAVE_API CacheLease final : public LeaseCore, public HeldLease {
+ public:
+  CacheLease() noexcept : HeldLease(static_cast<LeaseCore&>(*this)) {}
+  using LeaseCore::expires_at;
+  using LeaseCore::stop_token;
+  std::string name_;  // the cache's
+
+ private:
+  const CacheRuntime& runtime() const noexcept;
+  void report_lost() noexcept override;  // on_event: lease_lost
+};
+
+class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_shared_from_this<CacheRuntime> {
  public:
   explicit CacheRuntime(CacheOptions options);
   const CacheOptions& options() const noexcept { return options_; }
@@ -81,8 +102,13 @@ class WEAVE_API CacheRuntime {
   CacheStats stats(std::string_view name);
   // Counts the error, reports it to on_event; never throws.
   void report(CacheName& cache, std::string_view key, const std::exception& error) noexcept;
+  // The fill lease or refresh claim `token` took on `key` (the claim was
+  // sent at `sent`), renewed until its drop_hold().
+  std::shared_ptr<CacheLease> hold_lease(const CacheName& cache, std::string_view key, const std::string& token,
+                                         std::chrono::steady_clock::time_point sent);
 
  private:
+  void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
   CacheName* find(std::string_view name);
   CacheName& name_locked(std::string_view name);
   CacheOptions options_;

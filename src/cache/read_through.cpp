@@ -31,13 +31,14 @@ void ReadThrough::run() {
     // One loader in the deployment; the others wait for its value.
     if (held_.token.empty()) held_.token = unique_token();
     FillClaim claim = FillClaim::gave_up;
+    const auto sent = Clock::now();
     if (!guarded(rt_, cache_, key_, s_, [&] {
           claim = rt_.remote().claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
                                           stored.version, deadline);
         }))
       break;
     if (claim == FillClaim::load) {
-      held_.holds = true;
+      held_.take(sent);
       break;
     }
     if (claim == FillClaim::gave_up) break;  // waited fill_guard: load without the lease
@@ -85,11 +86,11 @@ void ReadThrough::load(bool refreshing) {
     if (!guarded(rt_, cache_, key_, s_, [&] { json = codec_.encode(result); })) return;
   if (use_remote) {
     if (!read_version_) return;  // the shared tier could not be read: nothing known to fill over
-    const std::string_view token = held_.holds ? std::string_view(held_.token) : std::string_view();
+    const std::string_view token = held_.holds() ? std::string_view(held_.token) : std::string_view();
     if (guarded(rt_, cache_, key_, s_, [&] {
           rt_.remote().fill(cache_.name(), key_, json, jittered(ttl, key_), *read_version_, token);
         }))
-      held_.holds = false;  // dropped by the fill, stored or refused
+      held_.stop_renewing();  // dropped by the fill, stored or refused
   }
   install(land_.value, json.size(), wall_ms(), ttl);
 }

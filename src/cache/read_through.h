@@ -21,7 +21,7 @@ class ReadThrough {
               CacheName& cache, std::string_view key, std::shared_ptr<Flight> flight)
       : inv_(inv), s_(s), codec_(codec), rt_(rt), cache_(cache), count_(cache.counters()), key_(key),
         land_{cache, std::string(key), std::move(flight), &codec, nullptr, {}, false},
-        held_{rt, cache, key, {}, false} {}
+        held_{rt, cache, key, {}, nullptr} {}
 
   void run();
 
@@ -35,7 +35,7 @@ class ReadThrough {
     std::string key;
     std::uint64_t stamp;
     std::optional<std::uint64_t> read_version;
-    std::string token;
+    std::shared_ptr<CacheLease> lease;  // the refresh claim, renewed until the fill
     Detached call;
     void run();
   };
@@ -68,7 +68,8 @@ class ReadThrough {
     }
     ~Land() { now(); }
   };
-  // A fill lease or refresh claim this call holds: dropped on every way out
+  // A fill lease or refresh claim this call holds, renewed while it loads
+  // (a load slower than fill_lease keeps it). Given back on every way out
   // that did not fill (the method threw, nothing to keep), so that a waiter
   // loads at once instead of waiting for the lease to run out.
   struct Held {
@@ -76,9 +77,19 @@ class ReadThrough {
     CacheName& cache;
     std::string_view key;
     std::string token;
-    bool holds = false;
+    std::shared_ptr<CacheLease> lease;  // while held
+    bool holds() const noexcept { return lease != nullptr; }
+    // The store gave this call the lease (claim sent at `sent`).
+    void take(Clock::time_point sent) { lease = rt.hold_lease(cache, key, token, sent); }
+    // No longer renewed, and left in the store: the fill dropped it, or a
+    // failed reload keeps its claim to its end (one failing reload per lease).
+    void stop_renewing() noexcept {
+      if (lease) lease->drop_hold();
+      lease.reset();
+    }
     ~Held() {
-      if (!holds) return;
+      if (!lease) return;
+      stop_renewing();
       try {
         rt.remote().release(cache.name(), key, token);
       } catch (const std::exception& e) {

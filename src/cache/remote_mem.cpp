@@ -86,6 +86,22 @@ class MemRemote final : public RemoteTier {
     drop_leases(name, key, token);
     changed();
   }
+  std::vector<bool> renew(std::span<const LeaseRenewal> items) override {
+    std::lock_guard lock(mutex_);
+    const auto now = Clock::now();
+    std::vector<bool> out;
+    for (const LeaseRenewal& item : items) {
+      bool held = false;
+      for (char kind : {'f', 'r'}) {
+        auto it = leases_.find(lease_key(kind, item.name, item.key));
+        if (it == leases_.end() || it->second.token != item.token || it->second.expires <= now) continue;
+        it->second.expires = now + item.lease;
+        held = true;
+      }
+      out.push_back(held);
+    }
+    return out;
+  }
   void listen(Listener) override {}
   bool live(Clock::time_point) const noexcept override { return true; }
 

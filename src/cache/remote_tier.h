@@ -8,8 +8,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weave/abi.h"
 
@@ -76,6 +78,14 @@ class WEAVE_API RemoteTier {
                              std::string_view token, std::chrono::milliseconds lease) = 0;
   // Drops the leases `token` holds without filling, waking their waiters.
   virtual void release(std::string_view name, std::string_view key, std::string_view token) = 0;
+  // Extends by `lease` the fill lease and refresh claim each item's token
+  // still holds (a load that outlasts fill_lease keeps its lease); one answer
+  // per item, false when it holds neither any more.
+  struct LeaseRenewal {
+    std::string_view name, key, token;
+    std::chrono::milliseconds lease;
+  };
+  virtual std::vector<bool> renew(std::span<const LeaseRenewal> items) = 0;
 
   // Invalidations from other processes: (name, key) or (name, null) for
   // all of a name; on_gap when the feed may have missed some or is coming

@@ -2,6 +2,7 @@
 #include "core/lease_core.h"
 
 #include "core/renewer.h"
+#include "weave/error.h"
 #include "weave/held_lease.h"
 
 namespace WEAVE_NAMESPACE {
@@ -110,6 +111,18 @@ bool LeaseCore::hold_limit() const {
 std::string LeaseCore::cause() const {
   std::lock_guard g(mutex_);
   return cause_;
+}
+
+void LeaseCore::report_to(const EventHook& hook, std::string_view feature, const HeldLease& view,
+                          std::string_view consequence) const noexcept {
+  if (!hook) return;
+  try {
+    const std::string why = cause();
+    const LeaseLost error(key_, why + ": " + std::string(consequence));
+    hook(Event{EventKind::lease_lost, feature, key_, why, error, nullptr, &view});
+  } catch (...) {
+    // The hook must not throw; there is nobody to hand its error to.
+  }
 }
 
 std::stop_token LeaseCore::stop_token() noexcept {

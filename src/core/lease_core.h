@@ -24,10 +24,16 @@
 #include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/process.h"
 #include "weave/abi.h"
+#include "weave/event.h"
+
+namespace WEAVE_NAMESPACE {
+class HeldLease;
+}
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -101,6 +107,11 @@ class WEAVE_API LeaseCore {
   std::string deadline_cause(Clock::time_point now, bool& hold_limit) const;
   bool hold_limit() const;  // lost by hold_deadline_
   std::string cause() const;
+  // Tells `hook` of the loss as every feature's lost lease is told:
+  // EventKind::lease_lost, a weave::LeaseLost naming the key and saying
+  // `consequence` (what the loss means for the call), `view` the lease.
+  void report_to(const EventHook& hook, std::string_view feature, const HeldLease& view,
+                 std::string_view consequence) const noexcept;
   // HeldLease::stop_token(): made on first use; a fixed-ttl lease asked for
   // one is watched from then on, so the token fires at its expiry.
   std::stop_token stop_token() noexcept;

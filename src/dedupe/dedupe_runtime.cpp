@@ -97,16 +97,9 @@ void HeldClaim::count_lost() noexcept {
 }
 
 void HeldClaim::report_lost() noexcept {
-  DedupeRuntime* rt = runtime();
-  if (!rt || !rt->options().on_event) return;
-  try {
-    const std::string cause = lost_cause();
-    const LeaseLost error(key_, "the call ran on, but its claim was lost (" + cause +
-                                    "): its outcome is not recorded and a duplicate may run");
-    rt->options().on_event(Event{EventKind::lease_lost, "dedupe", key_, cause, error, nullptr, this});
-  } catch (...) {
-    // The hook must not throw; there is nobody to hand its error to.
-  }
+  if (DedupeRuntime* rt = runtime())
+    report_to(rt->options().on_event, "dedupe", *this,
+              "the call ran on without its claim: its outcome is not recorded and a duplicate may run");
 }
 
 ClaimScope::ClaimScope(HeldClaim& claim) noexcept {

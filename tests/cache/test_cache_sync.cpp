@@ -217,6 +217,31 @@ TEST_CASE("cache sync: when the lease holder gives up (its method threw) a waite
   REQUIRE(weave::cache_stats(t.name).sync_waits == 1);
 }
 
+TEST_CASE("cache sync: a load slower than fill_lease keeps its lease: no other process claims the key meanwhile") {
+  const std::string name = fresh_name("slow-load");
+  weave::configure_cache({.url = test_store_url(), .fill_lease = 300ms, .feed_lag = 5s});  // renewed every 100 ms
+  Catalog c;
+  std::promise<void> entered, open;
+  std::shared_future<void> opened = open.get_future().share();
+  c.body = [&](const std::string& id) -> Found {
+    entered.set_value();
+    opened.wait();
+    return shop::Product{id, 100};
+  };
+  auto loader = std::async(std::launch::async, [&] { return c.find(name, "k", Find::sync); });
+  struct Opener {
+    std::promise<void>& open;
+    ~Opener() { open.set_value(); }
+  } opener{open};
+  entered.get_future().wait();
+  std::this_thread::sleep_for(1500ms);  // five leases long
+  auto other = other_process();
+  const auto read = other->get(name, "k");
+  // Still held: the other process waits (until its short deadline) instead of loading.
+  CHECK(other->claim_fill(name, "k", "other", 60s, read.version, std::chrono::steady_clock::now() + 50ms) ==
+        weave::detail::FillClaim::gave_up);
+}
+
 TEST_CASE("cache sync: a lease holder that never comes back blocks a waiter only until its lease runs out") {
   WaitingOnOther t("crashed", 1s);
   REQUIRE(t.waiter.wait_for(20s) == std::future_status::ready);  // fill_guard, the other bound, is 60 s
@@ -309,6 +334,19 @@ TEST_CASE("cache sync across processes: when the loader's method throws a waiter
   CHECK(s["sync_waits"] == 1);
   CHECK(s["loads"] == 1);
   REQUIRE_FALSE(read_raw(entry_key(t.name, "k") + "fill"));
+}
+
+TEST_CASE("cache sync across processes: a load slower than fill_lease keeps its lease: the waiter never loads too") {
+  BWaitsOnA t("slow-load", 300);  // renewed every 100 ms while A's body is held
+  std::this_thread::sleep_for(1500ms);  // five leases long
+  CHECK(t.db.loads("k") == 1);          // B is still waiting, it has not loaded
+  CHECK(has_waiter(t.name, "k"));
+  t.db.open("k");
+  REQUIRE(Worker::cents(t.a->answer("sfind")) == 100);
+  REQUIRE(Worker::cents(t.b->answer("sfind", 20s)) == 100);
+  REQUIRE(t.db.loads("k") == 1);
+  CHECK(t.b->stats(t.name)["loads"] == 0);
+  REQUIRE_FALSE(read_raw(entry_key(t.name, "k") + "fill"));  // the fill dropped the lease
 }
 
 TEST_CASE("cache sync across processes: a SIGKILLed loader blocks the waiter only until its fill lease runs out") {

@@ -214,6 +214,24 @@ class RedisRemote final : public RemoteTier {
       wake_waiters(name, key);
   }
 
+  std::vector<bool> renew(std::span<const LeaseRenewal> items) override {
+    std::vector<std::string> keys, args;
+    keys.reserve(2 * items.size());
+    args.reserve(items.size());
+    std::vector<store::ScriptCall> calls;
+    for (const LeaseRenewal& item : items) {
+      const std::string k = entry_key(prefix_, item.name, item.key);
+      keys.push_back(k + "fill");
+      keys.push_back(k + "refresh");
+      args.push_back(std::to_string(std::max<long long>(1, item.lease.count())));
+    }
+    for (std::size_t i = 0; i < items.size(); ++i)
+      calls.push_back({cache_redis::scripts::renew, {keys[2 * i], keys[2 * i + 1]}, {items[i].token, args[i]}});
+    std::vector<bool> out;
+    for (const store::Reply& r : exec_->run(calls, "cache renew")) out.push_back(integer(r) == 1);  // one pipeline per node
+    return out;
+  }
+
   bool evict(std::string_view name, const std::string_view* key) override {
     if (key) {
       const std::string k = entry_key(prefix_, name, *key);
