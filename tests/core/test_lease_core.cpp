@@ -143,14 +143,15 @@ TEST_CASE("lease core: a lease a renewal finds gone is lost: its stop token fire
 
 TEST_CASE("lease core: a store that does not answer is retried, and the lease is lost only at its deadline", "[core][lease]") {
   auto group = std::make_shared<TableGroup>();
-  auto l = hold(group, "unreachable", 600ms);
+  // A 3 s lease renewed every second: wide margins for a loaded machine.
+  auto l = hold(group, "unreachable", 3s);
   group->fail(true);
-  std::this_thread::sleep_for(400ms);  // past a renewal, within the lease
+  std::this_thread::sleep_for(1500ms);  // past a renewal, within the lease
   CHECK_FALSE(l->lost());
   const int tries = group->batches();
   CHECK(tries >= 2);  // retried, not given up
   group->fail(false);
-  std::this_thread::sleep_for(600ms);  // renewed again once the store answers
+  std::this_thread::sleep_for(3s);  // renewed again once the store answers: past the first deadline
   CHECK_FALSE(l->lost());
 
   group->fail(true);
