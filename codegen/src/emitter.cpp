@@ -122,19 +122,12 @@ std::string declaration(const FunctionModel& f, const std::string& name, bool wi
   return "auto " + name + "(" + params_decl(f, with_defaults) + ")" + qualifiers(f) + " -> " + f.ret;
 }
 
-// [[cache(refresh_after=...)]] reloads in the background: the proxy gives the
-// runtime a way to re-make the call from copies of its arguments
-// (weave::detail::detachable, Invocation::detach).
-bool detaches(const FunctionModel& f) {
-  for (const auto& a : f.annotations)
-    if (a.name == "cache")
-      for (const auto& arg : a.args)
-        if (arg.name == "refresh_after") return true;
-  return false;
-}
-
+// An annotation runs the call again later (FunctionModel::detaches, e.g.
+// [[cache(refresh_after=...)]]): the proxy gives the runtime a way to re-make
+// the call from copies of its arguments (weave::detail::detachable,
+// Invocation::detach).
 bool class_detaches(const ClassModel& c) {
-  return std::any_of(c.methods.begin(), c.methods.end(), [](const FunctionModel& f) { return detaches(f); });
+  return std::any_of(c.methods.begin(), c.methods.end(), [](const FunctionModel& f) { return f.detaches; });
 }
 
 // `::weave::detail::detachable<R>(owner, [capture](auto& weave_c0, ...) -> R { call with the copies }, args...)`:
@@ -214,7 +207,7 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
   out += "  return ::weave::detail::invoke<" + R + ">(\n";
   out += "      ::" + p + "info, " + args + ", " + rendered + ",\n";
   out += "      [&]() -> " + R + " { return " + call + "; },\n";
-  if (detaches(f)) out += "      " + on_skip + ",\n      " + detachable(f, decorator) + ");\n";
+  if (f.detaches) out += "      " + on_skip + ",\n      " + detachable(f, decorator) + ");\n";
   else out += "      " + on_skip + ");\n";
   out += "}\n\n";
 }

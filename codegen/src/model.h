@@ -54,6 +54,10 @@ struct FunctionModel {
   // fully qualified (canonical), valid at namespace scope.
   bool stores_result = false;
   std::string ret_qualified;
+  // An annotation may run the call again later from copies of its arguments
+  // (vocabulary "detaches": cache's refresh_after): the proxy emits how to
+  // copy the call (weave::detail::detachable, Invocation::detach).
+  bool detaches = false;
   bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
   std::string ref_qualifier;   // "", "&", "&&"
   bool is_noexcept = false;    // really noexcept (noexcept(false) is not)

@@ -645,26 +645,37 @@ bool Validator::run(ValidatedAnnotation& result) {
         f.stores_result = true;
     }
   }
-  // refresh_after reloads in the background, after the call returned: the
-  // proxy keeps copies of the arguments (weave::detail::detachable).
-  if (raw.name == "cache" && written.count("refresh_after") && written["refresh_after"]) {
-    const RawArg* at = written["refresh_after"];
+  // An argument that runs the call again later, after it returned ("detaches":
+  // cache's refresh_after): the proxy keeps copies of the arguments
+  // (weave::detail::detachable).
+  for (const auto& d : def->args) {
+    if (!d.detaches || !written.count(d.name)) continue;
+    const RawArg* at = written[d.name];  // null: present by its default
+    const Loc l = at ? at->value.loc : raw.loc;
+    const int len = at ? at->value.length : static_cast<int>(raw.spelled.size());
     for (std::size_t i = 0; i < f.params.size() && i < facts_.param_types.size(); ++i) {
       if (types_.copyable(facts_.param_types[i])) continue;
-      err(at->value.loc,
-          "'refresh_after' of 'cache' reloads '" + f.qualified_name +
-              "' in the background with copies of its arguments, but parameter '" + f.params[i].name +
+      err(l,
+          "'" + d.name + "' of '" + raw.name + "' runs '" + f.qualified_name +
+              "' again in the background with copies of its arguments, but parameter '" + f.params[i].name +
               "' has type '" + types_.name(facts_.param_types[i]) +
-              "', which cannot be copied; pass a copyable type (a value, or std::shared_ptr), or drop refresh_after",
-          at->value.length);
+              "', which cannot be copied; pass a copyable type (a value, or std::shared_ptr), or drop " + d.name,
+          len);
     }
+    f.detaches = true;
   }
-  if (facts_.is_noexcept && effective("on_busy") == "throw" && def->find("on_busy")) {
-    Loc l = written.count("on_busy") && written["on_busy"] ? written["on_busy"]->value.loc : raw.loc;
-    rep_.warning(path_, l,
-                 "'" + f.qualified_name + "' is noexcept but on_busy=throw: a busy lock will call std::terminate",
-                 static_cast<int>(raw.spelled.size()));
-  }
+  // A value that makes the interceptor throw ("throwing_values": on_busy=throw)
+  // out of a noexcept method, written or default.
+  if (facts_.is_noexcept)
+    for (const auto& d : def->args) {
+      const auto throws = d.throwing_values.find(effective(d.name));
+      if (throws == d.throwing_values.end()) continue;
+      const RawArg* at = written.count(d.name) ? written[d.name] : nullptr;
+      rep_.warning(path_, at ? at->value.loc : raw.loc,
+                   "'" + f.qualified_name + "' is noexcept but " + d.name + "=" + throws->first + ": " +
+                       throws->second + " will call std::terminate",
+                   at ? at->value.length : static_cast<int>(raw.spelled.size()));
+    }
   return ok_;
 }
 

@@ -123,6 +123,26 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
         if (!a["at_most"].is_string()) return fail("argument '" + d.name + "': \"at_most\" must name another argument");
         d.at_most = a["at_most"].get<std::string>();
       }
+      if (a.contains("detaches")) {
+        if (!a["detaches"].is_boolean()) return fail("argument '" + d.name + "': \"detaches\" must be true or false");
+        d.detaches = a["detaches"].get<bool>();
+      }
+      if (a.contains("throwing_values")) {
+        const auto& t = a["throwing_values"];
+        if (!t.is_object() || t.empty())
+          return fail("argument '" + d.name +
+                      "': \"throwing_values\" must map values to what then throws, e.g. {\"throw\": \"a busy lock\"}");
+        if (d.type != ArgType::enumeration)
+          return fail("argument '" + d.name + "': \"throwing_values\" needs an enum argument");
+        for (const auto& [value, what] : t.items()) {
+          if (!std::count(d.values.begin(), d.values.end(), value))
+            return fail("argument '" + d.name + "': \"throwing_values\": '" + value + "' is not one of its values");
+          if (!what.is_string() || what.get<std::string>().empty())
+            return fail("argument '" + d.name + "': \"throwing_values\": '" + value +
+                        "' needs the text of what then throws, e.g. \"a busy lock\"");
+          d.throwing_values[value] = what.get<std::string>();
+        }
+      }
       if (d.name == "order") return fail("'order' is implicit and cannot be redefined");
       if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
       def.args.push_back(std::move(d));

@@ -37,6 +37,16 @@ struct ArgDef {
   // duration: at most the value (written or default) of this other duration
   // argument of the annotation (e.g. local_ttl <= ttl).
   std::string at_most;
+  // When the annotation has this argument (written or by default), its
+  // interceptor may run the call again later, detached from the caller, from
+  // copies of the arguments (cache's refresh_after): every parameter must be
+  // copyable, and the proxy emits how to copy the call.
+  bool detaches = false;
+  // enum values that make the interceptor throw out of the method, each with
+  // what then throws, as a warning finishes it ("throw" -> "a busy lock":
+  // "... on_busy=throw: a busy lock will call std::terminate" on a noexcept
+  // method whose value, written or default, is one of them).
+  std::map<std::string, std::string> throwing_values;
 };
 
 struct AnnotationDef {

@@ -65,7 +65,7 @@ TEST_CASE("diagnostic: results kept as JSON and durations bounded by another, ca
        "  [[cache(key=\"<id>\", refresh_after=1min)]] virtual std::optional<shop::Product> find(const std::string& id, "
        "std::future<int> hint);",
        "1min",
-       "'refresh_after' of 'cache' reloads 'Catalog::find' in the background with copies of its arguments, but "
+       "'refresh_after' of 'cache' runs 'Catalog::find' again in the background with copies of its arguments, but "
        "parameter 'hint' has type 'std::future<int>', which cannot be copied; pass a copyable type (a value, or "
        "std::shared_ptr), or drop refresh_after"},
       {"evict_key_and_all",
@@ -84,11 +84,7 @@ TEST_CASE("diagnostic: results kept as JSON and durations bounded by another, ca
   };
   for (const auto& c : cases) {
     SECTION(c.name) {
-      const std::string decl = c.decl;
-      const auto at = decl.find(c.at);
-      REQUIRE(at != std::string::npos);
-      auto r = run(std::string("stores_") + c.name, k_catalog_prelude + decl + "\n};\n");
-      expect_error(r, 7, static_cast<int>(at) + 1, c.error);
+      expect_error_in_declaration(std::string("stores_") + c.name, k_catalog_prelude, 7, c.decl, c.at, c.error);
     }
   }
 }

@@ -123,3 +123,26 @@ TEST_CASE("stores_result: a woven refresh_after method can be detached and re-ru
   woven.find("p1");
   CHECK_FALSE(find_can_detach);
 }
+
+TEST_CASE("stores_result: a user's annotation whose argument detaches can re-run a woven call later with copies of "
+          "its arguments, as refresh_after can", "[codegen][stores_result]") {
+  weave::detail::Detached later;
+  Registered r("outbox", [&](weave::Invocation& inv) {
+    REQUIRE(inv.can_detach());
+    later = inv.detach();
+    inv.proceed();
+  });
+  weave::Woven<shop::Catalog> woven;
+  {
+    std::string to = "ann";
+    woven.notify(to, 1);
+    to = "changed after the call";  // the copy is the call's
+  }
+  REQUIRE(woven.sent == std::vector<std::string>{"ann:1"});
+  REQUIRE(later);
+  later.run([&](weave::Invocation& inv) {
+    CHECK(inv.annotation().name() == "outbox");
+    inv.proceed();
+  });
+  CHECK(woven.sent == std::vector<std::string>{"ann:1", "ann:1"});
+}

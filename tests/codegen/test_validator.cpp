@@ -162,7 +162,7 @@ TEST_CASE("validator: a decorator's keys reach only public members of the object
   CHECK(rendered(ok) == "{(*weave_target_).id}");
 }
 
-TEST_CASE("vocabulary: the shipped cache and dedupe files load with stores_result and at_most",
+TEST_CASE("vocabulary: the shipped files load with stores_result, at_most, detaches and throwing_values",
           "[codegen][validator]") {
   Vocabulary v;
   std::ostringstream out;
@@ -183,6 +183,18 @@ TEST_CASE("vocabulary: the shipped cache and dedupe files load with stores_resul
   CHECK(dedupe->stores_result_arg == "on_duplicate");
   CHECK(dedupe->stores_result_values == std::vector<std::string>{"replay"});
   CHECK_FALSE(v.find("lock")->stores_result);
+  // What weavegen checks and emits by these, not by the annotations' names.
+  CHECK(cache->find("refresh_after")->detaches);
+  for (const auto* def : {cache, v.find("cache_put"), v.find("cache_evict"), dedupe, v.find("lock")})
+    for (const auto& a : def->args) {
+      INFO(def->name << "." << a.name);
+      CHECK(a.detaches == (def == cache && a.name == "refresh_after"));
+    }
+  CHECK(v.find("lock")->find("on_busy")->throwing_values ==
+        std::map<std::string, std::string>{{"throw", "a busy lock"}});
+  CHECK(dedupe->find("on_duplicate")->throwing_values.count("throw"));
+  for (const auto* def : {cache, v.find("cache_put"), v.find("cache_evict")})
+    CHECK(def->find("on_error")->throwing_values.count("throw"));
   for (const auto* def : {cache, v.find("cache_put"), v.find("cache_evict"), dedupe})
     for (const auto& a : def->args) {
       INFO(def->name << "." << a.name);
@@ -190,7 +202,7 @@ TEST_CASE("vocabulary: the shipped cache and dedupe files load with stores_resul
     }
 }
 
-TEST_CASE("vocabulary: malformed stores_result and at_most are invalid vocabularies", "[codegen][validator]") {
+TEST_CASE("vocabulary: malformed stores_result, at_most, detaches and throwing_values are invalid vocabularies", "[codegen][validator]") {
   struct Case {
     const char* json;
     const char* error;
@@ -206,6 +218,16 @@ TEST_CASE("vocabulary: malformed stores_result and at_most are invalid vocabular
        "\"at_most\" must name another duration argument, not 'b'"},
       {R"({"name": "x", "args": [{"name": "a", "type": "integer", "at_most": "b"}, {"name": "b", "type": "duration"}]})",
        "argument 'a': \"at_most\" needs a duration argument"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "duration", "detaches": "yes"}]})",
+       "argument 'a': \"detaches\" must be true or false"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "enum", "values": ["throw"], "throwing_values": ["throw"]}]})",
+       "argument 'a': \"throwing_values\" must map values to what then throws"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "string", "throwing_values": {"throw": "a failure"}}]})",
+       "argument 'a': \"throwing_values\" needs an enum argument"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "enum", "values": ["fail"], "throwing_values": {"throw": "x"}}]})",
+       "argument 'a': \"throwing_values\": 'throw' is not one of its values"},
+      {R"({"name": "x", "args": [{"name": "a", "type": "enum", "values": ["throw"], "throwing_values": {"throw": ""}}]})",
+       "argument 'a': \"throwing_values\": 'throw' needs the text of what then throws"},
   };
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("weavegen_vocab_" + std::to_string(::getpid()) + ".json")).string();

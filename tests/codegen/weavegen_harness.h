@@ -94,6 +94,16 @@ inline void expect_error(const Result& r, int line, int col, const std::string& 
   CHECK_FALSE(r.any_output);
 }
 
+// A header of `prelude` (`line` - 1 lines), the declaration `decl` and
+// "};": weavegen refuses it with an error at the column where `at` first
+// appears in `decl`, whose message contains `what`.
+inline void expect_error_in_declaration(const std::string& name, const std::string& prelude, int line,
+                                        const std::string& decl, const std::string& at, const std::string& what) {
+  const auto column = decl.find(at);
+  REQUIRE(column != std::string::npos);
+  expect_error(run(name, prelude + decl + "\n};\n"), line, static_cast<int>(column) + 1, what);
+}
+
 inline const char* k_prelude =
     "#include <string>\n"                      // line 1
     "struct Item { std::string sku; int n() const; };\n";  // line 2

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,7 +40,13 @@ class Catalog {
     return Product{id, cents};
   }
 
+  // A user's annotation whose argument "detaches" (tests/codegen/vocab/outbox.json):
+  // its proxy copies the call as refresh_after's does.
+  [[outbox(retry_after=30s, on_full=drop)]]
+  virtual void notify(const std::string& to, int n) { sent.push_back(to + ":" + std::to_string(n)); }
+
   int loads = 0;
+  std::vector<std::string> sent;
 };
 
 }  // namespace shop
