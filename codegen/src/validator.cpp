@@ -72,16 +72,35 @@ using ErrorAt = std::function<void(int pos, int length, const std::string&)>;
 class Validator {
  public:
   Validator(const RawAnnotation& raw, const AnnotationDef& def, const FunctionFacts& facts, TypeQuery& types,
-            FunctionModel& f, Reporter& rep, const std::string& path)
-      : raw_(raw), def_(def), facts_(facts), types_(types), f_(f), rep_(rep), path_(path) {}
+            FunctionModel& f, Reporter& rep, const std::string& path, ValidatedAnnotation& result)
+      : raw_(raw), def_(def), facts_(facts), types_(types), f_(f), rep_(rep), path_(path), result_(result) {}
 
-  bool run(ValidatedAnnotation& out);
+  // False when errors were reported.
+  bool run();
 
  private:
   void error(Loc l, const std::string& m, int len = 1) {
     rep_.error(path_, l, m, len);
     ok_ = false;
   }
+  // run()'s steps, in order.
+  void check_synchronous();
+  void collect_arguments();
+  void read_order();
+  void check_conflicts();
+  void convert_argument(const ArgDef& d);
+  bool check_required(const ArgDef& d);
+  void convert_default(const ArgDef& d);
+  void convert_written(const ArgDef& d, const RawArg& a);
+  void check_skip_values();
+  void check_at_most();
+  void check_stores_result();
+  void check_detaches();
+  void warn_throwing_values();
+
+  std::string effective(const std::string& name) const;
+  const RawArg* written(const std::string& name) const;
+  std::string template_code(KeyRender kr);
   bool key_template(const RawValue& v, KeyRender& out);
   bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
   // Resolves the head of a placeholder (a parameter, or `this`); false on error.
@@ -94,6 +113,9 @@ class Validator {
   FunctionModel& f_;
   Reporter& rep_;
   const std::string& path_;
+  ValidatedAnnotation& result_;
+  // Arguments by name: written (with where), or null once present by default.
+  std::map<std::string, const RawArg*> written_;
   bool ok_ = true;
 };
 
@@ -286,397 +308,455 @@ bool Validator::key_template(const RawValue& v, KeyRender& out) {
   return ok;
 }
 
-bool Validator::run(ValidatedAnnotation& result) {
-  const AnnotationDef* def = &def_;
-  const RawAnnotation& raw = raw_;
-  FunctionModel& f = f_;
-  AnnotationModel& out = result.model;
-  std::string& fallback_name = result.fallback;
-  Loc& fallback_loc = result.fallback_loc;
-  out.name = raw.name;
-  out.line = raw.loc.line;
-  out.col = raw.loc.col;
-  auto err = [&](Loc l, const std::string& m, int len = 1) { error(l, m, len); };
-  if (def->synchronous && !facts_.async_reason.empty())
-    err(raw.loc,
-        "'" + raw.name + "' ends when the call returns, but '" + f.name + "' returns '" + f.ret +
-            "', whose work may still run after that (" + facts_.async_reason +
-            "); put the annotation on the function that does the work",
-        static_cast<int>(raw.name.size()));
-  std::map<std::string, const RawArg*> written;
+// The steps of one annotation's validation, in order. Each reports its errors
+// and goes on, so that one run reports every error of the annotation.
+bool Validator::run() {
+  result_.model.name = raw_.name;
+  result_.model.line = raw_.loc.line;
+  result_.model.col = raw_.loc.col;
+  check_synchronous();
+  collect_arguments();
+  read_order();
+  check_conflicts();
+  for (const auto& d : def_.args) convert_argument(d);
+  check_skip_values();
+  check_at_most();
+  check_stores_result();
+  check_detaches();
+  warn_throwing_values();
+  return ok_;
+}
+
+// A synchronous annotation (lock) ends when the call returns: not on a method
+// whose work goes on after that.
+void Validator::check_synchronous() {
+  if (def_.synchronous && !facts_.async_reason.empty())
+    error(raw_.loc,
+          "'" + raw_.name + "' ends when the call returns, but '" + f_.name + "' returns '" + f_.ret +
+              "', whose work may still run after that (" + facts_.async_reason +
+              "); put the annotation on the function that does the work",
+          static_cast<int>(raw_.name.size()));
+}
+
+// The written arguments by name: unknown and duplicate ones are errors.
+void Validator::collect_arguments() {
   std::vector<std::string> arg_names = {"order"};
-  for (const auto& a : def->args) arg_names.push_back(a.name);
-  for (const auto& a : raw.args) {
-    if (a.name != "order" && !def->find(a.name)) {
-      err(a.loc, "unknown argument '" + a.name + "' for annotation '" + raw.name + "'" +
-                     did_you_mean(a.name, arg_names),
-          static_cast<int>(a.name.size()));
+  for (const auto& a : def_.args) arg_names.push_back(a.name);
+  for (const auto& a : raw_.args) {
+    if (a.name != "order" && !def_.find(a.name)) {
+      error(a.loc, "unknown argument '" + a.name + "' for annotation '" + raw_.name + "'" +
+                       did_you_mean(a.name, arg_names),
+            static_cast<int>(a.name.size()));
       continue;
     }
-    if (written.count(a.name)) {
-      err(a.loc, "duplicate argument '" + a.name + "' for annotation '" + raw.name + "'",
-          static_cast<int>(a.name.size()));
+    if (written_.count(a.name)) {
+      error(a.loc, "duplicate argument '" + a.name + "' for annotation '" + raw_.name + "'",
+            static_cast<int>(a.name.size()));
       continue;
     }
-    written[a.name] = &a;
+    written_[a.name] = &a;
   }
-  // order
-  if (auto it = written.find("order"); it != written.end()) {
-    const RawValue& v = it->second->value;
-    char* end = nullptr;
-    long n = v.kind == RawValue::number ? std::strtol(v.text.c_str(), &end, 10) : 0;
-    if (v.kind != RawValue::number || !end || *end)
-      err(v.loc, "argument 'order' of '" + raw.name + "' expects an integer", v.length);
-    else
-      out.order = static_cast<int>(n);
-  }
-  // conflicts
-  for (const auto& d : def->args)
-    if (written.count(d.name))
+}
+
+// `order=`, which every annotation accepts.
+void Validator::read_order() {
+  auto it = written_.find("order");
+  if (it == written_.end()) return;
+  const RawValue& v = it->second->value;
+  char* end = nullptr;
+  long n = v.kind == RawValue::number ? std::strtol(v.text.c_str(), &end, 10) : 0;
+  if (v.kind != RawValue::number || !end || *end)
+    error(v.loc, "argument 'order' of '" + raw_.name + "' expects an integer", v.length);
+  else
+    result_.model.order = static_cast<int>(n);
+}
+
+// Arguments that may not be written together: reported at the later one.
+void Validator::check_conflicts() {
+  for (const auto& d : def_.args)
+    if (written_.count(d.name))
       for (const auto& c : d.conflicts)
-        if (written.count(c) && written[c]->loc.line * 100000 + written[c]->loc.col <
-                                    written[d.name]->loc.line * 100000 + written[d.name]->loc.col)
-          err(written[d.name]->loc, "'" + d.name + "' cannot be combined with '" + c + "'",
-              static_cast<int>(d.name.size()));
-  // Effective enum values (written or default) for required_if.
-  auto effective = [&](const std::string& name) -> std::string {
-    if (auto it = written.find(name); it != written.end() && it->second) return it->second->value.text;
-    const ArgDef* d = def->find(name);
-    if (d && d->default_value && d->default_value->is_string()) return d->default_value->get<std::string>();
-    return "";
-  };
-  for (const auto& d : def->args) {
-    auto it = written.find(d.name);
-    const bool has = it != written.end();
-    if (!d.required_if_arg.empty()) {
-      bool cond = std::count(d.required_if_values.begin(), d.required_if_values.end(), effective(d.required_if_arg));
-      std::string vals;
-      for (const auto& v : d.required_if_values) vals += (vals.empty() ? "" : "|") + v;
-      if (cond && !has) {
-        const RawArg* cause = written.count(d.required_if_arg) ? written[d.required_if_arg] : nullptr;
-        err(cause ? cause->value.loc : raw.loc,
+        if (written_.count(c) && written_[c]->loc.line * 100000 + written_[c]->loc.col <
+                                     written_[d.name]->loc.line * 100000 + written_[d.name]->loc.col)
+          error(written_[d.name]->loc, "'" + d.name + "' cannot be combined with '" + c + "'",
+                static_cast<int>(d.name.size()));
+}
+
+// An argument's value, written or default ("" when it has none): for the
+// rules that depend on another argument's value (required_if, stores_result).
+std::string Validator::effective(const std::string& name) const {
+  if (auto it = written_.find(name); it != written_.end() && it->second) return it->second->value.text;
+  const ArgDef* d = def_.find(name);
+  if (d && d->default_value && d->default_value->is_string()) return d->default_value->get<std::string>();
+  return "";
+}
+
+// Where it was written, or null (not written, or present by its default).
+const RawArg* Validator::written(const std::string& name) const {
+  auto it = written_.find(name);
+  return it == written_.end() ? nullptr : it->second;
+}
+
+// One argument of the vocabulary: required or not, then its written value or
+// its default converted to the ArgSpec weavegen emits.
+void Validator::convert_argument(const ArgDef& d) {
+  if (!check_required(d)) return;
+  if (auto it = written_.find(d.name); it != written_.end()) convert_written(d, *it->second);
+  else convert_default(d);
+}
+
+// required_if and required; false when there is nothing to convert.
+bool Validator::check_required(const ArgDef& d) {
+  auto it = written_.find(d.name);
+  const bool has = it != written_.end();
+  if (!d.required_if_arg.empty()) {
+    bool cond = std::count(d.required_if_values.begin(), d.required_if_values.end(), effective(d.required_if_arg));
+    std::string vals;
+    for (const auto& v : d.required_if_values) vals += (vals.empty() ? "" : "|") + v;
+    if (cond && !has) {
+      const RawArg* cause = written(d.required_if_arg);
+      error(cause ? cause->value.loc : raw_.loc,
             "missing argument '" + d.name + "': " + d.required_if_arg + "=" + effective(d.required_if_arg) +
                 " needs '" + d.name + "=...'",
-            cause ? cause->value.length : static_cast<int>(raw.spelled.size()));
-        continue;
-      }
-      if (!cond && has) {
-        err(it->second->loc, "argument '" + d.name + "' is only allowed with " + d.required_if_arg + "=" + vals,
+            cause ? cause->value.length : static_cast<int>(raw_.spelled.size()));
+      return false;
+    }
+    if (!cond && has) {
+      error(it->second->loc, "argument '" + d.name + "' is only allowed with " + d.required_if_arg + "=" + vals,
             static_cast<int>(d.name.size()));
-        continue;
-      }
+      return false;
     }
-    if (d.required && !has) {
-      err(raw.loc, "annotation '" + raw.name + "' requires argument '" + d.name + "'",
-          static_cast<int>(raw.spelled.size()));
-      continue;
-    }
-    if (!has) {
-      // Default value.
-      bool conflicting = false;
-      for (const auto& c : d.conflicts) conflicting |= written.count(c) > 0;
-      if (conflicting) continue;
-      if (d.default_qualified_name) {
-        out.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string(facts_.default_key) + ")"});
-        continue;
-      }
-      if (!d.default_value) continue;
-      const auto& j = *d.default_value;
-      RawValue v;
-      v.loc = raw.loc;
-      if (j.is_string()) {
-        v.text = j.get<std::string>();
-        v.kind = d.type == ArgType::template_ || d.type == ArgType::string ? RawValue::string
-                 : d.type == ArgType::duration && v.text != "forever"  ? RawValue::number
+  }
+  if (d.required && !has) {
+    error(raw_.loc, "annotation '" + raw_.name + "' requires argument '" + d.name + "'",
+          static_cast<int>(raw_.spelled.size()));
+    return false;
+  }
+  return true;
+}
+
+// A key template rendered per call into the next slot of the function.
+std::string Validator::template_code(KeyRender kr) {
+  std::string code = "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ")";
+  f_.slots.push_back(std::move(kr));
+  return code;
+}
+
+// Key templates rendered per call into slots [first, first + n).
+std::string template_list_code(std::size_t first, std::size_t n) {
+  return "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " + std::to_string(n) + ")";
+}
+
+// The vocabulary's default of an argument not written (none when it conflicts
+// with a written one); it then counts as present for the arguments after it.
+void Validator::convert_default(const ArgDef& d) {
+  for (const auto& c : d.conflicts)
+    if (written_.count(c)) return;
+  if (d.default_qualified_name) {
+    result_.model.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string(facts_.default_key) + ")"});
+    return;
+  }
+  if (!d.default_value) return;
+  const auto& j = *d.default_value;
+  RawValue val;
+  val.loc = raw_.loc;
+  if (j.is_string()) {
+    val.text = j.get<std::string>();
+    val.kind = d.type == ArgType::template_ || d.type == ArgType::string ? RawValue::string
+               : d.type == ArgType::duration && val.text != "forever"  ? RawValue::number
                                                                         : RawValue::identifier;
-      } else if (j.is_boolean()) {
-        v.kind = RawValue::boolean;
-        v.text = j.get<bool>() ? "true" : "false";
-      } else if (j.is_number_integer()) {
-        v.kind = RawValue::number;
-        v.text = std::to_string(j.get<long long>());
-      } else if (j.is_array()) {
-        v.kind = RawValue::list;
-        for (const auto& e : j) {
-          RawValue item;
-          item.kind = RawValue::string;
-          item.loc = raw.loc;
-          item.text = e.is_string() ? e.get<std::string>() : e.dump();
-          v.items.push_back(item);
-        }
-      }
-      RawArg synthetic{d.name, raw.loc, v};
-      written[d.name] = nullptr;  // marks "has a value" without a source position
-      // Convert the default like a written value.
-      std::string code;
-      const RawValue& val = synthetic.value;
-      if (d.type == ArgType::template_) {
-        KeyRender kr;
-        if (!key_template(val, kr)) { ok_ = false; continue; }
-        code = "::weave::ArgValue::of_template(" + std::to_string(f.slots.size()) + ")";
-        f.slots.push_back(std::move(kr));
-      } else if (d.type == ArgType::template_list) {
-        int first = static_cast<int>(f.slots.size());
-        for (const auto& item : val.items) {
-          KeyRender kr;
-          if (!key_template(item, kr)) { ok_ = false; continue; }
-          f.slots.push_back(std::move(kr));
-        }
-        code = "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " +
-               std::to_string(f.slots.size() - first) + ")";
-      } else if (d.type == ArgType::duration) {
-        std::int64_t ms = 0;
-        if (val.text == "forever") code = "::weave::ArgValue::of_forever()";
-        else if (parse_duration(val.text, ms).empty())
-          code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
-      } else if (d.type == ArgType::integer) {
-        code = "::weave::ArgValue::of_integer(" + val.text + ")";
-      } else if (d.type == ArgType::boolean) {
-        code = "::weave::ArgValue::of_bool(" + val.text + ")";
-      } else if (d.type == ArgType::enumeration) {
-        code = enum_code(d, val.text);
-      } else {
-        code = "::weave::ArgValue::of_text(" + cpp_string(val.text) + ")";
-      }
-      if (!code.empty()) out.args.push_back({d.name, code});
-      continue;
+  } else if (j.is_boolean()) {
+    val.kind = RawValue::boolean;
+    val.text = j.get<bool>() ? "true" : "false";
+  } else if (j.is_number_integer()) {
+    val.kind = RawValue::number;
+    val.text = std::to_string(j.get<long long>());
+  } else if (j.is_array()) {
+    val.kind = RawValue::list;
+    for (const auto& e : j) {
+      RawValue item;
+      item.kind = RawValue::string;
+      item.loc = raw_.loc;
+      item.text = e.is_string() ? e.get<std::string>() : e.dump();
+      val.items.push_back(item);
     }
-    // Written value: check its type.
-    const RawArg& a = *it->second;
-    const RawValue& v = a.value;
-    auto wrong = [&] {
-      std::string exp = expected_name(d.type);
-      if (d.type == ArgType::enumeration) {
-        std::string vals;
-        for (const auto& x : d.values) vals += (vals.empty() ? " " : ", ") + x;
-        exp += vals;
+  }
+  written_[d.name] = nullptr;  // marks "has a value" without a source position
+  std::string code;
+  if (d.type == ArgType::template_) {
+    KeyRender kr;
+    if (!key_template(val, kr)) {
+      ok_ = false;
+      return;
+    }
+    code = template_code(std::move(kr));
+  } else if (d.type == ArgType::template_list) {
+    const std::size_t first = f_.slots.size();
+    for (const auto& item : val.items) {
+      KeyRender kr;
+      if (!key_template(item, kr)) {
+        ok_ = false;
+        continue;
       }
-      err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' expects " + exp + ", not " + kind_name(v.kind),
+      f_.slots.push_back(std::move(kr));
+    }
+    code = template_list_code(first, f_.slots.size() - first);
+  } else if (d.type == ArgType::duration) {
+    std::int64_t ms = 0;
+    if (val.text == "forever") code = "::weave::ArgValue::of_forever()";
+    else if (parse_duration(val.text, ms).empty())
+      code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
+  } else if (d.type == ArgType::integer) {
+    code = "::weave::ArgValue::of_integer(" + val.text + ")";
+  } else if (d.type == ArgType::boolean) {
+    code = "::weave::ArgValue::of_bool(" + val.text + ")";
+  } else if (d.type == ArgType::enumeration) {
+    code = enum_code(d, val.text);
+  } else {
+    code = "::weave::ArgValue::of_text(" + cpp_string(val.text) + ")";
+  }
+  if (!code.empty()) result_.model.args.push_back({d.name, code});
+}
+
+// A written value: checked against the argument's type, then converted.
+void Validator::convert_written(const ArgDef& d, const RawArg& a) {
+  const RawValue& v = a.value;
+  auto wrong = [&] {
+    std::string exp = expected_name(d.type);
+    if (d.type == ArgType::enumeration) {
+      std::string vals;
+      for (const auto& x : d.values) vals += (vals.empty() ? " " : ", ") + x;
+      exp += vals;
+    }
+    error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects " + exp + ", not " + kind_name(v.kind),
           v.length);
-    };
-    std::string code;
-    switch (d.type) {
-      case ArgType::template_: {
-        if (v.kind != RawValue::string) { wrong(); continue; }
-        KeyRender kr;
-        if (!key_template(v, kr)) { ok_ = false; continue; }
-        code = "::weave::ArgValue::of_template(" + std::to_string(f.slots.size()) + ")";
-        f.slots.push_back(std::move(kr));
-        break;
+  };
+  std::string code;
+  switch (d.type) {
+    case ArgType::template_: {
+      if (v.kind != RawValue::string) return wrong();
+      KeyRender kr;
+      if (!key_template(v, kr)) {
+        ok_ = false;
+        return;
       }
-      case ArgType::template_list: {
-        std::vector<const RawValue*> items;
-        if (v.kind == RawValue::string) items.push_back(&v);
-        else if (v.kind == RawValue::list) for (const auto& x : v.items) items.push_back(&x);
-        else { wrong(); continue; }
-        std::vector<KeyRender> renders;
-        bool good = true;
-        for (const RawValue* x : items) {
-          if (x->kind != RawValue::string) {
-            err(x->loc, "argument '" + d.name + "' of '" + raw.name + "' expects key template strings, not " +
+      code = template_code(std::move(kr));
+      break;
+    }
+    case ArgType::template_list: {
+      std::vector<const RawValue*> items;
+      if (v.kind == RawValue::string) items.push_back(&v);
+      else if (v.kind == RawValue::list) for (const auto& x : v.items) items.push_back(&x);
+      else return wrong();
+      std::vector<KeyRender> renders;
+      bool good = true;
+      for (const RawValue* x : items) {
+        if (x->kind != RawValue::string) {
+          error(x->loc, "argument '" + d.name + "' of '" + raw_.name + "' expects key template strings, not " +
                             kind_name(x->kind), x->length);
-            good = false;
-            continue;
-          }
-          KeyRender kr;
-          if (!key_template(*x, kr)) { good = false; continue; }
-          renders.push_back(std::move(kr));
-        }
-        if (!good) { ok_ = false; continue; }
-        if (renders.empty()) {
-          err(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
+          good = false;
           continue;
         }
-        int first = static_cast<int>(f.slots.size());
-        for (auto& r : renders) f.slots.push_back(std::move(r));
-        code = "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " +
-               std::to_string(renders.size()) + ")";
-        break;
+        KeyRender kr;
+        if (!key_template(*x, kr)) { good = false; continue; }
+        renders.push_back(std::move(kr));
       }
-      case ArgType::duration: {
-        if (v.kind == RawValue::identifier && v.text == "forever") {
-          if (!d.forever) {
-            err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' does not accept 'forever'", v.length);
-            continue;
-          }
-          code = "::weave::ArgValue::of_forever()";
-          break;
-        }
-        if (v.kind != RawValue::number) { wrong(); continue; }
-        if (v.text[0] == '-') {
-          err(v.loc, "duration '" + v.text + "' must not be negative", v.length);
-          continue;
-        }
-        std::int64_t ms = 0;
-        std::string e = parse_duration(v.text, ms);
-        if (!e.empty()) {
-          err(v.loc, e, v.length);
-          continue;
-        }
-        code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
-        break;
+      if (!good) {
+        ok_ = false;
+        return;
       }
-      case ArgType::integer: {
-        char* end = nullptr;
-        if (v.kind != RawValue::number) { wrong(); continue; }
-        long long n = std::strtoll(v.text.c_str(), &end, 10);
-        if (!end || *end) {
-          err(v.loc, "argument '" + d.name + "' of '" + raw.name + "' expects an integer, not '" + v.text + "'",
-              v.length);
-          continue;
-        }
-        code = "::weave::ArgValue::of_integer(" + std::to_string(n) + ")";
-        break;
-      }
-      case ArgType::enumeration: {
-        if (v.kind != RawValue::identifier) { wrong(); continue; }
-        if (!std::count(d.values.begin(), d.values.end(), v.text)) {
-          std::string vals;
-          for (const auto& x : d.values) vals += (vals.empty() ? "" : ", ") + x;
-          err(v.loc, "invalid value '" + v.text + "' for argument '" + d.name + "' of '" + raw.name +
-                         "'; expected one of: " + vals + did_you_mean(v.text, d.values), v.length);
-          continue;
-        }
-        code = enum_code(d, v.text);
-        break;
-      }
-      case ArgType::boolean:
-        if (v.kind != RawValue::boolean) { wrong(); continue; }
-        code = "::weave::ArgValue::of_bool(" + v.text + ")";
-        break;
-      case ArgType::string:
-        if (v.kind != RawValue::string) { wrong(); continue; }
-        code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
-        break;
-      case ArgType::identifier:
-        if (v.kind != RawValue::identifier) { wrong(); continue; }
-        if (d.is_fallback) {
-          if (!(facts_.has_function && facts_.has_function(v.text))) {
-            err(v.loc, "no function named '" + v.text + "' in the scope of '" + f.qualified_name +
-                           "' to use as fallback", v.length);
-            continue;
-          }
-          fallback_name = v.text;
-          fallback_loc = v.loc;
-        }
-        code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
-        break;
+      if (renders.empty()) return error(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
+      const std::size_t first = f_.slots.size();
+      for (auto& r : renders) f_.slots.push_back(std::move(r));
+      code = template_list_code(first, renders.size());
+      break;
     }
-    out.args.push_back({d.name, code});
-  }
-  // Skip rules (e.g. on_busy=skip) and noexcept + throw.
-  for (const auto& d : def->args) {
-    auto it = written.find(d.name);
-    if (it == written.end() || !it->second) continue;
-    const RawValue& v = it->second->value;
-    if (std::count(d.skip_values.begin(), d.skip_values.end(), v.text) && f.skip == FunctionModel::Skip::cannot) {
-      bool has_fallback = false;
-      for (const auto& o : def->args) has_fallback |= o.is_fallback && written.count(o.name) && written[o.name];
-      if (!has_fallback)
-        err(v.loc, d.name + "=" + v.text + " needs a method that returns void or std::optional<T> (or a fallback); '" +
-                       f.qualified_name + "' returns '" + f.ret + "'", v.length);
-    }
-  }
-  // A duration bounded by another (local_ttl <= ttl), each written or default.
-  for (const auto& d : def->args) {
-    if (d.at_most.empty()) continue;
-    const ArgDef* bound = def->find(d.at_most);
-    if (!bound) continue;
-    struct Value {
-      std::string text;
+    case ArgType::duration: {
+      if (v.kind == RawValue::identifier && v.text == "forever") {
+        if (!d.forever)
+          return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' does not accept 'forever'", v.length);
+        code = "::weave::ArgValue::of_forever()";
+        break;
+      }
+      if (v.kind != RawValue::number) return wrong();
+      if (v.text[0] == '-') return error(v.loc, "duration '" + v.text + "' must not be negative", v.length);
       std::int64_t ms = 0;
-      const RawArg* written = nullptr;  // null: the default
-    };
-    auto value_of = [&](const ArgDef& a, Value& out) {
-      auto it = written.find(a.name);
-      if (it != written.end() && it->second) {
-        out.written = it->second;
-        out.text = it->second->value.text;
-        if (it->second->value.kind == RawValue::identifier && out.text == "forever" && a.forever) {
-          out.ms = INT64_MAX;
-          return true;
-        }
-        if (it->second->value.kind != RawValue::number) return false;
-      } else if (a.default_value && a.default_value->is_string()) {
-        out.text = a.default_value->get<std::string>();
-        if (out.text == "forever" && a.forever) {
-          out.ms = INT64_MAX;
-          return true;
-        }
-      } else {
-        return false;
+      std::string e = parse_duration(v.text, ms);
+      if (!e.empty()) return error(v.loc, e, v.length);
+      code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
+      break;
+    }
+    case ArgType::integer: {
+      char* end = nullptr;
+      if (v.kind != RawValue::number) return wrong();
+      long long n = std::strtoll(v.text.c_str(), &end, 10);
+      if (!end || *end)
+        return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects an integer, not '" + v.text + "'",
+                     v.length);
+      code = "::weave::ArgValue::of_integer(" + std::to_string(n) + ")";
+      break;
+    }
+    case ArgType::enumeration: {
+      if (v.kind != RawValue::identifier) return wrong();
+      if (!std::count(d.values.begin(), d.values.end(), v.text)) {
+        std::string vals;
+        for (const auto& x : d.values) vals += (vals.empty() ? "" : ", ") + x;
+        return error(v.loc, "invalid value '" + v.text + "' for argument '" + d.name + "' of '" + raw_.name +
+                                "'; expected one of: " + vals + did_you_mean(v.text, d.values),
+                     v.length);
       }
-      return !out.text.empty() && out.text[0] != '-' && parse_duration(out.text, out.ms).empty();
-    };
+      code = enum_code(d, v.text);
+      break;
+    }
+    case ArgType::boolean:
+      if (v.kind != RawValue::boolean) return wrong();
+      code = "::weave::ArgValue::of_bool(" + v.text + ")";
+      break;
+    case ArgType::string:
+      if (v.kind != RawValue::string) return wrong();
+      code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+      break;
+    case ArgType::identifier:
+      if (v.kind != RawValue::identifier) return wrong();
+      if (d.is_fallback) {
+        if (!(facts_.has_function && facts_.has_function(v.text)))
+          return error(v.loc, "no function named '" + v.text + "' in the scope of '" + f_.qualified_name +
+                                  "' to use as fallback",
+                       v.length);
+        result_.fallback = v.text;
+        result_.fallback_loc = v.loc;
+      }
+      code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+      break;
+  }
+  result_.model.args.push_back({d.name, code});
+}
+
+// A written value that lets the interceptor skip the method (on_busy=skip)
+// needs a method that can return nothing, or a fallback.
+void Validator::check_skip_values() {
+  for (const auto& d : def_.args) {
+    const RawArg* at = written(d.name);
+    if (!at) continue;
+    const RawValue& v = at->value;
+    if (std::count(d.skip_values.begin(), d.skip_values.end(), v.text) && f_.skip == FunctionModel::Skip::cannot) {
+      bool has_fallback = false;
+      for (const auto& o : def_.args) has_fallback |= o.is_fallback && written(o.name);
+      if (!has_fallback)
+        error(v.loc,
+              d.name + "=" + v.text + " needs a method that returns void or std::optional<T> (or a fallback); '" +
+                  f_.qualified_name + "' returns '" + f_.ret + "'",
+              v.length);
+    }
+  }
+}
+
+// A duration bounded by another (local_ttl <= ttl), each written or default.
+void Validator::check_at_most() {
+  struct Value {
+    std::string text;
+    std::int64_t ms = 0;
+    const RawArg* written = nullptr;  // null: the default
+  };
+  auto value_of = [&](const ArgDef& a, Value& out) {
+    if (const RawArg* at = written(a.name)) {
+      out.written = at;
+      out.text = at->value.text;
+      if (at->value.kind == RawValue::identifier && out.text == "forever" && a.forever) {
+        out.ms = INT64_MAX;
+        return true;
+      }
+      if (at->value.kind != RawValue::number) return false;
+    } else if (a.default_value && a.default_value->is_string()) {
+      out.text = a.default_value->get<std::string>();
+      if (out.text == "forever" && a.forever) {
+        out.ms = INT64_MAX;
+        return true;
+      }
+    } else {
+      return false;
+    }
+    return !out.text.empty() && out.text[0] != '-' && parse_duration(out.text, out.ms).empty();
+  };
+  auto shown = [](const std::string& name, const Value& v) {
+    return name + "=" + v.text + (v.written ? "" : " (the default)");
+  };
+  for (const auto& d : def_.args) {
+    if (d.at_most.empty()) continue;
+    const ArgDef* bound = def_.find(d.at_most);
+    if (!bound) continue;
     Value mine, limit;
     if (!value_of(d, mine) || !value_of(*bound, limit) || mine.ms <= limit.ms) continue;
-    auto shown = [](const std::string& name, const Value& v) {
-      return name + "=" + v.text + (v.written ? "" : " (the default)");
-    };
     const RawArg* at = mine.written ? mine.written : limit.written;
-    err(at ? at->value.loc : raw.loc,
-        "'" + d.name + "' of '" + raw.name + "' must be at most '" + bound->name + "': " + shown(d.name, mine) +
-            " is longer than " + shown(bound->name, limit),
-        at ? at->value.length : static_cast<int>(raw.name.size()));
+    error(at ? at->value.loc : raw_.loc,
+          "'" + d.name + "' of '" + raw_.name + "' must be at most '" + bound->name + "': " + shown(d.name, mine) +
+              " is longer than " + shown(bound->name, limit),
+          at ? at->value.length : static_cast<int>(raw_.name.size()));
   }
-  // Results kept as JSON (cache, dedupe's replay): a value that exists and is
-  // complete when the call returns.
-  if (def->stores_result) {
-    const std::string& on = def->stores_result_arg;
-    const std::string value = on.empty() ? "" : effective(on);
-    if (on.empty() || std::count(def->stores_result_values.begin(), def->stores_result_values.end(), value)) {
-      const RawArg* cause = on.empty() || !written.count(on) ? nullptr : written[on];
-      const Loc l = cause ? cause->value.loc : raw.loc;
-      const int len = cause ? cause->value.length : static_cast<int>(raw.name.size());
-      const std::string stores = "'" + raw.name + "'" + (on.empty() ? "" : " with " + on + "=" + value) +
-                                 " stores the result of '" + f.qualified_name + "' as JSON";
-      if (f.ret_void)
-        err(l, stores + ", but it returns void: there is no result to store", len);
-      else if (facts_.returns_reference)
-        err(l, stores + ", but it returns '" + f.ret + "', a reference: a stored copy cannot be returned as a "
+}
+
+// Results kept as JSON (cache, dedupe's replay): a value that exists and is
+// complete when the call returns.
+void Validator::check_stores_result() {
+  if (!def_.stores_result) return;
+  const std::string& on = def_.stores_result_arg;
+  const std::string value = on.empty() ? "" : effective(on);
+  if (!on.empty() && !std::count(def_.stores_result_values.begin(), def_.stores_result_values.end(), value)) return;
+  const RawArg* cause = on.empty() ? nullptr : written(on);
+  const Loc l = cause ? cause->value.loc : raw_.loc;
+  const int len = cause ? cause->value.length : static_cast<int>(raw_.name.size());
+  const std::string stores = "'" + raw_.name + "'" + (on.empty() ? "" : " with " + on + "=" + value) +
+                             " stores the result of '" + f_.qualified_name + "' as JSON";
+  if (f_.ret_void)
+    error(l, stores + ", but it returns void: there is no result to store", len);
+  else if (facts_.returns_reference)
+    error(l, stores + ", but it returns '" + f_.ret + "', a reference: a stored copy cannot be returned as a "
                 "reference to the original; return it by value",
-            len);
-      else if (!def->synchronous && !facts_.async_reason.empty())
-        err(l, stores + " when the call returns, but it returns '" + f.ret +
-                   "', whose value may still be computed after that (" + facts_.async_reason +
-                   "); put the annotation on the function that computes the value",
-            len);
-      else
-        f.stores_result = true;
-    }
-  }
-  // An argument that runs the call again later, after it returned ("detaches":
-  // cache's refresh_after): the proxy keeps copies of the arguments
-  // (weave::detail::detachable).
-  for (const auto& d : def->args) {
-    if (!d.detaches || !written.count(d.name)) continue;
-    const RawArg* at = written[d.name];  // null: present by its default
-    const Loc l = at ? at->value.loc : raw.loc;
-    const int len = at ? at->value.length : static_cast<int>(raw.spelled.size());
-    for (std::size_t i = 0; i < f.params.size() && i < facts_.param_types.size(); ++i) {
-      if (types_.copyable(facts_.param_types[i])) continue;
-      err(l,
-          "'" + d.name + "' of '" + raw.name + "' runs '" + f.qualified_name +
-              "' again in the background with copies of its arguments, but parameter '" + f.params[i].name +
-              "' has type '" + types_.name(facts_.param_types[i]) +
-              "', which cannot be copied; pass a copyable type (a value, or std::shared_ptr), or drop " + d.name,
           len);
+  else if (!def_.synchronous && !facts_.async_reason.empty())
+    error(l, stores + " when the call returns, but it returns '" + f_.ret +
+                 "', whose value may still be computed after that (" + facts_.async_reason +
+                 "); put the annotation on the function that computes the value",
+          len);
+  else
+    f_.stores_result = true;
+}
+
+// An argument that runs the call again later, after it returned ("detaches":
+// cache's refresh_after): the proxy keeps copies of the arguments
+// (weave::detail::detachable).
+void Validator::check_detaches() {
+  for (const auto& d : def_.args) {
+    if (!d.detaches || !written_.count(d.name)) continue;
+    const RawArg* at = written(d.name);  // null: present by its default
+    const Loc l = at ? at->value.loc : raw_.loc;
+    const int len = at ? at->value.length : static_cast<int>(raw_.spelled.size());
+    for (std::size_t i = 0; i < f_.params.size() && i < facts_.param_types.size(); ++i) {
+      if (types_.copyable(facts_.param_types[i])) continue;
+      error(l,
+            "'" + d.name + "' of '" + raw_.name + "' runs '" + f_.qualified_name +
+                "' again in the background with copies of its arguments, but parameter '" + f_.params[i].name +
+                "' has type '" + types_.name(facts_.param_types[i]) +
+                "', which cannot be copied; pass a copyable type (a value, or std::shared_ptr), or drop " + d.name,
+            len);
     }
-    f.detaches = true;
+    f_.detaches = true;
   }
-  // A value that makes the interceptor throw ("throwing_values": on_busy=throw)
-  // out of a noexcept method, written or default.
-  if (facts_.is_noexcept)
-    for (const auto& d : def->args) {
-      const auto throws = d.throwing_values.find(effective(d.name));
-      if (throws == d.throwing_values.end()) continue;
-      const RawArg* at = written.count(d.name) ? written[d.name] : nullptr;
-      rep_.warning(path_, at ? at->value.loc : raw.loc,
-                   "'" + f.qualified_name + "' is noexcept but " + d.name + "=" + throws->first + ": " +
-                       throws->second + " will call std::terminate",
-                   at ? at->value.length : static_cast<int>(raw.spelled.size()));
-    }
-  return ok_;
+}
+
+// A value that makes the interceptor throw ("throwing_values": on_busy=throw)
+// out of a noexcept method, written or default.
+void Validator::warn_throwing_values() {
+  if (!facts_.is_noexcept) return;
+  for (const auto& d : def_.args) {
+    const auto throws = d.throwing_values.find(effective(d.name));
+    if (throws == d.throwing_values.end()) continue;
+    const RawArg* at = written(d.name);
+    rep_.warning(path_, at ? at->value.loc : raw_.loc,
+                 "'" + f_.qualified_name + "' is noexcept but " + d.name + "=" + throws->first + ": " +
+                     throws->second + " will call std::terminate",
+                 at ? at->value.length : static_cast<int>(raw_.spelled.size()));
+  }
 }
 
 }  // namespace
@@ -684,7 +764,7 @@ bool Validator::run(ValidatedAnnotation& result) {
 bool validate_annotation(const RawAnnotation& raw, const AnnotationDef& def, const FunctionFacts& facts,
                          TypeQuery& types, FunctionModel& f, Reporter& rep, const std::string& path,
                          ValidatedAnnotation& out) {
-  return Validator(raw, def, facts, types, f, rep, path).run(out);
+  return Validator(raw, def, facts, types, f, rep, path, out).run();
 }
 
 }  // namespace weavegen
