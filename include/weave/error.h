@@ -50,6 +50,9 @@ namespace detail {
 // Names the key an error concerns (once; the innermost key wins); `kind`
 // says whose key in what() ("lock", "dedupe key").
 WEAVE_API void name_key(Error& e, std::string_view key, std::string_view kind = "lock");
+// Says where an error arose: appended to what() as " (<where>)" (the chain
+// names the annotation and method whose prepare() threw it).
+WEAVE_API void name_where(Error& e, std::string_view where);
 }  // namespace detail
 
 class WEAVE_API Error : public std::runtime_error {
@@ -69,6 +72,7 @@ class WEAVE_API Error : public std::runtime_error {
 
  private:
   friend void detail::name_key(Error& e, std::string_view key, std::string_view kind);
+  friend void detail::name_where(Error& e, std::string_view where);
   std::string message_, key_;
   bool retryable_;
 };

@@ -37,8 +37,11 @@ class WEAVE_API Interceptor {
   // Called once per woven method (and registry change) when its chain is
   // built, with the method's annotation: parse the static arguments here
   // (durations, enum_index) and read the result in around() with
-  // inv.prepared<T>(), so a call does no string work. Throwing here fails
-  // the call (a UsageError naming the argument, say). Default: nothing.
+  // inv.prepared<T>(), so a call does no string work. Every call of a woven
+  // method runs its chain through here, also for specs written by hand.
+  // Throwing here fails the call before any interceptor runs (a UsageError
+  // naming the argument, say: the chain adds the annotation, the method and
+  // where it stands to a weave::Error's what()). Default: nothing.
   virtual std::shared_ptr<const void> prepare(const AnnotationSpec& annotation);
   // Do work, call inv.proceed() (or not, to skip the method), do work.
   virtual void around(Invocation& inv) = 0;

@@ -10,4 +10,8 @@ void name_key(Error& e, std::string_view key, std::string_view kind) {
   e.message_ += " (" + std::string(kind) + " '" + e.key_ + "')";
 }
 
+void name_where(Error& e, std::string_view where) {
+  e.message_ += " (" + std::string(where) + ")";
+}
+
 }  // namespace weave::detail

@@ -142,6 +142,21 @@ std::shared_ptr<Interceptor> find_or_install(InterceptorRegistry& registry, std:
   return builtin;
 }
 
+// What `interceptor` makes of annotation `a` once per method. An error it
+// throws (a value outside the vocabulary in a spec written by hand, say)
+// fails the call before any interceptor runs, naming the annotation, the
+// method and where the annotation stands.
+std::shared_ptr<const void> prepare_annotation(Interceptor& interceptor, const AnnotationSpec& a,
+                                               const MethodInfo& info) {
+  try {
+    return interceptor.prepare(a);
+  } catch (Error& e) {
+    name_where(e, std::string(a.name) + " on " + std::string(info.qualified_name) + " at " + std::string(info.file) +
+                      ":" + std::to_string(a.line));
+    throw;
+  }
+}
+
 Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Interceptor>>& owners) {
   InterceptorRegistry& registry = InterceptorRegistry::global();
   Chain chain;
@@ -154,7 +169,7 @@ Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Intercepto
                        "); call weave::InterceptorRegistry::global().add(\"" +
                        std::string(a.name) + "\", ...) before the first call");
     chain.interceptors.push_back(interceptor.get());
-    chain.prepared.push_back(interceptor->prepare(a));
+    chain.prepared.push_back(prepare_annotation(*interceptor, a, info));
     owners.push_back(std::move(interceptor));
   }
   return chain;

@@ -226,3 +226,28 @@ TEST_CASE("prepare() runs once per method, and around() reads what it made") {
   CHECK(interceptor->prepared == 1);
   CHECK(interceptor->seen == std::vector<std::int64_t>{1250, 1250, 1250});
 }
+
+TEST_CASE("an error prepare() throws fails the call before any interceptor runs, naming the annotation, the method "
+          "and where the annotation stands") {
+  struct Refusing final : weave::Interceptor {
+    std::shared_ptr<const void> prepare(const weave::AnnotationSpec&) override {
+      throw weave::UsageError("test_refusing mode='sideways' is not one of up, down");
+    }
+    void around(weave::Invocation& inv) override { inv.proceed(); }
+  };
+  std::vector<std::string> trace;
+  Registered outer("test_outer", [&](weave::Invocation& inv) {
+    trace.push_back("outer");
+    inv.proceed();
+  });
+  weave::InterceptorRegistry::global().add("test_refusing", std::make_shared<Refusing>());
+  static constexpr AnnotationSpec spec[] = {{"test_outer", 0, {}, 3, 3}, {"test_refusing", 1, {}, 4, 3}};
+  static constexpr weave::MethodInfo info{"shop::Svc::refused", "svc.h", 5, spec, {}};
+  CHECK_THROWS_MATCHES(
+      weave::detail::invoke<void>(info, {}, {}, [&] { trace.push_back("target"); }, weave::detail::CannotSkip{}),
+      weave::UsageError,
+      Catch::Matchers::Message("weave: test_refusing mode='sideways' is not one of up, down (test_refusing on "
+                               "shop::Svc::refused at svc.h:4)"));
+  weave::InterceptorRegistry::global().remove("test_refusing");
+  CHECK(trace.empty());
+}
