@@ -29,8 +29,7 @@ bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const Flight
 class CacheInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    Settings by_name;
-    const Settings& s = settings_of(inv, by_name);
+    const Settings& s = settings_of(inv);
     const ResultCodec& codec = codec_of(inv);
     const CacheRuntimeRef rt;
     CacheName& cache = rt->name(name_of(inv, s));

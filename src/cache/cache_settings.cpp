@@ -5,19 +5,22 @@
 
 namespace WEAVE_NAMESPACE::detail::cache {
 
-Settings read_settings(const Annotation& a, std::string_view method) {
+Settings read_settings(const Annotation& a) {
   Settings s;
   if (const ArgValue* name = a.find("name"); name && name->kind == ArgValue::Kind::key_template)
     s.name_slot = name->first;  // a name that depends on the call (per tenant, say)
-  else
-    s.name = a.has("name") ? std::string(a.text("name")) : std::string(method);
-  if (const ArgValue* key = a.find("key"); key && key->kind == ArgValue::Kind::key_template) s.key_slot = key->first;
+  else if (name)
+    s.name = a.text("name");
+  if (const ArgValue* key = a.find("key"); key && key->kind == ArgValue::Kind::key_template)
+    s.key_slot = key->first;
+  else if (key)
+    s.key = std::string(a.text("key"));
   if (a.has("ttl")) s.ttl = a.duration("ttl");
   if (a.has("local_ttl")) s.local_ttl = a.duration("local_ttl");
   if (a.has("null_ttl")) s.null_ttl = a.duration("null_ttl");
   if (s.local_ttl > s.ttl) s.local_ttl = s.ttl;
-  if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", vocab::tier_values, method));
-  if (a.has("on_error")) s.throw_errors = a.choice("on_error", vocab::on_error_values, method) == 1;
+  if (a.has("tier")) s.tier = static_cast<Tier>(a.choice("tier", vocab::tier_values));
+  if (a.has("on_error")) s.throw_errors = a.choice("on_error", vocab::on_error_values) == 1;
   if (a.has("all")) s.all = a.boolean("all");
   if (a.has("sync")) s.sync = a.boolean("sync");
   if (a.has("refresh_after")) s.refresh_after = a.duration("refresh_after");

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,9 +38,10 @@ static_assert(vocabulary::cache_put::ttl == vocab::ttl && vocabulary::cache_put:
 // What one [[cache...]] annotation says, read once per method. An argument
 // not written takes the vocabulary's default (annotations/cache.json).
 struct Settings {
-  std::string name;   // "" with name_slot: rendered per call
+  std::string name;   // "": the method's qualified name, or with name_slot rendered per call
   int name_slot = -1;
-  int key_slot = -1;  // the key template's slot; -1: read `key` as text per call
+  int key_slot = -1;  // the key template's slot, rendered per call
+  std::optional<std::string> key;  // a key written as text; neither: every argument makes the key
   milliseconds ttl = vocab::ttl;
   milliseconds local_ttl = vocab::local_ttl;
   milliseconds null_ttl = vocab::null_ttl;
@@ -51,15 +53,15 @@ struct Settings {
   bool before = vocabulary::cache_evict::before;
 };
 
-Settings read_settings(const Annotation& a, std::string_view method);
+// Throws UsageError for a value outside the vocabulary.
+Settings read_settings(const Annotation& a);
 
 // The key template rendered for this call; without key=, every argument
 // rendered as a key part, joined by ':' into `storage` (a type without key
 // formatting is a UsageError naming it: write key= then).
 inline std::string_view key_of(const Invocation& inv, const Settings& s, std::string& storage) {
-  const Annotation& a = inv.annotation();
-  if (s.key_slot >= 0) return a.rendered(s.key_slot);
-  if (a.has("key")) return a.text("key");
+  if (s.key_slot >= 0) return inv.annotation().rendered(s.key_slot);
+  if (s.key) return *s.key;
   for (std::size_t i = 0; i < inv.arg_count(); ++i) {
     if (i) storage += ':';
     storage += inv.arg(i).text();
@@ -99,22 +101,15 @@ bool guarded(CacheRuntime& rt, CacheName& cache, std::string_view key, const Set
 
 class CacheInterceptorBase : public Interceptor {
  public:
+  // Every call's chain runs this first (generated or written by hand); a
+  // bad value fails the call, and the chain names the method.
   std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
-    try {
-      return std::make_shared<Settings>(read_settings(Annotation(spec, {}), ""));
-    } catch (const Error&) {
-      return nullptr;  // around() reads by name and names the method
-    }
+    return std::make_shared<Settings>(read_settings(Annotation(spec, {})));
   }
 
  protected:
-  // What the annotation says for this call: prepared once per method, or read
-  // by name for specs written by hand (into `by_name`).
-  static const Settings& settings_of(const Invocation& inv, Settings& by_name) {
-    if (const Settings* prepared = inv.prepared<Settings>()) return *prepared;
-    by_name = read_settings(inv.annotation(), inv.method());
-    return by_name;
-  }
+  // What the annotation says, read once per method by prepare().
+  static const Settings& settings_of(const Invocation& inv) { return *inv.prepared<Settings>(); }
   static std::string_view name_of(const Invocation& inv, const Settings& s) {
     if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
     return s.name.empty() ? inv.method() : std::string_view(s.name);

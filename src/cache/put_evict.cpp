@@ -11,8 +11,7 @@ namespace {
 class CachePutInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    Settings by_name;
-    const Settings& s = settings_of(inv, by_name);
+    const Settings& s = settings_of(inv);
     const ResultCodec& codec = codec_of(inv);
     inv.proceed();
     const CacheRuntimeRef rt;
@@ -47,8 +46,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
 class CacheEvictInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
-    Settings by_name;
-    const Settings& s = settings_of(inv, by_name);
+    const Settings& s = settings_of(inv);
     if (s.before) evict(inv, s);
     inv.proceed();
     if (!s.before) evict(inv, s);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "core/builtin.h"
@@ -31,7 +32,12 @@ static_assert(vocab::on_error_values[static_cast<int>(OnError::remember)] == "re
 
 // An argument not written takes the vocabulary's default (annotations/dedupe.json).
 struct Settings {
-  int key_slot = -1, match_slot = -1;  // -1: read by name per call
+  // The key and match templates' slots, rendered per call, or -1: the text
+  // written (weavegen's default key is the qualified name); without a key,
+  // the method's name, without a match, "".
+  int key_slot = -1, match_slot = -1;
+  std::optional<std::string> key;
+  std::string match;
   milliseconds window = vocab::window;
   OnDuplicate on_duplicate = static_cast<OnDuplicate>(vocab::on_duplicate);
   std::string message;
@@ -39,41 +45,37 @@ struct Settings {
   OnError on_error = static_cast<OnError>(vocab::on_error);
 };
 
-Settings read_settings(const Annotation& a, std::string_view method) {
+// Throws UsageError for a value outside the vocabulary.
+Settings read_settings(const Annotation& a) {
   Settings s;
   if (const ArgValue* k = a.find("key"); k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
+  else if (k) s.key = std::string(a.text("key"));
   if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
+  else if (m) s.match = a.text("match");
   if (a.has("window")) s.window = a.duration("window");
   if (a.has("on_duplicate"))
-    s.on_duplicate = static_cast<OnDuplicate>(a.choice("on_duplicate", vocab::on_duplicate_values, method));
+    s.on_duplicate = static_cast<OnDuplicate>(a.choice("on_duplicate", vocab::on_duplicate_values));
   if (a.has("message")) s.message = std::string(a.text("message"));
   if (a.has("wait")) s.wait = a.duration("wait");
-  if (a.has("on_error")) s.on_error = static_cast<OnError>(a.choice("on_error", vocab::on_error_values, method));
+  if (a.has("on_error")) s.on_error = static_cast<OnError>(a.choice("on_error", vocab::on_error_values));
   return s;
 }
 
 class DedupeInterceptor final : public Interceptor {
  public:
+  // Every call's chain runs this first (generated or written by hand); a
+  // bad value fails the call, and the chain names the method.
   std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
-    try {
-      return std::make_shared<Settings>(read_settings(Annotation(spec, {}), ""));
-    } catch (const Error&) {
-      return nullptr;
-    }
+    return std::make_shared<Settings>(read_settings(Annotation(spec, {})));
   }
 
   void around(Invocation& inv) override {
     const Annotation& a = inv.annotation();
-    Settings read;  // when the spec was not prepared
-    const Settings* prepared = inv.prepared<Settings>();
-    if (!prepared) read = read_settings(a, inv.method());
-    const Settings& s = prepared ? *prepared : read;
+    const Settings& s = *inv.prepared<Settings>();
     const std::string_view key = s.key_slot >= 0 ? a.rendered(s.key_slot)
-                                 : a.has("key")   ? a.text("key")
+                                 : s.key          ? std::string_view(*s.key)
                                                   : inv.method();
-    const std::string_view match = s.match_slot >= 0 ? a.rendered(s.match_slot)
-                                   : a.has("match")  ? a.text("match")
-                                                     : std::string_view();
+    const std::string_view match = s.match_slot >= 0 ? a.rendered(s.match_slot) : std::string_view(s.match);
     const detail::DedupeRuntimeRef rt;
     check_input(inv, *rt, key, s);
     const ResultCodec* codec = s.on_duplicate == OnDuplicate::replay ? &codec_of(inv) : nullptr;

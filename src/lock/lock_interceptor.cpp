@@ -35,78 +35,61 @@ static_assert(vocab::type_values[static_cast<int>(LockType::fair)] == "fair" &&
               vocab::type_values[static_cast<int>(LockType::write)] == "write");
 static_assert(vocab::release_values[1] == "on_expiry");
 
-// Throws UsageError naming `method` for a value outside the vocabulary. An
-// argument not written takes the vocabulary's default (annotations/lock.json).
-Settings read_settings(const Annotation& a, std::string_view method) {
+// Throws UsageError for a value outside the vocabulary. An argument not
+// written takes the vocabulary's default (annotations/lock.json).
+Settings read_settings(const Annotation& a) {
   Settings s;
   if (a.has("ttl")) s.spec.ttl = a.duration("ttl");
   s.spec.wait = a.has("wait") ? a.duration("wait") : vocab::wait;
   if (a.has("max_hold")) s.spec.max_hold = a.duration("max_hold");
-  const std::size_t release = a.has("release") ? a.choice("release", vocab::release_values, method) : vocab::release;
+  const std::size_t release = a.has("release") ? a.choice("release", vocab::release_values) : vocab::release;
   s.spec.release = release == 1 ? LockSpec::Release::on_expiry : LockSpec::Release::on_return;
-  s.on_busy = static_cast<OnBusy>(a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values, method) : vocab::on_busy);
-  s.spec.type = static_cast<LockType>(a.has("type") ? a.choice("type", vocab::type_values, method) : vocab::type);
+  s.on_busy = static_cast<OnBusy>(a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values) : vocab::on_busy);
+  s.spec.type = static_cast<LockType>(a.has("type") ? a.choice("type", vocab::type_values) : vocab::type);
   return s;
-}
-
-[[noreturn]] void throw_no_keys(const Invocation& inv) {
-  throw UsageError("lock keys=[] names no key (lock on " + std::string(inv.method()) + ")");
 }
 
 // What a method's [[lock(...)]] says, read once when its chain is built.
 struct Parsed {
   Settings settings;
-  bool many = false;         // keys=[...]
-  int first = 0, count = 1;  // the key templates' slots
+  // The keys: key templates rendered per call into slots [first, first +
+  // count), or one key written as text (weavegen's default key, the method's
+  // qualified name, or a spec written by hand) when first < 0.
+  int first = -1, count = 1;
+  std::string fixed;
 };
 
 class LockInterceptor final : public Interceptor {
  public:
-  // Anything unusual (a fixed key, a bad value in a spec written by hand) is
-  // left to around(), which reads by name and names the method in its error.
+  // Every call's chain runs this first (generated or written by hand); a
+  // bad value fails the call, and the chain names the method.
   std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
     const Annotation a(spec, {});
-    const ArgValue* keys = a.find("keys");
-    const ArgValue* key = keys ? keys : a.find("key");
-    if (!key || (key->kind != ArgValue::Kind::key_template && key->kind != ArgValue::Kind::key_template_list))
-      return nullptr;
     auto p = std::make_shared<Parsed>();
-    p->many = keys != nullptr;
-    p->first = key->first;
-    p->count = key->count;
-    try {
-      p->settings = read_settings(a, "");
-    } catch (const UsageError&) {
-      return nullptr;
+    p->settings = read_settings(a);
+    const std::string_view arg = a.has("keys") ? "keys" : "key";
+    const ArgValue* key = a.find(arg);
+    if (key && (key->kind == ArgValue::Kind::key_template || key->kind == ArgValue::Kind::key_template_list)) {
+      p->first = key->first;
+      p->count = key->count;
+      if (p->count == 0) throw UsageError("lock keys=[] names no key");
+    } else {
+      p->fixed = a.text(arg);  // a UsageError naming the argument when there is none, or of another kind
     }
     return p;
   }
 
   void around(Invocation& inv) override {
+    const Parsed& p = *inv.prepared<Parsed>();
     const Annotation& a = inv.annotation();
-    if (const Parsed* p = inv.prepared<Parsed>()) {
-      if (!p->many) {
-        const std::string_view key = a.rendered(p->first);
-        return run(inv, std::span<const std::string_view>(&key, 1), p->settings);
-      }
-      std::vector<std::string_view> keys;
-      keys.reserve(static_cast<std::size_t>(p->count));
-      for (int i = 0; i < p->count; ++i) keys.push_back(a.rendered(p->first + i));
-      if (keys.empty()) throw_no_keys(inv);
-      return run(inv, keys, p->settings);
+    if (p.count == 1) {
+      const std::string_view key = p.first < 0 ? std::string_view(p.fixed) : a.rendered(p.first);
+      return run(inv, std::span<const std::string_view>(&key, 1), p.settings);
     }
-    // Specs written by hand (no key template): read by name on every call.
-    std::vector<std::string_view> many;
-    std::string_view one_key;
-    if (a.has("keys")) {
-      many = a.texts("keys");
-      if (many.empty()) throw_no_keys(inv);
-    } else {
-      one_key = a.text("key");
-    }
-    std::span<const std::string_view> keys =
-        many.empty() ? std::span<const std::string_view>(&one_key, 1) : std::span<const std::string_view>(many);
-    run(inv, keys, read_settings(a, inv.method()));
+    std::vector<std::string_view> keys;
+    keys.reserve(static_cast<std::size_t>(p.count));
+    for (int i = 0; i < p.count; ++i) keys.push_back(a.rendered(p.first + i));
+    run(inv, keys, p.settings);
   }
 
  private:

@@ -227,6 +227,34 @@ TEST_CASE("dedupe: a result that cannot be stored fails the first call, and leav
   REQUIRE(p.runs == 2);
 }
 
+TEST_CASE("dedupe: a key written as text (weavegen's default: the qualified name) guards the method, and without a "
+          "key the method's name does") {
+  use_store();
+  static const std::string text = fresh_key("shop::Payments::by_text");
+  static const std::string method = fresh_key("shop::Payments::no_key");
+  static const weave::ArgSpec by_text[] = {{"key", weave::ArgValue::of_text(text)}};
+  static const weave::AnnotationSpec by_text_spec[] = {{"dedupe", 0, by_text, 1, 1}};
+  static const weave::AnnotationSpec no_key_spec[] = {{"dedupe", 0, {}, 2, 1}};
+  static const weave::MethodInfo infos[] = {{"shop::Payments::by_text", "payments.h", 1, by_text_spec, {}},
+                                            {method, "payments.h", 2, no_key_spec, {}}};
+  for (const weave::MethodInfo& info : infos) {
+    INFO(info.qualified_name);
+    int runs = 0;
+    auto call = [&](const std::string& arg) {
+      const weave::ArgRef args[] = {weave::ArgRef(arg)};
+      weave::detail::invoke<void>(info, args, {}, [&] { ++runs; }, weave::detail::CannotSkip{});
+    };
+    call("a");
+    try {
+      call("b");  // another argument, the same key
+      FAIL("the duplicate ran");
+    } catch (const weave::DuplicateCall& e) {
+      CHECK(e.key() == (&info == &infos[0] ? text : method));
+    }
+    CHECK(runs == 1);
+  }
+}
+
 TEST_CASE("dedupe: bad input is a typed error naming the key or the method") {
   use_store();
   Payments p;

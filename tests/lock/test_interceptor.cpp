@@ -261,10 +261,35 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
   CHECK(weave::default_lock_client().try_acquire("t:" + id, {.wait = 10s}));  // runs out on its own
 }
 
-TEST_CASE("lock interceptor: unsupported arguments are usage errors", "[lock][interceptor]") {
+TEST_CASE("lock interceptor: unsupported arguments are usage errors naming the method, and the method does not run",
+          "[lock][interceptor]") {
   UseMem mem;
   const std::string id = fresh_id();
-  CHECK_THROWS_AS(call<void>(k_info_bogus_type, id, [] {}, weave::detail::CannotSkip{}), weave::UsageError);
+  bool ran = false;
+  CHECK_THROWS_MATCHES(call<void>(k_info_bogus_type, id, [&] { ran = true; }, weave::detail::CannotSkip{}),
+                       weave::UsageError,
+                       Catch::Matchers::Message("weave: lock type='bogus' is not one of reentrant, fair, read, write "
+                                                "(lock on test::Svc::bogus_type at svc.h:1)"));
+  static constexpr ArgSpec no_keys[] = {{"keys", ArgValue::of_template_list(0, 0)}};
+  static constexpr AnnotationSpec no_keys_spec[] = {{"lock", 0, no_keys, 1, 1}};
+  static constexpr weave::MethodInfo no_keys_info{"test::Svc::no_keys", "svc.h", 2, no_keys_spec, k_params};
+  CHECK_THROWS_WITH(call<void>(no_keys_info, id, [&] { ran = true; }, weave::detail::CannotSkip{}),
+                    Catch::Matchers::Contains("lock keys=[] names no key (lock on test::Svc::no_keys at svc.h:1)"));
+  CHECK_FALSE(ran);
+}
+
+TEST_CASE("lock interceptor: a key written as text, as weavegen writes the default one (the qualified name), is "
+          "locked as it is", "[lock][interceptor]") {
+  UseMem mem;
+  static const std::string key = fresh_id() + ":test::Svc::fixed";
+  static const ArgSpec fixed[] = {{"key", ArgValue::of_text(key)}};
+  static const AnnotationSpec fixed_spec[] = {{"lock", 0, fixed, 1, 1}};
+  static const weave::MethodInfo fixed_info{"test::Svc::fixed", "svc.h", 2, fixed_spec, k_params};
+  bool held = false;
+  call<void>(fixed_info, "any", [&] { held = weave::current_lease(key) != nullptr; }, weave::detail::CannotSkip{});
+  CHECK(held);
+  weave::LeaseHandle other = weave::default_lock_client().acquire(key);
+  CHECK_THROWS_AS(call<void>(fixed_info, "other", [] {}, weave::detail::CannotSkip{}), weave::LockBusy);
 }
 
 TEST_CASE("lock interceptor: type=fair|read|write", "[lock][interceptor]") {
