@@ -158,8 +158,8 @@ class WEAVE_API Invocation {
 
   // ---- running the rest of the call later ([[cache(refresh_after)]]) ----
   // True when this call can be copied to run again after it returned: its
-  // proxy was made by a weavegen that emits copies, and the call is not
-  // itself a detached one.
+  // proxy emits copies (weavegen's does when an annotation's argument
+  // "detaches", e.g. refresh_after), and the call is not itself a detached one.
   bool can_detach() const noexcept;
   // Copies the arguments now; the copy runs the interceptors after the
   // running one, then the method (Detached::run). Empty when !can_detach()

@@ -50,15 +50,17 @@ void ReadThrough::run() {
   load(false);
 }
 bool ReadThrough::shared_hit(const RemoteRead& stored) {
-  if (s_.refresh_after > milliseconds(0) && wall_ms() - stored.written_ms >= s_.refresh_after.count())
-    return refresh(stored);
   try {
     inv_.complete_from_json(*stored.json);
   } catch (const std::exception&) {
-    count_.add(&Counts::decode_failures);
+    count_.add(&Counts::decode_failures);  // stored by another version of the type, aged or not
     return false;
   }
   count_.add(&Counts::remote_hits);
+  if (s_.refresh_after > milliseconds(0) && wall_ms() - stored.written_ms >= s_.refresh_after.count()) {
+    refresh(stored);
+    return true;
+  }
   land_.value = codec_.share(inv_.result());
   install(land_.value, stored.json->size(), stored.written_ms);
   return true;

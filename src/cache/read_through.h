@@ -1,8 +1,7 @@
 // The leader's path of one [[cache]] read (steps 3 and 4 of docs/cache.md,
 // "One read"): the shared tier, sync=true's fill lease, the method, the fill
 // and the local install (read_through.cpp), and refresh_after's reload of an
-// aged value, in the background when the call can be copied
-// (background_reload.cpp).
+// aged value in the background (background_reload.cpp).
 #pragma once
 
 #include <cstdint>
@@ -43,9 +42,10 @@ class ReadThrough {
  private:
   // A value in the shared tier: true when the call is completed with it.
   bool shared_hit(const RemoteRead& stored);
-  // A value older than refresh_after (background_reload.cpp).
-  bool refresh(const RemoteRead& stored);
-  bool reload_in_background(const RemoteRead& stored);
+  // A value older than refresh_after, already completing the call
+  // (background_reload.cpp).
+  void refresh(const RemoteRead& stored);
+  void reload_in_background();
   // 4. the method, then the fill (which also drops a lease this call holds).
   void load(bool refreshing);
   void install(const std::shared_ptr<const void>& value, std::size_t weight, std::int64_t written_ms,

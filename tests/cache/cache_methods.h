@@ -66,10 +66,11 @@ inline constexpr AnnotationSpec k_put[] = {{"cache_put", 0, k_put_args, 2, 1}};
 inline constexpr AnnotationSpec k_evict[] = {{"cache_evict", 0, k_evict_args, 3, 1}};
 inline constexpr AnnotationSpec k_evict_all[] = {{"cache_evict", 0, k_evict_all_args, 4, 1}};
 
-// refresh: a proxy that can copy the call (the reload runs in the
-// background); refresh_old: the same method through a proxy that cannot
-// (made by a weavegen before background reloads: the claimer reloads).
-enum class Find { both, null0, local, remote, sync, refresh, refresh_old };
+// refresh: a proxy that can copy the call, as weavegen's does for
+// refresh_after (the reload runs in the background); refresh_uncopied: the
+// same method through a call that cannot be copied (as when its object is
+// being destroyed: the claimer drops its claim).
+enum class Find { both, null0, local, remote, sync, refresh, refresh_uncopied };
 
 inline const weave::MethodInfo& find_info(Find f) {
   static constexpr weave::MethodInfo both{"shop::Catalog::find", "catalog.h", 1, k_find, {}, &k_found_codec};
@@ -81,7 +82,7 @@ inline const weave::MethodInfo& find_info(Find f) {
   switch (f) {
     case Find::sync: return sync;
     case Find::refresh:
-    case Find::refresh_old: return refresh;
+    case Find::refresh_uncopied: return refresh;
     case Find::null0: return null0;
     case Find::local: return local;
     case Find::remote: return remote;

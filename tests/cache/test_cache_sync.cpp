@@ -108,16 +108,24 @@ TEST_CASE("cache refresh_after: an aged value goes at once to every caller, also
   t.reloaded_once();
 }
 
-TEST_CASE("cache refresh_after: through a proxy that cannot copy the call, the claimer reloads on its own "
-          "thread and returns the new value") {
-  Aged t("refresh-old", Find::refresh_old);
-  auto refresher = std::async(std::launch::async, [&] { return t.find(); });
+TEST_CASE("cache refresh_after: a call that cannot be copied returns the aged value at once and drops its claim, "
+          "so the next caller reloads") {
+  Aged t("refresh-uncopied", Find::refresh_uncopied);
   Opener opener{t.held};
+  // Never a reload on the caller's thread (it would wait at the gate).
+  auto uncopied = std::async(std::launch::async, [&] { return t.find(); });
+  REQUIRE(uncopied.wait_for(20s) == std::future_status::ready);
+  REQUIRE(uncopied.get() == 100);
+  REQUIRE(t.c->finds == 1);
+  REQUIRE(weave::cache_stats(t.name).refreshes == 0);
+  // The claim was dropped: the next caller that can copy its call claims the reload.
+  t.how = Find::refresh;
+  auto claimer = std::async(std::launch::async, [&] { return t.find(); });
+  REQUIRE(claimer.wait_for(20s) == std::future_status::ready);
+  REQUIRE(claimer.get() == 100);
   t.others_get_the_aged_value();
-  REQUIRE(refresher.wait_for(100ms) == std::future_status::timeout);  // the claimer waits for its reload
   t.held.open();
-  REQUIRE(refresher.get() == 200);
-  REQUIRE(t.find() == 200);
+  REQUIRE(cache_test::eventually([&] { return t.find() == 200; }));
   t.reloaded_once();
 }
 
@@ -149,28 +157,25 @@ TEST_CASE("cache refresh_after: a woven object destroyed while its background re
   REQUIRE(weave::cache_stats(t.name).refreshes == 1);
 }
 
-TEST_CASE("cache refresh_after: a reload that throws leaves the aged value, and its claim until the lease ends, "
-          "in the background or on the claimer's thread") {
-  for (const Find how : {Find::refresh, Find::refresh_old}) {
-    use_store();
-    const auto name = fresh_name(how == Find::refresh ? "refresh-fails" : "refresh-fails-old");
-    Catalog c;
-    std::atomic<int> calls{0};
-    c.body = [&](const std::string& id) -> Found {
-      if (calls.fetch_add(1) == 1) throw std::runtime_error("database down");
-      return shop::Product{id, 100};
-    };
-    REQUIRE(c.find(name, "k", how)->cents == 100);
-    std::this_thread::sleep_for(k_aged);
-    REQUIRE(c.find(name, "k", how)->cents == 100);  // the aged value; the reload throws
-    REQUIRE(cache_test::eventually([&] { return weave::cache_stats(name).load_failures == 1; }));
-    // The failed reload keeps its claim for fill_lease: no caller reloads meanwhile.
-    REQUIRE(c.find(name, "k", how)->cents == 100);
-    REQUIRE(c.finds == 2);
-    const weave::CacheStats s = weave::cache_stats(name);
-    REQUIRE(s.load_failures == 1);
-    REQUIRE(s.refreshes == 0);
-  }
+TEST_CASE("cache refresh_after: a reload that throws leaves the aged value, and its claim until the lease ends") {
+  use_store();
+  const auto name = fresh_name("refresh-fails");
+  Catalog c;
+  std::atomic<int> calls{0};
+  c.body = [&](const std::string& id) -> Found {
+    if (calls.fetch_add(1) == 1) throw std::runtime_error("database down");
+    return shop::Product{id, 100};
+  };
+  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);
+  std::this_thread::sleep_for(k_aged);
+  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);  // the aged value; the reload throws
+  REQUIRE(cache_test::eventually([&] { return weave::cache_stats(name).load_failures == 1; }));
+  // The failed reload keeps its claim for fill_lease: no caller reloads meanwhile.
+  REQUIRE(c.find(name, "k", Find::refresh)->cents == 100);
+  REQUIRE(c.finds == 2);
+  const weave::CacheStats s = weave::cache_stats(name);
+  REQUIRE(s.load_failures == 1);
+  REQUIRE(s.refreshes == 0);
 }
 
 #if WEAVE_TEST_STORE_IS_MEM
