@@ -1,0 +1,56 @@
+// This process's callers waiting for a fill lease another caller holds
+// (sync=true): each waits on its entry key and is woken by any message about
+// it (a fill, put or evict of the key, an eviction of its name, a gap of the
+// feed), then reads again. The waits are here, apart from the messages that
+// cause them, so that the one rule they keep is plain: a waiter registers
+// before its claim, so a wake published after the claim is never lost.
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "cache/redis/internal.h"
+
+namespace WEAVE_NAMESPACE::cache_redis {
+
+FillWaiters::Waiting::Waiting(FillWaiters& w, std::string entry) : w_(w), entry_(std::move(entry)) {
+  std::lock_guard g(w_.mutex_);
+  Slot& slot = w_.waits_[entry_];
+  ++slot.waiters;
+  wakes_ = slot.wakes;
+  all_ = w_.wake_all_;
+  w_.waiting_.fetch_add(1);
+}
+
+FillWaiters::Waiting::~Waiting() {
+  std::lock_guard g(w_.mutex_);
+  w_.waiting_.fetch_sub(1);
+  auto it = w_.waits_.find(entry_);
+  if (--it->second.waiters == 0) w_.waits_.erase(it);
+}
+
+bool FillWaiters::Waiting::wait(std::chrono::steady_clock::time_point until) {
+  std::unique_lock g(w_.mutex_);
+  return w_.cv_.wait_until(g, until, [&] { return w_.waits_[entry_].wakes != wakes_ || w_.wake_all_ != all_; });
+}
+
+void FillWaiters::woken(const std::string& entry) {
+  if (waiting_.load() == 0) return;
+  {
+    std::lock_guard g(mutex_);
+    auto it = waits_.find(entry);
+    if (it == waits_.end()) return;
+    ++it->second.wakes;
+  }
+  cv_.notify_all();
+}
+
+void FillWaiters::woken_all() {
+  if (waiting_.load() == 0) return;
+  {
+    std::lock_guard g(mutex_);
+    ++wake_all_;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace weave::cache_redis

@@ -1,0 +1,189 @@
+// Internals shared by the files of src/cache/redis (the shared tier of
+// [[cache]] on the Redis URLs), one job per file:
+//
+//   keys.cpp          where an entry, its leases and the channel live, and what an entry holds
+//   invalidation.cpp  the invalidation channel's messages: writing and reading them
+//   group_commit.cpp  concurrent writers' invalidations of a name in one PUBLISH
+//   fill_waiters.cpp  this process's callers waiting for another's fill lease, and their wakes
+//   feed_keeper.cpp   the subscription to the channel: liveness, and a thread that resubscribes
+//   redis_remote.cpp  RemoteTier over the store layer: the scripts, and the parts above wired up
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/remote_tier.h"
+#include "core/process.h"
+#include "store/executor.h"
+
+namespace WEAVE_NAMESPACE::cache_redis {
+
+// ---- keys.cpp: the layout in Redis (docs/cache.md, "Keys in Redis") ----
+
+// "{<prefix><name>:<key>}": a value, or a tombstone after an eviction.
+std::string entry_key(std::string_view prefix, std::string_view name, std::string_view key);
+// Its siblings in the same slot: the fill lease (sync=true) and the refresh claim (refresh_after).
+std::string fill_lease_key(const std::string& entry);
+std::string refresh_claim_key(const std::string& entry);
+// "{<prefix>}invalidations"
+std::string invalidation_channel(std::string_view prefix);
+// A SCAN MATCH pattern for every entry of `name` (not their leases).
+std::string entries_pattern(std::string_view prefix, std::string_view name);
+// An entry's text, "<version>[@<written ms>]:<json>" (scripts/_entry.lua);
+// text not written by Weave reads as a miss.
+detail::RemoteRead read_entry(std::string_view text);
+
+// ---- invalidation.cpp: the channel's messages ----
+
+// Drops `key` of `name` (kind 'k', or 'f': only wakes fill waiters), or all
+// of `name` when key is null.
+std::string invalidation(std::string_view sender, std::string_view name, const std::string_view* key,
+                         char kind = 'k');
+// One message for a batch of keys of `name` (or all of it).
+std::string invalidation(std::string_view sender, std::string_view name, const std::vector<std::string>& keys,
+                         bool all);
+struct ParsedInvalidation {
+  std::string_view sender, name;
+  std::vector<std::string_view> keys;  // empty with `all`
+  bool all = false;
+  bool wake_only = false;  // 'f'
+};
+// Nothing when the message is not one Weave wrote.
+std::optional<ParsedInvalidation> parse_invalidation(std::string_view message);
+
+// ---- group_commit.cpp ----
+
+// Group commit of invalidations, per cache name: a writer whose name has no
+// PUBLISH in flight publishes at once (a lone writer waits for nothing
+// more); writers that come while one is in flight queue their keys, and the
+// first of them to run once it landed publishes them all in one message.
+class GroupCommit {
+ public:
+  // Sends one message: `keys` of `name`, or all of it. May throw.
+  using Send = std::function<void(std::string_view name, const std::vector<std::string>& keys, bool all)>;
+  explicit GroupCommit(Send send) : send_(std::move(send)) {}
+
+  // Returns only after the PUBLISH carrying `key` (null: all of `name`) was
+  // answered (so D is unchanged); every writer of a batch whose PUBLISH failed
+  // throws its error. True when this call sent the message.
+  bool publish(std::string_view name, const std::string_view* key);
+
+ private:
+  struct Batch {
+    std::vector<std::string> keys;
+    bool all = false, done = false;
+    std::exception_ptr error;
+  };
+  struct Group {
+    std::shared_ptr<Batch> open;  // collecting keys while `in_flight`
+    bool in_flight = false;
+  };
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  Send send_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, Group, NameHash, std::equal_to<>> groups_;  // per name, kept like the names
+};
+
+// ---- fill_waiters.cpp ----
+
+// claim_fill's waiters of this process, per entry key: woken by any message
+// about their key (or their name, or a gap of the feed), then they read again.
+class FillWaiters {
+ public:
+  // One waiter, registered before its claim: a wake published after the
+  // claim's script ran is not lost.
+  class Waiting {
+   public:
+    Waiting(FillWaiters& w, std::string entry);
+    ~Waiting();
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+    // True when woken since the registration; false once `until` passed.
+    bool wait(std::chrono::steady_clock::time_point until);
+
+   private:
+    FillWaiters& w_;
+    std::string entry_;
+    std::uint64_t wakes_ = 0, all_ = 0;
+  };
+
+  // Wakes the waiters of `entry` (an entry key).
+  void woken(const std::string& entry);
+  // Wakes every waiter.
+  void woken_all();
+
+ private:
+  struct Slot {
+    int waiters = 0;
+    std::uint64_t wakes = 0;
+  };
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, Slot> waits_;
+  std::uint64_t wake_all_ = 0;
+  std::atomic<int> waiting_{0};
+};
+
+// ---- feed_keeper.cpp ----
+
+// The subscription to the invalidation channel: made at start(), made again
+// by a thread of its own whenever it went down. live() says whether the feed is
+// known to be complete up to about now.
+class FeedKeeper {
+ public:
+  struct Handlers {
+    std::function<void(std::string_view payload)> on_message;  // a message on the current subscription
+    // The feed may have missed messages: it went down (live() is false
+    // already), or it is coming up again (live() turns true right after).
+    std::function<void()> on_down, on_up;
+  };
+  FeedKeeper(std::shared_ptr<store::Executor> exec, std::string channel, std::chrono::nanoseconds feed_lag);
+  // Stops the thread and drops the subscription: no handler runs after.
+  ~FeedKeeper();
+  FeedKeeper(const FeedKeeper&) = delete;
+  FeedKeeper& operator=(const FeedKeeper&) = delete;
+
+  // Subscribes now (a cache is live from its first call when Redis is up),
+  // then keeps the subscription. Once.
+  void start(Handlers handlers);
+  bool live(std::chrono::steady_clock::time_point now) const noexcept {
+    return live_.load(std::memory_order_acquire) &&
+           now.time_since_epoch().count() - drained_->load(std::memory_order_acquire) <= feed_lag_.count();
+  }
+
+ private:
+  void subscribe_now();
+  void went_down();
+  void came_up();
+  void keep();
+
+  std::shared_ptr<store::Executor> exec_;
+  std::string channel_;
+  std::chrono::nanoseconds feed_lag_;  // how far behind the reader may be (CacheOptions::feed_lag)
+  Handlers handlers_;
+  std::atomic<bool> live_{false};
+  std::shared_ptr<std::atomic<std::int64_t>> drained_ = std::make_shared<std::atomic<std::int64_t>>(0);
+  std::atomic<std::uint64_t> feed_id_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::unique_ptr<store::Subscriber::Interest> interest_;
+  detail::OwnedThread keeper_;
+};
+
+}  // namespace weave::cache_redis
