@@ -41,13 +41,7 @@ StoreSchemes<RemoteTierFactory>& schemes() {
 }
 
 std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
-  const std::string url = feature_url(o.url, "WEAVE_CACHE_URL");
-  const StoreUrl u = parse_store_url(url);
-  if (u.scheme == "mem") return make_mem_remote(u.name);
-  RemoteTierFactory factory = schemes().find(url, u.scheme);
-  CacheOptions resolved = o;
-  resolved.url = url;
-  return factory(resolved);
+  return schemes().open(o, "WEAVE_CACHE_URL", make_mem_remote);
 }
 
 std::atomic<std::uint64_t> next_runtime_id{1};

@@ -7,7 +7,8 @@
 //     no shared count; a fork()ed child makes its own (the parent's threads
 //     and connections are left alone, never torn down there).
 //   - StoreSchemes: which store serves a URL scheme (mem:// is the feature's
-//     own; the Redis schemes register when their library is linked).
+//     own; the Redis schemes register when their library is linked), and
+//     open(): the store a feature's options name.
 //   - feature_url(): the URL in force, code > WEAVE_<FEATURE>_URL > WEAVE_URL > mem://.
 //   - report_event(): an error handed to the options' on_event hook, typed.
 //
@@ -121,45 +122,61 @@ class RuntimeSlot {
   std::atomic<std::uint64_t> generation_{1};
 };
 
+// The store URL a feature uses: `configured` (code, or weave::configure()'s
+// shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
+WEAVE_API std::string feature_url(const std::string& configured, const char* own_env);
+
 [[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
                                                  std::string_view scheme);
 
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
+// Factory: std::function<std::shared_ptr<Store>(const Options&)>.
 template <class Factory>
 class StoreSchemes {
  public:
+  using Store = typename Factory::result_type;
+
   explicit StoreSchemes(std::string feature) : feature_(std::move(feature)) {}
   void add(std::string scheme, Factory factory) {
     std::lock_guard lock(mutex_);
     factories_[std::move(scheme)] = std::move(factory);
   }
-  // The factory for `url`'s scheme (`scheme` parsed from it); throws
-  // ConfigError naming the URL when no linked library serves it.
-  Factory find(const std::string& url, std::string_view scheme) const {
-    std::lock_guard lock(mutex_);
-    auto it = factories_.find(scheme);
-    if (it == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
-    return it->second;
+  // The store `o.url` names, resolved by feature_url() (code > $<own_env> >
+  // $WEAVE_URL > mem://): mem://[table] made by `make_mem(table)`, any other
+  // scheme by its factory, which gets the options with the resolved URL in
+  // `url`. Throws ConfigError naming the URL when no linked library serves
+  // its scheme.
+  template <class Options>
+  Store open(const Options& o, const char* own_env, Store (*make_mem)(std::string_view table)) const {
+    const std::string url = feature_url(o.url, own_env);
+    const StoreUrl u = parse_store_url(url);
+    if (u.scheme == "mem") return make_mem(u.name);
+    const Factory factory = find(url, u.scheme);
+    Options resolved = o;
+    resolved.url = url;
+    return factory(resolved);
   }
   // Throws ConfigError when `url` (if set) names a scheme other than mem://
   // that no linked library serves: at configure time, not at the first call.
   void check(const std::string& url) const {
     if (url.empty()) return;
     const std::string scheme = parse_store_url(url).scheme;
-    if (scheme == "mem") return;
-    std::lock_guard lock(mutex_);
-    if (factories_.find(scheme) == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
+    if (scheme != "mem") find(url, scheme);
   }
 
  private:
+  // The factory for `url`'s scheme (`scheme` parsed from it), or ConfigError.
+  Factory find(const std::string& url, std::string_view scheme) const {
+    std::lock_guard lock(mutex_);
+    auto it = factories_.find(scheme);
+    if (it == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
+    return it->second;
+  }
+
   std::string feature_;
   mutable std::mutex mutex_;
   std::map<std::string, Factory, std::less<>> factories_;
 };
-
-// The store URL a feature uses: `configured` (code, or weave::configure()'s
-// shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
-WEAVE_API std::string feature_url(const std::string& configured, const char* own_env);
 
 // Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the
 // error itself when it is a weave::Error, else an Error saying `context` and

@@ -41,13 +41,7 @@ StoreSchemes<ClaimStoreFactory>& schemes() {
 }
 
 std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
-  const std::string url = feature_url(o.url, "WEAVE_DEDUPE_URL");
-  const StoreUrl u = parse_store_url(url);
-  if (u.scheme == "mem") return make_mem_claims(u.name);
-  ClaimStoreFactory factory = schemes().find(url, u.scheme);
-  DedupeOptions resolved = o;
-  resolved.url = url;
-  return factory(resolved);
+  return schemes().open(o, "WEAVE_DEDUPE_URL", make_mem_claims);
 }
 
 }  // namespace
