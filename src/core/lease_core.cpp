@@ -76,8 +76,22 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
   return ran_out_cause();
 }
 
+void LeaseCore::fire_stop() noexcept {
+  std::stop_source stop(std::nostopstate);
+  {
+    std::lock_guard g(mutex_);
+    stop = stop_;
+  }
+  if (stop.stop_possible()) stop.request_stop();  // outside the mutex: callbacks may release leases
+}
+
 bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) noexcept {
-  if (is_lost()) return true;
+  if (is_lost()) {
+    // Marked by another thread, which may not have fired the token yet: a
+    // holder told "lost" finds every token it kept fired too.
+    fire_stop();
+    return true;
+  }
   if (now < expires_at() && now < hold_deadline_) return false;
   try {
     bool hold_limit = false;
@@ -90,7 +104,9 @@ bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) no
   } catch (...) {
     // Out of memory, or no notifier thread: the renewer reports it when it comes round.
   }
-  return is_lost();
+  if (!is_lost()) return false;
+  fire_stop();  // (marked by another thread meanwhile: its token may not have fired yet)
+  return true;
 }
 
 void LeaseCore::mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit) {

@@ -95,7 +95,8 @@ class WEAVE_API LeaseCore {
   // token's source (none when not marked, or never asked for).
   std::stop_source mark_lost(const std::string& cause, bool even_if_released, bool hold_limit, bool& marked);
   // Lost by its local deadlines at `now` (record_lost() once one passed, and
-  // reported on the LostNotifier thread). Cheap while within them.
+  // reported on the LostNotifier thread). Cheap while within them. True once
+  // lost, and then every stop token handed out has fired.
   bool check_deadlines(Clock::time_point now, bool even_if_released = false) noexcept;
   // For the renewer: record_lost(), then the report on the LostNotifier
   // thread, so a slow on_event cannot delay renewals.
@@ -142,6 +143,7 @@ class WEAVE_API LeaseCore {
 
  private:
   friend class Renewer;
+  void fire_stop() noexcept;  // requests stop on the token's source, if one was made
   static constexpr std::uint32_t kLost = 1u << 31;
   std::atomic<Clock::rep> expires_at_{0};
   // kLost | the number of holds (0 once released): one word, so a release
