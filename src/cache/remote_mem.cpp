@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cache/remote_tier.h"
+#include "core/feature_runtime.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -174,15 +175,7 @@ class MemRemote final : public RemoteTier {
 }  // namespace
 
 std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table) {
-  // One table per name in the process, like mem:// locks.
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<RemoteTier>, std::less<>> tables;  // live as long as the process, like mem:// locks
-  std::lock_guard lock(mutex);
-  auto& slot = tables[std::string(table)];
-  if (slot) return slot;
-  auto t = std::make_shared<MemRemote>();
-  slot = t;
-  return t;
+  return mem_table<RemoteTier>(table, [] { return std::make_shared<MemRemote>(); });
 }
 
 }  // namespace weave::detail

@@ -126,6 +126,24 @@ class RuntimeSlot {
 // shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
 WEAVE_API std::string feature_url(const std::string& configured, const char* own_env);
 
+// mem://<name> for a feature: one table of type Table per name in the
+// process, made by `make` on first use, shared by every runtime of the same
+// URL and kept for the process's life (as mem:// locks are). The lookup's
+// mutex is taken around fork(), so a child finds it free.
+template <class Table, class Make>
+std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
+  static auto* mutex = [] {
+    auto* m = new std::mutex;  // usable during exit
+    guard_across_fork(*m);
+    return m;
+  }();
+  static auto* tables = new std::map<std::string, std::shared_ptr<Table>, std::less<>>;
+  std::lock_guard lock(*mutex);
+  auto it = tables->find(name);
+  if (it == tables->end()) it = tables->emplace(std::string(name), make()).first;
+  return it->second;
+}
+
 [[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
                                                  std::string_view scheme);
 

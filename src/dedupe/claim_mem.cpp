@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "dedupe/claim_store.h"
+#include "core/feature_runtime.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -115,14 +116,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
 }  // namespace
 
 std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<ClaimStore>, std::less<>> tables;  // live as long as the process, like mem:// locks
-  std::lock_guard g(mutex);
-  auto& slot = tables[std::string(table)];
-  if (slot) return slot;
-  auto t = std::make_shared<MemClaims>();
-  slot = t;
-  return t;
+  return mem_table<ClaimStore>(table, [] { return std::make_shared<MemClaims>(); });
 }
 
 }  // namespace weave::detail

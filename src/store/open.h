@@ -39,4 +39,8 @@ WEAVE_API std::vector<Endpoint> endpoints_from(const StoreUrl& url, const Connec
 // semantics through endpoints_from) or a bad URL.
 WEAVE_API std::shared_ptr<Executor> open_executor(std::string_view url, const ConnectionSettings& settings);
 
+// The schemes open_executor() serves: what each feature's Redis library
+// registers for its store (redlock:// is the lock's alone).
+inline constexpr const char* executor_schemes[] = {"redis", "redis+cluster", "redis+sentinel"};
+
 }  // namespace weave::store

@@ -235,7 +235,7 @@ namespace WEAVE_NAMESPACE {
 extern "C" WEAVE_API const char weave_link_cache_redis = 0;
 namespace {
 [[maybe_unused]] const bool cache_redis_registered = [] {
-  for (const char* scheme : {"redis", "redis+cluster", "redis+sentinel"})
+  for (const char* scheme : store::executor_schemes)
     detail::register_cache_remote(scheme, [](const CacheOptions& o) { return detail::make_redis_remote(o); });
   return true;
 }();

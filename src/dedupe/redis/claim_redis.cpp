@@ -193,7 +193,7 @@ namespace WEAVE_NAMESPACE {
 extern "C" WEAVE_API const char weave_link_dedupe_redis = 0;
 namespace {
 [[maybe_unused]] const bool dedupe_redis_registered = [] {
-  for (const char* scheme : {"redis", "redis+cluster", "redis+sentinel"})
+  for (const char* scheme : store::executor_schemes)
     detail::register_claim_store(scheme, [](const DedupeOptions& o) { return detail::make_redis_claims(o); });
   return true;
 }();

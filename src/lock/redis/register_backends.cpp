@@ -4,6 +4,7 @@
 // cmake/link/weave_link_lock_redis.cpp refers to weave_link_lock_redis so that the link
 // keeps it.
 #include "lock/redis/backends.h"
+#include "store/open.h"
 #include "weave/lock_backend.h"
 #include "weave/redis.h"
 
@@ -13,9 +14,8 @@ extern "C" WEAVE_API const char weave_link_lock_redis = 0;
 
 namespace {
 [[maybe_unused]] const bool redis_registered = [] {
-  register_lock_backend("redis", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
-  register_lock_backend("redis+cluster", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
-  register_lock_backend("redis+sentinel", [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
+  for (const char* scheme : store::executor_schemes)
+    register_lock_backend(scheme, [](const LockOptions& o) { return lock_redis::make_store_backend(o); });
   register_lock_backend("redlock", [](const LockOptions& o) { return lock_redis::make_redlock_backend(o); });
   return true;
 }();
