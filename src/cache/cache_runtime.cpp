@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/option_check.h"
 #include "core/renewer.h"
 
 #include "weave/duration.h"
@@ -12,24 +13,13 @@
 namespace WEAVE_NAMESPACE {
 
 void CacheOptions::validate() const {
-  auto bad = [](const std::string& field, const std::string& why) {
-    return ConfigError("cache option " + field + ": " + why);
-  };
+  const detail::OptionCheck check("CacheOptions");
   if (local_max_entries == 0 && local_max_bytes == 0)
-    throw bad("local_max_entries", "0 with local_max_bytes 0 leaves the local tier unbounded; set one of them");
-  if (connect_timeout <= std::chrono::milliseconds(0) || connect_timeout > max_duration)
-    throw bad("connect_timeout", std::to_string(connect_timeout.count()) + "ms is not a positive duration");
-  if (command_timeout <= std::chrono::milliseconds(0) || command_timeout > max_duration)
-    throw bad("command_timeout", std::to_string(command_timeout.count()) + "ms is not a positive duration");
-  if (pool_size < 1 || pool_size > 1024) throw bad("pool_size", std::to_string(pool_size) + " is outside 1..1024");
-  if (key_prefix.empty()) throw bad("key_prefix", "must not be empty");
-  if (feed_lag <= std::chrono::milliseconds(0) || feed_lag > max_duration)
-    throw bad("feed_lag", std::to_string(feed_lag.count()) + "ms is not a positive duration");
-  if (fill_guard <= std::chrono::milliseconds(0) || fill_guard > max_duration)
-    throw bad("fill_guard", std::to_string(fill_guard.count()) + "ms is not a positive duration");
-  if (fill_lease <= std::chrono::milliseconds(0) || fill_lease > max_duration)
-    throw bad("fill_lease", std::to_string(fill_lease.count()) + "ms is not a positive duration");
-  if (!url.empty()) parse_store_url(url);  // throws ConfigError naming the URL
+    check.fail("local_max_entries", "0 with local_max_bytes 0 leaves the local tier unbounded; set one of them");
+  check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
+  check.duration("feed_lag", feed_lag);
+  check.duration("fill_guard", fill_guard);
+  check.duration("fill_lease", fill_lease);
 }
 
 namespace detail {

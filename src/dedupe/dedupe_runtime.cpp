@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/option_check.h"
 #include "core/renewer.h"
 
 #include "weave/duration.h"
@@ -12,22 +13,11 @@
 namespace WEAVE_NAMESPACE {
 
 void DedupeOptions::validate() const {
-  auto bad = [](const std::string& field, const std::string& why) {
-    return ConfigError("dedupe option " + field + ": " + why);
-  };
-  auto positive = [&](const char* field, std::chrono::milliseconds d) {
-    if (d <= std::chrono::milliseconds(0) || d > max_duration)
-      throw bad(field, std::to_string(d.count()) + "ms is not a positive duration");
-  };
-  positive("claim_lease", claim_lease);
-  positive("max_window", max_window);
-  positive("connect_timeout", connect_timeout);
-  positive("command_timeout", command_timeout);
-  if (claim_lease < std::chrono::milliseconds(30)) throw bad("claim_lease", "must be at least 30ms");
-  if (max_key_bytes == 0) throw bad("max_key_bytes", "must be positive");
-  if (pool_size < 1 || pool_size > 1024) throw bad("pool_size", std::to_string(pool_size) + " is outside 1..1024");
-  if (key_prefix.empty()) throw bad("key_prefix", "must not be empty");
-  if (!url.empty()) parse_store_url(url);
+  const detail::OptionCheck check("DedupeOptions");
+  check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
+  check.duration("claim_lease", claim_lease, std::chrono::milliseconds(30));
+  check.duration("max_window", max_window);
+  if (max_key_bytes == 0) check.fail("max_key_bytes", "must be positive");
 }
 
 namespace detail {

@@ -2,6 +2,7 @@
 // (code, the environment, a JSON file).
 #include <string>
 
+#include "core/option_check.h"
 #include "internal.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -20,14 +21,6 @@ using std::chrono::milliseconds;
 
 std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
-// A duration that must be > 0 and at most weave::max_duration.
-void check_duration(const char* field, milliseconds d) {
-  if (d <= milliseconds(0))
-    throw ConfigError(std::string("LockOptions::") + field + " must be > 0, got " + ms(d));
-  if (d > max_duration)
-    throw ConfigError(std::string("LockOptions::") + field + " must be at most 10 years, got " + ms(d));
-}
-
 }  // namespace
 
 void LockOptions::validate() const {
@@ -38,21 +31,18 @@ void LockOptions::validate() const {
 namespace detail {
 
 void validate_values(const LockOptions& o) {
-  check_duration("watchdog_lease", o.watchdog_lease);
+  const OptionCheck check("LockOptions");
+  check.store_settings(o.url, o.connect_timeout, o.command_timeout, o.pool_size, o.key_prefix);
+  check.duration("watchdog_lease", o.watchdog_lease);
   // renew_interval <= 0 means the default, a third of the lease.
   if (o.renew_interval > milliseconds(0)) {
-    check_duration("renew_interval", o.renew_interval);
+    check.duration("renew_interval", o.renew_interval);
     if (o.renew_interval >= o.watchdog_lease)
-      throw ConfigError("LockOptions::renew_interval (" + ms(o.renew_interval) +
-                        ") must be shorter than the lease (" + ms(o.watchdog_lease) + ")");
+      check.fail("renew_interval", "(" + ms(o.renew_interval) + ") must be shorter than the lease (" +
+                                       ms(o.watchdog_lease) + ")");
   }
-  check_duration("connect_timeout", o.connect_timeout);
-  check_duration("command_timeout", o.command_timeout);
-  check_duration("queue_entry", o.queue_entry);
-  check_duration("key_grace", o.key_grace);
-  if (o.pool_size < 1 || o.pool_size > 1024)
-    throw ConfigError("LockOptions::pool_size must be 1..1024, got " + std::to_string(o.pool_size));
-  if (o.key_prefix.empty()) throw ConfigError("LockOptions::key_prefix must not be empty");
+  check.duration("queue_entry", o.queue_entry);
+  check.duration("key_grace", o.key_grace);
 }
 
 }  // namespace detail

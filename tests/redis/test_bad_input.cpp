@@ -10,6 +10,7 @@
 
 #include "dedupe_methods.h"
 #include "redis_server.h"
+#include "weave/cache.h"
 #include "weave/dedupe.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -121,6 +122,33 @@ TEST_CASE("bad input: overflowing LockOptions durations", "[redis][bad-input]") 
   weave::LockClient locks(o);
   locks.acquire("huge").release();
   CHECK(leases_left(server) == 0);
+}
+
+TEST_CASE("bad input: every feature's options name the struct and the field, the store settings alike",
+          "[redis][bad-input]") {
+  // One check of what lock, cache and dedupe options share (src/core/option_check.h).
+  auto message = [](auto&& configure) -> std::string {
+    try {
+      configure();
+    } catch (const weave::ConfigError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK_THAT(message([] { weave::configure_locks({.url = "mem://", .pool_size = 0}); }),
+             Catch::Contains("LockOptions::pool_size must be 1..1024, got 0"));
+  CHECK_THAT(message([] { weave::configure_cache({.url = "mem://", .pool_size = 0}); }),
+             Catch::Contains("CacheOptions::pool_size must be 1..1024, got 0"));
+  CHECK_THAT(message([] { weave::configure_dedupe({.url = "mem://", .pool_size = 0}); }),
+             Catch::Contains("DedupeOptions::pool_size must be 1..1024, got 0"));
+  CHECK_THAT(message([] { weave::configure_cache({.url = "mem://", .command_timeout = 0ms}); }),
+             Catch::Contains("CacheOptions::command_timeout must be > 0, got 0 ms"));
+  CHECK_THAT(message([] { weave::configure_dedupe({.url = "mem://", .claim_lease = 10ms}); }),
+             Catch::Contains("DedupeOptions::claim_lease must be at least 30 ms, got 10 ms"));
+  CHECK_THAT(message([] { weave::configure_dedupe({.url = "mem://", .key_prefix = ""}); }),
+             Catch::Contains("DedupeOptions::key_prefix must not be empty"));
+  weave::configure_cache({});  // the defaults again, for the cases after this one
+  weave::configure_dedupe({});
 }
 
 TEST_CASE("bad input: a lock key holding another Redis type", "[redis][bad-input]") {

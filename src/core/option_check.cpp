@@ -1,0 +1,34 @@
+#include "core/option_check.h"
+
+#include "weave/duration.h"
+#include "weave/error.h"
+#include "weave/url.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+namespace {
+std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
+}  // namespace
+
+void OptionCheck::fail(std::string_view field, std::string_view why) const {
+  throw ConfigError(std::string(options_) + "::" + std::string(field) + " " + std::string(why));
+}
+
+void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
+                           std::chrono::milliseconds at_least) const {
+  if (d <= std::chrono::milliseconds(0)) fail(field, "must be > 0, got " + ms(d));
+  if (d < at_least) fail(field, "must be at least " + ms(at_least) + ", got " + ms(d));
+  if (d > max_duration) fail(field, "must be at most 10 years, got " + ms(d));
+}
+
+void OptionCheck::store_settings(const std::string& url, std::chrono::milliseconds connect_timeout,
+                                 std::chrono::milliseconds command_timeout, int pool_size,
+                                 const std::string& key_prefix) const {
+  if (!url.empty()) parse_store_url(url);  // throws ConfigError naming the URL
+  duration("connect_timeout", connect_timeout);
+  duration("command_timeout", command_timeout);
+  if (pool_size < 1 || pool_size > 1024) fail("pool_size", "must be 1..1024, got " + std::to_string(pool_size));
+  if (key_prefix.empty()) fail("key_prefix", "must not be empty");
+}
+
+}  // namespace weave::detail
