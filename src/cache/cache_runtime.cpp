@@ -169,7 +169,6 @@ std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std
   lease->acquired_at_ = sent;
   lease->set_expires_at(sent + options_.fill_lease);
   lease->group_ = shared_from_this();
-  lease->wd_shard_ = Renewer::shard_of_this_thread();
   Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   return lease;
 }

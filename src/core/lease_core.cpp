@@ -8,6 +8,8 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
+LeaseCore::LeaseCore() noexcept : wd_shard_(Renewer::shard_of_this_thread()) {}
+
 LeaseCore::Hold LeaseCore::add_hold() noexcept {
   std::uint32_t s = state_.load(std::memory_order_acquire);
   do {

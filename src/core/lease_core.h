@@ -119,7 +119,7 @@ class WEAVE_API LeaseCore {
 
   // ---- the renewer's entry (renewer.cpp), guarded by its shard's lock ----
   std::atomic<bool> wd_asked_{false};  // lets one watch() in
-  int wd_shard_ = 0;                   // the acquiring thread's
+  const int wd_shard_;                 // the constructing (acquiring) thread's
   bool wd_linked_ = false;
   LeaseCore* wd_prev_ = nullptr;
   LeaseCore* wd_next_ = nullptr;
@@ -128,7 +128,10 @@ class WEAVE_API LeaseCore {
   std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
 
  protected:
-  LeaseCore() noexcept {}  // user-provided: make_shared skips zero-filling the object first
+  // Takes its renewer shard from the constructing thread, the acquirer (a
+  // lease may later be watched or unwatched from any thread: it stays there).
+  // User-provided: make_shared skips zero-filling the object first.
+  LeaseCore() noexcept;
   ~LeaseCore() = default;  // destroyed as the feature's type
 
   // The words of a loss by the deadline (lease_time_ ran out before a

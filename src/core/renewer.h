@@ -38,8 +38,8 @@ class WEAVE_API Renewer final : public BackgroundThread {
   // of its running out while held: a hook (watched from its acquisition) or
   // the holder's stop_token() (a bare entry: `keep` null).
   void watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fresh);
-  // The shard a lease acquired on this thread is watched in (set it in
-  // LeaseCore::wd_shard_ before the lease is handed out).
+  // The shard a lease made on this thread is watched in (LeaseCore's
+  // constructor takes it).
   static int shard_of_this_thread() noexcept { return static_cast<int>(thread_slot() % kShards); }
   void unwatch(LeaseCore& lease);
   // The lease as its entry holds it, or null when it is not watched.

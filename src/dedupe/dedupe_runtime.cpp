@@ -103,7 +103,6 @@ std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string
   auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent);
   claim->group_ = shared_from_this();
   claim->renew_every_ = std::max(options_.claim_lease / 3, std::chrono::milliseconds(1));
-  claim->wd_shard_ = Renewer::shard_of_this_thread();
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }

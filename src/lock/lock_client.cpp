@@ -400,7 +400,6 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   }
   init.group_ = shared_;
   init.set_expires_at(expires != Clock::time_point::max() ? expires : first_sent + lease_time);
-  init.wd_shard_ = detail::Renewer::shard_of_this_thread();
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)
     detail::Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   // A mem:// key taken at the first attempt cost one in-process call, well

@@ -91,7 +91,6 @@ std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const 
   if (max_hold > 0ms) l->hold_deadline_ = l->acquired_at_ + max_hold;
   l->group_ = group;
   l->set_expires_at(l->acquired_at_ + lease);
-  l->wd_shard_ = Renewer::shard_of_this_thread();
   group->own(key);
   Renewer::instance().watch(*l, l, /*fresh=*/true);
   return l;
@@ -218,7 +217,6 @@ TEST_CASE("lease core: leases shared between threads while the renewer renews, l
           l->lease_time_ = std::chrono::milliseconds(1 + r % 15);
           l->acquired_at_ = Clock::now();
           l->set_expires_at(l->acquired_at_ + l->lease_time_);
-          l->wd_shard_ = Renewer::shard_of_this_thread();
         } else {
           l = hold(group, key, std::chrono::milliseconds(6 + r % 30),
                    r % 4 == 3 ? std::chrono::milliseconds(5 + r % 20) : 0ms);
