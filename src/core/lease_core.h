@@ -78,7 +78,10 @@ class WEAVE_API LeaseCore {
   }
 
   // ---- holds and loss ----
-  bool released() const noexcept { return (state_.load(std::memory_order_acquire) & ~kLost) == 0; }
+  // seq_cst: Renewer::watch() reads it as one side of a Dekker with
+  // drop_hold() (an acquire load could miss the release while unwatch()
+  // misses wd_asked_); on x86 and ARMv8 it costs what an acquire load does.
+  bool released() const noexcept { return (state_.load() & ~kLost) == 0; }
   bool is_lost() const noexcept { return (state_.load(std::memory_order_acquire) & kLost) != 0; }
   // Another hold (a reentrant acquisition): not once released or lost.
   enum class Hold { added, released, lost };

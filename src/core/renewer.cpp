@@ -93,11 +93,10 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
   {
     std::lock_guard g(sh.mutex);
     // Dekker with drop_hold(): it marks the lease released, then reads
-    // wd_asked_ (unwatch); here wd_asked_ was set, then the release is read.
-    // All four seq_cst: released()'s acquire load would be allowed to miss
-    // the release while unwatch() misses wd_asked_ (a bare entry left linked
-    // for a lease about to be freed).
-    if (!fresh && (lease.state_.load() & ~LeaseCore::kLost) == 0) return;
+    // wd_asked_ (unwatch); here wd_asked_ was set, then the release is read
+    // (all four seq_cst, or a bare entry could stay linked for a lease about
+    // to be freed).
+    if (!fresh && lease.released()) return;
     lease.wd_due_ = due;
     lease.wd_keep_ = std::move(keep);
     link(sh, lease);
