@@ -25,6 +25,14 @@ struct WEAVE_API ConnectionSettings {
   int pool_size = 4;
 };
 
+// A feature's options (LockOptions, CacheOptions, DedupeOptions: each has
+// these three fields, checked by detail::OptionCheck::store_settings) as the
+// store's connection settings.
+template <class Options>
+ConnectionSettings connection_settings(const Options& o) {
+  return {.connect_timeout = o.connect_timeout, .command_timeout = o.command_timeout, .pool_size = o.pool_size};
+}
+
 // One host of a parsed URL (its port already defaulted by parse_store_url) +
 // the URL's credentials and db + the settings' timeouts.
 WEAVE_API Endpoint endpoint_from(const StoreUrl& url, const StoreUrl::Host& host, const ConnectionSettings& settings);

@@ -35,7 +35,7 @@ Client make_client(weave::LockOptions o = {}) {
   o.url = Cluster::shared().url();
   o.command_timeout = 5s;
   auto exec = std::dynamic_pointer_cast<weave::store::ClusterExecutor>(
-      weave::store::open_executor(o.url, weave::lock_redis::settings_of(o)));
+      weave::store::open_executor(o.url, weave::store::connection_settings(o)));
   auto backend = weave::lock_redis::make_script_backend(exec, o);
   return Client{exec, backend, weave::LockClient(o, backend)};
 }

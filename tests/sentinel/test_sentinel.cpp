@@ -35,7 +35,7 @@ Client make_client(const std::string& url, std::chrono::milliseconds lease = 30s
   o.command_timeout = 2s;
   o.connect_timeout = 2s;
   auto exec = std::dynamic_pointer_cast<weave::store::SentinelExecutor>(
-      weave::store::open_executor(o.url, weave::lock_redis::settings_of(o)));
+      weave::store::open_executor(o.url, weave::store::connection_settings(o)));
   auto backend = weave::lock_redis::make_script_backend(exec, o);
   return Client{exec, weave::LockClient(o, backend)};
 }

@@ -221,10 +221,8 @@ class RedisRemote final : public detail::RemoteTier {
 namespace WEAVE_NAMESPACE::detail {
 
 std::shared_ptr<RemoteTier> make_redis_remote(const CacheOptions& options) {
-  store::ConnectionSettings settings{.connect_timeout = options.connect_timeout,
-                                     .command_timeout = options.command_timeout,
-                                     .pool_size = options.pool_size};
-  return std::make_shared<cache_redis::RedisRemote>(store::open_executor(options.url, settings), options);
+  return std::make_shared<cache_redis::RedisRemote>(
+      store::open_executor(options.url, store::connection_settings(options)), options);
 }
 
 }  // namespace weave::detail

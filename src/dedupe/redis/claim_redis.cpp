@@ -180,9 +180,8 @@ class RedisClaims final : public ClaimStore {
 }  // namespace
 
 std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o, bool claim_by_script) {
-  store::ConnectionSettings settings{
-      .connect_timeout = o.connect_timeout, .command_timeout = o.command_timeout, .pool_size = o.pool_size};
-  return std::make_shared<RedisClaims>(store::open_executor(o.url, settings), o.key_prefix, claim_by_script);
+  return std::make_shared<RedisClaims>(store::open_executor(o.url, store::connection_settings(o)), o.key_prefix,
+                                       claim_by_script);
 }
 
 }  // namespace weave::detail

@@ -15,9 +15,6 @@
 
 namespace WEAVE_NAMESPACE::lock_redis {
 
-// The store settings in LockOptions (timeouts, pool size).
-store::ConnectionSettings settings_of(const LockOptions& options);
-
 // The lock scripts over any executor; uses options.key_prefix and key_grace.
 std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<store::Executor> executor,
                                                  const LockOptions& options);

@@ -283,7 +283,7 @@ class RedlockBackend final : public LockBackend {
 }  // namespace
 
 std::shared_ptr<LockBackend> make_redlock_backend(const LockOptions& options) {
-  std::vector<store::Endpoint> eps = store::endpoints_from(parse_store_url(options.url), settings_of(options));
+  std::vector<store::Endpoint> eps = store::endpoints_from(parse_store_url(options.url), store::connection_settings(options));
   std::vector<std::shared_ptr<store::NodeExecutor>> masters;
   for (auto& ep : eps) masters.push_back(std::make_shared<store::NodeExecutor>(ep, options.pool_size));
   // No clock floor: the masters' clocks differ, so it would give each master

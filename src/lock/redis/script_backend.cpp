@@ -76,12 +76,6 @@ class RedisLockBackend final : public LockBackend {
 
 }  // namespace
 
-store::ConnectionSettings settings_of(const LockOptions& options) {
-  return {.connect_timeout = options.connect_timeout,
-          .command_timeout = options.command_timeout,
-          .pool_size = options.pool_size};
-}
-
 std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<store::Executor> executor,
                                                  const LockOptions& options) {
   return std::make_shared<RedisLockBackend>(std::move(executor), options.key_prefix,
@@ -89,7 +83,7 @@ std::shared_ptr<LockBackend> make_script_backend(std::shared_ptr<store::Executor
 }
 
 std::shared_ptr<LockBackend> make_store_backend(const LockOptions& options) {
-  return make_script_backend(store::open_executor(options.url, settings_of(options)), options);
+  return make_script_backend(store::open_executor(options.url, store::connection_settings(options)), options);
 }
 
 }  // namespace lock_redis
