@@ -3,15 +3,16 @@
 // LeaseCore, renewed by the one Renewer (core/renewer.h) in batches per
 // store, lost the same way, reported through the same LostNotifier.
 //
-//   struct Claim final : weave::DedupeClaim, LeaseCore { ... };
+//   struct Claim final : LeaseCore, weave::DedupeClaim { ... };  // made on the acquiring thread
 //   claim->group_ = runtime_group;           // who renews it (its store)
 //   claim->renew_every_ = lease / 3;         // 0: a fixed ttl, never renewed
 //   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
 //   ... the call runs; claim->stop_token() fires if it is lost ...
-//   claim->release();                        // the last hold: unwatched
+//   claim->drop_hold();                      // the last hold: released, unwatched
 //
 // A feature adds what only it knows: its own lease data, the words of a loss
-// (deadline_cause, gone_cause), and how a loss is counted and reported.
+// (ran_out_cause, gone_cause), and how a loss is counted and reported
+// (count_lost, report_lost).
 #pragma once
 
 #include <sys/types.h>
