@@ -89,6 +89,7 @@ void ReadThrough::load(bool refreshing) {
   if (use_remote) {
     if (!read_version_) return;  // the shared tier could not be read: nothing known to fill over
     const std::string_view token = held_.holds() ? std::string_view(held_.token) : std::string_view();
+    if (held_.lease) held_.lease->settle();  // the fill drops it: a renewal meeting the value is not a loss
     if (guarded(rt_, cache_, key_, s_, [&] {
           rt_.remote().fill(cache_.name(), key_, json, jittered(ttl, key_), *read_version_, token);
         }))

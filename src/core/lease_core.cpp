@@ -29,6 +29,11 @@ bool LeaseCore::drop_hold() noexcept {
   return true;
 }
 
+void LeaseCore::settle() noexcept {
+  settling_.store(true);
+  if (pid_ == current_pid()) Renewer::instance().unwatch(*this);
+}
+
 std::stop_source LeaseCore::mark_lost(const std::string& cause, bool even_if_released, bool hold_limit,
                                       bool& marked) {
   marked = false;
@@ -112,6 +117,7 @@ bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) no
 }
 
 void LeaseCore::mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit) {
+  if (l->settling()) return;  // the holder's last call decides (settle())
   l->record_lost(cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
   if (l->is_lost() && !l->lost_reported_.load()) LostNotifier::instance().post(l);
 }

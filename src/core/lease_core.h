@@ -90,6 +90,12 @@ class WEAVE_API LeaseCore {
   // Gives up one hold; true for the last one (the lease is released: the
   // caller gives it back to the store). Unwatches it then.
   bool drop_hold() noexcept;
+  // The holder is about to send its last store call for the lease while it
+  // still holds it (a dedupe finish, a cache fill, a queue ack): renewals
+  // stop, and from now on only that call's answer can find the lease lost. A
+  // renewal in flight that finds the key already settled is not a loss.
+  void settle() noexcept;
+  bool settling() const noexcept { return settling_.load(); }
 
   // Marks the lease lost (once) and fires its stop token; ignored after
   // release unless `even_if_released`. True when this call marked it.
@@ -157,6 +163,7 @@ class WEAVE_API LeaseCore {
   // and a loss decide in one order.
   std::atomic<std::uint32_t> state_{1};
   std::atomic<bool> lost_reported_{false};
+  std::atomic<bool> settling_{false};  // seq_cst: read by the renewer after the store's answer
   mutable std::mutex mutex_;  // guards the three below (and the setting of kLost)
   // Made by the first stop_token() (a std::stop_source allocates): most
   // leases are never asked for one.

@@ -233,7 +233,9 @@ class DedupeInterceptor final : public Interceptor {
     bool stored = false;
     try {
       // A claim already known lost is not written over whoever holds the key now.
-      stored = !held.lost() && rt.store().finish(held.key(), held.owner_token(), held.match(), outcome, window);
+      if (held.lost()) return held.report_lost_once();
+      held.settle();  // a renewal meeting the record is not a loss
+      stored = rt.store().finish(held.key(), held.owner_token(), held.match(), outcome, window);
     } catch (const std::exception& e) {
       rt.report(held.key(), e);
       return;
@@ -246,6 +248,7 @@ class DedupeInterceptor final : public Interceptor {
   }
 
   static void forget_quietly(detail::DedupeRuntime& rt, detail::HeldClaim& held) {
+    held.settle();
     try {
       rt.store().forget(held.key(), held.owner_token(), held.match());
     } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -32,6 +33,13 @@ using Clock = std::chrono::steady_clock;
 class TableGroup final : public weave::detail::RenewGroup {
  public:
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override {
+    {
+      // Held at the gate: the batch was sent, the store has not read it yet.
+      std::unique_lock g(gate_mutex_);
+      ++entered_;
+      gate_cv_.notify_all();
+      gate_cv_.wait(g, [&] { return !gate_closed_; });
+    }
     std::lock_guard g(mutex_);
     ++batches_;
     largest_batch_ = std::max(largest_batch_, leases.size());
@@ -51,6 +59,21 @@ class TableGroup final : public weave::detail::RenewGroup {
     std::lock_guard g(mutex_);
     failing_ = on;
   }
+  void close_gate() {
+    std::lock_guard g(gate_mutex_);
+    gate_closed_ = true;
+    entered_at_close_ = entered_;
+  }
+  void open_gate() {
+    std::lock_guard g(gate_mutex_);
+    gate_closed_ = false;
+    gate_cv_.notify_all();
+  }
+  // Waits until a batch stands at the closed gate.
+  bool batch_waiting(std::chrono::milliseconds within) {
+    std::unique_lock g(gate_mutex_);
+    return gate_cv_.wait_for(g, within, [&] { return entered_ > entered_at_close_; });
+  }
   int batches() const {
     std::lock_guard g(mutex_);
     return batches_;
@@ -66,6 +89,11 @@ class TableGroup final : public weave::detail::RenewGroup {
   bool failing_ = false;
   mutable int batches_ = 0;
   mutable std::size_t largest_batch_ = 0;
+  mutable std::mutex gate_mutex_;
+  mutable std::condition_variable gate_cv_;
+  bool gate_closed_ = false;
+  mutable int entered_ = 0;
+  int entered_at_close_ = 0;
 };
 
 struct TestLease final : LeaseCore, weave::HeldLease {
@@ -138,6 +166,25 @@ TEST_CASE("lease core: a lease a renewal finds gone is lost: its stop token fire
   l->report_lost_once();  // the owner's path reports it too: still once
   CHECK(l->reported == 1);
   CHECK(l->drop_hold());
+}
+
+TEST_CASE("lease core: a renewal that meets the holder's last call (a finish, a fill, an ack) does not count the lease lost", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  auto l = hold(group, "settled", 300ms);
+  group->close_gate();
+  REQUIRE(group->batch_waiting(5s));  // a renewal is on its way to the store
+  l->settle();                        // the holder sends its last call...
+  group->take_away("settled");        // ...which the store runs first: the key is given up
+  const int batches = group->batches() + 1;
+  group->open_gate();                 // the renewal then finds it gone
+  REQUIRE(eventually([&] { return group->batches() >= batches; }));
+  std::this_thread::sleep_for(50ms);  // its answer handled
+  CHECK_FALSE(l->is_lost());
+  CHECK(l->counted == 0);
+  CHECK(l->reported == 0);
+  CHECK(l->drop_hold());
+  std::this_thread::sleep_for(200ms);
+  CHECK(group->batches() == batches);  // settled: never renewed again
 }
 
 TEST_CASE("lease core: a store that does not answer is retried, and the lease is lost only at its deadline", "[core][lease]") {
