@@ -186,6 +186,29 @@ class WEAVE_API DedupeMismatch : public DedupeError {
                              "', now with '" + std::string(now) + "'") {}
 };
 
+// A delay queue refused a request (weave/queue.h): a bad name, id, delay or
+// payload; key() is the queue's name. Not retryable: the same request is
+// refused again.
+class WEAVE_API QueueError : public Error {
+ public:
+  QueueError(std::string queue, const std::string& cause)
+      : Error(queue, "weave: queue '" + queue + "': " + cause, false) {}
+
+ protected:
+  QueueError(std::string queue, const std::string& what, bool retryable) : Error(std::move(queue), what, retryable) {}
+};
+
+// Settling a delivery that is no longer this worker's: its lease ran out and
+// the message was taken back (redelivered, maybe running elsewhere now, or
+// dead-lettered), or it was cancelled. Nothing was changed; the work it did
+// may run again elsewhere.
+class WEAVE_API DeliveryLost : public QueueError {
+ public:
+  DeliveryLost(std::string queue, std::string_view id, const std::string& cause)
+      : QueueError(queue, "weave: queue '" + queue + "': message '" + std::string(id) + "' is no longer held: " + cause,
+                   false) {}
+};
+
 // `reply` is the server's error text; its first word is the code.
 class WEAVE_API ReplyError : public Error {
  public:

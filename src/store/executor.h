@@ -7,6 +7,7 @@
 // docs/scale-out.md.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <map>
@@ -141,5 +142,21 @@ struct WEAVE_API NodeOutcome {
 };
 WEAVE_API std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
+
+// A feature's waiter (an interface with one virtual
+// `bool wait_until(std::chrono::steady_clock::time_point)`: dedupe's
+// ClaimWaiter, the queue's QueueWaiter) over a confirmed subscription to
+// `channel`; keeps the executor whose subscriber serves it.
+template <class Waiter>
+class SubscriptionWaiter final : public Waiter {
+ public:
+  SubscriptionWaiter(std::shared_ptr<Executor> exec, const std::string& channel)
+      : exec_(std::move(exec)), interest_(exec_->subscribe(channel)) {}
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override { return interest_->wait_until(deadline); }
+
+ private:
+  std::shared_ptr<Executor> exec_;  // declared first: outlives interest_
+  std::unique_ptr<Subscriber::Interest> interest_;
+};
 
 }  // namespace weave::store

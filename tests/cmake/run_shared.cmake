@@ -21,7 +21,7 @@ foreach(lib core lock lock_redis)
 endforeach()
 # Symbol visibility: every exported Weave name is in the versioned namespace,
 # and what a library uses only inside itself stays hidden.
-foreach(lib core lock store lock_redis cache cache_redis dedupe dedupe_redis)
+foreach(lib core lock store lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis)
   file(GLOB so "${weave_build}/src/libweave_${lib}.so")
   run(nm -DC --defined-only ${so})
   string(REGEX MATCHALL "[^\n]*weave::[^\n]*" exported "${last_output}")

@@ -51,6 +51,7 @@ class ForkedChild {
     clean_ = ::waitpid(pid_, &status, 0) == pid_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     return out_;
   }
+  pid_t pid() const noexcept { return pid_; }
   bool exited_cleanly() {
     wait();
     return clean_;

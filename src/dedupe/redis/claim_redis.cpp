@@ -19,17 +19,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-class Waiter final : public ClaimWaiter {
- public:
-  Waiter(std::shared_ptr<store::Executor> e, std::unique_ptr<store::Subscriber::Interest> i)
-      : exec_(std::move(e)), interest_(std::move(i)) {}
-  bool wait_until(std::chrono::steady_clock::time_point deadline) override { return interest_->wait_until(deadline); }
-
- private:
-  std::shared_ptr<store::Executor> exec_;  // its subscriber outlives interest_
-  std::unique_ptr<store::Subscriber::Interest> interest_;
-};
-
 // The text of a duration in ms, without an allocation.
 struct Millis {
   explicit Millis(milliseconds d) : end(std::to_chars(text, text + sizeof text, d.count()).ptr) {}
@@ -152,7 +141,7 @@ class RedisClaims final : public ClaimStore {
     std::string channel;
     record_key(channel, key);
     channel += ":done";
-    return std::make_unique<Waiter>(exec_, exec_->subscribe(channel));
+    return std::make_unique<store::SubscriptionWaiter<ClaimWaiter>>(exec_, channel);
   }
 
  private:

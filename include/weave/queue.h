@@ -1,0 +1,240 @@
+// weave/queue.h — delay queues: messages delivered at their due time by the
+// store's clock, at least once, to any process (docs/queue.md).
+//
+//   struct OrderTimeout { std::string order; };
+//   NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OrderTimeout, order)    // storable as JSON
+//
+//   weave::DelayQueue<OrderTimeout> q("order-timeout");
+//   std::string id = q.offer(OrderTimeout{"o-1"}, 30min);      // returns the message id
+//   q.offer(OrderTimeout{"o-2"}, 30min, {.id = "o-2"});         // an id queued twice is one message
+//   if (auto d = q.take(5s)) {                                  // waits up to 5 s, woken, never polling
+//     handle(d->value());
+//     d->ack();                                                 // or d->retry(10s), d->fail("why")
+//   }
+//   q.cancel(id);  q.reschedule(id, 5min);  q.stats();         // exact counts per state
+//
+// The store is QueueOptions::url (configure_queues), else $WEAVE_QUEUE_URL,
+// else $WEAVE_URL, else mem:// (this process only: not durable).
+//
+// A delivery is a lease on its message (a weave::HeldLease, renewed while
+// held): a worker that dies, stops or hangs past the lease loses the message
+// to the next take() anywhere, and that counts as a failed attempt. Failed
+// attempts are retried after a backoff doubling from `backoff` (jittered,
+// capped at `backoff_cap`); after `retries` of them the message is dead:
+// kept with its last error until requeue()d or purge_dead()ed.
+#pragma once
+
+#include "weave/abi.h"
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "weave/error.h"
+#include "weave/event.h"
+#include "weave/held_lease.h"
+
+namespace WEAVE_NAMESPACE {
+
+namespace detail {
+class HeldDelivery;
+class QueueState;
+}  // namespace detail
+
+struct WEAVE_API QueueOptions {
+  // The store: "" = WEAVE_QUEUE_URL, else WEAVE_URL, else "mem://".
+  std::string url = "";
+  // A delivery's lease, renewed every third of it while held: how long a
+  // dead or stopped worker keeps a message from the others.
+  std::chrono::milliseconds lease{30'000};
+  // Defaults of an offer (OfferOptions overrides them per message).
+  int retries = 3;
+  std::chrono::milliseconds backoff{1'000};
+  std::chrono::milliseconds backoff_cap{600'000};
+  // Larger payloads are refused with a QueueError at offer().
+  std::size_t max_payload_bytes = 1 << 20;
+  // The longest delay accepted.
+  std::chrono::milliseconds max_delay{std::chrono::hours(24 * 365 * 10)};
+  std::chrono::milliseconds connect_timeout{2'000};
+  std::chrono::milliseconds command_timeout{1'000};
+  int pool_size = 4;
+  // Every key of queue N is "{<prefix>N}...": one hash tag per queue.
+  std::string key_prefix = "weave:queue:";
+  // Told of leases lost while held (EventKind::lease_lost); quick, must not throw.
+  EventHook on_event = {};
+
+  // Throws weave::ConfigError naming the field for a value out of range.
+  void validate() const;
+};
+
+// Replaces the process-wide configuration. Throws ConfigError.
+WEAVE_API void configure_queues(QueueOptions options);
+
+struct OfferOptions {
+  // "" = a new unique id. An id already queued (in any state) is not queued
+  // again: offer() returns it and leaves the message as it was. Once
+  // acknowledged or cancelled, an id may be offered again.
+  std::string id = "";
+  std::optional<int> retries = std::nullopt;  // QueueOptions' when unset
+  std::optional<std::chrono::milliseconds> backoff = std::nullopt;
+  std::optional<std::chrono::milliseconds> backoff_cap = std::nullopt;
+};
+
+// Exact counts, taken in one atomic step on the store.
+struct QueueStats {
+  std::uint64_t delayed = 0;    // due later
+  std::uint64_t ready = 0;      // due, waiting for a take()
+  std::uint64_t in_flight = 0;  // delivered, not settled, lease running
+  std::uint64_t dead = 0;       // retries spent, or dead-lettered
+};
+
+enum class MessageState { absent, scheduled, in_flight, dead };
+
+struct MessageInfo {
+  MessageState state = MessageState::absent;
+  // Due time (scheduled), by the store's clock.
+  std::chrono::system_clock::time_point due;
+  int deliveries = 0, failures = 0;
+  std::string last_error;  // of the last failed attempt or dead-lettering
+};
+
+// One message taken from a queue, held under a lease until settled by
+// exactly one of ack(), retry(), fail(), dead(). Settling after the lease
+// was lost and the message taken back (given to another worker, or
+// dead-lettered), or after it was cancelled, throws weave::DeliveryLost.
+// Dropped unsettled (e.g. an exception left the handler), it counts as a
+// failed attempt. Movable, not copyable; not for concurrent use.
+class WEAVE_API QueueDelivery {
+ public:
+  QueueDelivery(QueueDelivery&&) noexcept;
+  QueueDelivery& operator=(QueueDelivery&&) noexcept;
+  ~QueueDelivery();
+
+  const std::string& queue() const noexcept;
+  const std::string& id() const noexcept;
+  std::string_view payload() const noexcept;  // JSON text as offered
+  // Grows with every delivery of the queue: a store that remembers the
+  // largest token it saw can refuse a late write from a worker that lost
+  // the message.
+  std::uint64_t fencing_token() const noexcept;
+  int attempt() const noexcept;   // 1 for the first delivery
+  int failures() const noexcept;  // failed attempts before this one
+  const std::string& last_error() const noexcept;
+  // How late it was taken: the store's now minus its due time.
+  std::chrono::milliseconds lateness() const noexcept;
+  // The lease: stop_token() fires when it is lost.
+  const HeldLease& lease() const noexcept;
+  bool settled() const noexcept;
+
+  // Done: removed from the queue.
+  void ack();
+  // Delivered again after `delay`; not a failed attempt.
+  void retry(std::chrono::milliseconds delay);
+  // A failed attempt with `reason`: retried after its backoff, or dead once
+  // its retries are spent. Returns true when it went dead.
+  bool fail(std::string_view reason);
+  // Dead now, with `reason`, whatever its retries.
+  void dead(std::string_view reason);
+
+ protected:
+  friend class Queue;
+  explicit QueueDelivery(std::shared_ptr<detail::HeldDelivery> held) noexcept;
+
+ private:
+  std::shared_ptr<detail::HeldDelivery> held_;
+};
+
+// A queue of JSON text; DelayQueue<T> is the typed one. A cheap handle:
+// handles of one name in a process share their state. Thread-safe.
+class WEAVE_API Queue {
+ public:
+  // Throws QueueError for an empty name, one over 200 bytes, or one with
+  // control or non-UTF-8 bytes; ConfigError when the store URL is bad.
+  explicit Queue(std::string name);
+
+  const std::string& name() const noexcept;
+  // Returns the message id. Throws QueueError (bad id, delay, payload size).
+  std::string offer_json(std::string_view json, std::chrono::milliseconds delay, const OfferOptions& options = {});
+  // The first due message, waiting for one up to `timeout` (woken by the
+  // store at the due time or by a new earlier message; never polling).
+  std::optional<QueueDelivery> take_json(std::chrono::milliseconds timeout);
+  // Removes the message whatever its state; false when there was none.
+  bool cancel(std::string_view id);
+  // A scheduled message now due in `delay`; false when absent, in flight or dead.
+  bool reschedule(std::string_view id, std::chrono::milliseconds delay);
+  // A dead message due now, its failures forgotten; false when not dead.
+  bool requeue(std::string_view id);
+  std::uint64_t purge_dead();
+  QueueStats stats();
+  MessageInfo inspect(std::string_view id);
+
+ private:
+  std::shared_ptr<detail::QueueState> state_;
+};
+
+template <class T>
+class Delivery : public QueueDelivery {
+ public:
+  Delivery(QueueDelivery&& d, T value) : QueueDelivery(std::move(d)), value_(std::move(value)) {}
+  const T& value() const noexcept { return value_; }
+  T& value() noexcept { return value_; }
+
+ private:
+  T value_;
+};
+
+// A queue of T, stored as JSON through nlohmann/json (to_json / from_json
+// found by ADL). A message that no longer decodes as T (another version
+// wrote it) is dead-lettered with the reason, never handed out.
+template <class T>
+class DelayQueue {
+ public:
+  explicit DelayQueue(std::string name) : queue_(std::move(name)) {}
+
+  std::string offer(const T& value, std::chrono::milliseconds delay, const OfferOptions& options = {}) {
+    std::string json;
+    try {
+      json = nlohmann::json(value).dump();
+    } catch (const nlohmann::json::exception& e) {
+      throw QueueError(queue_.name(), "its payload does not encode as JSON: " + std::string(e.what()));
+    }
+    return queue_.offer_json(json, delay, options);
+  }
+
+  std::optional<Delivery<T>> take(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      std::optional<QueueDelivery> d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)));
+      if (!d) return std::nullopt;
+      try {
+        T value = nlohmann::json::parse(d->payload()).template get<T>();
+        return Delivery<T>(std::move(*d), std::move(value));
+      } catch (const nlohmann::json::exception& e) {
+        d->dead("its payload does not decode (written by another version?): " + std::string(e.what()));
+      }
+    }
+  }
+
+  const std::string& name() const noexcept { return queue_.name(); }
+  bool cancel(std::string_view id) { return queue_.cancel(id); }
+  bool reschedule(std::string_view id, std::chrono::milliseconds delay) { return queue_.reschedule(id, delay); }
+  bool requeue(std::string_view id) { return queue_.requeue(id); }
+  std::uint64_t purge_dead() { return queue_.purge_dead(); }
+  QueueStats stats() { return queue_.stats(); }
+  MessageInfo inspect(std::string_view id) { return queue_.inspect(id); }
+  // The untyped queue under it.
+  Queue& untyped() noexcept { return queue_; }
+
+ private:
+  Queue queue_;
+};
+
+}  // namespace weave

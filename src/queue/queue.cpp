@@ -1,0 +1,331 @@
+// weave::Queue and weave::QueueDelivery over the queue runtime: options,
+// input checks, take()'s wait, deliveries as core leases.
+#include <uuid/uuid.h>
+
+#include <algorithm>
+#include <random>
+
+#include "core/option_check.h"
+#include "core/renewer.h"
+#include "queue/queue_runtime.h"
+#include "weave/duration.h"
+
+namespace WEAVE_NAMESPACE {
+
+using std::chrono::milliseconds;
+
+void QueueOptions::validate() const {
+  const detail::OptionCheck check("QueueOptions");
+  check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
+  check.duration("lease", lease, milliseconds(30));
+  if (retries < 0 || retries > 1000) check.fail("retries", "must be 0..1000, got " + std::to_string(retries));
+  check.duration("backoff", backoff);
+  check.duration("backoff_cap", backoff_cap);
+  check.duration("max_delay", max_delay);
+  if (max_payload_bytes == 0) check.fail("max_payload_bytes", "must be positive");
+}
+
+namespace detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+StoreSchemes<QueueStoreFactory>& schemes() {
+  static auto* s = new StoreSchemes<QueueStoreFactory>("queue");  // usable during exit
+  return *s;
+}
+
+QueueOpener mem_opener(std::string_view table) {
+  return [table = std::string(table)](std::string_view name) { return make_mem_queue(table, name); };
+}
+
+double jitter() {
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
+}
+
+std::string new_id() {
+  uuid_t u;
+  uuid_generate_random(u);
+  char text[37];
+  uuid_unparse_lower(u, text);
+  return text;
+}
+
+// Where a delivery's lease can be lost, in the words of DeliveryLost.
+constexpr const char* kTakenBack =
+    "its lease ran out and the queue took it back (it may be running elsewhere now, or dead-lettered)";
+
+}  // namespace
+
+void register_queue_store(std::string scheme, QueueStoreFactory factory) {
+  schemes().add(std::move(scheme), std::move(factory));
+}
+
+QueueRuntimeSlot& queue_runtime_slot() {
+  static auto* s = new QueueRuntimeSlot;  // usable during exit
+  return *s;
+}
+
+void check_queue_text(std::string_view queue, std::string_view what, std::string_view text) {
+  auto refuse = [&](const std::string& why) { throw QueueError(std::string(queue), std::string(what) + " " + why); };
+  if (text.empty()) refuse("must not be empty");
+  if (text.size() > 200) refuse("is " + std::to_string(text.size()) + " bytes long; at most 200");
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) refuse("contains the control byte " + std::to_string(c) + " at offset " + std::to_string(i));
+    // UTF-8: the sequence's length from its lead byte, then continuation bytes.
+    const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = n != 0 && i + n <= text.size();
+    for (std::size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(text[i + k]) >> 6) == 2;
+    if (!ok) refuse("is not UTF-8 text (byte " + std::to_string(c) + " at offset " + std::to_string(i) + ")");
+    i += n;
+  }
+}
+
+// ---- HeldDelivery ----
+
+HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, milliseconds lease, Clock::time_point sent)
+    : HeldLease(static_cast<LeaseCore&>(*this)), queue(std::move(q)), message(std::move(m)) {
+  key_ = queue->name + "/" + message.id;
+  owner_ = std::to_string(message.token);
+  lease_time_ = lease;
+  acquired_at_ = sent;
+  set_expires_at(sent + lease);
+}
+
+std::string HeldDelivery::ran_out_cause() const {
+  return "its delivery lease ran out before it was renewed (the process was paused, or the store did not answer "
+         "the renewals in time): the queue takes it back and delivers it again";
+}
+
+std::string HeldDelivery::gone_cause() const {
+  return "a renewal found the delivery taken back (its lease had run out) or the message cancelled";
+}
+
+void HeldDelivery::count_lost() noexcept { queue->leases_lost.fetch_add(1, std::memory_order_relaxed); }
+
+void HeldDelivery::report_lost() noexcept {
+  report_to(queue->options().on_event, "queue", *this,
+            "another worker may be running it now; settling this delivery is refused");
+}
+
+// ---- QueueState ----
+
+QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const QueueOptions& options)
+    : name(std::move(n)), options_(options), store_(std::move(store)) {}
+
+std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
+  {
+    std::lock_guard g(mutex_);
+    if (!anchor_) anchor_ = store_->prepare_wait();
+  }
+  return store_->prepare_wait();
+}
+
+std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
+  auto held = std::make_shared<HeldDelivery>(shared_from_this(), std::move(message), options_.lease, sent);
+  held->group_ = shared_from_this();
+  held->renew_every_ = std::max(options_.lease / 3, milliseconds(1));
+  Renewer::instance().watch(*held, held, /*fresh=*/true);
+  return held;
+}
+
+void QueueState::renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const {
+  std::vector<QueueStore::Renewal> items;
+  items.reserve(leases.size());
+  for (LeaseCore* l : leases) {
+    const auto& d = static_cast<const HeldDelivery&>(*l);
+    items.push_back({d.message.id, d.message.token});
+  }
+  owned = store_->renew(items, options_.lease);
+}
+
+// ---- QueueRuntime ----
+
+QueueRuntime::QueueRuntime(QueueOptions options) : options_(std::move(options)) {
+  options_.validate();
+  open_ = schemes().open(options_, "WEAVE_QUEUE_URL", mem_opener);
+}
+
+std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {
+  std::lock_guard g(mutex_);
+  auto it = queues_.find(name);
+  if (it == queues_.end()) it = queues_.emplace(name, std::make_shared<QueueState>(name, open_(name), options_)).first;
+  return it->second;
+}
+
+}  // namespace detail
+
+void configure_queues(QueueOptions options) {
+  options.validate();
+  if (!options.url.empty()) detail::schemes().check(options.url);
+  detail::queue_runtime_slot().configure(std::move(options));
+}
+
+// ---- Queue ----
+
+Queue::Queue(std::string name) {
+  detail::check_queue_text(name, "name", name);
+  state_ = detail::queue_runtime_slot().get()->state(name);
+}
+
+const std::string& Queue::name() const noexcept { return state_->name; }
+
+std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
+  const QueueOptions& opt = state_->options();
+  const std::string& q = state_->name;
+  if (delay < milliseconds(0)) throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is negative");
+  if (delay > opt.max_delay)
+    throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is over QueueOptions::max_delay (" +
+                            std::to_string(opt.max_delay.count()) + " ms)");
+  if (json.size() > opt.max_payload_bytes)
+    throw QueueError(q, "a payload of " + std::to_string(json.size()) + " bytes is over QueueOptions::max_payload_bytes (" +
+                            std::to_string(opt.max_payload_bytes) + ")");
+  const int retries = o.retries.value_or(opt.retries);
+  if (retries < 0 || retries > 1000) throw QueueError(q, "retries must be 0..1000, got " + std::to_string(retries));
+  const milliseconds backoff = o.backoff.value_or(opt.backoff), cap = o.backoff_cap.value_or(opt.backoff_cap);
+  if (backoff < milliseconds(0) || cap < milliseconds(0) || backoff > max_duration || cap > max_duration)
+    throw QueueError(q, "backoff and backoff_cap must be 0.." + std::to_string(max_duration.count()) + " ms");
+  std::string id = o.id;
+  if (id.empty())
+    id = detail::new_id();
+  else
+    detail::check_queue_text(q, "message id", id);
+  state_->store().offer({id, json, delay, retries, backoff, cap});
+  return id;
+}
+
+std::optional<QueueDelivery> Queue::take_json(milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  if (timeout < milliseconds(0)) throw QueueError(state_->name, "take()'s timeout is negative");
+  const auto deadline = Clock::now() + timeout;
+  std::unique_ptr<detail::QueueWaiter> waiter;  // made after a first take found nothing
+  for (;;) {
+    const auto sent = Clock::now();
+    detail::QueueTaken t = state_->store().take(state_->options().lease, detail::jitter());
+    if (t.message) return QueueDelivery(state_->hold(std::move(*t.message), sent));
+    const auto received = Clock::now();
+    if (received >= deadline) return std::nullopt;
+    if (!waiter) {
+      waiter = state_->prepare_wait();  // then look once more: an offer may have come in between
+      continue;
+    }
+    auto wake = deadline;
+    if (t.next_ms >= 0) wake = std::min(wake, received + milliseconds(std::max<std::int64_t>(0, t.next_ms - t.now_ms)));
+    waiter->wait_until(wake);
+  }
+}
+
+bool Queue::cancel(std::string_view id) {
+  detail::check_queue_text(state_->name, "message id", id);
+  return state_->store().edit(id, detail::EditAction::cancel, milliseconds(0)) == detail::Edited::done;
+}
+
+bool Queue::reschedule(std::string_view id, milliseconds delay) {
+  detail::check_queue_text(state_->name, "message id", id);
+  if (delay < milliseconds(0) || delay > state_->options().max_delay)
+    throw QueueError(state_->name, "a delay of " + std::to_string(delay.count()) + " ms is out of range");
+  return state_->store().edit(id, detail::EditAction::reschedule, delay) == detail::Edited::done;
+}
+
+bool Queue::requeue(std::string_view id) {
+  detail::check_queue_text(state_->name, "message id", id);
+  return state_->store().edit(id, detail::EditAction::requeue, milliseconds(0)) == detail::Edited::done;
+}
+
+std::uint64_t Queue::purge_dead() { return state_->store().purge_dead(); }
+
+QueueStats Queue::stats() {
+  const detail::QueueCounts c = state_->store().counts(detail::jitter());
+  return {c.delayed, c.ready, c.in_flight, c.dead};
+}
+
+MessageInfo Queue::inspect(std::string_view id) {
+  detail::check_queue_text(state_->name, "message id", id);
+  const detail::QueueMessageState s = state_->store().inspect(id);
+  MessageInfo info;
+  info.state = s.state == 'z'   ? MessageState::scheduled
+               : s.state == 'a' ? MessageState::in_flight
+               : s.state == 'd' ? MessageState::dead
+                                : MessageState::absent;
+  info.due = std::chrono::system_clock::time_point(milliseconds(s.due_ms));
+  info.deliveries = s.deliveries;
+  info.failures = s.failures;
+  info.last_error = s.last_error;
+  return info;
+}
+
+// ---- QueueDelivery ----
+
+QueueDelivery::QueueDelivery(std::shared_ptr<detail::HeldDelivery> held) noexcept : held_(std::move(held)) {}
+QueueDelivery::QueueDelivery(QueueDelivery&&) noexcept = default;
+
+QueueDelivery& QueueDelivery::operator=(QueueDelivery&& other) noexcept {
+  if (this != &other) {
+    QueueDelivery old(std::move(*this));  // settled by its destructor, as if this one were destroyed
+    held_ = std::move(other.held_);
+  }
+  return *this;
+}
+
+QueueDelivery::~QueueDelivery() {
+  if (!held_ || held_->settled) return;
+  try {
+    fail("the delivery was dropped without ack, retry, fail or dead (an exception left its handler?)");
+  } catch (...) {
+    // Taken back already, or the store is unreachable: the lease runs out and the queue takes it back.
+  }
+}
+
+const std::string& QueueDelivery::queue() const noexcept { return held_->queue->name; }
+const std::string& QueueDelivery::id() const noexcept { return held_->message.id; }
+std::string_view QueueDelivery::payload() const noexcept { return held_->message.payload; }
+std::uint64_t QueueDelivery::fencing_token() const noexcept { return held_->message.token; }
+int QueueDelivery::attempt() const noexcept { return held_->message.deliveries; }
+int QueueDelivery::failures() const noexcept { return held_->message.failures; }
+const std::string& QueueDelivery::last_error() const noexcept { return held_->message.last_error; }
+milliseconds QueueDelivery::lateness() const noexcept {
+  return milliseconds(std::max<std::int64_t>(0, held_->message.now_ms - held_->message.due_ms));
+}
+const HeldLease& QueueDelivery::lease() const noexcept { return *held_; }
+bool QueueDelivery::settled() const noexcept { return held_ && held_->settled; }
+
+namespace {
+
+detail::Settled settle(detail::HeldDelivery& d, detail::SettleAction action, milliseconds delay,
+                       std::string_view reason) {
+  if (d.settled) throw UsageError("queue '" + d.queue->name + "': message '" + d.message.id + "' was settled already");
+  if (reason.size() > 4096) reason = reason.substr(0, 4096);  // an error text, not a payload
+  d.settle();  // renewals stop: this call's answer decides
+  const detail::Settled r =
+      d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter());
+  d.settled = true;
+  if (r == detail::Settled::taken_back || r == detail::Settled::gone) {
+    const std::string cause = r == detail::Settled::gone ? "it was cancelled" : detail::kTakenBack;
+    d.record_lost(cause, /*even_if_released=*/false);
+    d.report_lost_once();
+    d.drop_hold();
+    throw DeliveryLost(d.queue->name, d.message.id, cause);
+  }
+  d.drop_hold();
+  return r;
+}
+
+}  // namespace
+
+void QueueDelivery::ack() { settle(*held_, detail::SettleAction::ack, milliseconds(0), {}); }
+
+void QueueDelivery::retry(milliseconds delay) {
+  if (delay < milliseconds(0) || delay > held_->queue->options().max_delay)
+    throw QueueError(held_->queue->name, "a retry delay of " + std::to_string(delay.count()) + " ms is out of range");
+  settle(*held_, detail::SettleAction::retry, delay, {});
+}
+
+bool QueueDelivery::fail(std::string_view reason) {
+  return settle(*held_, detail::SettleAction::fail, milliseconds(0), reason) == detail::Settled::dead;
+}
+
+void QueueDelivery::dead(std::string_view reason) { settle(*held_, detail::SettleAction::dead, milliseconds(0), reason); }
+
+}  // namespace weave

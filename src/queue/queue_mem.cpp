@@ -1,0 +1,267 @@
+// mem:// queues: the states and rules of queue_store.h in this process, under
+// one mutex per queue; the "server clock" is this machine's system clock.
+// Not durable: the messages live as long as the process.
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/feature_runtime.h"
+#include "queue/queue_store.h"
+
+namespace WEAVE_NAMESPACE::detail {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kStalled =
+    "its delivery lease ran out before it was settled (the worker died, was stopped or hung)";
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+struct Message {
+  std::string payload, last_error;
+  std::uint64_t seq = 0, token = 0;
+  std::int64_t due = 0;
+  int retries = 0, failures = 0, deliveries = 0;
+  milliseconds backoff{0}, cap{0};
+  char state = 'z';
+};
+
+class MemQueue final : public QueueStore {
+ public:
+  QueueOffered offer(const QueueOffer& o) override {
+    std::lock_guard g(mutex_);
+    const std::int64_t now = now_ms();
+    if (auto it = messages_.find(o.id); it != messages_.end()) return {false, it->second.due, now};
+    Message& m = messages_[std::string(o.id)];
+    m.payload = o.payload;
+    m.seq = ++counter_;
+    m.retries = o.retries;
+    m.backoff = o.backoff;
+    m.cap = o.backoff_cap;
+    schedule(std::string(o.id), m, now + o.delay.count());
+    return {true, m.due, now};
+  }
+
+  QueueTaken take(milliseconds lease, double jitter) override {
+    std::lock_guard g(mutex_);
+    const std::int64_t now = now_ms();
+    reclaim(now, jitter);
+    QueueTaken out;
+    out.now_ms = now;
+    if (!scheduled_.empty() && scheduled_.begin()->first.first <= now) {
+      const std::string id = scheduled_.begin()->second;
+      scheduled_.erase(scheduled_.begin());
+      Message& m = messages_.at(id);
+      m.state = 'a';
+      m.token = ++counter_;
+      ++m.deliveries;
+      active_.emplace(now + lease.count(), id);
+      out.message = QueueMessage{id, m.payload, m.token, m.due, now, m.deliveries, m.failures, m.retries, m.last_error};
+      return out;
+    }
+    if (!scheduled_.empty()) out.next_ms = scheduled_.begin()->first.first;
+    if (!active_.empty() && (out.next_ms < 0 || active_.begin()->first < out.next_ms))
+      out.next_ms = active_.begin()->first;
+    return out;
+  }
+
+  Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
+                 std::string_view reason, double jitter) override {
+    std::lock_guard g(mutex_);
+    auto it = messages_.find(id);
+    if (it == messages_.end()) return Settled::gone;
+    Message& m = it->second;
+    if (m.state != 'a' || m.token != token) return Settled::taken_back;
+    drop_active(it->first);
+    const std::int64_t now = now_ms();
+    switch (action) {
+      case SettleAction::ack:
+        messages_.erase(it);
+        return Settled::done;
+      case SettleAction::retry:
+        schedule(it->first, m, now + delay.count());
+        return Settled::done;
+      case SettleAction::fail:
+        return fail_attempt(it->first, m, now, reason, jitter) ? Settled::dead : Settled::done;
+      case SettleAction::dead:
+        m.last_error = reason;
+        kill(it->first, m, now);
+        return Settled::dead;
+    }
+    return Settled::gone;
+  }
+
+  std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
+    std::lock_guard g(mutex_);
+    const std::int64_t now = now_ms();
+    std::vector<bool> out;
+    for (const Renewal& r : items) {
+      auto it = messages_.find(r.id);
+      const bool held = it != messages_.end() && it->second.state == 'a' && it->second.token == r.token;
+      if (held) {
+        drop_active(it->first);
+        active_.emplace(now + lease.count(), it->first);
+      }
+      out.push_back(held);
+    }
+    return out;
+  }
+
+  Edited edit(std::string_view id, EditAction action, milliseconds delay) override {
+    std::lock_guard g(mutex_);
+    auto it = messages_.find(id);
+    if (it == messages_.end()) return Edited::absent;
+    Message& m = it->second;
+    const std::int64_t now = now_ms();
+    switch (action) {
+      case EditAction::cancel:
+        unlink(it->first, m);
+        messages_.erase(it);
+        return Edited::done;
+      case EditAction::reschedule:
+        if (m.state != 'z') return Edited::wrong_state;
+        unlink(it->first, m);
+        schedule(it->first, m, now + delay.count());
+        return Edited::done;
+      case EditAction::requeue:
+        if (m.state != 'd') return Edited::wrong_state;
+        unlink(it->first, m);
+        m.failures = 0;
+        schedule(it->first, m, now);
+        return Edited::done;
+    }
+    return Edited::absent;
+  }
+
+  QueueCounts counts(double jitter) override {
+    std::lock_guard g(mutex_);
+    const std::int64_t now = now_ms();
+    reclaim(now, jitter);
+    QueueCounts c;
+    for (const auto& [due_seq, id] : scheduled_) (due_seq.first <= now ? c.ready : c.delayed)++;
+    c.in_flight = active_.size();
+    c.dead = dead_.size();
+    return c;
+  }
+
+  QueueMessageState inspect(std::string_view id) override {
+    std::lock_guard g(mutex_);
+    QueueMessageState s;
+    s.now_ms = now_ms();
+    auto it = messages_.find(id);
+    if (it == messages_.end()) return s;
+    const Message& m = it->second;
+    s.state = m.state;
+    s.due_ms = m.due;
+    s.deliveries = m.deliveries;
+    s.failures = m.failures;
+    s.last_error = m.last_error;
+    return s;
+  }
+
+  std::uint64_t purge_dead() override {
+    std::lock_guard g(mutex_);
+    const std::uint64_t n = dead_.size();
+    for (const auto& [at, id] : dead_) messages_.erase(id);
+    dead_.clear();
+    return n;
+  }
+
+  std::unique_ptr<QueueWaiter> prepare_wait() override {
+    std::lock_guard g(mutex_);
+    return std::make_unique<Waiter>(*this, wakes_);
+  }
+
+ private:
+  class Waiter final : public QueueWaiter {
+   public:
+    Waiter(MemQueue& q, std::uint64_t seen) : q_(q), seen_(seen) {}
+    bool wait_until(std::chrono::steady_clock::time_point deadline) override {
+      std::unique_lock g(q_.mutex_);
+      if (!q_.cv_.wait_until(g, deadline, [&] { return q_.wakes_ != seen_; })) return false;
+      seen_ = q_.wakes_;
+      return true;
+    }
+
+   private:
+    MemQueue& q_;  // tables live as long as the process
+    std::uint64_t seen_;
+  };
+
+  void schedule(const std::string& id, Message& m, std::int64_t due) {
+    m.state = 'z';
+    m.due = due;
+    m.token = 0;
+    scheduled_.emplace(std::make_pair(due, m.seq), id);
+    if (scheduled_.begin()->second == id) {
+      ++wakes_;
+      cv_.notify_all();
+    }
+  }
+  void kill(const std::string& id, Message& m, std::int64_t now) {
+    m.state = 'd';
+    m.token = 0;
+    dead_.emplace(std::make_pair(now, m.seq), id);
+  }
+  // True when it went dead.
+  bool fail_attempt(const std::string& id, Message& m, std::int64_t now, std::string_view reason, double jitter) {
+    m.last_error = reason;
+    if (++m.failures > m.retries) {
+      kill(id, m, now);
+      return true;
+    }
+    double d = double(m.backoff.count()) * std::pow(2.0, m.failures - 1);
+    d = std::min(d, double(m.cap.count()));
+    schedule(id, m, now + std::int64_t(d / 2 + d / 2 * jitter));
+    return false;
+  }
+  void reclaim(std::int64_t now, double jitter) {
+    while (!active_.empty() && active_.begin()->first <= now) {
+      const std::string id = active_.begin()->second;
+      active_.erase(active_.begin());
+      fail_attempt(id, messages_.at(id), now, kStalled, jitter);
+    }
+  }
+  void drop_active(const std::string& id) {
+    for (auto it = active_.begin(); it != active_.end(); ++it)
+      if (it->second == id) {
+        active_.erase(it);
+        return;
+      }
+  }
+  void unlink(const std::string& id, const Message& m) {
+    if (m.state == 'z') scheduled_.erase(std::make_pair(m.due, m.seq));
+    if (m.state == 'a') drop_active(id);
+    if (m.state == 'd')
+      for (auto it = dead_.begin(); it != dead_.end(); ++it)
+        if (it->second == id) {
+          dead_.erase(it);
+          break;
+        }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::uint64_t wakes_ = 0, counter_ = 0;
+  std::map<std::string, Message, std::less<>> messages_;
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> scheduled_;  // (due, offer seq) -> id
+  std::multimap<std::int64_t, std::string> active_;                           // lease deadline -> id
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> dead_;       // (died at, seq) -> id
+};
+
+}  // namespace
+
+std::shared_ptr<QueueStore> make_mem_queue(std::string_view table, std::string_view name) {
+  std::string key(table);
+  key += '\0';
+  key += name;
+  return mem_table<MemQueue>(key, [] { return std::make_shared<MemQueue>(); });
+}
+
+}  // namespace weave::detail

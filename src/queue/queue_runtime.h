@@ -1,0 +1,97 @@
+// The process-wide state of delay queues: options, the store opener for the
+// URL, one QueueState per queue name (its store and its deliveries' renewal),
+// and the deliveries themselves (core leases).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/feature_runtime.h"
+#include "core/lease_core.h"
+#include "queue/queue_store.h"
+#include "weave/queue.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// Opens queue `name` of one store (a URL's connection, shared by its queues).
+using QueueOpener = std::function<std::shared_ptr<QueueStore>(std::string_view name)>;
+
+class QueueState;
+
+// A taken message (weave::QueueDelivery's state): a core lease on it,
+// renewed by the one Renewer through its QueueState until settled.
+class WEAVE_API HeldDelivery final : public LeaseCore, public HeldLease {
+ public:
+  HeldDelivery(std::shared_ptr<QueueState> queue, QueueMessage message, std::chrono::milliseconds lease,
+               Clock::time_point sent);
+  using LeaseCore::expires_at;
+  using LeaseCore::stop_token;
+
+  const std::shared_ptr<QueueState> queue;
+  const QueueMessage message;
+  bool settled = false;
+
+ private:
+  std::string ran_out_cause() const override;
+  std::string gone_cause() const override;
+  void count_lost() noexcept override;
+  void report_lost() noexcept override;  // on_event: lease_lost
+};
+
+// One queue of one runtime: its store, and the renewal of its deliveries
+// (the Renewer sends one renew script per period for all of them).
+class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_from_this<QueueState> {
+ public:
+  QueueState(std::string name, std::shared_ptr<QueueStore> store, const QueueOptions& options);
+  const std::string name;
+  const QueueOptions& options() const noexcept { return options_; }
+  QueueStore& store() noexcept { return *store_; }
+  std::atomic<std::uint64_t> leases_lost{0};
+
+  // A waiter made after the queue's own first one: its subscription is
+  // already confirmed, so this takes no round trip.
+  std::unique_ptr<QueueWaiter> prepare_wait();
+  std::shared_ptr<HeldDelivery> hold(QueueMessage message, LeaseCore::Clock::time_point sent);
+
+ private:
+  void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
+  const QueueOptions options_;  // a copy: a reconfiguration leaves it
+  std::shared_ptr<QueueStore> store_;
+  std::mutex mutex_;
+  std::unique_ptr<QueueWaiter> anchor_;  // keeps the wake subscription
+};
+
+class WEAVE_API QueueRuntime {
+ public:
+  explicit QueueRuntime(QueueOptions options);
+  const QueueOptions& options() const noexcept { return options_; }
+  // The state of queue `name` (made on first use, kept for the runtime's life).
+  std::shared_ptr<QueueState> state(const std::string& name);
+
+ private:
+  QueueOptions options_;
+  QueueOpener open_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<QueueState>, std::less<>> queues_;
+};
+
+using QueueRuntimeSlot = RuntimeSlot<QueueRuntime, QueueOptions>;
+WEAVE_API QueueRuntimeSlot& queue_runtime_slot();
+
+// Binds a store URL scheme to a queue store (mem is built in; the Redis
+// schemes register when Weave::queue_redis is linked).
+using QueueStoreFactory = std::function<QueueOpener(const QueueOptions&)>;
+WEAVE_API void register_queue_store(std::string scheme, QueueStoreFactory factory);
+
+// Throws QueueError (naming `what` and the queue) for an empty name or id,
+// one over 200 bytes, or one with control or non-UTF-8 bytes.
+WEAVE_API void check_queue_text(std::string_view queue, std::string_view what, std::string_view text);
+
+}  // namespace weave::detail

@@ -1,0 +1,109 @@
+// Where one delay queue keeps its messages: mem:// in this process
+// (queue_mem.cpp), the Redis URLs through the store layer (redis/,
+// scripts/). Both keep the same states and rules; docs/queue.md has them:
+//
+//   offer ──> scheduled (delayed until due, then ready) ──take──> in flight
+//   in flight ──ack──> gone            ──retry(d)──> scheduled (due in d)
+//   in flight ──fail / lease ran out──> scheduled after backoff, or dead
+//   dead ──requeue──> scheduled (due now)      cancel: gone from any state
+//
+// Due times and lease deadlines are the store's clock (Redis TIME), in ms.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+struct QueueOffer {
+  std::string_view id, payload;
+  std::chrono::milliseconds delay{0};
+  int retries = 0;
+  std::chrono::milliseconds backoff{0}, backoff_cap{0};
+};
+
+struct QueueOffered {
+  bool added = false;  // false: a message with this id is queued already (left as it was)
+  std::int64_t due_ms = 0, now_ms = 0;
+};
+
+// A delivered message, now in flight under a lease of the given length.
+struct QueueMessage {
+  std::string id, payload;
+  std::uint64_t token = 0;  // fencing: grows with every delivery of the queue
+  std::int64_t due_ms = 0, now_ms = 0;
+  int deliveries = 0, failures = 0, retries = 0;
+  std::string last_error;  // of the last failed attempt ("" if none)
+};
+
+struct QueueTaken {
+  std::optional<QueueMessage> message;
+  std::int64_t now_ms = 0;
+  // Nothing due: when to look again (the first due time or delivery lease
+  // deadline, store clock ms), or -1 when the queue is empty.
+  std::int64_t next_ms = -1;
+};
+
+enum class SettleAction { ack, retry, fail, dead };
+enum class Settled { done, dead, taken_back, gone };
+enum class EditAction { cancel, reschedule, requeue };
+enum class Edited { done, wrong_state, absent };
+
+struct QueueCounts {
+  std::uint64_t delayed = 0, ready = 0, in_flight = 0, dead = 0;
+};
+
+struct QueueMessageState {
+  char state = 0;  // 0 absent, 'z' scheduled, 'a' in flight, 'd' dead
+  std::int64_t due_ms = 0, now_ms = 0;
+  int deliveries = 0, failures = 0;
+  std::string last_error;
+};
+
+class WEAVE_API QueueWaiter {
+ public:
+  virtual ~QueueWaiter() = default;
+  // True once the queue's first due time may have moved since this waiter
+  // was made or last returned true (may be spurious); false at the deadline.
+  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
+};
+
+// One queue. All may throw IoError / ReplyError.
+class WEAVE_API QueueStore {
+ public:
+  virtual ~QueueStore() = default;
+  virtual QueueOffered offer(const QueueOffer& offer) = 0;
+  // Takes back expired deliveries (each a failed attempt), then delivers the
+  // first due message (same due time: offer order) under `lease`. `jitter`
+  // in [0, 1) spreads the backoff of what it takes back.
+  virtual QueueTaken take(std::chrono::milliseconds lease, double jitter) = 0;
+  // For the holder of `token` only. `delay` for retry; `reason` for fail and dead.
+  virtual Settled settle(std::string_view id, std::uint64_t token, SettleAction action,
+                         std::chrono::milliseconds delay, std::string_view reason, double jitter) = 0;
+  struct Renewal {
+    std::string_view id;
+    std::uint64_t token;
+  };
+  // One answer per delivery: still held by its token (then extended by `lease`).
+  virtual std::vector<bool> renew(std::span<const Renewal> items, std::chrono::milliseconds lease) = 0;
+  virtual Edited edit(std::string_view id, EditAction action, std::chrono::milliseconds delay) = 0;
+  virtual QueueCounts counts(double jitter) = 0;
+  virtual QueueMessageState inspect(std::string_view id) = 0;
+  // Deletes every dead message; returns how many.
+  virtual std::uint64_t purge_dead() = 0;
+  // Made BEFORE the take() it follows, so an offer in between is not missed.
+  virtual std::unique_ptr<QueueWaiter> prepare_wait() = 0;
+};
+
+// mem://<table>: queue `name` of that table, shared by the process.
+WEAVE_API std::shared_ptr<QueueStore> make_mem_queue(std::string_view table, std::string_view name);
+
+}  // namespace weave::detail

@@ -1,0 +1,7 @@
+-- One message's state. KEYS[5] = the message; ARGV = {base, wake}. Returns
+-- {} when absent, else {state, due, deliveries, failures, last error, now}
+-- with state 'z' (scheduled), 'a' (in flight) or 'd' (dead).
+--@include _queue.lua
+local v = redis.call('HMGET', KEYS[5], 's', 'due', 'n', 'f', 'e')
+if not v[1] then return {} end
+return {v[1], tonumber(v[2]), tonumber(v[3]), tonumber(v[4]), v[5], now_ms()}

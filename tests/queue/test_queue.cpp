@@ -1,0 +1,444 @@
+// Delay-queue behaviour every store passes (docs/queue.md). The store comes
+// from tests/stores/<store>_store.h, force-included by the build
+// (weave_add_store_suite): test_store_url(). Redis stores also run the
+// multi-process cases (fork, SIGKILL, SIGSTOP) and count the commands an
+// idle consumer sends.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <optional>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "forked_child.h"
+#include "weave/error.h"
+#include "weave/event.h"
+#include "weave/queue.h"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Order {
+  std::string id;
+  int cents = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Order, id, cents)
+
+// A fresh queue name per test: the store outlives each test.
+std::string fresh_queue(const std::string& what) {
+  static std::atomic<int> n{0};
+  return "q" + std::to_string(::getpid()) + "-" + std::to_string(n.fetch_add(1)) + "-" + what;
+}
+
+void use_store(std::chrono::milliseconds lease = 30s, int retries = 3, std::chrono::milliseconds backoff = 20ms) {
+  weave::QueueOptions o;
+  o.url = test_store_url();
+  o.lease = lease;
+  o.retries = retries;
+  o.backoff = backoff;
+  o.backoff_cap = 1s;
+  weave::configure_queues(o);
+}
+
+// One byte from a fork()ed child: it got as far as it says ('y': it holds a delivery).
+class ChildSignal {
+ public:
+  ChildSignal() {
+    if (::pipe(fds_) != 0) throw std::runtime_error("pipe failed");
+  }
+  void send(char c) {  // in the child
+    ::close(fds_[0]);
+    (void)!::write(fds_[1], &c, 1);
+  }
+  char receive() {  // in the parent
+    ::close(fds_[1]);
+    char c = 0;
+    if (::read(fds_[0], &c, 1) != 1) c = 0;
+    ::close(fds_[0]);
+    return c;
+  }
+
+ private:
+  int fds_[2];
+};
+
+bool same(const weave::QueueStats& s, std::uint64_t delayed, std::uint64_t ready, std::uint64_t in_flight,
+          std::uint64_t dead) {
+  return s.delayed == delayed && s.ready == ready && s.in_flight == in_flight && s.dead == dead;
+}
+
+}  // namespace
+
+TEST_CASE("queue: a message is delivered once due, never before, and an ack removes it", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("due"));
+  const auto offered = Clock::now();
+  const std::string id = q.offer(Order{"o-1", 250}, 300ms);
+  CHECK_FALSE(id.empty());
+  CHECK_FALSE(q.take(0ms));  // not due yet
+  auto d = q.take(10s);
+  const auto taken = Clock::now();
+  REQUIRE(d);
+  CHECK(taken - offered >= 298ms);  // the store's clock, in whole ms
+  CHECK(d->id() == id);
+  CHECK(d->value().id == "o-1");
+  CHECK(d->value().cents == 250);
+  CHECK(d->attempt() == 1);
+  CHECK(d->failures() == 0);
+  CHECK(d->lateness() >= 0ms);
+  CHECK(same(q.stats(), 0, 0, 1, 0));
+  d->ack();
+  CHECK(d->settled());
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+  CHECK(q.inspect(id).state == weave::MessageState::absent);
+  CHECK_THROWS_AS(d->ack(), weave::UsageError);  // settled once
+}
+
+TEST_CASE("queue: messages due together come out in offer order", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("order"));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(q.offer(Order{"o", i}, 100ms));
+  std::vector<std::string> got;
+  while (got.size() < ids.size()) {
+    auto d = q.take(5s);
+    REQUIRE(d);
+    got.push_back(d->id());
+    d->ack();
+  }
+  CHECK(got == ids);
+}
+
+TEST_CASE("queue: an id queued twice is one message, and free again once acknowledged", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("id"));
+  CHECK(q.offer(Order{"a", 1}, 0ms, {.id = "order-7"}) == "order-7");
+  CHECK(q.offer(Order{"b", 2}, 0ms, {.id = "order-7"}) == "order-7");
+  CHECK(same(q.stats(), 0, 1, 0, 0));
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK(d->value().id == "a");  // the first offer's payload stays
+  CHECK(q.offer(Order{"c", 3}, 0ms, {.id = "order-7"}) == "order-7");  // in flight: still queued
+  CHECK(same(q.stats(), 0, 0, 1, 0));
+  d->ack();
+  q.offer(Order{"d", 4}, 0ms, {.id = "order-7"});
+  auto again = q.take(1s);
+  REQUIRE(again);
+  CHECK(again->value().id == "d");
+  again->ack();
+}
+
+TEST_CASE("queue: stats count each state exactly", "[queue]") {
+  use_store(30s, 0);
+  weave::DelayQueue<Order> q(fresh_queue("stats"));
+  for (int i = 0; i < 3; ++i) q.offer(Order{"later", i}, 1h);
+  for (int i = 0; i < 4; ++i) q.offer(Order{"now", i}, 0ms);
+  CHECK(same(q.stats(), 3, 4, 0, 0));
+  auto a = q.take(1s);
+  auto b = q.take(1s);
+  REQUIRE((a && b));
+  CHECK(same(q.stats(), 3, 2, 2, 0));
+  CHECK(b->fail("no retries left"));  // retries = 0: dead at once
+  CHECK(same(q.stats(), 3, 2, 1, 1));
+  a->ack();
+  CHECK(same(q.stats(), 3, 2, 0, 1));
+}
+
+TEST_CASE("queue: retry delivers again after its delay and is not a failure", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("retry"));
+  const std::string id = q.offer(Order{"r", 1}, 0ms);
+  auto d = q.take(1s);
+  REQUIRE(d);
+  const std::uint64_t first_token = d->fencing_token();
+  d->retry(200ms);
+  CHECK(q.inspect(id).state == weave::MessageState::scheduled);
+  CHECK_FALSE(q.take(0ms));
+  auto again = q.take(5s);
+  REQUIRE(again);
+  CHECK(again->id() == id);
+  CHECK(again->attempt() == 2);
+  CHECK(again->failures() == 0);
+  CHECK(again->fencing_token() > first_token);
+  again->ack();
+}
+
+TEST_CASE("queue: failed attempts back off, then the message is dead with its last error, and requeue revives it", "[queue]") {
+  use_store(30s, 2, 50ms);
+  weave::DelayQueue<Order> q(fresh_queue("fail"));
+  const std::string id = q.offer(Order{"f", 1}, 0ms);
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    auto d = q.take(5s);
+    REQUIRE(d);
+    CHECK(d->attempt() == attempt);
+    CHECK(d->failures() == attempt - 1);
+    if (attempt > 1) CHECK(d->last_error() == "boom " + std::to_string(attempt - 1));
+    CHECK(d->fail("boom " + std::to_string(attempt)) == (attempt == 3));  // retries = 2
+  }
+  CHECK(same(q.stats(), 0, 0, 0, 1));
+  const weave::MessageInfo info = q.inspect(id);
+  CHECK(info.state == weave::MessageState::dead);
+  CHECK(info.failures == 3);
+  CHECK(info.last_error == "boom 3");
+  CHECK_FALSE(q.take(300ms));  // dead messages are not delivered
+  CHECK(q.requeue(id));
+  CHECK_FALSE(q.requeue(id));  // not dead any more
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK(d->failures() == 0);
+  d->dead("given up by hand");
+  CHECK(q.inspect(id).last_error == "given up by hand");
+  CHECK(q.purge_dead() == 1);
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: a delivery dropped unsettled counts as a failed attempt", "[queue]") {
+  use_store(30s, 3, 10ms);
+  weave::DelayQueue<Order> q(fresh_queue("dropped"));
+  q.offer(Order{"x", 1}, 0ms);
+  try {
+    auto d = q.take(1s);
+    REQUIRE(d);
+    throw std::runtime_error("the handler failed");
+  } catch (const std::runtime_error&) {
+  }
+  auto again = q.take(5s);
+  REQUIRE(again);
+  CHECK(again->failures() == 1);
+  CHECK_THAT(again->last_error(), Catch::Contains("dropped without ack"));
+  again->ack();
+}
+
+TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("edit"));
+  const std::string a = q.offer(Order{"a", 1}, 1h), b = q.offer(Order{"b", 2}, 1h);
+  CHECK(q.cancel(a));
+  CHECK_FALSE(q.cancel(a));
+  CHECK(q.reschedule(b, 0ms));
+  CHECK_FALSE(q.reschedule("no-such-id", 0ms));
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK(d->id() == b);
+  CHECK_FALSE(q.reschedule(b, 0ms));  // in flight
+  CHECK(q.cancel(b));                 // cancelled under its holder:
+  CHECK_THROWS_AS(d->ack(), weave::DeliveryLost);  // the holder is told
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: a waiting take is woken by an earlier message, not by its timeout", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("wake"));
+  q.offer(Order{"late", 1}, 1h);
+  std::thread offerer([&] {
+    std::this_thread::sleep_for(200ms);
+    weave::DelayQueue<Order>(q.name()).offer(Order{"early", 2}, 100ms);
+  });
+  auto d = q.take(60s);  // would return empty after 60 s if never woken
+  offerer.join();
+  REQUIRE(d);
+  CHECK(d->value().id == "early");
+  d->ack();
+}
+
+TEST_CASE("queue: a held delivery is renewed past its lease and nobody else gets it", "[queue]") {
+  use_store(300ms);
+  weave::DelayQueue<Order> q(fresh_queue("renew"));
+  q.offer(Order{"held", 1}, 0ms);
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK_FALSE(q.take(1200ms));  // four leases long
+  CHECK_FALSE(d->lease().lost());
+  d->ack();
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: a payload that no longer decodes is dead-lettered with the reason, never handed out", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("decode");
+  weave::Queue raw(name);
+  const std::string bad = raw.offer_json(R"({"id": 7})", 0ms);  // another version's shape
+  weave::DelayQueue<Order> q(name);
+  const std::string good = q.offer(Order{"fine", 1}, 0ms);
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK(d->id() == good);
+  d->ack();
+  const weave::MessageInfo info = q.inspect(bad);
+  CHECK(info.state == weave::MessageState::dead);
+  CHECK_THAT(info.last_error, Catch::Contains("does not decode"));
+}
+
+TEST_CASE("queue: bad names, ids, delays and payloads are typed errors naming the queue", "[queue]") {
+  use_store();
+  CHECK_THROWS_AS(weave::Queue(""), weave::QueueError);
+  CHECK_THROWS_AS(weave::Queue(std::string("a\0b", 3)), weave::QueueError);
+  CHECK_THROWS_AS(weave::Queue("bad\xff" "name"), weave::QueueError);
+  CHECK_THROWS_AS(weave::Queue(std::string(201, 'q')), weave::QueueError);
+  weave::QueueOptions small;
+  small.url = test_store_url();
+  small.max_payload_bytes = 64;
+  weave::configure_queues(small);
+  weave::DelayQueue<Order> q(fresh_queue("bad"));
+  try {
+    q.offer(Order{"o", 1}, -1ms);
+    FAIL("a negative delay was accepted");
+  } catch (const weave::QueueError& e) {
+    CHECK(e.key() == q.name());
+    CHECK_THAT(e.what(), Catch::Contains("negative"));
+  }
+  CHECK_THROWS_AS(q.offer(Order{"o", 1}, std::chrono::hours(24 * 365 * 20)), weave::QueueError);
+  CHECK_THROWS_WITH(q.offer(Order{std::string(100, 'x'), 1}, 0ms), Catch::Contains("max_payload_bytes"));
+  CHECK_THROWS_AS(q.offer(Order{"o", 1}, 0ms, {.id = "tab\there"}), weave::QueueError);
+  CHECK_THROWS_WITH(q.offer(Order{"bad\xc3", 1}, 0ms), Catch::Contains("does not encode"));
+  CHECK(same(q.stats(), 0, 0, 0, 0));  // nothing half-queued
+  weave::QueueOptions wrong;
+  wrong.retries = -1;
+  CHECK_THROWS_WITH(weave::configure_queues(wrong), Catch::Contains("QueueOptions::retries"));
+}
+
+#if !WEAVE_TEST_STORE_IS_MEM
+// Scripts the queue's node has run (EVALSHA + EVAL), from INFO commandstats.
+long long scripts_run(const std::string& queue) {
+  auto exec = weave::store::open_executor(test_store_url(), {});
+  const std::string key = "{weave:queue:" + queue + "}";
+  weave::store::Reply r = exec->command(weave::store::Command{"INFO", "commandstats"}, key, "test info");
+  const std::string text(r->str, r->len);
+  long long total = 0;
+  for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
+    if (auto at = text.find(cmd); at != std::string::npos) total += std::stoll(text.substr(at + std::strlen(cmd)));
+  return total;
+}
+
+TEST_CASE("queue: an idle consumer sends nothing while it waits for the first due time", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("idle");
+  weave::DelayQueue<Order> q(name);
+  q.offer(Order{"far", 1}, 1h);
+  std::optional<weave::Delivery<Order>> got;
+  std::thread consumer([&] { got = q.take(3s); });
+  std::this_thread::sleep_for(500ms);  // its first takes and its subscription
+  const long long before = scripts_run(name);
+  REQUIRE(before > 0);  // (the offer and the first takes ran scripts: the count is read)
+  std::this_thread::sleep_for(2s);
+  const long long after = scripts_run(name);
+  consumer.join();
+  CHECK(after == before);
+  CHECK_FALSE(got);
+}
+
+TEST_CASE("queue processes: a SIGKILLed worker's message goes to another worker within its lease and counts as a failed attempt", "[queue][processes]") {
+  use_store(500ms, 3, 10ms);
+  const std::string name = fresh_queue("killed");
+  weave::DelayQueue<Order> q(name);
+  const std::string id = q.offer(Order{"k", 1}, 0ms);
+  ChildSignal took;
+  ForkedChild child([&] {
+    weave::DelayQueue<Order> mine(name);
+    auto d = mine.take(5s);
+    took.send(d ? 'y' : 'n');
+    ::pause();  // holding it, until killed
+    return std::string();
+  });
+  REQUIRE(took.receive() == 'y');
+  CHECK_FALSE(q.take(0ms));  // held (and renewed) by the child
+  ::kill(child.pid(), SIGKILL);
+  auto d = q.take(500ms + 1s);
+  REQUIRE(d);
+  CHECK(d->id() == id);
+  CHECK(d->attempt() == 2);
+  CHECK(d->failures() == 1);
+  CHECK_THAT(d->last_error(), Catch::Contains("lease ran out"));
+  d->ack();
+  child.wait();
+}
+
+TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack after the takeover is refused", "[queue][processes]") {
+  use_store(500ms, 3, 10ms);
+  const std::string name = fresh_queue("stopped");
+  weave::DelayQueue<Order> q(name);
+  q.offer(Order{"s", 1}, 0ms);
+  ChildSignal took;
+  ForkedChild child([&] {
+    weave::DelayQueue<Order> mine(name);
+    auto d = mine.take(5s);
+    took.send(d ? 'y' : 'n');
+    if (!d) return std::string("none");
+    ::raise(SIGSTOP);  // a stall: the parent continues us after the takeover
+    try {
+      d->ack();
+      return std::string("acked");
+    } catch (const weave::DeliveryLost&) {
+      return std::string(d->lease().lost() ? "refused-lost" : "refused");
+    }
+  });
+  REQUIRE(took.receive() == 'y');
+  int status = 0;
+  REQUIRE(::waitpid(child.pid(), &status, WUNTRACED) == child.pid());
+  REQUIRE(WIFSTOPPED(status));
+  auto d = q.take(500ms + 1s);
+  REQUIRE(d);
+  CHECK(d->attempt() == 2);
+  CHECK(d->failures() == 1);
+  ::kill(child.pid(), SIGCONT);
+  CHECK(child.wait() == "refused-lost");
+  d->ack();  // the new holder's ack stands
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue processes: a due message is delivered to a process that never offered, after the offerer exited", "[queue][processes]") {
+  use_store();
+  const std::string name = fresh_queue("orphan");
+  ForkedChild offerer([&] { return weave::DelayQueue<Order>(name).offer(Order{"orphan", 9}, 300ms); });
+  const std::string id = offerer.wait();
+  REQUIRE(offerer.exited_cleanly());
+  weave::DelayQueue<Order> q(name);
+  auto d = q.take(10s);
+  REQUIRE(d);
+  CHECK(d->id() == id);
+  CHECK(d->value().cents == 9);
+  d->ack();
+}
+// Runs queue_worker under a clock `skew` from the real one (faketime); its
+// first output line.
+std::string worker_at(const char* skew, const std::string& args) {
+  const std::string cmd = std::string("FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f '") + skew + "' " +
+                          WEAVE_QUEUE_WORKER + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return "popen failed";
+  char line[512] = {0};
+  const bool read = std::fgets(line, sizeof line, p) != nullptr;
+  ::pclose(p);
+  std::string out = read ? line : "";
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a message due by the server's clock", "[queue][processes]") {
+  const std::string name = fresh_queue("skew");
+  const std::string common = test_store_url() + " " + name;
+  const auto offered = Clock::now();
+  // Offered by a process 5 minutes behind: a client-clock due time would be 5 minutes early for the others.
+  const std::string id = worker_at("-5m", "offer " + common + " 1500");
+  REQUIRE(id.size() == 36);
+  // A consumer 5 minutes ahead finds it not due yet...
+  CHECK(worker_at("+5m", "take " + common + " 0") == "none");
+  // ...and gets it once due by the server, neither early nor 5 minutes late.
+  const std::string got = worker_at("+5m", "take " + common + " 20000");
+  CHECK(Clock::now() - offered >= 1499ms);
+  REQUIRE(got.rfind(id + " ", 0) == 0);
+  // A consumer 5 minutes behind gets a due message at once, not 5 minutes later.
+  const std::string second = worker_at("+5m", "offer " + common + " 0");
+  CHECK(worker_at("-5m", "take " + common + " 20000").rfind(second + " ", 0) == 0);
+}
+#endif
