@@ -127,7 +127,8 @@ class WEAVE_API QueueDelivery {
   int attempt() const noexcept;   // 1 for the first delivery
   int failures() const noexcept;  // failed attempts before this one
   const std::string& last_error() const noexcept;
-  // How late it was taken: the store's now minus its due time.
+  // How late it was taken: the store's now minus its due time (never
+  // negative: nothing is delivered before it is due).
   std::chrono::milliseconds lateness() const noexcept;
   // The lease: stop_token() fires when it is lost.
   const HeldLease& lease() const noexcept;

@@ -286,7 +286,7 @@ int QueueDelivery::attempt() const noexcept { return held_->message.deliveries; 
 int QueueDelivery::failures() const noexcept { return held_->message.failures; }
 const std::string& QueueDelivery::last_error() const noexcept { return held_->message.last_error; }
 milliseconds QueueDelivery::lateness() const noexcept {
-  return milliseconds(std::max<std::int64_t>(0, held_->message.now_ms - held_->message.due_ms));
+  return milliseconds(held_->message.now_ms - held_->message.due_ms);
 }
 const HeldLease& QueueDelivery::lease() const noexcept { return *held_; }
 bool QueueDelivery::settled() const noexcept { return held_ && held_->settled; }

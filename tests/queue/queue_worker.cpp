@@ -1,25 +1,85 @@
-// A process that offers to or takes from a queue once, for tests that run it
-// under another clock (faketime) or kill it:
-//   queue_worker offer <url> <queue> <delay ms>     prints the message id
-//   queue_worker take <url> <queue> <timeout ms>    prints "<id> <lateness ms>" (acknowledged) or "none"
+// A process that uses a queue, for tests that run it under another clock
+// (faketime), kill it or stop it:
+//   queue_worker offer <url> <queue> <delay ms>      prints the message id
+//   queue_worker take <url> <queue> <timeout ms>     prints "<id> <lateness ms>" (acknowledged) or "none"
+//   queue_worker consume <url> <queue> <log file>    takes until killed; appends one line per step
+//       D <id> <lateness ms> <attempt> <fencing token>   delivered
+//       a <id> | A <id>                                   about to ack | acknowledged
+//       F <id> | R <id>                                   failed on purpose | settle refused
+//     about 1 in 20 deliveries fails on purpose, 1 in 30 works for 1.5 leases (kept by renewals) before its ack.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <optional>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "weave/queue.h"
 
+namespace {
+
+void append(int fd, const std::string& line) {
+  const std::string l = line + "\n";
+  (void)!::write(fd, l.data(), l.size());  // one write per line (O_APPEND): whole lines survive a SIGKILL
+}
+
+int consume(weave::Queue& q, const char* log, std::chrono::milliseconds lease) {
+  const int fd = ::open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) return 1;
+  for (;;) {
+    std::optional<weave::QueueDelivery> d;
+    try {
+      d = q.take_json(std::chrono::milliseconds(500));
+    } catch (const weave::Error& e) {  // the server restarting (I/O error, LOADING)
+      if (!e.retryable()) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (!d) continue;
+    append(fd, "D " + d->id() + " " + std::to_string(d->lateness().count()) + " " + std::to_string(d->attempt()) +
+                   " " + std::to_string(d->fencing_token()));
+    const std::size_t roll = std::hash<std::string>{}(d->id() + "#" + std::to_string(d->attempt())) % 60;
+    try {
+      if (roll < 3) {
+        d->fail("chaos");
+        append(fd, "F " + d->id());
+        continue;
+      }
+      if (roll < 5) std::this_thread::sleep_for(lease + lease / 2);  // slow work: kept by its renewals
+      append(fd, "a " + d->id());  // about to ack: a SIGKILL before "A" leaves this
+      d->ack();
+      append(fd, "A " + d->id());
+    } catch (const weave::DeliveryLost&) {
+      append(fd, "R " + d->id());
+    } catch (const weave::Error& e) {
+      if (!e.retryable()) throw;  // (settled or not: the lease runs out and it comes back)
+    }
+  }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc != 5) {
-    std::fprintf(stderr, "usage: queue_worker offer|take <url> <queue> <ms>\n");
+    std::fprintf(stderr, "usage: queue_worker offer|take|consume <url> <queue> <ms | log file>\n");
     return 2;
   }
   const std::string mode = argv[1];
   weave::QueueOptions o;
   o.url = argv[2];
-  weave::configure_queues(o);
-  weave::Queue q(argv[3]);
-  const std::chrono::milliseconds ms(std::stoll(argv[4]));
+  if (const char* lease = std::getenv("QUEUE_WORKER_LEASE_MS")) o.lease = std::chrono::milliseconds(std::stoll(lease));
+  o.retries = 1000;
+  o.backoff = std::chrono::milliseconds(20);
+  o.backoff_cap = std::chrono::milliseconds(200);
   try {
+    weave::configure_queues(o);
+    weave::Queue q(argv[3]);
+    if (mode == "consume") return consume(q, argv[4], o.lease);
+    const std::chrono::milliseconds ms(std::stoll(argv[4]));
     if (mode == "offer") {
       std::printf("%s\n", q.offer_json("{}", ms).c_str());
       return 0;
