@@ -48,6 +48,7 @@ const timeoutS = num('timeout-s', 120);
 // so two processes on one machine read the same clock (to well under a ms).
 const wall = () => performance.timeOrigin + performance.now();
 const mono = () => performance.now();
+const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; }; // this process, s
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...a) => console.error('[bullmq]', ...a);
 
@@ -102,8 +103,9 @@ function offerPaced(queue, total, window, perSec, makeJob) {
         });
       }
       if (sent === total || open >= window) return; // a completion calls pump again
-      const wait = t0 + (sent * 1000) / perSec - mono();
-      timer = wait >= 1 ? setTimeout(pump, wait) : setImmediate(pump);
+      // every allowed add is out, so the next slot is ahead: sleep (timers fire >= 1 ms apart,
+      // so at high rates each wake-up sends the few adds that came due; no busy loop)
+      timer = setTimeout(pump, Math.max(1, t0 + (sent * 1000) / perSec - mono()));
     };
     if (total === 0) finish(); else pump();
   });
@@ -134,14 +136,14 @@ async function offer(bulk) {
   await addBulkInBatches(warm, 200, 100, ready);
   await warm.close();
   await mark('begin');
-  const t0 = mono();
+  const t0 = mono(), c0 = cpu();
   let errors;
   if (bulk) errors = await addBulkInBatches(queue, messages, batch, ready);
   else errors = (await offerPaced(queue, messages, Math.max(1, inflight), 0, ready)).errors;
-  const secs = (mono() - t0) / 1000;
+  const secs = (mono() - t0) / 1000, used = cpu() - c0;
   await mark('end');
   await queue.close();
-  result({ messages, errors, elapsed_s: secs, offers_per_s: (messages - errors) / secs, api: bulk ? `queue.addBulk x${batch}` : `queue.add, ${inflight} in flight` });
+  result({ messages, errors, elapsed_s: secs, client_cpu_s: used, offers_per_s: (messages - errors) / secs, api: bulk ? `queue.addBulk x${batch}` : `queue.add, ${inflight} in flight` });
 }
 
 async function deliver() {
@@ -156,15 +158,15 @@ async function deliver() {
   worker.on('error', (e) => log('worker error:', e.message));
   await worker.waitUntilReady();
   await mark('begin');
-  const t0 = mono();
+  const t0 = mono(), c0 = cpu();
   worker.run().catch((e) => log('run:', e.message));
   const timedOut = await Promise.race([finished.then(() => false), sleep(timeoutS * 1000).then(() => true)]);
-  const secs = (mono() - t0) / 1000;
+  const secs = (mono() - t0) / 1000, used = cpu() - c0;
   await mark('end');
   await worker.close();
   await queue.close();
   result({
-    messages: expect, errors: preloadErrors + failed + (timedOut ? expect - completed - failed : 0), elapsed_s: secs,
+    messages: expect, errors: preloadErrors + failed + (timedOut ? expect - completed - failed : 0), elapsed_s: secs, client_cpu_s: used,
     deliveries_per_s: completed / secs, completed,
   });
 }
@@ -184,18 +186,21 @@ async function lateness() {
     return [{ due: offered + delay }, { delay }];
   };
   await mark('begin');
-  const t0 = mono();
+  child.send({ type: 'begin' });
+  const t0 = mono(), c0 = cpu();
   const p = await offerPaced(queue, total, Math.max(1, inflight), rate, job);
   const offerSecs = (p.t1 - p.t0) / 1000;
   const got = fromChild('summary');
   child.send({ type: 'expect', n: total - p.errors });
   const s = await Promise.race([got, sleep(maxDelay + timeoutS * 1000).then(() => { child.send({ type: 'stop' }); return got; })]);
-  const secs = (mono() - t0) / 1000;
+  const secs = (mono() - t0) / 1000, used = cpu() - c0 + s.cpu_s;
   await mark('end');
+  const exited = new Promise((r) => child.once('exit', r));
   child.send({ type: 'exit' });
   await queue.close();
+  await Promise.race([exited, sleep(10000)]);
   result({
-    messages: total, errors: p.errors + s.failed + (total - p.errors - s.handled), elapsed_s: secs,
+    messages: total, errors: p.errors + s.failed + (total - p.errors - s.handled), elapsed_s: secs, client_cpu_s: used, producer_cpu_s: used - s.cpu_s, consumer_cpu_s: s.cpu_s,
     offers_per_s: (total - p.errors) / offerSecs, offered_rate_target: rate, lateness_ms: s.lateness,
     deliveries_per_s: null, completed: s.completed,
   });
@@ -203,11 +208,11 @@ async function lateness() {
 
 async function consumer() {
   const lat = new Float64Array(messages);
-  let handled = 0, completed = 0, failed = 0, expect = Infinity, sent = false;
+  let handled = 0, completed = 0, failed = 0, expect = Infinity, sent = false, c0 = cpu();
   const report = () => {
     if (sent) return;
     sent = true;
-    process.send({ type: 'summary', handled, completed, failed, lateness: summary(lat, Math.min(handled, lat.length)) });
+    process.send({ type: 'summary', handled, completed, failed, cpu_s: cpu() - c0, lateness: summary(lat, Math.min(handled, lat.length)) });
   };
   const worker = new Worker(queueName, async (job) => {
     const now = wall(); // handler start
@@ -219,8 +224,9 @@ async function consumer() {
   worker.on('failed', () => { failed++; check(); });
   worker.on('error', (e) => log('worker error:', e.message));
   process.on('message', async (m) => {
-    if (m.type === 'expect') { expect = m.n; check(); } else if (m.type === 'stop') report();
-    else if (m.type === 'exit') { await worker.close(); process.disconnect(); }
+    if (m.type === 'begin') c0 = cpu();
+    else if (m.type === 'expect') { expect = m.n; check(); } else if (m.type === 'stop') report();
+    else if (m.type === 'exit') { await worker.close(); process.exit(0); }
   });
   await worker.waitUntilReady();
   process.send({ type: 'ready' });
@@ -239,12 +245,12 @@ async function idle() {
   await worker.waitUntilReady();
   await sleep(1000); // let start-up commands (script loads, first stalled check) pass
   await mark('begin');
-  const t0 = mono();
+  const t0 = mono(), c0 = cpu();
   await sleep(seconds * 1000);
-  const secs = (mono() - t0) / 1000;
+  const secs = (mono() - t0) / 1000, used = cpu() - c0;
   await mark('end');
   await worker.close();
-  result({ messages: 0, errors: 0, elapsed_s: secs });
+  result({ messages: 0, errors: 0, elapsed_s: secs, client_cpu_s: used });
 }
 
 const scenarios = { offer: () => offer(false), 'offer-bulk': () => offer(true), deliver, lateness, idle };

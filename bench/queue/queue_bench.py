@@ -365,7 +365,7 @@ def fmt(xs, f="{:,.0f}"):
 def row(case, runner, rs):
     ok = [r for r in rs if "failed" not in r and not r.get("unsupported")]
     if not ok:
-        return [case, runner] + ["n/a" if rs and rs[0].get("unsupported") else (rs[0].get("failed") if rs else "-")] + [""] * 6
+        return [case, runner] + ["n/a" if rs and rs[0].get("unsupported") else (rs[0].get("failed") if rs else "-")] + [""] * 7
     g = lambda *path: [_get(r, path) for r in ok]
     scen = ok[0]["scenario"]
     rate = "-"
@@ -387,12 +387,14 @@ def row(case, runner, rs):
             mon = fmt(g("monitor", "consumer_requests")) + f" requests, {fmt(g('monitor', 'inside_scripts'))} in scripts"
         else:
             mon = fmt(g("monitor", "consumer_requests_per_msg"), "{:.2f}") + " req + " + fmt(g("monitor", "inside_scripts_per_msg"), "{:.1f}") + " in scripts"
-    cpu = "-"
-    n = [(_get(r, ("redis", "cpu_s")), r.get("completed") or r.get("messages")) for r in ok]
-    if scen != "idle":
-        cpu = fmt([c * 1e6 / k if c is not None and k else None for c, k in n], "{:.1f}")
+    per_msg = lambda path: fmt([c * 1e6 / k if c is not None and k else None
+                                for c, k in ((_get(r, path), r.get("completed") or r.get("messages")) for r in ok)], "{:.1f}")
+    cpu, ccpu = per_msg(("redis", "cpu_s")), per_msg(("client_cpu_s",))
+    if scen == "idle":
+        cpu = fmt([_get(r, ("redis", "cpu_s")) for r in ok], "{:.3f}") + " s"
+        ccpu = fmt([_get(r, ("client_cpu_s",)) for r in ok], "{:.3f}") + " s"
     errors = sum(r.get("errors", 0) for r in ok)
-    return [case, runner, rate, lat, per, mon, cpu, str(errors), str(len(ok))]
+    return [case, runner, rate, lat, per, mon, cpu, ccpu, str(errors), str(len(ok))]
 
 
 def _get(o, path):
@@ -404,7 +406,7 @@ def _get(o, path):
 
 
 HEAD = ["case", "runner", "throughput", "lateness ms p50 / p99 / max", "Redis calls per msg", "consumer requests per msg (MONITOR)",
-        "Redis CPU us per msg", "errors", "runs"]
+        "Redis CPU us per msg", "client CPU us per msg", "errors", "runs"]
 
 
 def table(results, order):
