@@ -23,18 +23,18 @@ REDIS_SERVER = "/usr/bin/redis-server"
 HARNESS_CMDS = {"info", "client|list", "client|info", "monitor", "echo", "config|resetstat"}  # ours, never the runner's
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--quick", action="store_true", help="under a minute: fewer messages, lateness 2 s of offers with delays 100 ms..3 s, idle 5 s")
+ap.add_argument("--quick", action="store_true", help="under a minute: fewer messages, lateness 1.5 s of offers with delays 100 ms..2 s, idle 5 s, no idle-delayed")
 ap.add_argument("--repeats", type=int, default=1, help="runs per runner and case, alternating runners A/B/A/B (default 1)")
 ap.add_argument("--messages", type=int, help="offer / deliver messages (default 20000, quick 5000)")
 ap.add_argument("--concurrency", default="1,16", help="deliver: consumer concurrency values (comma list)")
 ap.add_argument("--inflight", type=int, default=64, help="offer: unanswered adds allowed at once in the windowed case (the other case is 1)")
 ap.add_argument("--batch", type=int, default=1000, help="offer-bulk: messages per bulk call")
 ap.add_argument("--rates", default="1000,10000", help="lateness: offered rates, messages/s (comma list)")
-ap.add_argument("--lateness-seconds", type=float, help="lateness: seconds of offering per rate (default 5, quick 2)")
+ap.add_argument("--lateness-seconds", type=float, help="lateness: seconds of offering per rate (default 5, quick 1.5)")
 ap.add_argument("--lateness-concurrency", type=int, default=16)
 ap.add_argument("--lateness-inflight", type=int, default=256, help="lateness: unanswered adds allowed at once while pacing")
 ap.add_argument("--min-delay-ms", type=int, default=100)
-ap.add_argument("--max-delay-ms", type=int, help="lateness: delays uniform in [min, max] (default 10000, quick 3000)")
+ap.add_argument("--max-delay-ms", type=int, help="lateness: delays uniform in [min, max] (default 10000, quick 2000)")
 ap.add_argument("--idle-seconds", type=float, help="idle: window in which an idle consumer is watched (default 10, quick 5)")
 ap.add_argument("--idle-delayed-ms", type=int, default=3600000, help="idle-delayed: the one waiting job's delay (default 1 h)")
 ap.add_argument("--redis-hz", type=int, help="start redis-server with --hz N (default: its own default, 10; blocking-command timeouts are checked at this rate)")
@@ -49,8 +49,8 @@ ap.add_argument("--no-write", action="store_true", help="print the table only")
 args = ap.parse_args()
 Q = args.quick
 MESSAGES = args.messages or (5000 if Q else 20000)
-LAT_SECS = args.lateness_seconds or (2.0 if Q else 5.0)
-MAX_DELAY = args.max_delay_ms or (3000 if Q else 10000)
+LAT_SECS = args.lateness_seconds or (1.5 if Q else 5.0)
+MAX_DELAY = args.max_delay_ms or (2000 if Q else 10000)
 IDLE_SECS = args.idle_seconds or (5.0 if Q else 10.0)
 MON_MSGS = args.monitor_messages if args.monitor_messages is not None else (1000 if Q else 2000)
 
@@ -351,7 +351,10 @@ def run_one(srv, name, argv0, scenario, flags, expect_s, monitor):
 # ---- report -------------------------------------------------------------------------------------
 def med(xs):
     xs = sorted(x for x in xs if x is not None)
-    return xs[len(xs) // 2] if xs else None
+    if not xs:
+        return None
+    h = len(xs) // 2
+    return xs[h] if len(xs) % 2 else (xs[h - 1] + xs[h]) / 2
 
 
 def fmt(xs, f="{:,.0f}"):
