@@ -330,7 +330,7 @@ def run_one(srv, name, argv0, scenario, flags, expect_s, monitor):
         per = res.get("completed") or res.get("messages") or 0
         res["redis"] = {
             "calls": total, "calls_per_msg": total / per if per else None,
-            "by_command": dict(sorted(d.items(), key=lambda kv: -kv[1])[:10]),
+            "by_command": dict(sorted(d.items(), key=lambda kv: -kv[1])),
             "cpu_s": round(m["cpu1"] - m["cpu0"], 4), "window_s": round(m["t1"] - m["t0"], 4),
         }
     if mon:
