@@ -115,6 +115,14 @@ void HeldDelivery::report_lost() noexcept {
 QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const QueueOptions& options)
     : name(std::move(n)), options_(options), store_(std::move(store)) {}
 
+std::unique_ptr<QueueWaiter> QueueState::waiter_if_subscribed() {
+  {
+    std::lock_guard g(mutex_);
+    if (!anchor_) return nullptr;
+  }
+  return store_->prepare_wait();
+}
+
 std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
   {
     std::lock_guard g(mutex_);
@@ -139,6 +147,33 @@ void QueueState::renew(std::span<LeaseCore* const> leases, std::vector<bool>& ow
     items.push_back({d.message.id, d.message.token});
   }
   owned = store_->renew(items, options_.lease);
+}
+
+QueueState::IdleTurn::~IdleTurn() {
+  if (leading_) got_message();  // gone: a follower leads next
+}
+
+bool QueueState::IdleTurn::lead(Clock::time_point deadline) {
+  if (leading_) return true;
+  std::unique_lock g(q_.mutex_);
+  if (!q_.led_) {
+    q_.led_ = leading_ = true;
+    return true;
+  }
+  const std::uint64_t seen = q_.handed_on_;
+  ++q_.followers_;
+  q_.idle_cv_.wait_until(g, deadline, [&] { return q_.handed_on_ != seen || !q_.led_; });
+  --q_.followers_;
+  return false;
+}
+
+void QueueState::IdleTurn::got_message() noexcept {
+  std::lock_guard g(q_.mutex_);
+  if (leading_) q_.led_ = leading_ = false;
+  if (q_.followers_ > 0) {
+    ++q_.handed_on_;
+    q_.idle_cv_.notify_one();
+  }
 }
 
 // ---- QueueRuntime ----
@@ -200,20 +235,38 @@ std::optional<QueueDelivery> Queue::take_json(milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   if (timeout < milliseconds(0)) throw QueueError(state_->name, "take()'s timeout is negative");
   const auto deadline = Clock::now() + timeout;
-  std::unique_ptr<detail::QueueWaiter> waiter;  // made after a first take found nothing
+  detail::QueueState& q = *state_;
+  // Made before the first take when this process already subscribed to the
+  // queue's wake-ups (no round trip then), else after a first take found
+  // nothing (a busy queue never subscribes).
+  std::unique_ptr<detail::QueueWaiter> waiter = q.waiter_if_subscribed();
+  detail::QueueState::IdleTurn turn(q);
   for (;;) {
     const auto sent = Clock::now();
-    detail::QueueTaken t = state_->store().take(state_->options().lease, detail::jitter());
-    if (t.message) return QueueDelivery(state_->hold(std::move(*t.message), sent));
+    detail::QueueTaken t = q.store().take(q.options().lease, detail::jitter());
+    if (t.message) {
+      turn.got_message();
+      return QueueDelivery(q.hold(std::move(*t.message), sent));
+    }
     const auto received = Clock::now();
     if (received >= deadline) return std::nullopt;
     if (!waiter) {
-      waiter = state_->prepare_wait();  // then look once more: an offer may have come in between
+      waiter = q.prepare_wait();  // then look once more: an offer may have come in between
       continue;
     }
+    if (!turn.lead(deadline)) continue;  // handed on to: look again
+    // Leading: wait for a wake-up (a new first message) or the first due
+    // time (a message, or a delivery lease to take back), by the store's clock.
     auto wake = deadline;
-    if (t.next_ms >= 0) wake = std::min(wake, received + milliseconds(std::max<std::int64_t>(0, t.next_ms - t.now_ms)));
-    waiter->wait_until(wake);
+    bool at_due = false;
+    if (t.next_ms >= 0) {
+      const auto due = received + milliseconds(std::max<std::int64_t>(0, t.next_ms - t.now_ms));
+      if (due < wake) {
+        wake = due;
+        at_due = true;
+      }
+    }
+    if (!waiter->wait_until(wake) && !at_due) return std::nullopt;  // the caller's deadline, and nothing came
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,10 +56,34 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   QueueStore& store() noexcept { return *store_; }
   std::atomic<std::uint64_t> leases_lost{0};
 
-  // A waiter made after the queue's own first one: its subscription is
-  // already confirmed, so this takes no round trip.
+  // A waiter on the queue's wake-ups. The first also subscribes this process
+  // (kept for the state's life), so later ones take no round trip.
   std::unique_ptr<QueueWaiter> prepare_wait();
+  // prepare_wait() once this process is subscribed, else null.
+  std::unique_ptr<QueueWaiter> waiter_if_subscribed();
   std::shared_ptr<HeldDelivery> hold(QueueMessage message, LeaseCore::Clock::time_point sent);
+
+  // The idle consumers of this queue in this process: one leads (waits on
+  // the store: a wake-up or the first due time), the others wait here, so a
+  // wake-up costs the process one take, not one per consumer. A consumer
+  // that got a message hands on to one follower, which looks at once (more
+  // may be due). RAII per take_json() call.
+  class IdleTurn {
+   public:
+    explicit IdleTurn(QueueState& q) noexcept : q_(q) {}
+    ~IdleTurn();
+    IdleTurn(const IdleTurn&) = delete;
+    IdleTurn& operator=(const IdleTurn&) = delete;
+    // True: this consumer leads (it waits on the store). False: it waited as
+    // a follower until handed on to (or the leader left, or `deadline`): look again.
+    bool lead(LeaseCore::Clock::time_point deadline);
+    // This consumer got a message: it stops leading and hands on to a follower.
+    void got_message() noexcept;
+
+   private:
+    QueueState& q_;
+    bool leading_ = false;
+  };
 
  private:
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
@@ -66,6 +91,11 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   std::shared_ptr<QueueStore> store_;
   std::mutex mutex_;
   std::unique_ptr<QueueWaiter> anchor_;  // keeps the wake subscription
+  // IdleTurn's state, under mutex_.
+  std::condition_variable idle_cv_;
+  bool led_ = false;
+  int followers_ = 0;
+  std::uint64_t handed_on_ = 0;
 };
 
 class WEAVE_API QueueRuntime {
