@@ -22,6 +22,9 @@
 //   │   │   │                  release=on_expiry lock still held
 //   │   │   └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
 //   │   └── DedupeMismatch     the key's earlier call had other arguments (match=)
+//   ├── StoredCallRejected     a stored call ([[delay]]) this build cannot run:
+//   │                          its signature changed, or its arguments do not
+//   │                          decode (never retryable: dead-letter it)
 //   ├── ReplyError             the server answered with an error (WRONGTYPE,
 //   │                          NOPERM, WRONGPASS...); retryable only for the
 //   │                          transient ones (LOADING, BUSY, TRYAGAIN...)
@@ -207,6 +210,17 @@ class WEAVE_API DeliveryLost : public QueueError {
   DeliveryLost(std::string queue, std::string_view id, const std::string& cause)
       : QueueError(queue, "weave: queue '" + queue + "': message '" + std::string(id) + "' is no longer held: " + cause,
                    false) {}
+};
+
+// A stored call ([[delay]]) that this build will not run, because it would
+// misread its arguments: it was stored by a build whose method had another
+// signature, or its JSON does not decode to the parameter types. Never
+// retryable: the same text is refused again; a worker dead-letters it with
+// what() as the reason. key() is the method's qualified name.
+class WEAVE_API StoredCallRejected : public Error {
+ public:
+  StoredCallRejected(std::string method, const std::string& why)
+      : Error(method, "weave: stored call of " + method + " rejected: " + why, false) {}
 };
 
 // `reply` is the server's error text; its first word is the code.

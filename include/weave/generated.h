@@ -7,6 +7,7 @@
 //   weave/generated/method_info.h  MethodInfo: one constant per woven method
 //   weave/generated/chain.h        run_chain, detached calls, retire_detached
 //   weave/generated/invoke.h       detail::invoke<R>(...): the body of a woven method
+//   weave/generated/stored_call.h  StoredCallCodec, run_stored_call: calls kept to run later
 #pragma once
 
 #include "weave/abi.h"
@@ -17,6 +18,7 @@
 #include "weave/generated/invoke.h"
 #include "weave/generated/method_info.h"
 #include "weave/generated/revision.h"
+#include "weave/generated/stored_call.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
 #include "weave/key.h"

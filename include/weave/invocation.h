@@ -67,6 +67,7 @@ class WEAVE_API ArgRef {
 
 struct MethodInfo;
 struct ResultCodec;
+struct StoredCallCodec;
 class Invocation;
 namespace detail {
 
@@ -94,6 +95,7 @@ class WEAVE_API Detached {
 
  private:
   friend Invocation;  // the enclosing namespace's
+  friend InvocationAccess;  // core makes one for a stored call too
   void run_with(void (*body)(Invocation&, void*), void* ctx);
   void release() noexcept;
   std::unique_ptr<DetachedCall> call_;
@@ -101,6 +103,7 @@ class WEAVE_API Detached {
   const void* chain_ = nullptr;
   std::size_t depth_ = 0;
   void* registry_ = nullptr;  // where the owner was counted
+  bool stored_ = false;       // re-made from a stored call (run_stored_call)
 };
 
 }  // namespace detail
@@ -123,6 +126,7 @@ class WEAVE_API Invocation {
   int line() const noexcept;
 
   std::size_t arg_count() const noexcept { return args_.size(); }
+  std::span<const ArgRef> args() const noexcept { return args_; }
   const ArgRef& arg(std::size_t i) const;
   std::string_view arg_name(std::size_t i) const;
 
@@ -166,6 +170,17 @@ class WEAVE_API Invocation {
   // or the object is being destroyed. This call goes on as before.
   detail::Detached detach();
 
+  // ---- calls kept to run later, perhaps elsewhere ([[delay]]) ----
+  // How this method's calls are stored (weave/generated/stored_call.h): its
+  // codec's encode(args()) is the call as JSON. Null unless one of its
+  // annotations stores calls (vocabulary "stores_call"; weavegen decides).
+  const StoredCallCodec* stored_call() const noexcept;
+  // True when this call is a stored one run by a worker
+  // (detail::run_stored_call): only the interceptors after the one that
+  // stored it run, then the method. The storing interceptor, should it see
+  // such a call, just proceeds.
+  bool replaying_stored_call() const noexcept { return stored_replay_; }
+
  private:
   friend struct detail::InvocationAccess;
   friend class detail::Detached;
@@ -181,6 +196,7 @@ class WEAVE_API Invocation {
   Annotation current_{empty_spec(), {}};
   bool target_done_ = false;
   const detail::DetachSource* detach_ = nullptr;
+  bool stored_replay_ = false;
   static const AnnotationSpec& empty_spec() noexcept;
   const void* prepared_untyped() const noexcept;
 };

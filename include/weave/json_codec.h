@@ -1,6 +1,8 @@
 // weave/json_codec.h — a woven method's result as JSON: the ResultCodec
 // (weave/result_codec.h) weavegen emits for methods whose annotations store
-// results, over nlohmann/json's to_json / from_json found by ADL.
+// results, over nlohmann/json's to_json / from_json found by ADL; and a
+// stored call's arguments (encode/decode_stored_args, for the
+// StoredCallCodec of weave/generated/stored_call.h).
 //
 //   struct Product { std::string id; int cents; };
 //   NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Product, id, cents)   // makes Product storable
@@ -16,12 +18,17 @@
 #include <concepts>
 #include <memory>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "weave/invocation.h"
 #include "weave/result_codec.h"
 
 namespace WEAVE_NAMESPACE {
@@ -126,6 +133,49 @@ constexpr ResultCodec make_result_codec(std::string_view type_name) {
         return value ? &*value : nullptr;
       },
   };
+}
+
+// ---- stored calls ([[delay]]: weave/generated/stored_call.h) ----
+// A stored call's arguments, A... being the parameter types without
+// references and cv, as one JSON array.
+template <class... A>
+std::string encode_stored_args(std::span<const ArgRef> args) {
+  static_assert((JsonStorable<A> && ...),
+                "weave: this method's calls are stored as JSON to run later ([[delay]]), but a parameter type has "
+                "no nlohmann/json conversion: declare to_json/from_json for it next to the type (e.g. "
+                "NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), and make it copyable. The type is named in the 'required "
+                "from' line below.");
+  if (args.size() != sizeof...(A))
+    throw UsageError("a stored call was given " + std::to_string(args.size()) + " arguments for " +
+                     std::to_string(sizeof...(A)) + " parameters");
+  nlohmann::json out = nlohmann::json::array();
+  std::size_t i = 0;
+  auto put = [&](const auto* value) {
+    if (!value)
+      throw UsageError("argument " + std::to_string(i) + " of a stored call is not of its parameter's type (" +
+                       args[i].type().name() + ")");
+    nlohmann::json j;
+    Stored<std::remove_cvref_t<decltype(*value)>>::to_json(j, *value);
+    out.push_back(std::move(j));
+    ++i;
+  };
+  (put(args[i].template get<A>()), ...);
+  (void)put;  // no parameters: never called
+  return out.dump();
+}
+
+// The arguments encode_stored_args wrote, decoded. Throws
+// nlohmann::json::exception, or std::invalid_argument when it is not an
+// array of one element per parameter.
+template <class... A>
+std::tuple<A...> decode_stored_args(std::string_view json) {
+  const nlohmann::json j = nlohmann::json::parse(json);
+  if (!j.is_array() || j.size() != sizeof...(A))
+    throw std::invalid_argument("expected a JSON array of " + std::to_string(sizeof...(A)) + " arguments, not " +
+                                std::string(j.type_name()) + (j.is_array() ? " of " + std::to_string(j.size()) : ""));
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::tuple<A...>{Stored<A>::from_json(j[I])...};
+  }(std::index_sequence_for<A...>{});
 }
 
 }  // namespace detail

@@ -22,6 +22,12 @@ struct InvocationAccess {
     inv.chain_ = &chain;
     inv.detach_ = detach;
   }
+  // `call` made a Detached that stands after interceptor `depth` - 1 of
+  // `chain` (1: after the first). Empty when the call's owner is being
+  // destroyed, or the process is exiting. `stored`: a stored call's replay
+  // (Invocation::replaying_stored_call()). In detached.cpp.
+  static Detached adopt(const MethodInfo& method, const void* chain, std::size_t depth,
+                        std::unique_ptr<DetachedCall> call, bool stored);
 };
 
 }  // namespace weave::detail

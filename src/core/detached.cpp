@@ -90,7 +90,12 @@ DetachedCall::~DetachedCall() = default;
 
 Detached::Detached() noexcept = default;
 Detached::Detached(Detached&& o) noexcept
-    : call_(std::move(o.call_)), method_(o.method_), chain_(o.chain_), depth_(o.depth_), registry_(o.registry_) {
+    : call_(std::move(o.call_)),
+      method_(o.method_),
+      chain_(o.chain_),
+      depth_(o.depth_),
+      registry_(o.registry_),
+      stored_(o.stored_) {
   o.registry_ = nullptr;
 }
 Detached& Detached::operator=(Detached&& o) noexcept {
@@ -101,6 +106,7 @@ Detached& Detached::operator=(Detached&& o) noexcept {
     chain_ = o.chain_;
     depth_ = o.depth_;
     registry_ = o.registry_;
+    stored_ = o.stored_;
     o.registry_ = nullptr;
   }
   return *this;
@@ -126,6 +132,7 @@ void Detached::run_with(void (*body)(Invocation&, void*), void* ctx) {
                  &call, call.result_slot());
   inv.chain_ = chain_;
   inv.depth_ = depth_;
+  inv.stored_replay_ = stored_;
   if (depth_ > 0) inv.current_ = Annotation(method_->annotations[depth_ - 1], call.rendered());
   struct Done {  // once: the copies go, and the owner's destructor may go on
     Detached& d;
@@ -136,24 +143,32 @@ void Detached::run_with(void (*body)(Invocation&, void*), void* ctx) {
 
 }  // namespace detail
 
-detail::Detached Invocation::detach() {
-  using namespace detail;
+namespace detail {
+
+Detached InvocationAccess::adopt(const MethodInfo& method, const void* chain, std::size_t depth,
+                                 std::unique_ptr<DetachedCall> call, bool stored) {
   Detached d;
-  if (!can_detach() || depth_ == 0) return d;
-  Background& b = background();
-  std::unique_ptr<DetachedCall> call = detach_->make(detach_->ctx);
   if (!call) return d;
   if (const void* owner = call->owner) {
+    Background& b = background();
     std::lock_guard lock(b.mutex);
     if (b.stopped || b.retiring.count(owner)) return d;  // being destroyed: no new calls on it
     ++b.in_flight[owner];
     d.registry_ = &b;
   }
   d.call_ = std::move(call);
-  d.method_ = method_;
-  d.chain_ = chain_;
-  d.depth_ = depth_;
+  d.method_ = &method;
+  d.chain_ = chain;
+  d.depth_ = depth;
+  d.stored_ = stored;
   return d;
+}
+
+}  // namespace detail
+
+detail::Detached Invocation::detach() {
+  if (!can_detach() || depth_ == 0) return {};
+  return detail::InvocationAccess::adopt(*method_, chain_, depth_, detach_->make(detach_->ctx), false);
 }
 
 namespace detail {

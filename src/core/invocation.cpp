@@ -103,6 +103,8 @@ void Invocation::proceed() {
   next->around(*this);
 }
 
+const StoredCallCodec* Invocation::stored_call() const noexcept { return method_->stored_call; }
+
 const ResultCodec* Invocation::result_codec() const noexcept { return result_slot_ ? method_->result : nullptr; }
 
 const void* Invocation::result() const noexcept {

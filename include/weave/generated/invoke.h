@@ -102,6 +102,12 @@ class DetachedCopy final : public DetachedCall {
   ResultSlot<R> slot_;
 };
 
+// The DetachedCall of `d` with copies of its arguments and of `rendered`.
+template <class R, class Fn, class... A>
+std::unique_ptr<DetachedCall> detached_copy(const Detachable<R, Fn, A...>& d, std::span<const std::string> rendered) {
+  return std::make_unique<DetachedCopy<R, Fn, A...>>(d, rendered);
+}
+
 template <class R, class Target, class OnSkip>
 R invoke(const MethodInfo& info, std::span<const ArgRef> args,
          std::span<const std::string> rendered, Target&& target, OnSkip&& on_skip,
@@ -138,7 +144,7 @@ R invoke(const MethodInfo& info, std::span<const ArgRef> args, std::span<const s
   } source{&copyable, rendered};
   const DetachSource detach{[](const void* p) -> std::unique_ptr<DetachedCall> {
                               const auto* s = static_cast<const Source*>(p);
-                              return std::make_unique<DetachedCopy<R, Fn, A...>>(*s->d, s->rendered);
+                              return detached_copy(*s->d, s->rendered);
                             },
                             &source};
   return invoke<R>(info, args, rendered, std::forward<Target>(target), std::forward<OnSkip>(on_skip), &detach);

@@ -12,6 +12,7 @@
 namespace WEAVE_NAMESPACE {
 
 struct ResultCodec;
+struct StoredCallCodec;
 
 // Static description of one woven method (one constant per method).
 struct WEAVE_API MethodInfo {
@@ -23,6 +24,9 @@ struct WEAVE_API MethodInfo {
   // How interceptors keep the result (weave/result_codec.h); set by weavegen
   // only when an annotation stores results.
   const ResultCodec* result = nullptr;
+  // How a worker re-makes a stored call (weave/generated/stored_call.h); set
+  // by weavegen only when an annotation stores calls ([[delay]]).
+  const StoredCallCodec* stored_call = nullptr;
 };
 
 }  // namespace weave
