@@ -5,6 +5,7 @@
 # declare, so the runtime's interceptors take them from the vocabulary
 # instead of restating them (annotations/ is the one source of each default):
 #   duration   inline constexpr std::chrono::milliseconds <arg>{<ms>};
+#   integer    inline constexpr std::int64_t <arg> = <n>;
 #   bool       inline constexpr bool <arg> = true|false;
 #   enum       inline constexpr std::string_view <arg>_values[] = {"a", "b"};
 #              inline constexpr std::size_t <arg> = <index of the default>;
@@ -37,7 +38,7 @@ function(weave_vocabulary_header header folder)
   list(SORT files)
   file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${folder}")
   set(out "// Generated from ${rel}/*.json by cmake/WeaveVocabulary.cmake: edit the vocabulary.\n")
-  string(APPEND out "#pragma once\n\n#include <chrono>\n#include <cstddef>\n#include <string_view>\n\n#include \"weave/abi.h\"\n")
+  string(APPEND out "#pragma once\n\n#include <chrono>\n#include <cstddef>\n#include <cstdint>\n#include <string_view>\n\n#include \"weave/abi.h\"\n")
   foreach(file IN LISTS files)
     if(NOT CMAKE_SCRIPT_MODE_FILE)
       set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${file}")
@@ -79,6 +80,8 @@ function(weave_vocabulary_header header folder)
         elseif(type STREQUAL "duration")
           weave_duration_ms("${default}" ms "${file}: ${arg}")
           string(APPEND out "inline constexpr std::chrono::milliseconds ${arg}{${ms}};  // ${default}\n")
+        elseif(type STREQUAL "integer")
+          string(APPEND out "inline constexpr std::int64_t ${arg} = ${default};\n")
         elseif(type STREQUAL "bool")
           if(default)
             string(APPEND out "inline constexpr bool ${arg} = true;\n")

@@ -58,6 +58,14 @@ TypeId ClangTypes::id(CXType t) {
 std::string ClangTypes::written(TypeId t) { return type_spelling(strip_ref(type(t))); }
 std::string ClangTypes::name(TypeId t) { return unqual_spelling(canonical(type(t))); }
 
+Passing ClangTypes::passing(TypeId t) {
+  if (t == 0) return Passing::value;
+  const CXType c = clang_getCanonicalType(type(t));
+  if (c.kind == CXType_RValueReference) return Passing::rvalue_reference;
+  if (c.kind != CXType_LValueReference) return Passing::value;
+  return clang_isConstQualifiedType(clang_getPointeeType(c)) ? Passing::const_reference : Passing::reference;
+}
+
 bool ClangTypes::copyable(TypeId t) {
   if (t == 0) return true;
   CXType cur = canonical(type(t));

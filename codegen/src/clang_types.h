@@ -25,6 +25,7 @@ class ClangTypes final : public TypeQuery {
   MemberLookup members(TypeId record, const std::string& name) override;
   bool formattable(TypeId t) override;
   bool copyable(TypeId t) override;
+  Passing passing(TypeId t) override;
 
   // Members named `name` of `record` and its bases. Implicit template
   // instantiations are searched through their template; `uncertain` is set

@@ -65,7 +65,24 @@ std::string data_prefix(const FunctionModel& f) { return "weave_m" + std::to_str
 
 int line_count(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
-void emit_static_data(std::string& out, const FunctionModel& f, const std::string& header) {
+// A stored call's codec (weave/generated/stored_call.h): its encode and
+// decode are members of the proxy (`proxy`), where the parameter types and
+// the object's members are in scope.
+void emit_stored_call_codec(std::string& out, const FunctionModel& f, const std::string& proxy) {
+  const std::string p = data_prefix(f);
+  const std::string id = std::to_string(f.id);
+  out += "constexpr ::weave::StoredCallCodec " + p + "stored{\n";
+  out += "    " + quote(f.signature) + ",\n";
+  out += "    ::weave::signature_hash(" + quote(f.signature) + "),\n";
+  out += "    /*annotation*/ " + std::to_string(f.stored_call_annotation) + ",\n";
+  out += "    &" + proxy + "::weave_encode_m" + id + ",\n";
+  out += "    [](void* weave_owner, ::std::string_view weave_json) -> ::std::unique_ptr<::weave::detail::DetachedCall> {\n";
+  out += "      return static_cast<" + proxy + "*>(weave_owner)->weave_decode_m" + id + "(weave_json);\n";
+  out += "    }};\n";
+}
+
+void emit_static_data(std::string& out, const FunctionModel& f, const std::string& header,
+                      const std::string& proxy = "") {
   const std::string p = data_prefix(f);
   out += "// " + f.qualified_name + "\n";
   for (std::size_t i = 0; i < f.annotations.size(); ++i) {
@@ -93,18 +110,27 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
   if (f.stores_result)
     out += "constexpr ::weave::ResultCodec " + p + "codec = ::weave::detail::make_result_codec<" + f.ret_qualified +
            ">(" + quote(f.ret) + ");\n";
+  if (f.stores_call) emit_stored_call_codec(out, f, proxy);
+  std::string codecs;
+  if (f.stores_result || f.stores_call) codecs += f.stores_result ? ", &" + p + "codec" : ", nullptr";
+  if (f.stores_call) codecs += ", &" + p + "stored";
   out += "constexpr ::weave::MethodInfo " + p + "info{" + quote(f.qualified_name) + ", " + quote(header) + ", " +
          std::to_string(f.decl_line) + ", " + p + "annotations, " + (f.params.empty() ? "{}" : p + "params") +
-         (f.stores_result ? ", &" + p + "codec" : "") + "};\n\n";
+         codecs + "};\n\n";
 }
 
-bool any_stores_result(const Model& m) {
+// Results or calls kept as JSON: the source includes weave/json_codec.h.
+bool any_json(const Model& m) {
   for (const auto& c : m.classes)
     for (const auto& f : c.methods)
-      if (f.stores_result) return true;
+      if (f.stores_result || f.stores_call) return true;
   for (const auto& f : m.functions)
     if (f.stores_result) return true;
   return false;
+}
+
+bool class_stores_calls(const ClassModel& c) {
+  return std::any_of(c.methods.begin(), c.methods.end(), [](const FunctionModel& f) { return f.stores_call; });
 }
 
 // How a member function reaches the real object: the base class of a
@@ -154,6 +180,29 @@ std::string detachable(const FunctionModel& f, bool decorator) {
          " { return " + call + "; }" + (args.empty() ? "" : ", " + args) + ")";
 }
 
+// `std::string weave_rendered[N]` filled from the key templates, each under a
+// #line naming the annotation's line in the header (a compile error in a
+// placeholder points there). Returns how to pass them as a span.
+std::string emit_render(std::string& out, const FunctionModel& f, const std::string& header,
+                        const std::string& source_path) {
+  if (f.slots.empty()) return "::std::span<const ::std::string>{}";
+  out += "  ::std::string weave_rendered[" + std::to_string(f.slots.size()) + "];\n";
+  for (std::size_t i = 0; i < f.slots.size(); ++i) {
+    const auto& s = f.slots[i];
+    const std::string slot = "weave_rendered[" + std::to_string(i) + "]";
+    out += "#line " + std::to_string(s.line) + " " + quote(header) + "\n";
+    std::string stmt = " ";
+    for (const auto& part : s.parts) {
+      if (part.expr) stmt += " ::weave::append_key(" + slot + ", " + part.text + ");";
+      else stmt += " " + slot + " += " + quote(part.text) + ";";
+    }
+    out += stmt + "\n";
+    // The directive's own line is line_count+1; the next line gets +2.
+    out += "#line " + std::to_string(line_count(out) + 2) + " " + quote(source_path) + "\n";
+  }
+  return "weave_rendered";
+}
+
 void emit_body(std::string& out, const FunctionModel& f, const std::string& header, const std::string& source_path,
                bool decorator) {
   const std::string p = data_prefix(f);
@@ -166,24 +215,7 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
     out += "};\n";
     args = "weave_args";
   }
-  std::string rendered = "::std::span<const ::std::string>{}";
-  if (!f.slots.empty()) {
-    out += "  ::std::string weave_rendered[" + std::to_string(f.slots.size()) + "];\n";
-    rendered = "weave_rendered";
-    for (std::size_t i = 0; i < f.slots.size(); ++i) {
-      const auto& s = f.slots[i];
-      const std::string slot = "weave_rendered[" + std::to_string(i) + "]";
-      out += "#line " + std::to_string(s.line) + " " + quote(header) + "\n";
-      std::string stmt = " ";
-      for (const auto& part : s.parts) {
-        if (part.expr) stmt += " ::weave::append_key(" + slot + ", " + part.text + ");";
-        else stmt += " " + slot + " += " + quote(part.text) + ";";
-      }
-      out += stmt + "\n";
-      // The directive's own line is line_count+1; the next line gets +2.
-      out += "#line " + std::to_string(line_count(out) + 2) + " " + quote(source_path) + "\n";
-    }
-  }
+  const std::string rendered = emit_render(out, f, header, source_path);
   const std::string R = f.ret;
   std::string call;
   if (f.member) {
@@ -210,6 +242,66 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
   if (f.detaches) out += "      " + on_skip + ",\n      " + detachable(f, decorator) + ");\n";
   else out += "      " + on_skip + ");\n";
   out += "}\n\n";
+}
+
+// The parameter types without references and cv, as the proxy spells them.
+std::string stored_types(const FunctionModel& f) {
+  std::string r;
+  for (std::size_t i = 0; i < f.params.size(); ++i)
+    r += (i ? ", " : "") + std::string("::std::remove_cvref_t<") + f.params[i].type + ">";
+  return r;
+}
+
+// The proxy's members behind a StoredCallCodec: encode the call's
+// arguments; decode them into copies, render the key templates from them,
+// and re-make the call on this object (detachable, as a background reload).
+void emit_stored_call_members(std::string& out, const FunctionModel& f, const std::string& proxy,
+                              const std::string& header, const std::string& source_path, bool decorator) {
+  const std::string id = std::to_string(f.id);
+  out += "::std::string " + proxy + "::weave_encode_m" + id + "(::std::span<const ::weave::ArgRef> weave_args) {\n";
+  out += "  return ::weave::detail::encode_stored_args<" + stored_types(f) + ">(weave_args);\n}\n\n";
+  out += "::std::unique_ptr<::weave::detail::DetachedCall> " + proxy + "::weave_decode_m" + id +
+         "(::std::string_view weave_json) {\n";
+  const std::string decoded = "::weave::detail::decode_stored_args<" + stored_types(f) + ">(weave_json)";
+  if (f.params.empty()) {
+    out += "  (void)" + decoded + ";\n";
+  } else {
+    out += "  auto weave_copies = " + decoded + ";\n  auto& [";
+    for (std::size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + f.params[i].name;
+    out += "] = weave_copies;\n";
+  }
+  const std::string rendered = emit_render(out, f, header, source_path);
+  out += "  return ::weave::detail::detached_copy(" + detachable(f, decorator) + ", " + rendered + ");\n}\n\n";
+}
+
+// `weave_stored_methods()`: the MethodInfo of every method whose calls are stored.
+void emit_stored_methods(std::string& out, const ClassModel& c) {
+  out += "::std::span<const ::weave::MethodInfo* const> " + c.proxy_name + "::weave_stored_methods() noexcept {\n";
+  out += "  static constexpr const ::weave::MethodInfo* weave_methods[] = {";
+  bool first = true;
+  for (const auto& f : c.methods)
+    if (f.stores_call) {
+      out += (first ? "" : ", ") + std::string("&::") + data_prefix(f) + "info";
+      first = false;
+    }
+  out += "};\n  return weave_methods;\n}\n\n";
+}
+
+// In the proxy class: what a worker finds the stored-call methods by
+// (weave::stored_calls_of) and the members their codecs call.
+std::string stored_call_declarations(const ClassModel& c) {
+  if (!class_stores_calls(c)) return "";
+  std::string out = "  // Calls kept to run later (weave/generated/stored_call.h).\n";
+  out += "  using weave_proxy = " + c.proxy_name + ";\n";
+  out += "  static ::std::span<const ::weave::MethodInfo* const> weave_stored_methods() noexcept;\n";
+  for (const auto& f : c.methods) {
+    if (!f.stores_call) continue;
+    const std::string id = std::to_string(f.id);
+    out += "  static ::std::string weave_encode_m" + id + "(::std::span<const ::weave::ArgRef> weave_args);\n";
+    out += "  ::std::unique_ptr<::weave::detail::DetachedCall> weave_decode_m" + id +
+           "(::std::string_view weave_json);\n";
+  }
+  return out;
 }
 
 std::string proxy_qualified(const ClassModel& c) {
@@ -240,6 +332,7 @@ void emit_decorator(std::string& out, const ClassModel& c) {
     else out += ";";
     out += "\n";
   }
+  out += stored_call_declarations(c);
   out += "\n private:\n  " + ptr + " weave_target_;\n};\n\n";
   out += close_ns(c.ns);
   out += "\ntemplate <>\nstruct weave::decorator_traits<" + c.qualified + "> {\n";
@@ -275,9 +368,10 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
     out += " public:\n";
     out += "  using weave_base = " + c.qualified + ";\n";
     out += "  using " + c.qualified + "::" + c.ctor_name + ";\n";
-    if (class_detaches(c)) {
-      // Background reloads run on this object: its destructor waits for them
-      // (and refuses new ones) before the base is destroyed. Declaring it
+    if (class_detaches(c) || class_stores_calls(c)) {
+      // Background reloads and stored calls run on this object: its
+      // destructor waits for them (and refuses new ones) before the base is
+      // destroyed. Declaring it
       // would drop the implicit moves, so the special members are spelled out.
       const std::string& p = c.proxy_name;
       out += "  " + p + "() = default;\n";
@@ -302,6 +396,7 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
       if (prot) out += "\n protected:\n";
       out += section;
     }
+    if (class_stores_calls(c)) out += "\n public:\n" + stored_call_declarations(c);
     out += "};\n\n";
     out += close_ns(c.ns);
     out += "\ntemplate <>\nstruct weave::woven_traits<" + c.qualified + "> {\n";
@@ -320,11 +415,11 @@ std::string emit_source(const Model& m, const EmitOptions& o) {
   out += "// Generated by weavegen from " + o.display_path + "; do not edit.\n";
   out += "#include " + quote(o.header_from_source) + "\n\n";
   out += "#include <optional>\n#include <span>\n#include <string>\n#include <string_view>\n#include <utility>\n\n";
-  if (any_stores_result(m)) out += "#include <weave/json_codec.h>\n\n";
+  if (any_json(m)) out += "#include <weave/json_codec.h>\n\n";
   out += "namespace {\n\n";
   for (const auto& c : m.classes)
     for (const auto& f : c.methods)
-      if (!f.annotations.empty()) emit_static_data(out, f, o.display_path);
+      if (!f.annotations.empty()) emit_static_data(out, f, o.display_path, proxy_qualified(c));
   for (const auto& f : m.functions) emit_static_data(out, f, o.display_path);
   out += "}  // namespace\n\n";
   for (const auto& c : m.classes) {
@@ -333,7 +428,9 @@ std::string emit_source(const Model& m, const EmitOptions& o) {
       if (f.annotations.empty()) continue;  // a decorator's forwarder, defined in the header
       out += declaration(f, c.proxy_name + "::" + f.name, false) + "\n";
       emit_body(out, f, o.display_path, o.source_path, c.decorator);
+      if (f.stores_call) emit_stored_call_members(out, f, c.proxy_name, o.display_path, o.source_path, c.decorator);
     }
+    if (class_stores_calls(c)) emit_stored_methods(out, c);
     out += close_ns(c.ns) + "\n";
   }
   for (const auto& f : m.functions) {

@@ -28,6 +28,7 @@ struct AnnotationModel {
   int order = 0;
   int line = 0, col = 0;
   std::vector<ArgEmit> args;
+  bool stores_call = false;  // vocabulary "stores_call" (delay)
 };
 
 // One rendered key template: literal parts and C++ expressions, appended in order.
@@ -58,6 +59,13 @@ struct FunctionModel {
   // (vocabulary "detaches": cache's refresh_after): the proxy emits how to
   // copy the call (weave::detail::detachable, Invocation::detach).
   bool detaches = false;
+  // An annotation keeps the call as JSON for a worker to run later
+  // (vocabulary "stores_call": delay): the proxy emits a StoredCallCodec
+  // (weave/generated/stored_call.h) over `signature`, the one that stores it
+  // being annotations[stored_call_annotation].
+  bool stores_call = false;
+  std::string signature;  // "void shop::Orders::cancel(const std::basic_string<char>&)"
+  int stored_call_annotation = -1;
   bool is_const = false, is_static = false, is_virtual = false, is_protected = false;
   std::string ref_qualifier;   // "", "&", "&&"
   bool is_noexcept = false;    // really noexcept (noexcept(false) is not)

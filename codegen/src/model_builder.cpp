@@ -40,6 +40,24 @@ CXCursor base_class(CXCursor specifier) {
   return clang_getTypeDeclaration(clang_getCanonicalType(clang_getCursorType(specifier)));
 }
 
+// What a stored call's signature hash is taken over: the qualified name and
+// the parameter types after aliases ("void shop::Orders::cancel(const
+// std::basic_string<char>&)"), spelled by libclang alike for every compiler
+// that later builds the proxy.
+std::string stored_call_signature(CXCursor fn, const std::string& qualified_name) {
+  auto tight = [](std::string s) {
+    for (const char* gap : {" &", " *"})
+      for (std::size_t at; (at = s.find(gap)) != std::string::npos;) s.erase(at, 1);
+    return s;
+  };
+  std::string sig = tight(type_spelling(clang_getCanonicalType(clang_getResultType(clang_getCursorType(fn))))) + " " +
+                    qualified_name + "(";
+  for (int i = 0, n = clang_Cursor_getNumArguments(fn); i < n; ++i)
+    sig += (i ? ", " : "") + tight(type_spelling(clang_getCanonicalType(
+                                 clang_getCursorType(clang_Cursor_getArgument(fn, static_cast<unsigned>(i))))));
+  return sig + ")";
+}
+
 }  // namespace
 
 // Why `c` cannot be woven ("" when it can).
@@ -456,6 +474,11 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
   std::stable_sort(list.begin(), list.end(),
                    [](const AnnotationModel& a, const AnnotationModel& b) { return a.order < b.order; });
   f.annotations = std::move(list);
+  if (f.stores_call) {
+    for (std::size_t i = 0; i < f.annotations.size(); ++i)
+      if (f.annotations[i].stores_call) f.stored_call_annotation = static_cast<int>(i);
+    f.signature = stored_call_signature(c, f.qualified_name);
+  }
   if (member && cls->decorator && !f.is_static) annotated_[cls->usr].insert(signature_key(c));
   if (member) cls->methods.push_back(std::move(f));
   else model_.functions.push_back(std::move(f));

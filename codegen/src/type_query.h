@@ -15,6 +15,9 @@ using TypeId = std::uint32_t;
 
 enum class TypeShape { unknown, pointer, record, other };  // references and cv stripped
 
+// How a parameter of a type receives its argument (after aliases).
+enum class Passing { value, const_reference, reference, rvalue_reference };
+
 struct MemberInfo {
   enum Kind { field, method } kind = field;
   enum Access { public_, protected_, private_ } access = public_;
@@ -47,6 +50,7 @@ class TypeQuery {
   // deleted copy constructor, or a move constructor and no copy one); the
   // generated code's static_assert catches the rest.
   virtual bool copyable(TypeId) { return true; }
+  virtual Passing passing(TypeId) { return Passing::value; }
 };
 
 }  // namespace weavegen

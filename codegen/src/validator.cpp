@@ -96,6 +96,7 @@ class Validator {
   void check_at_most();
   void check_stores_result();
   void check_detaches();
+  void check_stores_call();
   void warn_throwing_values();
 
   std::string effective(const std::string& name) const;
@@ -323,6 +324,7 @@ bool Validator::run() {
   check_at_most();
   check_stores_result();
   check_detaches();
+  check_stores_call();
   warn_throwing_values();
   return ok_;
 }
@@ -593,6 +595,10 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       if (!end || *end)
         return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects an integer, not '" + v.text + "'",
                      v.length);
+      if (d.min && n < *d.min)
+        return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at least " +
+                                std::to_string(*d.min) + ", not " + v.text,
+                     v.length);
       code = "::weave::ArgValue::of_integer(" + std::to_string(n) + ")";
       break;
     }
@@ -741,6 +747,50 @@ void Validator::check_detaches() {
             len);
     }
     f_.detaches = true;
+  }
+}
+
+// A call kept as JSON for a worker to run later, perhaps in another process
+// ("stores_call": delay): the caller gets no result, and every argument must
+// be a value the stored copy can stand for.
+void Validator::check_stores_call() {
+  if (!def_.stores_call) return;
+  const int len = static_cast<int>(raw_.name.size());
+  auto refuse = [&](const std::string& why) { error(raw_.loc, why, len); };
+  const std::string stores = "'" + raw_.name + "' stores the call of '" + f_.qualified_name + "' to run it later";
+  if (f_.stores_call) return refuse(stores + ", but another of its annotations stores it already; keep one");
+  if (!facts_.member || facts_.is_static)
+    refuse(stores + " on the object a worker serves, but it is a " +
+           (facts_.member ? "static method" : "free function") + ", which has none; make it a non-static method");
+  if (!f_.ret_void) refuse(stores + ", so its caller gets no result: it must return void, not '" + f_.ret + "'");
+  for (std::size_t i = 0; i < f_.params.size() && i < facts_.param_types.size(); ++i) {
+    const TypeId t = facts_.param_types[i];
+    const std::string param = stores + ", but parameter '" + f_.params[i].name + "' ";
+    const std::string name = types_.name(t);
+    const bool view = name.rfind("std::basic_string_view<", 0) == 0 || name.rfind("std::span<", 0) == 0;
+    switch (types_.passing(t)) {
+      case Passing::reference:
+        refuse(param + "is '" + types_.written(t) + " &', a non-const reference: writes through it would reach the "
+               "stored copy, never the caller; pass it by value or const reference");
+        continue;
+      case Passing::rvalue_reference:
+        refuse(param + "is '" + types_.written(t) + " &&', an rvalue reference: a stored call passes a copy; "
+               "take it by value or const reference");
+        continue;
+      default: break;
+    }
+    if (types_.shape(t) == TypeShape::pointer)
+      refuse(param + "is '" + types_.written(t) + "', a pointer: what it points to is not stored, and the address "
+             "means nothing when the call runs later, perhaps in another process; pass the value");
+    else if (view)
+      refuse(param + "is '" + types_.written(t) + "', a view: what it views may be gone when the call runs; pass "
+             "an owning type (std::string, std::vector)");
+    else if (!types_.copyable(t))
+      refuse(param + "has type '" + name + "', which cannot be copied; a stored call keeps copies of its arguments");
+  }
+  if (ok_) {
+    f_.stores_call = true;
+    result_.model.stores_call = true;
   }
 }
 

@@ -93,6 +93,8 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
     def.doc = j.value("doc", "");
     if (j.contains("synchronous") && !j["synchronous"].is_boolean()) return fail("\"synchronous\" must be true or false");
     def.synchronous = j.value("synchronous", false);
+    if (j.contains("stores_call") && !j["stores_call"].is_boolean()) return fail("\"stores_call\" must be true or false");
+    def.stores_call = j.value("stores_call", false);
     if (def.name.empty() || !(std::isalpha(static_cast<unsigned char>(def.name[0])) || def.name[0] == '_'))
       return fail("annotation name must be an identifier");
     if (defs_.count(def.name))
@@ -123,6 +125,11 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
         if (!a["at_most"].is_string()) return fail("argument '" + d.name + "': \"at_most\" must name another argument");
         d.at_most = a["at_most"].get<std::string>();
       }
+      if (a.contains("min")) {
+        if (d.type != ArgType::integer || !a["min"].is_number_integer())
+          return fail("argument '" + d.name + "': \"min\" needs an integer argument and an integer bound");
+        d.min = a["min"].get<long long>();
+      }
       if (a.contains("detaches")) {
         if (!a["detaches"].is_boolean()) return fail("argument '" + d.name + "': \"detaches\" must be true or false");
         d.detaches = a["detaches"].get<bool>();
@@ -143,6 +150,9 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
           d.throwing_values[value] = what.get<std::string>();
         }
       }
+      if (d.min && d.default_value && d.default_value->is_number_integer() &&
+          d.default_value->get<long long>() < *d.min)
+        return fail("argument '" + d.name + "': its default is less than its \"min\"");
       if (d.name == "order") return fail("'order' is implicit and cannot be redefined");
       if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
       def.args.push_back(std::move(d));

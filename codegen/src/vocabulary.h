@@ -37,6 +37,8 @@ struct ArgDef {
   // duration: at most the value (written or default) of this other duration
   // argument of the annotation (e.g. local_ttl <= ttl).
   std::string at_most;
+  // integer: the least value it may have (retries=-1 means nothing).
+  std::optional<long long> min;
   // When the annotation has this argument (written or by default), its
   // interceptor may run the call again later, detached from the caller, from
   // copies of the arguments (cache's refresh_after): every parameter must be
@@ -65,6 +67,14 @@ struct AnnotationDef {
   bool stores_result = false;
   std::string stores_result_arg;
   std::vector<std::string> stores_result_values;
+  // It keeps the call itself (its arguments as JSON) and returns at once; a
+  // worker later runs the interceptors after it, then the method, perhaps in
+  // another process (delay). The method must return void and be a
+  // non-static member; every parameter a value or const reference of a
+  // copyable type (no pointer, view, non-const or rvalue reference), whose
+  // JSON conversion the compiler checks; weavegen emits a StoredCallCodec
+  // (weave/generated/stored_call.h). One such annotation per method.
+  bool stores_call = false;
   std::vector<ArgDef> args;
   const ArgDef* find(const std::string& arg) const;
 };

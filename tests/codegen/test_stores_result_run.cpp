@@ -11,23 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog.weave.h"
+#include "registered_interceptor.h"
 #include "weave/result_codec.h"
-
-namespace {
-
-struct Registered {
-  Registered(std::string name, std::function<void(weave::Invocation&)> f) : name_(std::move(name)) {
-    weave::InterceptorRegistry::global().add(name_, std::move(f));
-  }
-  ~Registered() { weave::InterceptorRegistry::global().remove(name_); }
-  Registered(const Registered&) = delete;
-  Registered& operator=(const Registered&) = delete;
-
- private:
-  std::string name_;
-};
-
-}  // namespace
 
 TEST_CASE("stores_result: an interceptor named cache encodes a woven method's result through its codec",
           "[codegen][stores_result]") {
