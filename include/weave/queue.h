@@ -31,6 +31,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,7 @@ namespace WEAVE_NAMESPACE {
 namespace detail {
 class HeldDelivery;
 class QueueState;
+struct QueueAccess;  // src/queue/queue.cpp: makes deliveries
 }  // namespace detail
 
 struct WEAVE_API QueueOptions {
@@ -143,12 +145,15 @@ class WEAVE_API QueueDelivery {
   bool fail(std::string_view reason);
   // Dead now, with `reason`, whatever its retries.
   void dead(std::string_view reason);
-
- protected:
-  friend class Queue;
-  explicit QueueDelivery(std::shared_ptr<detail::HeldDelivery> held) noexcept;
+  // ack(), then the next message of the queue as take_json(timeout, stop)
+  // gives it, the ack and the first take in one round trip: a worker's
+  // usual step. A refused ack does not throw here (the next message would
+  // be lost with it): lease().lost() and lease().lost_cause() tell.
+  std::optional<QueueDelivery> ack_and_take(std::chrono::milliseconds timeout, std::stop_token stop = {});
 
  private:
+  friend struct detail::QueueAccess;
+  explicit QueueDelivery(std::shared_ptr<detail::HeldDelivery> held) noexcept;
   std::shared_ptr<detail::HeldDelivery> held_;
 };
 
@@ -164,8 +169,10 @@ class WEAVE_API Queue {
   // Returns the message id. Throws QueueError (bad id, delay, payload size).
   std::string offer_json(std::string_view json, std::chrono::milliseconds delay, const OfferOptions& options = {});
   // The first due message, waiting for one up to `timeout` (woken by the
-  // store at the due time or by a new earlier message; never polling).
-  std::optional<QueueDelivery> take_json(std::chrono::milliseconds timeout);
+  // store at the due time or by a new earlier message; never polling), or
+  // until `stop` is requested. Consumers of one queue in a process take
+  // turns waiting on the store: one wake-up costs the process one request.
+  std::optional<QueueDelivery> take_json(std::chrono::milliseconds timeout, std::stop_token stop = {});
   // Removes the message whatever its state; false when there was none.
   bool cancel(std::string_view id);
   // A scheduled message now due in `delay`; false when absent, in flight or dead.
@@ -209,11 +216,11 @@ class DelayQueue {
     return queue_.offer_json(json, delay, options);
   }
 
-  std::optional<Delivery<T>> take(std::chrono::milliseconds timeout) {
+  std::optional<Delivery<T>> take(std::chrono::milliseconds timeout, std::stop_token stop = {}) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      std::optional<QueueDelivery> d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)));
+      std::optional<QueueDelivery> d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)), stop);
       if (!d) return std::nullopt;
       try {
         T value = nlohmann::json::parse(d->payload()).template get<T>();

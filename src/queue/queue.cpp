@@ -153,18 +153,31 @@ QueueState::IdleTurn::~IdleTurn() {
   if (leading_) got_message();  // gone: a follower leads next
 }
 
-bool QueueState::IdleTurn::lead(Clock::time_point deadline) {
-  if (leading_) return true;
+QueueState::IdleTurn::Next QueueState::IdleTurn::lead(Clock::time_point deadline) {
+  if (leading_) return Next::lead;
   std::unique_lock g(q_.mutex_);
   if (!q_.led_) {
     q_.led_ = leading_ = true;
-    return true;
+    return Next::lead;
   }
   const std::uint64_t seen = q_.handed_on_;
   ++q_.followers_;
-  q_.idle_cv_.wait_until(g, deadline, [&] { return q_.handed_on_ != seen || !q_.led_; });
+  const bool woken = q_.idle_cv_.wait_until(g, deadline, [&] { return q_.handed_on_ != seen || !q_.led_; });
   --q_.followers_;
-  return false;
+  return woken ? Next::look : Next::timed_out;
+}
+
+void QueueState::interrupt() {
+  {
+    std::lock_guard g(mutex_);
+    ++handed_on_;
+    idle_cv_.notify_all();
+  }
+  try {
+    store_->wake();
+  } catch (const std::exception&) {
+    // The store is unreachable: the leader sees its deadline (or the stop) when it next looks.
+  }
 }
 
 void QueueState::IdleTurn::got_message() noexcept {
@@ -197,6 +210,12 @@ void configure_queues(QueueOptions options) {
   if (!options.url.empty()) detail::schemes().check(options.url);
   detail::queue_runtime_slot().configure(std::move(options));
 }
+
+namespace detail {
+struct QueueAccess {
+  static QueueDelivery delivery(std::shared_ptr<HeldDelivery> held) { return QueueDelivery(std::move(held)); }
+};
+}  // namespace detail
 
 // ---- Queue ----
 
@@ -231,30 +250,64 @@ std::string Queue::offer_json(std::string_view json, milliseconds delay, const O
   return id;
 }
 
-std::optional<QueueDelivery> Queue::take_json(milliseconds timeout) {
+namespace {
+
+// Where a settle left its delivery: the store's answer recorded on the lease
+// (a refusal marks it lost and reports it once). Returns the answer.
+detail::Settled finish_settle(detail::HeldDelivery& d, detail::Settled r) {
+  d.settled = true;
+  if (r == detail::Settled::taken_back || r == detail::Settled::gone) {
+    d.record_lost(r == detail::Settled::gone ? "it was cancelled" : detail::kTakenBack);
+    d.report_lost_once();
+  }
+  d.drop_hold();
+  return r;
+}
+
+void begin_settle(detail::HeldDelivery& d) {
+  if (d.settled) throw UsageError("queue '" + d.queue->name + "': message '" + d.message.id + "' was settled already");
+  d.settle();  // renewals stop: the store's answer to this settle decides
+}
+
+// take_json(), after settling `done` (an ack) in the same first round trip when given.
+std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelivery* done, milliseconds timeout,
+                                       std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
-  if (timeout < milliseconds(0)) throw QueueError(state_->name, "take()'s timeout is negative");
+  if (timeout < milliseconds(0)) throw QueueError(q.name, "take()'s timeout is negative");
   const auto deadline = Clock::now() + timeout;
-  detail::QueueState& q = *state_;
   // Made before the first take when this process already subscribed to the
   // queue's wake-ups (no round trip then), else after a first take found
   // nothing (a busy queue never subscribes).
   std::unique_ptr<detail::QueueWaiter> waiter = q.waiter_if_subscribed();
   detail::QueueState::IdleTurn turn(q);
+  const std::stop_callback on_stop(stop, [&q] { q.interrupt(); });
   for (;;) {
     const auto sent = Clock::now();
-    detail::QueueTaken t = q.store().take(q.options().lease, detail::jitter());
+    detail::QueueTaken t;
+    if (done) {
+      begin_settle(*done);
+      auto both = q.store().settle_and_take(done->message.id, done->message.token, detail::SettleAction::ack,
+                                            milliseconds(0), {}, detail::jitter(), q.options().lease);
+      finish_settle(*done, both.settled);
+      done = nullptr;
+      t = std::move(both.taken);
+    } else {
+      if (stop.stop_requested()) return std::nullopt;
+      t = q.store().take(q.options().lease, detail::jitter());
+    }
     if (t.message) {
       turn.got_message();
-      return QueueDelivery(q.hold(std::move(*t.message), sent));
+      return detail::QueueAccess::delivery(q.hold(std::move(*t.message), sent));
     }
     const auto received = Clock::now();
-    if (received >= deadline) return std::nullopt;
+    if (received >= deadline || stop.stop_requested()) return std::nullopt;
     if (!waiter) {
       waiter = q.prepare_wait();  // then look once more: an offer may have come in between
       continue;
     }
-    if (!turn.lead(deadline)) continue;  // handed on to: look again
+    const auto next = turn.lead(deadline);
+    if (next == detail::QueueState::IdleTurn::Next::timed_out) return std::nullopt;
+    if (next == detail::QueueState::IdleTurn::Next::look) continue;  // handed on to
     // Leading: wait for a wake-up (a new first message) or the first due
     // time (a message, or a delivery lease to take back), by the store's clock.
     auto wake = deadline;
@@ -268,6 +321,13 @@ std::optional<QueueDelivery> Queue::take_json(milliseconds timeout) {
     }
     if (!waiter->wait_until(wake) && !at_due) return std::nullopt;  // the caller's deadline, and nothing came
   }
+}
+
+}  // namespace
+
+std::optional<QueueDelivery> Queue::take_json(milliseconds timeout, std::stop_token stop) {
+  if (stop.stop_requested()) return std::nullopt;
+  return take_from(*state_, nullptr, timeout, stop);
 }
 
 bool Queue::cancel(std::string_view id) {
@@ -348,20 +408,12 @@ namespace {
 
 detail::Settled settle(detail::HeldDelivery& d, detail::SettleAction action, milliseconds delay,
                        std::string_view reason) {
-  if (d.settled) throw UsageError("queue '" + d.queue->name + "': message '" + d.message.id + "' was settled already");
+  begin_settle(d);
   if (reason.size() > 4096) reason = reason.substr(0, 4096);  // an error text, not a payload
-  d.settle();  // renewals stop: this call's answer decides
-  const detail::Settled r =
-      d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter());
-  d.settled = true;
-  if (r == detail::Settled::taken_back || r == detail::Settled::gone) {
-    const std::string cause = r == detail::Settled::gone ? "it was cancelled" : detail::kTakenBack;
-    d.record_lost(cause, /*even_if_released=*/false);
-    d.report_lost_once();
-    d.drop_hold();
-    throw DeliveryLost(d.queue->name, d.message.id, cause);
-  }
-  d.drop_hold();
+  const detail::Settled r = finish_settle(
+      d, d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter()));
+  if (r == detail::Settled::taken_back || r == detail::Settled::gone)
+    throw DeliveryLost(d.queue->name, d.message.id, d.cause());
   return r;
 }
 
@@ -380,5 +432,9 @@ bool QueueDelivery::fail(std::string_view reason) {
 }
 
 void QueueDelivery::dead(std::string_view reason) { settle(*held_, detail::SettleAction::dead, milliseconds(0), reason); }
+
+std::optional<QueueDelivery> QueueDelivery::ack_and_take(milliseconds timeout, std::stop_token stop) {
+  return take_from(*held_->queue, held_.get(), timeout, stop);
+}
 
 }  // namespace weave

@@ -50,6 +50,24 @@ class MemQueue final : public QueueStore {
 
   QueueTaken take(milliseconds lease, double jitter) override {
     std::lock_guard g(mutex_);
+    return take_locked(lease, jitter);
+  }
+
+  Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
+                 std::string_view reason, double jitter) override {
+    std::lock_guard g(mutex_);
+    return settle_locked(id, token, action, delay, reason, jitter);
+  }
+
+  SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
+                                  std::string_view reason, double jitter, milliseconds lease) override {
+    std::lock_guard g(mutex_);
+    const Settled settled = settle_locked(id, token, action, delay, reason, jitter);
+    return {settled, take_locked(lease, jitter)};
+  }
+
+ private:
+  QueueTaken take_locked(milliseconds lease, double jitter) {
     const std::int64_t now = now_ms();
     reclaim(now, jitter);
     QueueTaken out;
@@ -71,9 +89,8 @@ class MemQueue final : public QueueStore {
     return out;
   }
 
-  Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
-                 std::string_view reason, double jitter) override {
-    std::lock_guard g(mutex_);
+  Settled settle_locked(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
+                        std::string_view reason, double jitter) {
     auto it = messages_.find(id);
     if (it == messages_.end()) return Settled::gone;
     Message& m = it->second;
@@ -97,6 +114,8 @@ class MemQueue final : public QueueStore {
     return Settled::gone;
   }
 
+
+ public:
   std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
     std::lock_guard g(mutex_);
     const std::int64_t now = now_ms();
@@ -171,6 +190,12 @@ class MemQueue final : public QueueStore {
     for (const auto& [at, id] : dead_) messages_.erase(id);
     dead_.clear();
     return n;
+  }
+
+  void wake() override {
+    std::lock_guard g(mutex_);
+    ++wakes_;
+    cv_.notify_all();
   }
 
   std::unique_ptr<QueueWaiter> prepare_wait() override {

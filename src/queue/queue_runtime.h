@@ -61,6 +61,10 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   std::unique_ptr<QueueWaiter> prepare_wait();
   // prepare_wait() once this process is subscribed, else null.
   std::unique_ptr<QueueWaiter> waiter_if_subscribed();
+  // Wakes every consumer of the queue waiting in this process (a stop was
+  // requested): the followers here, the leader through the store (which
+  // wakes other processes' leaders too: one spurious take each).
+  void interrupt();
   std::shared_ptr<HeldDelivery> hold(QueueMessage message, LeaseCore::Clock::time_point sent);
 
   // The idle consumers of this queue in this process: one leads (waits on
@@ -74,9 +78,10 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
     ~IdleTurn();
     IdleTurn(const IdleTurn&) = delete;
     IdleTurn& operator=(const IdleTurn&) = delete;
-    // True: this consumer leads (it waits on the store). False: it waited as
-    // a follower until handed on to (or the leader left, or `deadline`): look again.
-    bool lead(LeaseCore::Clock::time_point deadline);
+    enum class Next { lead, look, timed_out };
+    // lead: this consumer leads (it waits on the store). Else it waited as a
+    // follower: handed on to, or the leader left (look again), or `deadline` came.
+    Next lead(LeaseCore::Clock::time_point deadline);
     // This consumer got a message: it stops leading and hands on to a follower.
     void got_message() noexcept;
 

@@ -88,6 +88,15 @@ class WEAVE_API QueueStore {
   // For the holder of `token` only. `delay` for retry; `reason` for fail and dead.
   virtual Settled settle(std::string_view id, std::uint64_t token, SettleAction action,
                          std::chrono::milliseconds delay, std::string_view reason, double jitter) = 0;
+  // settle(), then take(), in one step (one round trip): a worker's usual
+  // step. The take happens whatever the settle's answer.
+  struct SettledAndTaken {
+    Settled settled;
+    QueueTaken taken;
+  };
+  virtual SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action,
+                                          std::chrono::milliseconds delay, std::string_view reason, double jitter,
+                                          std::chrono::milliseconds lease) = 0;
   struct Renewal {
     std::string_view id;
     std::uint64_t token;
@@ -101,6 +110,8 @@ class WEAVE_API QueueStore {
   virtual std::uint64_t purge_dead() = 0;
   // Made BEFORE the take() it follows, so an offer in between is not missed.
   virtual std::unique_ptr<QueueWaiter> prepare_wait() = 0;
+  // Wakes every waiter of the queue (spuriously: they look again).
+  virtual void wake() = 0;
 };
 
 // mem://<table>: queue `name` of that table, shared by the process.

@@ -219,6 +219,29 @@ TEST_CASE("queue: a delivery dropped unsettled counts as a failed attempt", "[qu
   again->ack();
 }
 
+TEST_CASE("queue: ack_and_take acknowledges and hands out the next message, and tells a refused ack through the lease", "[queue]") {
+  use_store();
+  weave::Queue q(fresh_queue("ack-take"));
+  const std::string a = q.offer_json("1", 0ms), b = q.offer_json("2", 0ms), c = q.offer_json("3", 0ms);
+  auto d = q.take_json(1s);
+  REQUIRE(d);
+  CHECK(d->id() == a);
+  auto next = d->ack_and_take(1s);
+  REQUIRE(next);
+  CHECK(next->id() == b);
+  CHECK(d->settled());
+  CHECK_FALSE(d->lease().lost());
+  CHECK(q.inspect(a).state == weave::MessageState::absent);
+  CHECK(q.cancel(b));  // cancelled under its holder: the ack is refused, the take still happens
+  auto last = next->ack_and_take(1s);
+  REQUIRE(last);
+  CHECK(last->id() == c);
+  CHECK(next->lease().lost());
+  CHECK_THAT(next->lease().lost_cause(), Catch::Contains("cancelled"));
+  CHECK_FALSE(last->ack_and_take(0ms));  // acknowledged; nothing left
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
 TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]") {
   use_store();
   weave::DelayQueue<Order> q(fresh_queue("edit"));

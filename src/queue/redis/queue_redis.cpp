@@ -50,40 +50,29 @@ class RedisQueue final : public QueueStore {
   QueueTaken take(milliseconds lease, double jitter) override {
     const Number ms(lease.count()), j(jitter);
     const store::Reply reply = run(scripts::take, {}, {ms.view(), j.view()}, "queue take");
-    const store::ReplyView r(reply, "queue take");
-    QueueTaken out;
-    out.now_ms = r[1].integer();
-    if (r[0].integer() == 0) {
-      out.next_ms = r[2].integer();
-      return out;
-    }
-    QueueMessage& m = out.message.emplace();
-    m.id = r[2].text();
-    m.payload = r[3].text();
-    m.token = static_cast<std::uint64_t>(r[4].integer());
-    m.due_ms = r[5].integer();
-    m.now_ms = out.now_ms;
-    m.deliveries = static_cast<int>(r[6].integer());
-    m.failures = static_cast<int>(r[7].integer());
-    m.retries = static_cast<int>(r[8].integer());
-    m.last_error = r[9].text();
-    return out;
+    return read_taken(store::ReplyView(reply, "queue take"));
+  }
+
+  SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
+                                  std::string_view reason, double jitter, milliseconds lease) override {
+    const std::string key = message_key(id);
+    const Number tok(token), ms(delay.count()), j(jitter), lease_ms(lease.count());
+    const store::Reply reply = run(scripts::settle_take, key,
+                                   {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view(),
+                                    lease_ms.view()},
+                                   "queue settle and take");
+    const store::ReplyView r(reply, "queue settle and take");
+    return {settled_of(r[0].integer()), read_taken(r[1])};
   }
 
   Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                  std::string_view reason, double jitter) override {
-    static constexpr std::string_view names[] = {"ack", "retry", "fail", "dead"};
     const std::string key = message_key(id);
     const Number tok(token), ms(delay.count()), j(jitter);
-    const std::string_view value = action == SettleAction::retry ? ms.view() : reason;
     const store::Reply reply =
-        run(scripts::settle, key, {id, tok.view(), names[static_cast<int>(action)], value, j.view()}, "queue settle");
-    switch (store::ReplyView(reply, "queue settle").integer()) {
-      case 1: return Settled::done;
-      case 2: return Settled::dead;
-      case 0: return Settled::taken_back;
-      default: return Settled::gone;
-    }
+        run(scripts::settle, key, {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view()},
+            "queue settle");
+    return settled_of(store::ReplyView(reply, "queue settle").integer());
   }
 
   std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
@@ -148,11 +137,50 @@ class RedisQueue final : public QueueStore {
     }
   }
 
+  void wake() override { exec_->publish(wake_, "0"); }
+
   std::unique_ptr<QueueWaiter> prepare_wait() override {
     return std::make_unique<store::SubscriptionWaiter<QueueWaiter>>(exec_, wake_);
   }
 
  private:
+  static std::string_view action_name(SettleAction action) {
+    static constexpr std::string_view names[] = {"ack", "retry", "fail", "dead"};
+    return names[static_cast<int>(action)];
+  }
+  // retry: its delay; fail and dead: the reason.
+  static std::string_view settle_value(SettleAction action, const Number& delay, std::string_view reason) {
+    return action == SettleAction::retry ? delay.view() : reason;
+  }
+  static Settled settled_of(long long answer) {
+    switch (answer) {
+      case 1: return Settled::done;
+      case 2: return Settled::dead;
+      case 0: return Settled::taken_back;
+      default: return Settled::gone;
+    }
+  }
+  // take_first's reply (scripts/_queue.lua).
+  static QueueTaken read_taken(const store::ReplyView& r) {
+    QueueTaken out;
+    out.now_ms = r[1].integer();
+    if (r[0].integer() == 0) {
+      out.next_ms = r[2].integer();
+      return out;
+    }
+    QueueMessage& m = out.message.emplace();
+    m.id = r[2].text();
+    m.payload = r[3].text();
+    m.token = static_cast<std::uint64_t>(r[4].integer());
+    m.due_ms = r[5].integer();
+    m.now_ms = out.now_ms;
+    m.deliveries = static_cast<int>(r[6].integer());
+    m.failures = static_cast<int>(r[7].integer());
+    m.retries = static_cast<int>(r[8].integer());
+    m.last_error = r[9].text();
+    return out;
+  }
+
   std::string message_key(std::string_view id) const {
     std::string k;
     k.reserve(base_.size() + 3 + id.size());

@@ -55,3 +55,58 @@ local function reclaim(now, jitter)
     fail_attempt(id, now, 'its delivery lease ran out before it was settled (the worker died, was stopped or hung)', jitter)
   end
 end
+
+-- Delivers the first due message under a lease (after reclaim()). Returns
+-- {1, now, id, payload, fencing token, due, deliveries, failures, retries,
+-- last error} or {0, now, next}: next is when to look again (the first due
+-- time or lease deadline; -1: nothing queued).
+local function take_first(now, lease)
+  while true do
+    local first = redis.call('ZRANGEBYSCORE', scheduled, '-inf', now, 'LIMIT', 0, 1)[1]
+    if not first then break end
+    redis.call('ZREM', scheduled, first)
+    local id = string.sub(first, 17)
+    local key = message_key(id)
+    local v = redis.call('HMGET', key, 'b', 'due', 'f', 'r', 'e')
+    if v[1] then
+      local token = redis.call('INCR', counter)
+      local deliveries = redis.call('HINCRBY', key, 'n', 1)
+      redis.call('HSET', key, 's', 'a', 't', token)
+      redis.call('ZADD', active, now + lease, id)
+      return {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]), tonumber(v[4]), v[5]}
+    end
+    -- (a schedule entry without its message: dropped, never delivered empty)
+  end
+  local next = -1
+  local z = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')[2]
+  if z then next = tonumber(z) end
+  local a = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')[2]
+  if a and (next < 0 or tonumber(a) < next) then next = tonumber(a) end
+  return {0, now, next}
+end
+
+-- Settles the in-flight message `id` for the holder of `token`: action 'ack'
+-- (done: removed), 'retry' (again after `value` ms, not a failure), 'fail'
+-- (a failed attempt, `value` the reason), 'dead' (dead-lettered now, `value`
+-- the reason). Returns 1 settled, 2 dead-lettered, 0 taken back (its lease
+-- ran out and it was reclaimed, maybe redelivered), -1 gone (cancelled, or
+-- settled already).
+local function settle(id, token, action, value, now, jitter)
+  local key = message_key(id)
+  local v = redis.call('HMGET', key, 's', 't', 'm')
+  if not v[1] then return -1 end
+  if v[1] ~= 'a' or v[2] ~= token then return 0 end
+  redis.call('ZREM', active, id)
+  if action == 'ack' then
+    redis.call('DEL', key)
+    return 1
+  elseif action == 'retry' then
+    schedule(key, v[3], now + tonumber(value))
+    return 1
+  elseif action == 'fail' then
+    return fail_attempt(id, now, value, jitter)
+  end
+  redis.call('HSET', key, 's', 'd', 't', '', 'e', value)
+  redis.call('ZADD', dead, now, id)
+  return 2
+end

@@ -1,0 +1,127 @@
+// DelayWorker (weave/delay_worker.h): per queue served, `concurrency`
+// threads take stored calls and run them through core's run_stored_call.
+#include "weave/delay_worker.h"
+
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "queue/delay_call.h"
+#include "weave/annotation.h"
+#include "weave/error.h"
+#include "weave/queue.h"
+
+namespace WEAVE_NAMESPACE {
+
+namespace {
+// How long one take waits before it looks again: an idle worker's one
+// request per queue per this long (a stop wakes it at once).
+constexpr std::chrono::milliseconds kTakeWait{30'000};
+}  // namespace
+
+DelayWorker::DelayWorker(DelayWorkerOptions options) : options_(options) {
+  if (options_.concurrency < 1 || options_.concurrency > 1024)
+    throw ConfigError("DelayWorkerOptions::concurrency must be 1..1024, got " + std::to_string(options_.concurrency));
+}
+
+DelayWorker::~DelayWorker() = default;
+
+void DelayWorker::serve_calls(StoredCalls calls) {
+  for (const MethodInfo* m : calls.methods) {
+    const AnnotationSpec& spec = m->annotations[m->stored_call->annotation];
+    const Annotation a(spec, {});
+    const std::string queue = a.has("queue") ? std::string(a.text("queue")) : std::string(m->qualified_name);
+    auto& methods = queues_[queue];
+    auto [it, added] = methods.try_emplace(std::string(m->qualified_name), Served{m, calls.owner});
+    if (!added && it->second.owner != calls.owner)
+      throw UsageError("DelayWorker: " + std::string(m->qualified_name) + " of queue '" + queue +
+                       "' is served by another object already");
+  }
+}
+
+void DelayWorker::run(std::stop_token stop) {
+  if (queues_.empty()) throw UsageError("DelayWorker::run: nothing served (call serve() with a woven object first)");
+  // One token for every thread: the caller's stop, or the first thread's
+  // failure (a configuration error: the others stop and run() throws it).
+  std::stop_source all;
+  const std::stop_callback forward(stop, [&all] { all.request_stop(); });
+  std::mutex mutex;
+  std::exception_ptr first_error;
+  {
+    std::vector<std::jthread> threads;
+    for (const auto& entry : queues_)
+      for (int i = 0; i < options_.concurrency; ++i)
+        threads.emplace_back([&, queue = &entry.first] {
+          try {
+            work(*queue, all.get_token());
+          } catch (...) {
+            std::lock_guard g(mutex);
+            if (!first_error) first_error = std::current_exception();
+            all.request_stop();
+          }
+        });
+  }  // joined: the calls running have finished
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+void DelayWorker::work(const std::string& name, std::stop_token stop) {
+  Queue queue(name);
+  const auto& methods = queues_.at(name);
+  std::optional<QueueDelivery> d;
+  while (!stop.stop_requested()) {
+    try {
+      if (!d) d = queue.take_json(kTakeWait, stop);
+      if (!d) continue;
+      if (run_one(*d, methods, name))
+        d = d->ack_and_take(kTakeWait, stop);  // the ack and the next take: one round trip
+      else
+        d.reset();  // settled as failed or dead
+    } catch (const DeliveryLost&) {
+      d.reset();  // taken back while it ran (its lease was lost): the queue runs it again elsewhere
+    } catch (const Error& e) {
+      if (!e.retryable()) throw;
+      d.reset();  // not settled: its lease runs out and the queue takes it back
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the store is away: it comes back
+    }
+  }
+}
+
+bool DelayWorker::run_one(QueueDelivery& d, const std::map<std::string, Served, std::less<>>& methods,
+                          const std::string& name) {
+  detail::DelayCall call;
+  if (!detail::decode_delay_call(d.payload(), call)) {
+    ++rejected_;
+    d.dead("not a stored [[delay]] call (written by something else?)");
+    return false;
+  }
+  auto it = methods.find(call.method);
+  if (it == methods.end()) {
+    ++rejected_;
+    d.dead("no method " + call.method + " is served from queue '" + name + "' by this worker");
+    return false;
+  }
+  bool ran = false;
+  try {
+    ran = detail::run_stored_call(*it->second.method, it->second.owner, call.signature_hash, call.args);
+  } catch (const StoredCallRejected& e) {
+    ++rejected_;
+    d.dead(e.what());
+    return false;
+  } catch (const std::exception& e) {
+    ++failed_;
+    d.fail(e.what());
+    return false;
+  } catch (...) {
+    ++failed_;
+    d.fail("a non-standard exception");
+    return false;
+  }
+  ++(ran ? ran_ : skipped_);
+  return true;
+}
+
+DelayWorkerStats DelayWorker::stats() const noexcept {
+  return {ran_.load(), failed_.load(), rejected_.load(), skipped_.load()};
+}
+
+}  // namespace weave

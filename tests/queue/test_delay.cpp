@@ -1,0 +1,127 @@
+// [[delay]] on every store (docs/queue.md): a call through the proxy is
+// stored and returns at once; a DelayWorker runs it later with the
+// interceptors below [[delay]]; a call that throws is retried, then dead; a
+// stored call of another signature is dead-lettered, never run.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <string>
+#include <thread>
+
+#include "delay_service.weave.h"
+#include "weave/delay_worker.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/queue.h"
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+void use_store() {
+  weave::QueueOptions q;
+  q.url = test_store_url();
+  weave::configure_queues(q);
+  weave::LockOptions l;
+  l.url = test_store_url();
+  weave::configure_locks(l);
+}
+
+// A worker serving `orders` on its own thread until the scope ends.
+struct Running {
+  explicit Running(weave::Woven<delaytest::Orders>& orders) {
+    worker.serve(orders);
+    thread = std::jthread([this](std::stop_token stop) { worker.run(stop); });
+  }
+  weave::DelayWorker worker{{.concurrency = 2}};
+  std::jthread thread;
+};
+
+template <class F>
+bool eventually(F&& f, std::chrono::milliseconds within = 10s) {
+  const auto until = Clock::now() + within;
+  while (Clock::now() < until) {
+    if (f()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return f();
+}
+
+}  // namespace
+
+TEST_CASE("delay: a call is stored and returns at once, then a worker runs it with its arguments under the lock below", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  static_cast<delaytest::Orders&>(orders).cancel_if_unpaid("o-1", {{"apple", 2}, {"pear", 1}});
+  CHECK(orders.lines().empty());  // stored, not run
+  CHECK(weave::Queue("delay-orders").stats().ready == 1);
+  Running worker(orders);
+  REQUIRE(eventually([&] { return orders.lines().size() == 1; }));
+  CHECK(orders.lines().front() == "o-1 applex2 pearx1 locked");
+  REQUIRE(eventually([&] { return worker.worker.stats().ran == 1; }));
+  CHECK(weave::Queue("delay-orders").stats().in_flight == 0);
+}
+
+TEST_CASE("delay: after= holds the call back until it is due", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  Running worker(orders);
+  const auto called = Clock::now();
+  static_cast<delaytest::Orders&>(orders).later(7);
+  REQUIRE(eventually([&] { return orders.lines().size() == 1; }));
+  CHECK(Clock::now() - called >= 399ms);  // due by the store's clock, in whole ms
+  CHECK(orders.lines().front() == "later 7");
+}
+
+TEST_CASE("delay: a call that throws is retried after its backoff, then dead with its error", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  static_cast<delaytest::Orders&>(orders).flaky("card declined");
+  Running worker(orders);
+  REQUIRE(eventually([&] { return weave::Queue("delay-flaky").stats().dead == 1; }));
+  CHECK(orders.flaky_calls == 3);  // the first run and retries=2
+  CHECK(worker.worker.stats().failed == 3);
+  weave::Queue q("delay-flaky");
+  CHECK(q.purge_dead() == 1);
+}
+
+TEST_CASE("delay: a stored call of another signature, or of no method served, is dead-lettered and never run", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  weave::Queue q("delay-orders");
+  // Written by a build whose method had other parameters (its hash differs).
+  const std::string old_build = q.offer_json(
+      R"({"m":"delaytest::Orders::cancel_if_unpaid","s":"12345","a":["o-9",[{"sku":"x","qty":1}]]})", 0ms);
+  const std::string unknown = q.offer_json(R"({"m":"delaytest::Orders::gone","s":"1","a":[]})", 0ms);
+  const std::string garbage = q.offer_json(R"({"hello":"world"})", 0ms);
+  Running worker(orders);
+  REQUIRE(eventually([&] { return q.stats().dead == 3; }));
+  CHECK(orders.lines().empty());
+  CHECK_THAT(q.inspect(old_build).last_error, Catch::Contains("signature"));
+  CHECK_THAT(q.inspect(unknown).last_error, Catch::Contains("delaytest::Orders::gone"));
+  CHECK_THAT(q.inspect(garbage).last_error, Catch::Contains("not a stored"));
+  CHECK(worker.worker.stats().rejected == 3);
+  q.purge_dead();
+}
+
+TEST_CASE("delay: a worker stops when asked, and run() without anything served is a usage error", "[delay]") {
+  use_store();
+  weave::DelayWorker idle;
+  CHECK_THROWS_AS(idle.run({}), weave::UsageError);
+  weave::Woven<delaytest::Orders> orders;
+  weave::DelayWorker worker;
+  worker.serve(orders);
+  std::atomic<bool> returned{false};
+  std::jthread thread([&](std::stop_token stop) {
+    worker.run(stop);
+    returned = true;
+  });
+  std::this_thread::sleep_for(200ms);  // its takes wait (30 s each) on an empty queue
+  CHECK_FALSE(returned);
+  thread.request_stop();
+  thread.join();  // (a worker deaf to the stop would hang here until its takes time out)
+  CHECK(returned);
+}
