@@ -11,6 +11,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 need=()
 [ -x /usr/bin/redis-server ] || need+=(redis-server)
 for p in node:nodejs npm:npm; do command -v "${p%%:*}" >/dev/null || need+=("${p#*:}"); done
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)  # the chart
 if ((${#need[@]})); then
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y "${need[@]}"
@@ -28,4 +29,7 @@ if [ -f "$HERE/bench_queue_weave.cpp" ] && [ "${SKIP_WEAVE_BUILD:-0}" != 1 ]; th
   set -- --weave-bin "$BUILD_DIR/bench/queue/bench_queue_weave" "$@"
 fi
 
-exec /usr/bin/python3 "$HERE/queue_bench.py" "$@"
+/usr/bin/python3 "$HERE/queue_bench.py" "$@"
+# The chart of the run just written (bench/results/queue-<date>[-quick].png).
+latest=$(ls -t "$HERE/../results"/queue-*.json 2>/dev/null | head -1)
+if [ -n "$latest" ]; then /usr/bin/python3 "$HERE/plot.py" "$latest" --out "${latest%.json}.png"; fi

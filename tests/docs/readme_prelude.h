@@ -27,6 +27,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Receipt, id)
 struct Item {
   std::string sku;
 };
+struct OrderTimeout {
+  std::string order;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(OrderTimeout, order)
+void handle(const OrderTimeout& timeout);
 struct Report {
   std::string text;
 };
