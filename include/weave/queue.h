@@ -26,6 +26,7 @@
 
 #include "weave/abi.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -164,6 +165,11 @@ class WEAVE_API Queue {
   // Throws QueueError for an empty name, one over 200 bytes, or one with
   // control or non-UTF-8 bytes; ConfigError when the store URL is bad.
   explicit Queue(std::string name);
+  Queue(const Queue& other) : state_(other.state_.load()) {}
+  Queue& operator=(const Queue& other) {
+    state_.store(other.state_.load());
+    return *this;
+  }
 
   const std::string& name() const noexcept;
   // Returns the message id. Throws QueueError (bad id, delay, payload size).
@@ -184,7 +190,10 @@ class WEAVE_API Queue {
   MessageInfo inspect(std::string_view id);
 
  private:
-  std::shared_ptr<detail::QueueState> state_;
+  // The state of this name in this process: made anew in a fork()ed child
+  // (the parent's connections and threads are not the child's).
+  std::shared_ptr<detail::QueueState> state();
+  std::atomic<std::shared_ptr<detail::QueueState>> state_;
 };
 
 template <class T>

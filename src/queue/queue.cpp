@@ -224,11 +224,21 @@ Queue::Queue(std::string name) {
   state_ = detail::queue_runtime_slot().get()->state(name);
 }
 
-const std::string& Queue::name() const noexcept { return state_->name; }
+std::shared_ptr<detail::QueueState> Queue::state() {
+  std::shared_ptr<detail::QueueState> s = state_.load();
+  if (s->pid != detail::current_pid()) {  // a fork()ed child: its own runtime, connections and threads
+    s = detail::queue_runtime_slot().get()->state(s->name);
+    state_.store(s);
+  }
+  return s;
+}
+
+const std::string& Queue::name() const noexcept { return state_.load()->name; }
 
 std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
-  const QueueOptions& opt = state_->options();
-  const std::string& q = state_->name;
+  const std::shared_ptr<detail::QueueState> st = state();
+  const QueueOptions& opt = st->options();
+  const std::string& q = st->name;
   if (delay < milliseconds(0)) throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is negative");
   if (delay > opt.max_delay)
     throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is over QueueOptions::max_delay (" +
@@ -246,7 +256,7 @@ std::string Queue::offer_json(std::string_view json, milliseconds delay, const O
     id = detail::new_id();
   else
     detail::check_queue_text(q, "message id", id);
-  state_->store().offer({id, json, delay, retries, backoff, cap});
+  st->store().offer({id, json, delay, retries, backoff, cap});
   return id;
 }
 
@@ -326,37 +336,43 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
 }  // namespace
 
 std::optional<QueueDelivery> Queue::take_json(milliseconds timeout, std::stop_token stop) {
+  const std::shared_ptr<detail::QueueState> st = state();
   if (stop.stop_requested()) return std::nullopt;
-  return take_from(*state_, nullptr, timeout, stop);
+  return take_from(*st, nullptr, timeout, stop);
 }
 
 bool Queue::cancel(std::string_view id) {
-  detail::check_queue_text(state_->name, "message id", id);
-  return state_->store().edit(id, detail::EditAction::cancel, milliseconds(0)) == detail::Edited::done;
+  const std::shared_ptr<detail::QueueState> st = state();
+  detail::check_queue_text(st->name, "message id", id);
+  return st->store().edit(id, detail::EditAction::cancel, milliseconds(0)) == detail::Edited::done;
 }
 
 bool Queue::reschedule(std::string_view id, milliseconds delay) {
-  detail::check_queue_text(state_->name, "message id", id);
-  if (delay < milliseconds(0) || delay > state_->options().max_delay)
-    throw QueueError(state_->name, "a delay of " + std::to_string(delay.count()) + " ms is out of range");
-  return state_->store().edit(id, detail::EditAction::reschedule, delay) == detail::Edited::done;
+  const std::shared_ptr<detail::QueueState> st = state();
+  detail::check_queue_text(st->name, "message id", id);
+  if (delay < milliseconds(0) || delay > st->options().max_delay)
+    throw QueueError(st->name, "a delay of " + std::to_string(delay.count()) + " ms is out of range");
+  return st->store().edit(id, detail::EditAction::reschedule, delay) == detail::Edited::done;
 }
 
 bool Queue::requeue(std::string_view id) {
-  detail::check_queue_text(state_->name, "message id", id);
-  return state_->store().edit(id, detail::EditAction::requeue, milliseconds(0)) == detail::Edited::done;
+  const std::shared_ptr<detail::QueueState> st = state();
+  detail::check_queue_text(st->name, "message id", id);
+  return st->store().edit(id, detail::EditAction::requeue, milliseconds(0)) == detail::Edited::done;
 }
 
-std::uint64_t Queue::purge_dead() { return state_->store().purge_dead(); }
+std::uint64_t Queue::purge_dead() { return state()->store().purge_dead(); }
 
 QueueStats Queue::stats() {
-  const detail::QueueCounts c = state_->store().counts(detail::jitter());
+  const std::shared_ptr<detail::QueueState> st = state();
+  const detail::QueueCounts c = st->store().counts(detail::jitter());
   return {c.delayed, c.ready, c.in_flight, c.dead};
 }
 
 MessageInfo Queue::inspect(std::string_view id) {
-  detail::check_queue_text(state_->name, "message id", id);
-  const detail::QueueMessageState s = state_->store().inspect(id);
+  const std::shared_ptr<detail::QueueState> st = state();
+  detail::check_queue_text(st->name, "message id", id);
+  const detail::QueueMessageState s = st->store().inspect(id);
   MessageInfo info;
   info.state = s.state == 'z'   ? MessageState::scheduled
                : s.state == 'a' ? MessageState::in_flight

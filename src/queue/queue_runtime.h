@@ -16,6 +16,7 @@
 
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
+#include "core/process.h"
 #include "queue/queue_store.h"
 #include "weave/queue.h"
 
@@ -52,6 +53,7 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
  public:
   QueueState(std::string name, std::shared_ptr<QueueStore> store, const QueueOptions& options);
   const std::string name;
+  const pid_t pid = current_pid();  // the process whose connections it uses
   const QueueOptions& options() const noexcept { return options_; }
   QueueStore& store() noexcept { return *store_; }
   std::atomic<std::uint64_t> leases_lost{0};

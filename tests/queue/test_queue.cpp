@@ -419,6 +419,28 @@ TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack a
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue processes: a queue used before fork() works in the child, on its own connections", "[queue][processes]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("fork"));
+  CHECK_FALSE(q.take(50ms));  // the parent subscribed and pooled connections
+  ForkedChild child([&] {
+    auto d = q.take(10s);  // the parent's handle, waiting: woken through the child's own subscription
+    if (!d) return std::string("none");
+    const std::string got = d->id() + " " + d->value().id;
+    d->ack();
+    return got + (q.offer(Order{"from-child", 4}, 0ms).empty() ? " no-offer" : " offered");
+  });
+  std::this_thread::sleep_for(300ms);  // the child waits on an empty queue
+  const std::string id = q.offer(Order{"forked", 3}, 0ms);
+  CHECK(child.wait() == id + " forked offered");
+  CHECK(child.exited_cleanly());
+  auto d = q.take(5s);  // the parent goes on with its own
+  REQUIRE(d);
+  CHECK(d->value().id == "from-child");
+  d->ack();
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
 TEST_CASE("queue processes: a due message is delivered to a process that never offered, after the offerer exited", "[queue][processes]") {
   use_store();
   const std::string name = fresh_queue("orphan");
