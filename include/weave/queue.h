@@ -227,17 +227,15 @@ class DelayQueue {
 
   std::optional<Delivery<T>> take(std::chrono::milliseconds timeout, std::stop_token stop = {}) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      std::optional<QueueDelivery> d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)), stop);
-      if (!d) return std::nullopt;
-      try {
-        T value = nlohmann::json::parse(d->payload()).template get<T>();
-        return Delivery<T>(std::move(*d), std::move(value));
-      } catch (const nlohmann::json::exception& e) {
-        d->dead("its payload does not decode (written by another version?): " + std::string(e.what()));
-      }
-    }
+    return decoded(queue_.take_json(timeout, stop), deadline, stop);
+  }
+
+  // done.ack() and the next take() in one round trip (QueueDelivery::ack_and_take:
+  // a refused ack does not throw; done.lease().lost() tells).
+  std::optional<Delivery<T>> ack_and_take(Delivery<T>& done, std::chrono::milliseconds timeout,
+                                          std::stop_token stop = {}) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    return decoded(done.ack_and_take(timeout, stop), deadline, stop);
   }
 
   const std::string& name() const noexcept { return queue_.name(); }
@@ -251,6 +249,23 @@ class DelayQueue {
   Queue& untyped() noexcept { return queue_; }
 
  private:
+  // `d` as a Delivery<T>; a payload that does not decode as T is
+  // dead-lettered with the reason and the next message taken (until `deadline`).
+  std::optional<Delivery<T>> decoded(std::optional<QueueDelivery> d, std::chrono::steady_clock::time_point deadline,
+                                     std::stop_token stop) {
+    for (;;) {
+      if (!d) return std::nullopt;
+      try {
+        T value = nlohmann::json::parse(d->payload()).template get<T>();
+        return Delivery<T>(std::move(*d), std::move(value));
+      } catch (const nlohmann::json::exception& e) {
+        d->dead("its payload does not decode (written by another version?): " + std::string(e.what()));
+      }
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)), stop);
+    }
+  }
+
   Queue queue_;
 };
 

@@ -286,6 +286,25 @@ TEST_CASE("queue: a held delivery is renewed past its lease and nobody else gets
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue: a typed ack_and_take decodes the next message, and dead-letters one that does not decode", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("typed-ack-take");
+  weave::DelayQueue<Order> q(name);
+  q.offer(Order{"first", 1}, 0ms);
+  const std::string bad = weave::Queue(name).offer_json(R"({"cents": "not a number"})", 0ms);
+  q.offer(Order{"third", 3}, 0ms);
+  auto d = q.take(1s);
+  REQUIRE(d);
+  CHECK(d->value().id == "first");
+  auto next = q.ack_and_take(*d, 1s);
+  REQUIRE(next);
+  CHECK(next->value().id == "third");  // the one between could not be read as an Order
+  CHECK(q.inspect(bad).state == weave::MessageState::dead);
+  next->ack();
+  CHECK(same(q.stats(), 0, 0, 0, 1));
+  q.purge_dead();
+}
+
 TEST_CASE("queue: a payload that no longer decodes is dead-lettered with the reason, never handed out", "[queue]") {
   use_store();
   const std::string name = fresh_queue("decode");
