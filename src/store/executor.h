@@ -7,6 +7,7 @@
 // docs/scale-out.md.
 #pragma once
 
+#include <charconv>
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -24,6 +25,17 @@
 #include "store/subscriber.h"
 
 namespace WEAVE_NAMESPACE::store {
+
+// A number as a script argument (an integer, or a double such as a jitter
+// fraction), its text kept in place: no allocation per argument.
+//   const store::NumberArg ms(lease.count());   // ... args = {ms.view()}
+struct NumberArg {
+  template <class N>
+  explicit NumberArg(N n) : end(std::to_chars(text, text + sizeof text, n).ptr) {}
+  std::string_view view() const { return {text, static_cast<std::size_t>(end - text)}; }
+  char text[32];
+  char* end;
+};
 
 // One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
 // `body` is a script of a feature's scripts folder (its address identifies it).

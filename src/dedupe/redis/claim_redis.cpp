@@ -3,7 +3,6 @@
 // every other step one script (src/dedupe/scripts/); a release channel per
 // key in the record's slot for waiting duplicates.
 #include <atomic>
-#include <charconv>
 #include <string>
 
 #include "dedupe/claim_store.h"
@@ -19,14 +18,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The text of a duration in ms, without an allocation.
-struct Millis {
-  explicit Millis(milliseconds d) : end(std::to_chars(text, text + sizeof text, d.count()).ptr) {}
-  std::string_view view() const { return {text, static_cast<std::size_t>(end - text)}; }
-  char text[24];
-  char* end;
-};
-
 class RedisClaims final : public ClaimStore {
  public:
   RedisClaims(std::shared_ptr<store::Executor> exec, std::string prefix, bool claim_by_script)
@@ -41,7 +32,7 @@ class RedisClaims final : public ClaimStore {
     std::string k, running;
     record_key(k, key);
     running_record(running, owner, match);
-    const Millis ms(lease);
+    const store::NumberArg ms(lease.count());
     if (!by_script_.load(std::memory_order_relaxed)) {
       try {
         const store::Reply reply =
@@ -97,7 +88,7 @@ class RedisClaims final : public ClaimStore {
     const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
                                running = all.substr(running_at, outcome_at - running_at),
                                text = all.substr(outcome_at);
-    const Millis ms(window);
+    const store::NumberArg ms(window.count());
     return store::ReplyView(run({dedupe_redis::scripts::finish, {k}, {running, text, ms.view(), channel}}, "dedupe finish"),
                             "dedupe finish")
                .integer() == 1;

@@ -3,7 +3,6 @@
 // over the queue's keys, which share one {hash tag} (one cluster slot); the
 // wake channel is in the same slot, so a cluster publishes and subscribes on
 // the queue's node.
-#include <charconv>
 #include <string>
 
 #include "queue/queue_runtime.h"
@@ -18,15 +17,6 @@ namespace {
 using std::chrono::milliseconds;
 namespace scripts = queue_redis::scripts;
 
-// The text of a number, without an allocation.
-struct Number {
-  template <class N>
-  explicit Number(N n) : end(std::to_chars(text, text + sizeof text, n).ptr) {}
-  std::string_view view() const { return {text, static_cast<std::size_t>(end - text)}; }
-  char text[32];
-  char* end;
-};
-
 class RedisQueue final : public QueueStore {
  public:
   RedisQueue(std::shared_ptr<store::Executor> exec, const std::string& prefix, std::string_view name)
@@ -40,7 +30,8 @@ class RedisQueue final : public QueueStore {
 
   QueueOffered offer(const QueueOffer& o) override {
     const std::string key = message_key(o.id);
-    const Number delay(o.delay.count()), retries(o.retries), backoff(o.backoff.count()), cap(o.backoff_cap.count());
+    const store::NumberArg delay(o.delay.count()), retries(o.retries), backoff(o.backoff.count()),
+        cap(o.backoff_cap.count());
     const store::Reply reply =
         run(scripts::offer, key, {o.id, o.payload, delay.view(), retries.view(), backoff.view(), cap.view()}, "queue offer");
     const store::ReplyView r(reply, "queue offer");
@@ -48,7 +39,7 @@ class RedisQueue final : public QueueStore {
   }
 
   QueueTaken take(milliseconds lease, double jitter) override {
-    const Number ms(lease.count()), j(jitter);
+    const store::NumberArg ms(lease.count()), j(jitter);
     const store::Reply reply = run(scripts::take, {}, {ms.view(), j.view()}, "queue take");
     return read_taken(store::ReplyView(reply, "queue take"));
   }
@@ -56,7 +47,7 @@ class RedisQueue final : public QueueStore {
   SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                                   std::string_view reason, double jitter, milliseconds lease) override {
     const std::string key = message_key(id);
-    const Number tok(token), ms(delay.count()), j(jitter), lease_ms(lease.count());
+    const store::NumberArg tok(token), ms(delay.count()), j(jitter), lease_ms(lease.count());
     const store::Reply reply = run(scripts::settle_take, key,
                                    {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view(),
                                     lease_ms.view()},
@@ -68,7 +59,7 @@ class RedisQueue final : public QueueStore {
   Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                  std::string_view reason, double jitter) override {
     const std::string key = message_key(id);
-    const Number tok(token), ms(delay.count()), j(jitter);
+    const store::NumberArg tok(token), ms(delay.count()), j(jitter);
     const store::Reply reply =
         run(scripts::settle, key, {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view()},
             "queue settle");
@@ -76,7 +67,7 @@ class RedisQueue final : public QueueStore {
   }
 
   std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
-    const Number ms(lease.count());
+    const store::NumberArg ms(lease.count());
     std::vector<std::string> tokens;
     tokens.reserve(items.size());
     std::vector<std::string_view> args{ms.view()};
@@ -95,7 +86,7 @@ class RedisQueue final : public QueueStore {
   Edited edit(std::string_view id, EditAction action, milliseconds delay) override {
     static constexpr std::string_view names[] = {"cancel", "reschedule", "requeue"};
     const std::string key = message_key(id);
-    const Number ms(delay.count());
+    const store::NumberArg ms(delay.count());
     const store::Reply reply = run(scripts::edit, key, {id, names[static_cast<int>(action)], ms.view()}, "queue edit");
     switch (store::ReplyView(reply, "queue edit").integer()) {
       case 1: return Edited::done;
@@ -105,7 +96,7 @@ class RedisQueue final : public QueueStore {
   }
 
   QueueCounts counts(double jitter) override {
-    const Number j(jitter);
+    const store::NumberArg j(jitter);
     const store::Reply reply = run(scripts::counts, {}, {j.view()}, "queue counts");
     const store::ReplyView r(reply, "queue counts");
     return {static_cast<std::uint64_t>(r[0].integer()), static_cast<std::uint64_t>(r[1].integer()),
@@ -149,7 +140,7 @@ class RedisQueue final : public QueueStore {
     return names[static_cast<int>(action)];
   }
   // retry: its delay; fail and dead: the reason.
-  static std::string_view settle_value(SettleAction action, const Number& delay, std::string_view reason) {
+  static std::string_view settle_value(SettleAction action, const store::NumberArg& delay, std::string_view reason) {
     return action == SettleAction::retry ? delay.view() : reason;
   }
   static Settled settled_of(long long answer) {
