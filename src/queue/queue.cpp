@@ -14,11 +14,16 @@ namespace WEAVE_NAMESPACE {
 
 using std::chrono::milliseconds;
 
+namespace {
+constexpr int kMaxRetries = 1000;  // QueueOptions::retries and OfferOptions::retries
+}  // namespace
+
 void QueueOptions::validate() const {
   const detail::OptionCheck check("QueueOptions");
   check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
   check.duration("lease", lease, milliseconds(30));
-  if (retries < 0 || retries > 1000) check.fail("retries", "must be 0..1000, got " + std::to_string(retries));
+  if (retries < 0 || retries > kMaxRetries)
+    check.fail("retries", "must be 0.." + std::to_string(kMaxRetries) + ", got " + std::to_string(retries));
   check.duration("backoff", backoff);
   check.duration("backoff_cap", backoff_cap);
   check.duration("max_delay", max_delay);
@@ -50,6 +55,16 @@ std::string new_id() {
   char text[37];
   uuid_unparse_lower(u, text);
   return text;
+}
+
+// A delay of an offer, a reschedule or a retry (`what` names it): not
+// negative, at most QueueOptions::max_delay; else QueueError naming the queue.
+void check_delay(const QueueState& q, milliseconds delay, std::string_view what) {
+  const std::string text = std::string(what) + " of " + std::to_string(delay.count()) + " ms";
+  if (delay < milliseconds(0)) throw QueueError(q.name, text + " is negative");
+  if (delay > q.options().max_delay)
+    throw QueueError(q.name, text + " is over QueueOptions::max_delay (" +
+                                 std::to_string(q.options().max_delay.count()) + " ms)");
 }
 
 // Where a delivery's lease can be lost, in the words of DeliveryLost.
@@ -239,15 +254,13 @@ std::string Queue::offer_json(std::string_view json, milliseconds delay, const O
   const std::shared_ptr<detail::QueueState> st = state();
   const QueueOptions& opt = st->options();
   const std::string& q = st->name;
-  if (delay < milliseconds(0)) throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is negative");
-  if (delay > opt.max_delay)
-    throw QueueError(q, "a delay of " + std::to_string(delay.count()) + " ms is over QueueOptions::max_delay (" +
-                            std::to_string(opt.max_delay.count()) + " ms)");
+  detail::check_delay(*st, delay, "a delay");
   if (json.size() > opt.max_payload_bytes)
     throw QueueError(q, "a payload of " + std::to_string(json.size()) + " bytes is over QueueOptions::max_payload_bytes (" +
                             std::to_string(opt.max_payload_bytes) + ")");
   const int retries = o.retries.value_or(opt.retries);
-  if (retries < 0 || retries > 1000) throw QueueError(q, "retries must be 0..1000, got " + std::to_string(retries));
+  if (retries < 0 || retries > kMaxRetries)
+    throw QueueError(q, "retries must be 0.." + std::to_string(kMaxRetries) + ", got " + std::to_string(retries));
   const milliseconds backoff = o.backoff.value_or(opt.backoff), cap = o.backoff_cap.value_or(opt.backoff_cap);
   if (backoff < milliseconds(0) || cap < milliseconds(0) || backoff > max_duration || cap > max_duration)
     throw QueueError(q, "backoff and backoff_cap must be 0.." + std::to_string(max_duration.count()) + " ms");
@@ -350,8 +363,7 @@ bool Queue::cancel(std::string_view id) {
 bool Queue::reschedule(std::string_view id, milliseconds delay) {
   const std::shared_ptr<detail::QueueState> st = state();
   detail::check_queue_text(st->name, "message id", id);
-  if (delay < milliseconds(0) || delay > st->options().max_delay)
-    throw QueueError(st->name, "a delay of " + std::to_string(delay.count()) + " ms is out of range");
+  detail::check_delay(*st, delay, "a delay");
   return st->store().edit(id, detail::EditAction::reschedule, delay) == detail::Edited::done;
 }
 
@@ -438,8 +450,7 @@ detail::Settled settle(detail::HeldDelivery& d, detail::SettleAction action, mil
 void QueueDelivery::ack() { settle(*held_, detail::SettleAction::ack, milliseconds(0), {}); }
 
 void QueueDelivery::retry(milliseconds delay) {
-  if (delay < milliseconds(0) || delay > held_->queue->options().max_delay)
-    throw QueueError(held_->queue->name, "a retry delay of " + std::to_string(delay.count()) + " ms is out of range");
+  detail::check_delay(*held_->queue, delay, "a retry delay");
   settle(*held_, detail::SettleAction::retry, delay, {});
 }
 
