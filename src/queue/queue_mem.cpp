@@ -27,6 +27,7 @@ struct Message {
   std::string payload, last_error;
   std::uint64_t seq = 0, token = 0;
   std::int64_t due = 0;
+  std::int64_t until = 0;  // in flight: its lease deadline; dead: when it died (its key in active_ / dead_)
   int retries = 0, failures = 0, deliveries = 0;
   milliseconds backoff{0}, cap{0};
   char state = 'z';
@@ -79,13 +80,14 @@ class MemQueue final : public QueueStore {
       m.state = 'a';
       m.token = ++counter_;
       ++m.deliveries;
-      active_.emplace(now + lease.count(), id);
+      m.until = now + lease.count();
+      active_.emplace(std::make_pair(m.until, m.seq), id);
       out.message = QueueMessage{id, m.payload, m.token, m.due, now, m.deliveries, m.failures, m.retries, m.last_error};
       return out;
     }
     if (!scheduled_.empty()) out.next_ms = scheduled_.begin()->first.first;
-    if (!active_.empty() && (out.next_ms < 0 || active_.begin()->first < out.next_ms))
-      out.next_ms = active_.begin()->first;
+    if (!active_.empty() && (out.next_ms < 0 || active_.begin()->first.first < out.next_ms))
+      out.next_ms = active_.begin()->first.first;
     return out;
   }
 
@@ -95,7 +97,7 @@ class MemQueue final : public QueueStore {
     if (it == messages_.end()) return Settled::gone;
     Message& m = it->second;
     if (m.state != 'a' || m.token != token) return Settled::taken_back;
-    drop_active(it->first);
+    active_.erase(std::make_pair(m.until, m.seq));
     const std::int64_t now = now_ms();
     switch (action) {
       case SettleAction::ack:
@@ -124,8 +126,10 @@ class MemQueue final : public QueueStore {
       auto it = messages_.find(r.id);
       const bool held = it != messages_.end() && it->second.state == 'a' && it->second.token == r.token;
       if (held) {
-        drop_active(it->first);
-        active_.emplace(now + lease.count(), it->first);
+        Message& m = it->second;
+        active_.erase(std::make_pair(m.until, m.seq));
+        m.until = now + lease.count();
+        active_.emplace(std::make_pair(m.until, m.seq), it->first);
       }
       out.push_back(held);
     }
@@ -140,17 +144,17 @@ class MemQueue final : public QueueStore {
     const std::int64_t now = now_ms();
     switch (action) {
       case EditAction::cancel:
-        unlink(it->first, m);
+        unlink(m);
         messages_.erase(it);
         return Edited::done;
       case EditAction::reschedule:
         if (m.state != 'z') return Edited::wrong_state;
-        unlink(it->first, m);
+        unlink(m);
         schedule(it->first, m, now + delay.count());
         return Edited::done;
       case EditAction::requeue:
         if (m.state != 'd') return Edited::wrong_state;
-        unlink(it->first, m);
+        unlink(m);
         m.failures = 0;
         schedule(it->first, m, now);
         return Edited::done;
@@ -232,7 +236,8 @@ class MemQueue final : public QueueStore {
   void kill(const std::string& id, Message& m, std::int64_t now) {
     m.state = 'd';
     m.token = 0;
-    dead_.emplace(std::make_pair(now, m.seq), id);
+    m.until = now;
+    dead_.emplace(std::make_pair(m.until, m.seq), id);
   }
   // True when it went dead.
   bool fail_attempt(const std::string& id, Message& m, std::int64_t now, std::string_view reason, double jitter) {
@@ -247,28 +252,16 @@ class MemQueue final : public QueueStore {
     return false;
   }
   void reclaim(std::int64_t now, double jitter) {
-    while (!active_.empty() && active_.begin()->first <= now) {
+    while (!active_.empty() && active_.begin()->first.first <= now) {
       const std::string id = active_.begin()->second;
       active_.erase(active_.begin());
       fail_attempt(id, messages_.at(id), now, kStalled, jitter);
     }
   }
-  void drop_active(const std::string& id) {
-    for (auto it = active_.begin(); it != active_.end(); ++it)
-      if (it->second == id) {
-        active_.erase(it);
-        return;
-      }
-  }
-  void unlink(const std::string& id, const Message& m) {
+  void unlink(const Message& m) {
     if (m.state == 'z') scheduled_.erase(std::make_pair(m.due, m.seq));
-    if (m.state == 'a') drop_active(id);
-    if (m.state == 'd')
-      for (auto it = dead_.begin(); it != dead_.end(); ++it)
-        if (it->second == id) {
-          dead_.erase(it);
-          break;
-        }
+    if (m.state == 'a') active_.erase(std::make_pair(m.until, m.seq));
+    if (m.state == 'd') dead_.erase(std::make_pair(m.until, m.seq));
   }
 
   std::mutex mutex_;
@@ -276,7 +269,7 @@ class MemQueue final : public QueueStore {
   std::uint64_t wakes_ = 0, counter_ = 0;
   std::map<std::string, Message, std::less<>> messages_;
   std::map<std::pair<std::int64_t, std::uint64_t>, std::string> scheduled_;  // (due, offer seq) -> id
-  std::multimap<std::int64_t, std::string> active_;                           // lease deadline -> id
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> active_;     // (lease deadline, seq) -> id
   std::map<std::pair<std::int64_t, std::uint64_t>, std::string> dead_;       // (died at, seq) -> id
 };
 
