@@ -112,25 +112,59 @@ long long consume(weave::Queue& q, long long expect, int concurrency, std::chron
   return done.load();
 }
 
-json offer(weave::Queue& q) {
+// Times send(q, n) (send(queue, count) offers `count` messages of delay 0
+// and returns the errors) after a warm-up on another queue.
+template <class Send>
+json timed_offers(weave::Queue& q, const std::string& scenario, const std::string& api, Send send) {
   const long long n = num("messages", 10000);
-  const int threads = int(std::clamp<long long>(num("inflight", 1), 1, 64));
-  offer_ready(*new weave::Queue(q.name() + "-warm"), 200, threads);  // connections and scripts
+  weave::Queue warm(q.name() + "-warm");
+  send(warm, 200);  // connections and scripts
   mark("begin");
   const double c0 = cpu_s();
   const auto t0 = Clock::now();
-  const long long errors = offer_ready(q, n, threads);
+  const long long errors = send(q, n);
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const double used = cpu_s() - c0;
   mark("end");
-  json r = result("offer");
+  json r = result(scenario);
   r["messages"] = n;
   r["errors"] = errors;
   r["elapsed_s"] = secs;
   r["client_cpu_s"] = used;
   r["offers_per_s"] = double(n - errors) / secs;
-  r["api"] = "Queue::offer_json, " + std::to_string(threads) + " threads (one call each at a time)";
+  r["api"] = api;
   return r;
+}
+
+json offer(weave::Queue& q) {
+  const int threads = int(std::clamp<long long>(num("inflight", 1), 1, 64));
+  return timed_offers(q, "offer", "Queue::offer_json, " + std::to_string(threads) + " threads (one call each at a time)",
+                      [&](weave::Queue& to, long long count) { return offer_ready(to, count, threads); });
+}
+
+// offer-bulk: `batch` messages per offer_many_json call, each call awaited
+// before the next (as the peer awaits queue.addBulk).
+json offer_bulk(weave::Queue& q) {
+  const long long batch = std::max<long long>(1, num("batch", 1000));
+  return timed_offers(q, "offer-bulk", "Queue::offer_many_json x" + std::to_string(batch),
+                      [&](weave::Queue& to, long long count) {
+                        long long errors = 0;
+                        std::vector<std::string> jsons;
+                        std::vector<weave::JsonOffer> offers;
+                        for (long long i = 0; i < count; i += batch) {
+                          jsons.clear();
+                          offers.clear();
+                          for (long long j = i; j < std::min(count, i + batch); ++j)
+                            jsons.push_back("{\"n\":" + std::to_string(j) + "}");
+                          for (const std::string& json : jsons) offers.push_back({json, 0ms});
+                          try {
+                            to.offer_many_json(offers);
+                          } catch (const std::exception&) {
+                            errors += static_cast<long long>(offers.size());
+                          }
+                        }
+                        return errors;
+                      });
 }
 
 json deliver(weave::Queue& q) {
@@ -277,6 +311,7 @@ int main(int argc, char** argv) {
     weave::Queue q(args.count("queue") ? args["queue"] : "qbench-" + scenario + "-" + std::to_string(::getpid()));
     json r;
     if (scenario == "offer") r = offer(q);
+    else if (scenario == "offer-bulk") r = offer_bulk(q);
     else if (scenario == "deliver") r = deliver(q);
     else if (scenario == "lateness") r = lateness(q, url);
     else if (scenario == "idle") r = idle(q);

@@ -12,6 +12,7 @@
 //     d->ack();                                                 // or d->retry(10s), d->fail("why")
 //   }
 //   q.cancel(id);  q.reschedule(id, 5min);  q.stats();         // exact counts per state
+//   q.offer_many(std::vector<weave::Offer<OrderTimeout>>{{{"o-3"}, 1min}, {{"o-4"}, 2min}});  // few round trips
 //
 // The store is QueueOptions::url (configure_queues), else $WEAVE_QUEUE_URL,
 // else $WEAVE_URL, else mem:// (this process only: not durable).
@@ -32,10 +33,12 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -158,6 +161,21 @@ class WEAVE_API QueueDelivery {
   std::shared_ptr<detail::HeldDelivery> held_;
 };
 
+// One message of Queue::offer_many_json(): what offer_json() takes.
+struct JsonOffer {
+  std::string_view json;
+  std::chrono::milliseconds delay{0};
+  OfferOptions options{};
+};
+
+// One message of DelayQueue<T>::offer_many().
+template <class T>
+struct Offer {
+  T value;
+  std::chrono::milliseconds delay{0};
+  OfferOptions options{};
+};
+
 // A queue of JSON text; DelayQueue<T> is the typed one. A cheap handle:
 // handles of one name in a process share their state. Thread-safe.
 class WEAVE_API Queue {
@@ -174,6 +192,12 @@ class WEAVE_API Queue {
   const std::string& name() const noexcept;
   // Returns the message id. Throws QueueError (bad id, delay, payload size).
   std::string offer_json(std::string_view json, std::chrono::milliseconds delay, const OfferOptions& options = {});
+  // Many messages in few round trips (on Redis up to 128 per script and 8
+  // scripts per round trip); returns their ids, in order. Every message is
+  // checked before any is sent: a bad one throws QueueError naming it, and
+  // none is offered. A store error part-way may leave some queued; offered
+  // again with the same ids they are still one message each.
+  std::vector<std::string> offer_many_json(std::span<const JsonOffer> messages);
   // The first due message, waiting for one up to `timeout` (woken by the
   // store at the due time or by a new earlier message; never polling), or
   // until `stop` is requested. Consumers of one queue in a process take
@@ -216,13 +240,18 @@ class DelayQueue {
   explicit DelayQueue(std::string name) : queue_(std::move(name)) {}
 
   std::string offer(const T& value, std::chrono::milliseconds delay, const OfferOptions& options = {}) {
-    std::string json;
-    try {
-      json = nlohmann::json(value).dump();
-    } catch (const nlohmann::json::exception& e) {
-      throw QueueError(queue_.name(), "its payload does not encode as JSON: " + std::string(e.what()));
-    }
-    return queue_.offer_json(json, delay, options);
+    return queue_.offer_json(encode(value), delay, options);
+  }
+
+  // offer() of each message in few round trips (Queue::offer_many_json).
+  std::vector<std::string> offer_many(std::span<const Offer<T>> messages) {
+    std::vector<std::string> jsons;
+    jsons.reserve(messages.size());
+    for (const Offer<T>& m : messages) jsons.push_back(encode(m.value));
+    std::vector<JsonOffer> offers;
+    offers.reserve(messages.size());
+    for (std::size_t i = 0; i < messages.size(); ++i) offers.push_back({jsons[i], messages[i].delay, messages[i].options});
+    return queue_.offer_many_json(offers);
   }
 
   std::optional<Delivery<T>> take(std::chrono::milliseconds timeout, std::stop_token stop = {}) {
@@ -251,6 +280,14 @@ class DelayQueue {
  private:
   // `d` as a Delivery<T>; a payload that does not decode as T is
   // dead-lettered with the reason and the next message taken (until `deadline`).
+  std::string encode(const T& value) const {
+    try {
+      return nlohmann::json(value).dump();
+    } catch (const nlohmann::json::exception& e) {
+      throw QueueError(queue_.name(), "its payload does not encode as JSON: " + std::string(e.what()));
+    }
+  }
+
   std::optional<Delivery<T>> decoded(std::optional<QueueDelivery> d, std::chrono::steady_clock::time_point deadline,
                                      std::stop_token stop) {
     for (;;) {

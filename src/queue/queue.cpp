@@ -250,11 +250,20 @@ std::shared_ptr<detail::QueueState> Queue::state() {
 
 const std::string& Queue::name() const noexcept { return state_.load()->name; }
 
-std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
-  const std::shared_ptr<detail::QueueState> st = state();
-  const QueueOptions& opt = st->options();
-  const std::string& q = st->name;
-  detail::check_delay(*st, delay, "a delay");
+namespace {
+
+// A message's id and settings, checked: what offer_json() and
+// offer_many_json() send. Throws QueueError naming the queue and the cause.
+struct CheckedOffer {
+  std::string id;
+  int retries;
+  milliseconds backoff, backoff_cap;
+};
+
+CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, milliseconds delay, const OfferOptions& o) {
+  const QueueOptions& opt = st.options();
+  const std::string& q = st.name;
+  detail::check_delay(st, delay, "a delay");
   if (json.size() > opt.max_payload_bytes)
     throw QueueError(q, "a payload of " + std::to_string(json.size()) + " bytes is over QueueOptions::max_payload_bytes (" +
                             std::to_string(opt.max_payload_bytes) + ")");
@@ -269,8 +278,44 @@ std::string Queue::offer_json(std::string_view json, milliseconds delay, const O
     id = detail::new_id();
   else
     detail::check_queue_text(q, "message id", id);
-  st->store().offer({id, json, delay, retries, backoff, cap});
-  return id;
+  return {std::move(id), retries, backoff, cap};
+}
+
+}  // namespace
+
+std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
+  const std::shared_ptr<detail::QueueState> st = state();
+  CheckedOffer c = check_offer(*st, json, delay, o);
+  st->store().offer({c.id, json, delay, c.retries, c.backoff, c.backoff_cap});
+  return std::move(c.id);
+}
+
+std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messages) {
+  const std::shared_ptr<detail::QueueState> st = state();
+  std::vector<CheckedOffer> checked;  // all of them before any is sent
+  checked.reserve(messages.size());
+  for (const JsonOffer& m : messages) {
+    try {
+      checked.push_back(check_offer(*st, m.json, m.delay, m.options));
+    } catch (const QueueError& e) {  // says which message, and that none went
+      const std::string prefix = "weave: queue '" + st->name + "': ";
+      const std::string_view what = e.what();
+      const std::string cause(what.substr(what.starts_with(prefix) ? prefix.size() : 0));
+      throw QueueError(st->name, "offer_many's message " + std::to_string(checked.size()) +
+                                     " (none of them was offered): " + cause);
+    }
+  }
+  std::vector<detail::QueueOffer> offers;
+  offers.reserve(messages.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const CheckedOffer& c = checked[i];
+    offers.push_back({c.id, messages[i].json, messages[i].delay, c.retries, c.backoff, c.backoff_cap});
+  }
+  if (!offers.empty()) st->store().offer_many(offers);
+  std::vector<std::string> ids;
+  ids.reserve(checked.size());
+  for (CheckedOffer& c : checked) ids.push_back(std::move(c.id));
+  return ids;
 }
 
 namespace {

@@ -81,6 +81,14 @@ class WEAVE_API QueueStore {
  public:
   virtual ~QueueStore() = default;
   virtual QueueOffered offer(const QueueOffer& offer) = 0;
+  // offer() of each, in order; a store may send them together. After an
+  // error some may be queued (each id is still one message).
+  virtual std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) {
+    std::vector<QueueOffered> out;
+    out.reserve(offers.size());
+    for (const QueueOffer& o : offers) out.push_back(offer(o));
+    return out;
+  }
   // Takes back expired deliveries (each a failed attempt), then delivers the
   // first due message (same due time: offer order) under `lease`. `jitter`
   // in [0, 1) spreads the backoff of what it takes back.

@@ -37,6 +37,9 @@ class WEAVE_API ReplyView {
   std::size_t size() const;
   // Element i of an array reply (unexpected() when there is none).
   ReplyView operator[](std::size_t i) const;
+  // The same reply, named `what` in errors: an element that answers a
+  // request of its own (one reply carrying several requests' answers).
+  ReplyView renamed(const char* what) const noexcept { return ReplyView(r_, what); }
 
   // An error reply throws ReplyError (its code, and `what`); anything else
   // IoError "unexpected reply to <what>".

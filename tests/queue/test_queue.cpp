@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <chrono>
 #include <set>
@@ -136,6 +137,33 @@ TEST_CASE("queue: an id queued twice is one message, and free again once acknowl
   REQUIRE(again);
   CHECK(again->value().id == "d");
   again->ack();
+}
+
+TEST_CASE("queue: offer_many queues each message with its own delay and id, in order, and a bad one queues none", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("many"));
+  CHECK(q.offer_many({}).empty());
+  std::vector<weave::Offer<Order>> batch;
+  for (int i = 0; i < 300; ++i) batch.push_back({Order{"o", i}, 0ms, {.id = "m-" + std::to_string(i)}});
+  batch.push_back({Order{"late", 0}, 1h});                 // its own delay, a generated id
+  batch.push_back({Order{"again", 0}, 0ms, {.id = "m-7"}});  // an id queued already: one message
+  const std::vector<std::string> ids = q.offer_many(batch);
+  REQUIRE(ids.size() == batch.size());
+  CHECK(ids[0] == "m-0");
+  CHECK_FALSE(ids[300].empty());
+  CHECK(ids[301] == "m-7");
+  CHECK(same(q.stats(), 1, 300, 0, 0));
+  for (int i = 0; i < 300; ++i) {  // due together: offer order
+    auto d = q.take(1s);
+    REQUIRE(d);
+    CHECK(d->id() == "m-" + std::to_string(i));
+    CHECK(d->value().cents == i);
+    d->ack();
+  }
+  CHECK(q.inspect(ids[300]).state == weave::MessageState::scheduled);
+  std::vector<weave::Offer<Order>> bad{{Order{"fine", 1}, 0ms}, {Order{"bad", 2}, -1ms}};
+  CHECK_THROWS_WITH(q.offer_many(bad), Catch::Contains("offer_many's message 1") && Catch::Contains("negative"));
+  CHECK(same(q.stats(), 1, 0, 0, 0));  // not even the good one
 }
 
 TEST_CASE("queue: stats count each state exactly", "[queue]") {
@@ -360,6 +388,68 @@ long long scripts_run(const std::string& queue) {
   for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
     if (auto at = text.find(cmd); at != std::string::npos) total += std::stoll(text.substr(at + std::strlen(cmd)));
   return total;
+}
+
+TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and each gets its own answer", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("together");
+  weave::Queue q(name);
+  constexpr int kThreads = 16, kEach = 100;
+  const long long before = scripts_run(name);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) q.offer_json("{}", 0ms, {.id = std::to_string(t) + "-" + std::to_string(i)});
+      q.offer_json("{}", 0ms, {.id = "same"});  // one message, whoever is first
+    });
+  for (auto& t : threads) t.join();
+  threads.clear();
+  CHECK(same(q.stats(), 0, kThreads * kEach + 1, 0, 0));
+  std::mutex m;
+  std::multiset<std::string> delivered;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&] {
+      auto d = q.take_json(100ms);
+      while (d) {
+        {
+          const std::lock_guard lock(m);
+          delivered.insert(std::string(d->id()));
+        }
+        d = d->ack_and_take(100ms);
+      }
+    });
+  for (auto& t : threads) t.join();
+  const long long scripts = scripts_run(name) - before;
+  CHECK(delivered.size() == std::size_t(kThreads * kEach + 1));
+  CHECK(std::set<std::string>(delivered.begin(), delivered.end()).size() == delivered.size());  // each once
+  CHECK(delivered.count("same") == 1);
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+  // 3,200 requests (an offer and an ack-and-take per message); sent one by
+  // one they would run one script each.
+  CHECK(scripts < kThreads * kEach * 2);
+}
+
+TEST_CASE("queue: a request that fails answers alone, and the requests sent with it succeed", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("one-fails");
+  weave::Queue q(name);
+  write_raw("{weave:queue:" + name + "}:m:bad", "not a message");  // offering id "bad" meets WRONGTYPE
+  std::atomic<int> refused{0}, other_errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        try {
+          q.offer_json("{}", 0ms, {.id = i % 10 == 0 ? std::string("bad") : std::to_string(t) + "-" + std::to_string(i)});
+        } catch (const weave::ReplyError& e) {
+          (e.code() == "WRONGTYPE" ? refused : other_errors).fetch_add(1);
+        }
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(refused == 8 * 5);
+  CHECK(other_errors == 0);
+  CHECK(same(q.stats(), 0, 8 * 45, 0, 0));
 }
 
 TEST_CASE("queue: an idle consumer sends nothing while it waits for the first due time", "[queue]") {

@@ -2,8 +2,19 @@
 // through the store layer: every step is one script of src/queue/scripts/
 // over the queue's keys, which share one {hash tag} (one cluster slot); the
 // wake channel is in the same slot, so a cluster publishes and subscribes on
-// the queue's node.
+// the queue's node. Offers, takes and settles go through RequestBatch: those
+// that arrive while one of the queue's scripts is in flight go together in
+// the next (scripts/batch.lua).
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "queue/queue_runtime.h"
 #include "queue/queue_store.h"
@@ -17,6 +28,145 @@ namespace {
 using std::chrono::milliseconds;
 namespace scripts = queue_redis::scripts;
 
+// Natural batching: requests go at once while fewer than kMaxInFlight of
+// the queue's sends are in flight, else they wait and go with every request
+// that came in the meantime: up to kMaxRequests (or kMaxBytes) per script,
+// up to kMaxScripts scripts pipelined in one round trip. Alone a request
+// pays one round trip as before; under load one script's fixed cost and one
+// round trip serve many requests, so Redis, the bottleneck, delivers more
+// messages per second. Requests go in arrival order; each waiting caller is
+// woken alone (no herd on a shared condition).
+class RequestBatch {
+ public:
+  struct Caller {
+    std::condition_variable wake;
+    bool lead = false;  // may send now (a send finished while it waited)
+  };
+  struct Request {
+    std::string_view kind;  // batch.lua's request kinds
+    std::span<const std::string_view> args;
+    const char* what = nullptr;  // names the request in errors ("queue offer")
+    // Reads this request's reply (its element of the script's reply).
+    std::function<void(const store::ReplyView&)> read{};
+    std::exception_ptr error{};
+    bool done = false;
+    Caller* caller = nullptr;
+  };
+
+  RequestBatch(store::Executor& exec, std::vector<std::string_view> keys, std::vector<std::string_view> head)
+      : exec_(exec), keys_(std::move(keys)), head_(std::move(head)) {}
+
+  // Returns once every request was answered (its read ran); then throws the
+  // first one's error, if any.
+  void submit(std::span<Request> requests) {
+    Caller me;
+    std::unique_lock lock(mutex_);
+    for (Request& r : requests) {
+      r.caller = &me;
+      waiting_.push_back(&r);
+    }
+    const auto all_done = [&] {
+      return std::all_of(requests.begin(), requests.end(), [](const Request& r) { return r.done; });
+    };
+    while (!all_done()) {
+      if (in_flight_ >= kMaxInFlight) {
+        me.wake.wait(lock, [&] { return me.lead || all_done(); });
+        me.lead = false;
+        continue;
+      }
+      ++in_flight_;
+      std::vector<std::vector<Request*>> scripts = next_scripts();
+      lock.unlock();
+      send(scripts);
+      lock.lock();
+      --in_flight_;
+      for (const auto& script : scripts)
+        for (Request* q : script) {
+          q->done = true;
+          if (q->caller != &me) q->caller->wake.notify_one();
+        }
+      if (!waiting_.empty() && waiting_.front()->caller != &me) {  // the next send's sender
+        waiting_.front()->caller->lead = true;
+        waiting_.front()->caller->wake.notify_one();
+      }
+    }
+    for (const Request& r : requests)
+      if (r.error) std::rethrow_exception(r.error);
+  }
+
+ private:
+  // Four: the next sends fill while one is answered, so Redis never idles
+  // on clients that are reading replies.
+  static constexpr int kMaxInFlight = 2;
+  static constexpr std::size_t kMaxRequests = 128, kMaxBytes = 1 << 20, kMaxScripts = 8;
+
+  // The waiting requests, front first, cut into scripts (at least one request).
+  std::vector<std::vector<Request*>> next_scripts() {
+    std::vector<std::vector<Request*>> scripts;
+    std::size_t bytes = 0;
+    while (!waiting_.empty()) {
+      Request* r = waiting_.front();
+      std::size_t size = 0;
+      for (std::string_view a : r->args) size += a.size();
+      if (scripts.empty() || scripts.back().size() == kMaxRequests || bytes + size > kMaxBytes) {
+        if (scripts.size() == kMaxScripts) break;
+        scripts.emplace_back();
+        bytes = 0;
+      }
+      bytes += size;
+      scripts.back().push_back(r);
+      waiting_.pop_front();
+    }
+    return scripts;
+  }
+
+  // Runs the batch.lua calls in one round trip; every error lands in the
+  // requests, none leaves.
+  void send(const std::vector<std::vector<Request*>>& scripts) {
+    std::size_t requests = 0;
+    for (const auto& script : scripts) requests += script.size();
+    std::vector<store::NumberArg> counts;  // its views are in `calls`: never reallocated
+    counts.reserve(requests + scripts.size());
+    std::vector<store::ScriptCall> calls(scripts.size());
+    for (std::size_t k = 0; k < scripts.size(); ++k) {
+      store::ScriptCall& c = calls[k];
+      c.body = scripts::batch;
+      c.keys = keys_;
+      c.args = head_;
+      c.args.push_back(counts.emplace_back(scripts[k].size()).view());
+      for (Request* r : scripts[k]) {
+        c.args.push_back(r->kind);
+        c.args.push_back(counts.emplace_back(r->args.size()).view());
+        c.args.insert(c.args.end(), r->args.begin(), r->args.end());
+      }
+    }
+    const char* what = requests == 1 ? scripts.front().front()->what : "queue requests";
+    try {
+      const std::vector<store::Reply> replies = exec_.run(calls, what);
+      for (std::size_t k = 0; k < scripts.size(); ++k) {
+        const store::ReplyView all(replies[k], what);
+        for (std::size_t i = 0; i < scripts[k].size(); ++i) {
+          Request& r = *scripts[k][i];
+          try {
+            r.read(all[i].renamed(r.what));
+          } catch (...) {
+            r.error = std::current_exception();
+          }
+        }
+      }
+    } catch (...) {
+      for (const auto& script : scripts)
+        for (Request* r : script) r->error = std::current_exception();
+    }
+  }
+
+  store::Executor& exec_;
+  const std::vector<std::string_view> keys_, head_;  // views of RedisQueue's key names
+  std::mutex mutex_;
+  std::deque<Request*> waiting_;
+  int in_flight_ = 0;
+};
+
 class RedisQueue final : public QueueStore {
  public:
   RedisQueue(std::shared_ptr<store::Executor> exec, const std::string& prefix, std::string_view name)
@@ -26,44 +176,70 @@ class RedisQueue final : public QueueStore {
     dead_ = base_ + ":d";
     counter_ = base_ + ":n";
     wake_ = base_ + ":wake";
+    batch_.emplace(*exec_, std::vector<std::string_view>{scheduled_, active_, dead_, counter_},
+                   std::vector<std::string_view>{base_, wake_});
   }
 
   QueueOffered offer(const QueueOffer& o) override {
-    const std::string key = message_key(o.id);
     const store::NumberArg delay(o.delay.count()), retries(o.retries), backoff(o.backoff.count()),
         cap(o.backoff_cap.count());
-    const store::Reply reply =
-        run(scripts::offer, key, {o.id, o.payload, delay.view(), retries.view(), backoff.view(), cap.view()}, "queue offer");
-    const store::ReplyView r(reply, "queue offer");
-    return {r[0].integer() == 1, r[1].integer(), r[2].integer()};
+    const std::string_view args[] = {o.id, o.payload, delay.view(), retries.view(), backoff.view(), cap.view()};
+    QueueOffered out;
+    submit("offer", args, "queue offer", [&](const store::ReplyView& r) { out = read_offered(r); });
+    return out;
+  }
+
+  std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) override {
+    constexpr std::size_t kArgs = 6;
+    std::vector<store::NumberArg> numbers;  // its views are in `args`: never reallocated
+    numbers.reserve(offers.size() * 4);
+    std::vector<std::string_view> args;
+    args.reserve(offers.size() * kArgs);
+    for (const QueueOffer& o : offers) {
+      args.push_back(o.id);
+      args.push_back(o.payload);
+      for (long long n : {static_cast<long long>(o.delay.count()), static_cast<long long>(o.retries),
+                          static_cast<long long>(o.backoff.count()), static_cast<long long>(o.backoff_cap.count())})
+        args.push_back(numbers.emplace_back(n).view());
+    }
+    std::vector<QueueOffered> out(offers.size());
+    std::vector<RequestBatch::Request> requests(offers.size());
+    for (std::size_t i = 0; i < offers.size(); ++i)
+      requests[i] = {.kind = "offer",
+                     .args = std::span(args).subspan(i * kArgs, kArgs),
+                     .what = "queue offer",
+                     .read = [&out, i](const store::ReplyView& r) { out[i] = read_offered(r); }};
+    batch_->submit(requests);
+    return out;
   }
 
   QueueTaken take(milliseconds lease, double jitter) override {
     const store::NumberArg ms(lease.count()), j(jitter);
-    const store::Reply reply = run(scripts::take, {}, {ms.view(), j.view()}, "queue take");
-    return read_taken(store::ReplyView(reply, "queue take"));
+    const std::string_view args[] = {ms.view(), j.view()};
+    QueueTaken out;
+    submit("take", args, "queue take", [&](const store::ReplyView& r) { out = read_taken(r); });
+    return out;
   }
 
   SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                                   std::string_view reason, double jitter, milliseconds lease) override {
-    const std::string key = message_key(id);
     const store::NumberArg tok(token), ms(delay.count()), j(jitter), lease_ms(lease.count());
-    const store::Reply reply = run(scripts::settle_take, key,
-                                   {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view(),
-                                    lease_ms.view()},
-                                   "queue settle and take");
-    const store::ReplyView r(reply, "queue settle and take");
-    return {settled_of(r[0].integer()), read_taken(r[1])};
+    const std::string_view args[] = {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view(),
+                                     lease_ms.view()};
+    SettledAndTaken out;
+    submit("settle_take", args, "queue settle and take", [&](const store::ReplyView& r) {
+      out = {settled_of(r[0].integer()), read_taken(r[1])};
+    });
+    return out;
   }
 
   Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                  std::string_view reason, double jitter) override {
-    const std::string key = message_key(id);
     const store::NumberArg tok(token), ms(delay.count()), j(jitter);
-    const store::Reply reply =
-        run(scripts::settle, key, {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view()},
-            "queue settle");
-    return settled_of(store::ReplyView(reply, "queue settle").integer());
+    const std::string_view args[] = {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view()};
+    Settled out = Settled::gone;
+    submit("settle", args, "queue settle", [&](const store::ReplyView& r) { out = settled_of(r.integer()); });
+    return out;
   }
 
   std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
@@ -172,6 +348,15 @@ class RedisQueue final : public QueueStore {
     return out;
   }
 
+  void submit(std::string_view kind, std::span<const std::string_view> args, const char* what,
+              std::function<void(const store::ReplyView&)> read) {
+    RequestBatch::Request r{.kind = kind, .args = args, .what = what, .read = std::move(read)};
+    batch_->submit({&r, 1});
+  }
+  static QueueOffered read_offered(const store::ReplyView& r) {
+    return {r[0].integer() == 1, r[1].integer(), r[2].integer()};
+  }
+
   std::string message_key(std::string_view id) const {
     std::string k;
     k.reserve(base_.size() + 3 + id.size());
@@ -200,6 +385,7 @@ class RedisQueue final : public QueueStore {
 
   std::shared_ptr<store::Executor> exec_;
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
+  std::optional<RequestBatch> batch_;  // made once the key names above are set
 };
 
 }  // namespace

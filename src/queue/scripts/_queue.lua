@@ -13,6 +13,10 @@ end
 
 local function message_key(id) return base .. ':m:' .. id end
 
+-- An integer (ms, counters) as a command argument: formatted as one, not
+-- through Lua's float conversion, which costs more on every call.
+local function int(x) return string.format('%d', x) end
+
 -- The wait before attempt `failures` + 1: `first` doubled per failure,
 -- capped, its upper half jittered (`jitter` in [0, 1), from the client).
 local function backoff(failures, first, cap, jitter)
@@ -21,12 +25,42 @@ local function backoff(failures, first, cap, jitter)
   return math.floor(d / 2 + d / 2 * jitter)
 end
 
+-- A script that schedules many messages sets defer_wake and calls
+-- publish_wake() once at its end (batch.lua): first_before is then the
+-- first scheduled member before its first schedule() (false: none).
+local defer_wake, first_before = false, nil
+
 -- Puts a message (back) on the schedule; wakes waiting consumers when it
--- is now the first due.
+-- is now the first due (deferred: see defer_wake).
 local function schedule(key, member, due)
+  due = int(due)
   redis.call('HSET', key, 's', 'z', 'due', due, 't', '')
+  if defer_wake and first_before == nil then first_before = redis.call('ZRANGE', scheduled, 0, 0)[1] or false end
   redis.call('ZADD', scheduled, due, member)
-  if redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
+  if not defer_wake and redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
+end
+
+-- Wakes waiting consumers if the first scheduled message changed since
+-- this script's first schedule() (a deferring script's last step).
+local function publish_wake()
+  if first_before == nil then return end
+  local first = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')
+  if first[1] and first[1] ~= first_before then redis.call('PUBLISH', wake, first[2]) end
+end
+
+-- Adds a message unless one with its id is queued (in any state); `seq`
+-- (from the counter) orders messages of one due time by offer. Returns
+-- {1 added | 0 already queued, due, now}.
+local function offer(id, payload, delay, retries, first_backoff, cap, now, seq)
+  local key = message_key(id)
+  local existing = redis.call('HGET', key, 'due')
+  if existing then return {0, tonumber(existing), now} end
+  local member = string.format('%016x', seq) .. id
+  local due = now + tonumber(delay)
+  redis.call('HSET', key, 'b', payload, 'm', member, 'r', retries, 'bo', first_backoff, 'bc', cap, 'f', 0, 'n', 0,
+             'e', '')
+  schedule(key, member, due)
+  return {1, due, now}
 end
 
 -- One failed attempt of an in-flight message (already out of `active`):
@@ -56,33 +90,52 @@ local function reclaim(now, jitter)
   end
 end
 
--- Delivers the first due message under a lease (after reclaim()). Returns
--- {1, now, id, payload, fencing token, due, deliveries, failures, retries,
--- last error} or {0, now, next}: next is when to look again (the first due
--- time or lease deadline; -1: nothing queued).
-local function take_first(now, lease)
-  while true do
-    local first = redis.call('ZRANGEBYSCORE', scheduled, '-inf', now, 'LIMIT', 0, 1)[1]
-    if not first then break end
-    redis.call('ZREM', scheduled, first)
-    local id = string.sub(first, 17)
-    local key = message_key(id)
-    local v = redis.call('HMGET', key, 'b', 'due', 'f', 'r', 'e')
-    if v[1] then
-      local token = redis.call('INCR', counter)
-      local deliveries = redis.call('HINCRBY', key, 'n', 1)
-      redis.call('HSET', key, 's', 'a', 't', token)
-      redis.call('ZADD', active, now + lease, id)
-      return {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]), tonumber(v[4]), v[5]}
+-- Delivers the first due messages (same due time: offer order), one per
+-- lease in `leases` (ms, in request order), after reclaim(). Returns one
+-- reply per lease: {1, now, id, payload, fencing token, due, deliveries,
+-- failures, retries, last error}, or {0, now, next} once nothing is due:
+-- next is when to look again (the first due time or lease deadline; -1:
+-- nothing queued). The schedule is read, trimmed and the in-flight set
+-- written once for all of them.
+local function take_due(now, leases)
+  local replies = {}
+  while #replies < #leases do
+    local firsts = redis.call('ZRANGEBYSCORE', scheduled, '-inf', now, 'LIMIT', 0, #leases - #replies)
+    if #firsts == 0 then break end
+    redis.call('ZREM', scheduled, unpack(firsts))
+    local found = {}
+    for _, member in ipairs(firsts) do
+      local id = string.sub(member, 17)
+      local key = message_key(id)
+      local v = redis.pcall('HMGET', key, 'b', 'due', 'f', 'r', 'e', 'n')
+      -- (a schedule entry without its message, or with a key that is not
+      -- one: dropped, never delivered empty; the others still go)
+      if v[1] and not v.err then found[#found + 1] = {id, key, v} end
     end
-    -- (a schedule entry without its message: dropped, never delivered empty)
+    if #found > 0 then
+      local last = redis.call('INCRBY', counter, #found)
+      local in_flight = {}
+      for i, f in ipairs(found) do
+        local id, key, v = f[1], f[2], f[3]
+        local token = last - #found + i
+        local deliveries = (tonumber(v[6]) or 0) + 1
+        redis.call('HSET', key, 's', 'a', 't', int(token), 'n', deliveries)
+        in_flight[#in_flight + 1] = int(now + leases[#replies + 1])
+        in_flight[#in_flight + 1] = id
+        replies[#replies + 1] = {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]), tonumber(v[4]), v[5]}
+      end
+      redis.call('ZADD', active, unpack(in_flight))
+    end
   end
-  local next = -1
-  local z = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')[2]
-  if z then next = tonumber(z) end
-  local a = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')[2]
-  if a and (next < 0 or tonumber(a) < next) then next = tonumber(a) end
-  return {0, now, next}
+  if #replies < #leases then
+    local next = -1
+    local z = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')[2]
+    if z then next = tonumber(z) end
+    local a = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')[2]
+    if a and (next < 0 or tonumber(a) < next) then next = tonumber(a) end
+    while #replies < #leases do replies[#replies + 1] = {0, now, next} end
+  end
+  return replies
 end
 
 -- Settles the in-flight message `id` for the holder of `token`: action 'ack'

@@ -1,0 +1,77 @@
+-- The requests of one queue's clients, several in one script: a client
+-- sends the requests that came while its previous scripts were in flight
+-- together (RequestBatch, queue_redis.cpp). ARGV = {base, wake, count, then
+-- per request: kind, argument count, arguments...}:
+--   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
+--               -> {1 added | 0 already queued, due, now}
+--   take        {lease ms, jitter} -> take_due()'s reply
+--   settle      {id, token, action, value, jitter} -> settle()'s answer
+--   settle_take {id, token, action, value, jitter, lease ms}
+--               -> {settle()'s answer, take_due()'s reply}
+-- One reply per request, in order, all at one `now`. Offers and settles run
+-- in request order; then every take gets the next due message (requests
+-- in order), so their schedule and in-flight commands are shared; the
+-- consumers' wake-up is published once. A request that fails answers with
+-- its error; the others are unaffected.
+--@include _queue.lua
+local now = now_ms()
+defer_wake = true
+local count = tonumber(ARGV[3])
+
+-- A failed request's reply: a command's error as it came, else the script's.
+local function error_reply(e, kind)
+  if type(e) == 'table' and e.err then return e end
+  if type(e) == 'string' and string.match(e, '^%u+ ') then return {err = e} end  -- its text ("WRONGTYPE ...")
+  return {err = 'ERR queue request ' .. tostring(kind) .. ': ' .. tostring(e)}
+end
+
+-- The offers' sequence numbers: one INCRBY for all of them.
+local seq, at = 0, 4
+for _ = 1, count do
+  if ARGV[at] == 'offer' then seq = seq + 1 end
+  at = at + 2 + tonumber(ARGV[at + 1])
+end
+if seq > 0 then seq = redis.call('INCRBY', counter, seq) - seq end
+
+local takes = {}  -- {request, lease, jitter, settle()'s answer or false}
+local kinds = {
+  offer = function(r, a)
+    seq = seq + 1
+    return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
+  end,
+  settle = function(r, a) return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4])) end,
+  take = function(r, a)
+    takes[#takes + 1] = {r, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), false}
+    return false  -- answered below
+  end,
+  settle_take = function(r, a)
+    local jitter = tonumber(ARGV[a + 4])
+    local settled = settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, jitter)
+    takes[#takes + 1] = {r, tonumber(ARGV[a + 5]), jitter, settled}
+    return false
+  end,
+}
+
+local replies = {}
+at = 4
+for r = 1, count do
+  local kind = ARGV[at]
+  local ok, reply = pcall(kinds[kind], r, at + 2)
+  if ok then replies[r] = reply else replies[r] = error_reply(reply, kind) end
+  at = at + 2 + tonumber(ARGV[at + 1])
+end
+
+if #takes > 0 then
+  local ok, got = pcall(function()
+    reclaim(now, takes[1][3])
+    local leases = {}
+    for i, t in ipairs(takes) do leases[i] = t[2] end
+    return take_due(now, leases)
+  end)
+  for i, t in ipairs(takes) do
+    local reply = ok and got[i] or error_reply(got, 'take')
+    if t[4] then replies[t[1]] = {t[4], reply} else replies[t[1]] = reply end
+  end
+end
+publish_wake()
+return replies
