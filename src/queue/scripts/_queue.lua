@@ -25,23 +25,61 @@ local function backoff(failures, first, cap, jitter)
   return math.floor(d / 2 + d / 2 * jitter)
 end
 
--- A script that schedules many messages sets defer_wake and calls
--- publish_wake() once at its end (batch.lua): first_before is then the
--- first scheduled member before its first schedule() (false: none).
-local defer_wake, first_before = false, nil
+-- A script that serves many requests (batch.lua) sets `batching`: then
+-- new schedule entries and in-flight removals wait in pending_* for one
+-- ZADD and one ZREM (flush(), before anything reads those sets), and the
+-- consumers' wake-up is published once at its end (publish_wake());
+-- first_before is the first scheduled member before its first scheduling
+-- (false: none).
+local batching, first_before = false, nil
+local pending_scheduled, pending_removed = {}, {}
 
--- Puts a message (back) on the schedule; wakes waiting consumers when it
--- is now the first due (deferred: see defer_wake).
+local function note_first()
+  if first_before == nil then first_before = redis.call('ZRANGE', scheduled, 0, 0)[1] or false end
+end
+
+-- Adds `member` at `due` (an integer string) to the schedule; wakes waiting
+-- consumers when it is now the first due (batching: see above).
+local function add_scheduled(member, due)
+  if batching then
+    note_first()
+    pending_scheduled[#pending_scheduled + 1] = due
+    pending_scheduled[#pending_scheduled + 1] = member
+    return
+  end
+  redis.call('ZADD', scheduled, due, member)
+  if redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
+end
+
+-- Takes `id` out of the in-flight set (batching: see above).
+local function remove_active(id)
+  if batching then
+    pending_removed[#pending_removed + 1] = id
+  else
+    redis.call('ZREM', active, id)
+  end
+end
+
+local function flush()
+  if #pending_scheduled > 0 then
+    redis.call('ZADD', scheduled, unpack(pending_scheduled))
+    pending_scheduled = {}
+  end
+  if #pending_removed > 0 then
+    redis.call('ZREM', active, unpack(pending_removed))
+    pending_removed = {}
+  end
+end
+
+-- Puts a message back on the schedule.
 local function schedule(key, member, due)
   due = int(due)
   redis.call('HSET', key, 's', 'z', 'due', due, 't', '')
-  if defer_wake and first_before == nil then first_before = redis.call('ZRANGE', scheduled, 0, 0)[1] or false end
-  redis.call('ZADD', scheduled, due, member)
-  if not defer_wake and redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
+  add_scheduled(member, due)
 end
 
 -- Wakes waiting consumers if the first scheduled message changed since
--- this script's first schedule() (a deferring script's last step).
+-- this script first scheduled one (a batching script's last step, after flush()).
 local function publish_wake()
   if first_before == nil then return end
   local first = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')
@@ -57,9 +95,10 @@ local function offer(id, payload, delay, retries, first_backoff, cap, now, seq)
   if existing then return {0, tonumber(existing), now} end
   local member = string.format('%016x', seq) .. id
   local due = now + tonumber(delay)
+  local due_text = int(due)
   redis.call('HSET', key, 'b', payload, 'm', member, 'r', retries, 'bo', first_backoff, 'bc', cap, 'f', 0, 'n', 0,
-             'e', '')
-  schedule(key, member, due)
+             'e', '', 's', 'z', 'due', due_text, 't', '')
+  add_scheduled(member, due_text)
   return {1, due, now}
 end
 
@@ -149,7 +188,7 @@ local function settle(id, token, action, value, now, jitter)
   local v = redis.call('HMGET', key, 's', 't', 'm')
   if not v[1] then return -1 end
   if v[1] ~= 'a' or v[2] ~= token then return 0 end
-  redis.call('ZREM', active, id)
+  remove_active(id)
   if action == 'ack' then
     redis.call('DEL', key)
     return 1

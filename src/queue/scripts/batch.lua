@@ -10,12 +10,13 @@
 --               -> {settle()'s answer, take_due()'s reply}
 -- One reply per request, in order, all at one `now`. Offers and settles run
 -- in request order; then every take gets the next due message (requests
--- in order), so their schedule and in-flight commands are shared; the
--- consumers' wake-up is published once. A request that fails answers with
+-- in order). Their schedule and in-flight commands are shared, as are the
+-- offers' and settles' (flush()), and the consumers' wake-up is published
+-- once. A request that fails answers with
 -- its error; the others are unaffected.
 --@include _queue.lua
 local now = now_ms()
-defer_wake = true
+batching = true
 local count = tonumber(ARGV[3])
 
 -- A failed request's reply: a command's error as it came, else the script's.
@@ -61,9 +62,11 @@ for r = 1, count do
   at = at + 2 + tonumber(ARGV[at + 1])
 end
 
+flush()  -- the takes read the schedule and the in-flight set
 if #takes > 0 then
   local ok, got = pcall(function()
     reclaim(now, takes[1][3])
+    flush()  -- (what it scheduled again with no backoff is due now)
     local leases = {}
     for i, t in ipairs(takes) do leases[i] = t[2] end
     return take_due(now, leases)
@@ -73,5 +76,6 @@ if #takes > 0 then
     if t[4] then replies[t[1]] = {t[4], reply} else replies[t[1]] = reply end
   end
 end
+flush()  -- (what a failed take step left pending)
 publish_wake()
 return replies
