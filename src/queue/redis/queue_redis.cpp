@@ -95,8 +95,9 @@ class RequestBatch {
   }
 
  private:
-  // Four: the next sends fill while one is answered, so Redis never idles
-  // on clients that are reading replies.
+  // Two: the next send fills while one is answered, so Redis seldom idles
+  // on a client that is reading replies, and batches stay large (more in
+  // flight made smaller batches and fewer deliveries per second).
   static constexpr int kMaxInFlight = 2;
   static constexpr std::size_t kMaxRequests = 128, kMaxBytes = 1 << 20, kMaxScripts = 8;
 
@@ -120,28 +121,28 @@ class RequestBatch {
     return scripts;
   }
 
-  // Runs the batch.lua calls in one round trip; every error lands in the
-  // requests, none leaves.
-  void send(const std::vector<std::vector<Request*>>& scripts) {
-    std::size_t requests = 0;
-    for (const auto& script : scripts) requests += script.size();
-    std::vector<store::NumberArg> counts;  // its views are in `calls`: never reallocated
-    counts.reserve(requests + scripts.size());
-    std::vector<store::ScriptCall> calls(scripts.size());
-    for (std::size_t k = 0; k < scripts.size(); ++k) {
-      store::ScriptCall& c = calls[k];
-      c.body = scripts::batch;
-      c.keys = keys_;
-      c.args = head_;
-      c.args.push_back(counts.emplace_back(scripts[k].size()).view());
-      for (Request* r : scripts[k]) {
-        c.args.push_back(r->kind);
-        c.args.push_back(counts.emplace_back(r->args.size()).view());
-        c.args.insert(c.args.end(), r->args.begin(), r->args.end());
-      }
-    }
-    const char* what = requests == 1 ? scripts.front().front()->what : "queue requests";
+  // Runs the batch.lua calls in one round trip; every error (bad_alloc
+  // included) lands in the requests, none leaves: the callers must wake.
+  void send(const std::vector<std::vector<Request*>>& scripts) noexcept {
     try {
+      std::size_t requests = 0;
+      for (const auto& script : scripts) requests += script.size();
+      std::vector<store::NumberArg> counts;  // its views are in `calls`: never reallocated
+      counts.reserve(requests + scripts.size());
+      std::vector<store::ScriptCall> calls(scripts.size());
+      for (std::size_t k = 0; k < scripts.size(); ++k) {
+        store::ScriptCall& c = calls[k];
+        c.body = scripts::batch;
+        c.keys = keys_;
+        c.args = head_;
+        c.args.push_back(counts.emplace_back(scripts[k].size()).view());
+        for (Request* r : scripts[k]) {
+          c.args.push_back(r->kind);
+          c.args.push_back(counts.emplace_back(r->args.size()).view());
+          c.args.insert(c.args.end(), r->args.begin(), r->args.end());
+        }
+      }
+      const char* what = requests == 1 ? scripts.front().front()->what : "queue requests";
       const std::vector<store::Reply> replies = exec_.run(calls, what);
       for (std::size_t k = 0; k < scripts.size(); ++k) {
         const store::ReplyView all(replies[k], what);
@@ -156,7 +157,8 @@ class RequestBatch {
       }
     } catch (...) {
       for (const auto& script : scripts)
-        for (Request* r : script) r->error = std::current_exception();
+        for (Request* r : script)
+          if (!r->error) r->error = std::current_exception();
     }
   }
 
