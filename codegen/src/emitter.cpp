@@ -372,13 +372,18 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
       // Background reloads and stored calls run on this object: its
       // destructor waits for them (and refuses new ones) before the base is
       // destroyed. Declaring it
-      // would drop the implicit moves, so the special members are spelled out.
+      // would drop the implicit moves, so the special members are spelled out;
+      // each is deleted when the base's is (a class holding a mutex is not
+      // copyable), which clang would warn about in the user's build.
       const std::string& p = c.proxy_name;
+      out += "#if defined(__clang__)\n#pragma clang diagnostic push\n"
+             "#pragma clang diagnostic ignored \"-Wdefaulted-function-deleted\"\n#endif\n";
       out += "  " + p + "() = default;\n";
       out += "  " + p + "(const " + p + "&) = default;\n";
       out += "  " + p + "(" + p + "&&) = default;\n";
       out += "  " + p + "& operator=(const " + p + "&) = default;\n";
       out += "  " + p + "& operator=(" + p + "&&) = default;\n";
+      out += "#if defined(__clang__)\n#pragma clang diagnostic pop\n#endif\n";
       out += "  ~" + p + "() { ::weave::detail::retire_detached(this); }\n";
     }
     // One using-declaration per name, in the public section when any

@@ -35,6 +35,8 @@ void QuotaTracker::ResetWindow() {
   used_ = 0;
 }
 
+void QuotaTracker::ResetWindowLater() { ResetWindow(); }
+
 void QuotaTracker::RaiseLimit(const std::string& bucket, std::int64_t by) {
   realworld::Probe::note("QuotaTracker::RaiseLimit " + bucket);
   MutexLock lock(&mu_);

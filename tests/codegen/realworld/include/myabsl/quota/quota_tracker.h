@@ -40,6 +40,13 @@ class QuotaTracker {
   [[lock(key="region:<this.region_>:<this.tenant()>", wait=500ms)]]
   virtual void ResetWindow() LOCKS_EXCLUDED(mu_);
 
+  // Starts a new window in an hour, run by whichever replica's DelayWorker
+  // takes the stored call. (Its proxy spells out the special members, which
+  // this non-copyable class without a default constructor deletes: clang
+  // must not warn about that in generated code.)
+  [[delay(queue="quota-reset", after=1h)]]
+  virtual void ResetWindowLater();
+
   // Raises the limit of the tracker; the bucket names who asked.
   [[lock(key="limit:<this.region_>:<this.tenant()>:<bucket>")]]
   void RaiseLimit(const std::string& bucket, std::int64_t by) LOCKS_EXCLUDED(mu_);
