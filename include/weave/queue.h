@@ -60,7 +60,9 @@ struct WEAVE_API QueueOptions {
   // A delivery's lease, renewed every third of it while held: how long a
   // dead or stopped worker keeps a message from the others.
   std::chrono::milliseconds lease{30'000};
-  // Defaults of an offer (OfferOptions overrides them per message).
+  // Defaults of an offer (OfferOptions overrides them per message); the
+  // values are [[delay]]'s defaults (annotations/delay.json; a test keeps
+  // them equal).
   int retries = 3;
   std::chrono::milliseconds backoff{1'000};
   std::chrono::milliseconds backoff_cap{600'000};
