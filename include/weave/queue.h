@@ -280,8 +280,6 @@ class DelayQueue {
   Queue& untyped() noexcept { return queue_; }
 
  private:
-  // `d` as a Delivery<T>; a payload that does not decode as T is
-  // dead-lettered with the reason and the next message taken (until `deadline`).
   std::string encode(const T& value) const {
     try {
       return nlohmann::json(value).dump();
@@ -290,6 +288,8 @@ class DelayQueue {
     }
   }
 
+  // `d` as a Delivery<T>; a payload that does not decode as T is
+  // dead-lettered with the reason and the next message taken (until `deadline`).
   std::optional<Delivery<T>> decoded(std::optional<QueueDelivery> d, std::chrono::steady_clock::time_point deadline,
                                      std::stop_token stop) {
     for (;;) {

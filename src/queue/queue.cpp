@@ -253,31 +253,35 @@ const std::string& Queue::name() const noexcept { return state_.load()->name; }
 namespace {
 
 // A message's id and settings, checked: what offer_json() and
-// offer_many_json() send. Throws QueueError naming the queue and the cause.
+// offer_many_json() send. Throws QueueError naming the queue and the cause
+// (after `context`, which says which message of several).
 struct CheckedOffer {
   std::string id;
   int retries;
   milliseconds backoff, backoff_cap;
 };
 
-CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, milliseconds delay, const OfferOptions& o) {
+CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, milliseconds delay, const OfferOptions& o,
+                         const std::string& context = {}) {
   const QueueOptions& opt = st.options();
   const std::string& q = st.name;
-  detail::check_delay(st, delay, "a delay");
+  detail::check_delay(st, delay, context + "a delay");
   if (json.size() > opt.max_payload_bytes)
-    throw QueueError(q, "a payload of " + std::to_string(json.size()) + " bytes is over QueueOptions::max_payload_bytes (" +
-                            std::to_string(opt.max_payload_bytes) + ")");
+    throw QueueError(q, context + "a payload of " + std::to_string(json.size()) +
+                            " bytes is over QueueOptions::max_payload_bytes (" + std::to_string(opt.max_payload_bytes) +
+                            ")");
   const int retries = o.retries.value_or(opt.retries);
   if (retries < 0 || retries > kMaxRetries)
-    throw QueueError(q, "retries must be 0.." + std::to_string(kMaxRetries) + ", got " + std::to_string(retries));
+    throw QueueError(q, context + "retries must be 0.." + std::to_string(kMaxRetries) + ", got " +
+                            std::to_string(retries));
   const milliseconds backoff = o.backoff.value_or(opt.backoff), cap = o.backoff_cap.value_or(opt.backoff_cap);
   if (backoff < milliseconds(0) || cap < milliseconds(0) || backoff > max_duration || cap > max_duration)
-    throw QueueError(q, "backoff and backoff_cap must be 0.." + std::to_string(max_duration.count()) + " ms");
+    throw QueueError(q, context + "backoff and backoff_cap must be 0.." + std::to_string(max_duration.count()) + " ms");
   std::string id = o.id;
   if (id.empty())
     id = detail::new_id();
   else
-    detail::check_queue_text(q, "message id", id);
+    detail::check_queue_text(q, context + "message id", id);
   return {std::move(id), retries, backoff, cap};
 }
 
@@ -294,17 +298,10 @@ std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messa
   const std::shared_ptr<detail::QueueState> st = state();
   std::vector<CheckedOffer> checked;  // all of them before any is sent
   checked.reserve(messages.size());
-  for (const JsonOffer& m : messages) {
-    try {
-      checked.push_back(check_offer(*st, m.json, m.delay, m.options));
-    } catch (const QueueError& e) {  // says which message, and that none went
-      const std::string prefix = "weave: queue '" + st->name + "': ";
-      const std::string_view what = e.what();
-      const std::string cause(what.substr(what.starts_with(prefix) ? prefix.size() : 0));
-      throw QueueError(st->name, "offer_many's message " + std::to_string(checked.size()) +
-                                     " (none of them was offered): " + cause);
-    }
-  }
+  for (const JsonOffer& m : messages)
+    checked.push_back(check_offer(*st, m.json, m.delay, m.options,
+                                  "offer_many's message " + std::to_string(checked.size()) +
+                                      " (none of them was offered): "));
   std::vector<detail::QueueOffer> offers;
   offers.reserve(messages.size());
   for (std::size_t i = 0; i < messages.size(); ++i) {

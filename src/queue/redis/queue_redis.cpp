@@ -3,7 +3,7 @@
 // over the queue's keys, which share one {hash tag} (one cluster slot); the
 // wake channel is in the same slot, so a cluster publishes and subscribes on
 // the queue's node. Offers, takes and settles go through RequestBatch: those
-// that arrive while one of the queue's scripts is in flight go together in
+// that arrive while two of the queue's sends are in flight go together in
 // the next (scripts/batch.lua).
 #include <algorithm>
 #include <condition_variable>
@@ -182,14 +182,7 @@ class RedisQueue final : public QueueStore {
                    std::vector<std::string_view>{base_, wake_});
   }
 
-  QueueOffered offer(const QueueOffer& o) override {
-    const store::NumberArg delay(o.delay.count()), retries(o.retries), backoff(o.backoff.count()),
-        cap(o.backoff_cap.count());
-    const std::string_view args[] = {o.id, o.payload, delay.view(), retries.view(), backoff.view(), cap.view()};
-    QueueOffered out;
-    submit("offer", args, "queue offer", [&](const store::ReplyView& r) { out = read_offered(r); });
-    return out;
-  }
+  QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
 
   std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) override {
     constexpr std::size_t kArgs = 6;

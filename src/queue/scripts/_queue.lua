@@ -51,15 +51,6 @@ local function add_scheduled(member, due)
   if redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
 end
 
--- Takes `id` out of the in-flight set (batching: see above).
-local function remove_active(id)
-  if batching then
-    pending_removed[#pending_removed + 1] = id
-  else
-    redis.call('ZREM', active, id)
-  end
-end
-
 local function flush()
   if #pending_scheduled > 0 then
     redis.call('ZADD', scheduled, unpack(pending_scheduled))
@@ -182,13 +173,14 @@ end
 -- (a failed attempt, `value` the reason), 'dead' (dead-lettered now, `value`
 -- the reason). Returns 1 settled, 2 dead-lettered, 0 taken back (its lease
 -- ran out and it was reclaimed, maybe redelivered), -1 gone (cancelled, or
--- settled already).
+-- settled already). Only batch.lua settles: the in-flight entry goes at its
+-- flush().
 local function settle(id, token, action, value, now, jitter)
   local key = message_key(id)
   local v = redis.call('HMGET', key, 's', 't', 'm')
   if not v[1] then return -1 end
   if v[1] ~= 'a' or v[2] ~= token then return 0 end
-  remove_active(id)
+  pending_removed[#pending_removed + 1] = id
   if action == 'ack' then
     redis.call('DEL', key)
     return 1

@@ -12,8 +12,8 @@
 -- in request order; then every take gets the next due message (requests
 -- in order). Their schedule and in-flight commands are shared, as are the
 -- offers' and settles' (flush()), and the consumers' wake-up is published
--- once. A request that fails answers with
--- its error; the others are unaffected.
+-- once. A request that fails answers with its error; the others are
+-- unaffected.
 --@include _queue.lua
 local now = now_ms()
 batching = true
