@@ -38,7 +38,7 @@ class MemQueue final : public QueueStore {
   QueueOffered offer(const QueueOffer& o) override {
     std::lock_guard g(mutex_);
     const std::int64_t now = now_ms();
-    if (auto it = messages_.find(o.id); it != messages_.end()) return {false, it->second.due, now};
+    if (auto it = messages_.find(o.id); it != messages_.end()) return {false};
     Message& m = messages_[std::string(o.id)];
     m.payload = o.payload;
     m.seq = ++counter_;
@@ -46,7 +46,7 @@ class MemQueue final : public QueueStore {
     m.backoff = o.backoff;
     m.cap = o.backoff_cap;
     schedule(std::string(o.id), m, now + o.delay.count());
-    return {true, m.due, now};
+    return {true};
   }
 
   QueueTaken take(milliseconds lease, double jitter) override {

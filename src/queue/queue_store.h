@@ -32,7 +32,6 @@ struct QueueOffer {
 
 struct QueueOffered {
   bool added = false;  // false: a message with this id is queued already (left as it was)
-  std::int64_t due_ms = 0, now_ms = 0;
 };
 
 // A delivered message, now in flight under a lease of the given length.

@@ -349,7 +349,7 @@ class RedisQueue final : public QueueStore {
     batch_->submit({&r, 1});
   }
   static QueueOffered read_offered(const store::ReplyView& r) {
-    return {r[0].integer() == 1, r[1].integer(), r[2].integer()};
+    return {r.integer() == 1};
   }
 
   std::string message_key(std::string_view id) const {

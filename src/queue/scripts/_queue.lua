@@ -28,21 +28,20 @@ end
 -- A script that serves many requests (batch.lua) sets `batching`: then
 -- new schedule entries and in-flight removals wait in pending_* for one
 -- ZADD and one ZREM (flush(), before anything reads those sets), and the
--- consumers' wake-up is published once at its end (publish_wake());
--- first_before is the first scheduled member before its first scheduling
--- (false: none).
-local batching, first_before = false, nil
+-- consumers' wake-up is published once at its end (publish_wake()).
+-- first_before is the schedule's first {member, due} before the script's
+-- first scheduling ({}: none; nil: nothing scheduled yet), earliest_added
+-- the earliest due it scheduled, and took says a take ran.
+local batching, first_before, earliest_added, took = false, nil, nil, false
 local pending_scheduled, pending_removed = {}, {}
-
-local function note_first()
-  if first_before == nil then first_before = redis.call('ZRANGE', scheduled, 0, 0)[1] or false end
-end
 
 -- Adds `member` at `due` (an integer string) to the schedule; wakes waiting
 -- consumers when it is now the first due (batching: see above).
 local function add_scheduled(member, due)
   if batching then
-    note_first()
+    if first_before == nil then first_before = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES') end
+    local d = tonumber(due)
+    if earliest_added == nil or d < earliest_added then earliest_added = d end
     pending_scheduled[#pending_scheduled + 1] = due
     pending_scheduled[#pending_scheduled + 1] = member
     return
@@ -70,27 +69,37 @@ local function schedule(key, member, due)
 end
 
 -- Wakes waiting consumers if the first scheduled message changed since
--- this script first scheduled one (a batching script's last step, after flush()).
+-- this script first scheduled one (a batching script's last step, after
+-- flush()). Consumers wait for the first due time they were told; without
+-- takes in the script only what it scheduled can come before that, so the
+-- schedule need not be read again.
 local function publish_wake()
   if first_before == nil then return end
+  if not took then
+    if first_before[2] == nil or earliest_added < tonumber(first_before[2]) then
+      redis.call('PUBLISH', wake, int(earliest_added))
+    end
+    return
+  end
   local first = redis.call('ZRANGE', scheduled, 0, 0, 'WITHSCORES')
-  if first[1] and first[1] ~= first_before then redis.call('PUBLISH', wake, first[2]) end
+  if first[1] and first[1] ~= first_before[1] then redis.call('PUBLISH', wake, first[2]) end
 end
 
 -- Adds a message unless one with its id is queued (in any state); `seq`
--- (from the counter) orders messages of one due time by offer. Returns
--- {1 added | 0 already queued, due, now}.
+-- (from the counter) orders messages of one due time by offer. Returns 1
+-- (added) or 0 (already queued). A message hash holds b (payload), m (its
+-- schedule member), r/bo/bc (retries, backoff, cap), s (state), due, and
+-- once set t (fencing token), f (failures), n (deliveries), e (last
+-- error): fields written when they first matter, absent reads as 0 or ''.
 local function offer(id, payload, delay, retries, first_backoff, cap, now, seq)
   local key = message_key(id)
-  local existing = redis.call('HGET', key, 'due')
-  if existing then return {0, tonumber(existing), now} end
+  if redis.call('HGET', key, 's') then return 0 end  -- (a key of another type: WRONGTYPE, not "queued")
   local member = string.format('%016x', seq) .. id
-  local due = now + tonumber(delay)
-  local due_text = int(due)
-  redis.call('HSET', key, 'b', payload, 'm', member, 'r', retries, 'bo', first_backoff, 'bc', cap, 'f', 0, 'n', 0,
-             'e', '', 's', 'z', 'due', due_text, 't', '')
+  local due_text = int(now + tonumber(delay))
+  redis.call('HSET', key, 'b', payload, 'm', member, 'r', retries, 'bo', first_backoff, 'bc', cap, 's', 'z',
+             'due', due_text)
   add_scheduled(member, due_text)
-  return {1, due, now}
+  return 1
 end
 
 -- One failed attempt of an in-flight message (already out of `active`):
@@ -152,7 +161,8 @@ local function take_due(now, leases)
         redis.call('HSET', key, 's', 'a', 't', int(token), 'n', deliveries)
         in_flight[#in_flight + 1] = int(now + leases[#replies + 1])
         in_flight[#in_flight + 1] = id
-        replies[#replies + 1] = {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]), tonumber(v[4]), v[5]}
+        replies[#replies + 1] = {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]) or 0, tonumber(v[4]),
+                                 v[5] or ''}
       end
       redis.call('ZADD', active, unpack(in_flight))
     end

@@ -3,7 +3,7 @@
 -- together (RequestBatch, queue_redis.cpp). ARGV = {base, wake, count, then
 -- per request: kind, argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
---               -> {1 added | 0 already queued, due, now}
+--               -> 1 added | 0 already queued
 --   take        {lease ms, jitter} -> take_due()'s reply
 --   settle      {id, token, action, value, jitter} -> settle()'s answer
 --   settle_take {id, token, action, value, jitter, lease ms}
@@ -35,35 +35,37 @@ end
 if seq > 0 then seq = redis.call('INCRBY', counter, seq) - seq end
 
 local takes = {}  -- {request, lease, jitter, settle()'s answer or false}
-local kinds = {
-  offer = function(r, a)
+-- One request at ARGV[a...]; a take is answered below (false here).
+local function serve(r, kind, a)
+  if kind == 'offer' then
     seq = seq + 1
     return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
-  end,
-  settle = function(r, a) return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4])) end,
-  take = function(r, a)
+  elseif kind == 'settle' then
+    return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4]))
+  elseif kind == 'take' then
     takes[#takes + 1] = {r, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), false}
-    return false  -- answered below
-  end,
-  settle_take = function(r, a)
+    return false
+  elseif kind == 'settle_take' then
     local jitter = tonumber(ARGV[a + 4])
     local settled = settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, jitter)
     takes[#takes + 1] = {r, tonumber(ARGV[a + 5]), jitter, settled}
     return false
-  end,
-}
+  end
+  error('unknown request kind')
+end
 
 local replies = {}
 at = 4
 for r = 1, count do
   local kind = ARGV[at]
-  local ok, reply = pcall(kinds[kind], r, at + 2)
+  local ok, reply = pcall(serve, r, kind, at + 2)
   if ok then replies[r] = reply else replies[r] = error_reply(reply, kind) end
   at = at + 2 + tonumber(ARGV[at + 1])
 end
 
 flush()  -- the takes read the schedule and the in-flight set
 if #takes > 0 then
+  took = true
   local ok, got = pcall(function()
     reclaim(now, takes[1][3])
     flush()  -- (what it scheduled again with no backoff is due now)

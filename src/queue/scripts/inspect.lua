@@ -4,4 +4,4 @@
 --@include _queue.lua
 local v = redis.call('HMGET', KEYS[5], 's', 'due', 'n', 'f', 'e')
 if not v[1] then return {} end
-return {v[1], tonumber(v[2]), tonumber(v[3]), tonumber(v[4]), v[5], now_ms()}
+return {v[1], tonumber(v[2]), tonumber(v[3]) or 0, tonumber(v[4]) or 0, v[5] or '', now_ms()}
