@@ -58,7 +58,9 @@ struct WEAVE_API CacheOptions {
   // docs/cache.md). On a loaded machine a late reader only costs local hits,
   // never correctness.
   std::chrono::milliseconds feed_lag{10};
-  // Told of every cache_error (weave/event.h); must be quick and not throw.
+  // Told of every cache_error, feed_gap, lost fill lease and failed renewal
+  // (weave/event.h); must be quick and not throw. Empty: the process's
+  // handler (weave::set_event_handler, by default a line on stderr).
   EventHook on_event = {};
 
   // Throws weave::ConfigError naming the field for a value out of range.

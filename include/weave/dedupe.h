@@ -100,8 +100,9 @@ struct WEAVE_API DedupeOptions {
   int pool_size = 4;
   // Every stored key is "{<prefix><key>}".
   std::string key_prefix = "weave:dedupe:";
-  // Told of claims lost while running (EventKind::lease_lost) and of records
-  // the store could not write (dedupe_error); quick, must not throw.
+  // Told of claims lost while running (EventKind::lease_lost), failed
+  // renewals and records the store could not write (dedupe_error); quick,
+  // must not throw. Empty: the process's handler (weave::set_event_handler).
   EventHook on_event = {};
 
   // Throws weave::ConfigError naming the field for a value out of range.

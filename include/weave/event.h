@@ -1,22 +1,30 @@
-// weave/event.h — failures reported to a hook, thrown or not.
+// weave/event.h — what the library has to tell: one hook for every feature.
 //
-// Some failures are better not thrown: a lock that could not be given back
-// after its method completed (the result is returned; the lease runs out by
-// itself), a lease lost while its method ran under LeaseLostPolicy::callback.
-// Every such event is counted (LockStats) and handed to the hook of the
-// options in force (LockOptions::on_event), also when it is thrown:
+// Failures that are not thrown (a lock not given back after its method
+// completed, a lease lost while its method ran, a cache that could not be
+// read), failures that are thrown but worth a line in the log, and changes
+// an operator wants to see (a connection that works again, a failover that
+// was followed, a dead-lettered message) are Events. Each goes to the
+// process's event handler; by default it writes one line to stderr:
 //
-//   o.on_event = [](const weave::Event& e) {
-//     log.warn("weave {} {}: {}", e.feature, weave::to_string(e.kind), e.error.what());
-//   };
+//   weave: error: lock "acct:7": lease_lost: weave: lock "acct:7": lease lost: ...
 //
-// One hook type and one Event for every feature: later ones (cache, dedupe,
-// queue) report through it with their own `feature` and kinds.
+// Replace it once, at start-up, to send events to your own log:
+//
+//   weave::set_event_handler([](const weave::Event& e) {
+//     log(e.level(), "weave {} {}: {}", e.feature, weave::to_string(e.kind), e.error.what());
+//   });
+//   weave::set_event_handler({});   // or: drop every event
+//
+// A feature's options may name their own hook (LockOptions::on_event, ...):
+// that feature's events then go there instead. The library writes nothing
+// to stdout or stderr other than through the default handler.
 #pragma once
 
 #include "weave/abi.h"
 
 #include <functional>
+#include <string>
 #include <string_view>
 
 namespace WEAVE_NAMESPACE {
@@ -26,12 +34,40 @@ class HeldLease;
 class Lease;
 
 enum class EventKind {
-  release_failed,  // a lease was not given back (backend error); it runs out by itself
-  lease_lost,      // a lease of any feature (a lock's, a dedupe claim) was lost while held:
-                   // ran out, taken, not renewed, past max_hold; error is a weave::LeaseLost
-  cache_error,     // the cache could not be read or written; the method ran (or its result was returned) anyway
-  dedupe_error,    // [[dedupe]]: the method ran but the store failed to record its outcome
+  release_failed,     // warning: a lease was not given back (store error); it runs out by itself
+  lease_lost,         // error: a lease of any feature (a lock's, a dedupe claim, a cache fill, a
+                      // queue delivery) was lost while held: ran out, taken, not renewed, past
+                      // max_hold; error is a weave::LeaseLost
+  cache_error,        // warning: the cache could not be read or written; the method ran (or its
+                      // result was returned) anyway
+  dedupe_error,       // error: [[dedupe]]: the method ran but the store failed to record its outcome
+  renewal_failed,     // warning: a lease's renewal could not reach the store; it is retried and the
+                      // lease holds until its deadline (lease_lost follows if it passes)
+  reconnected,        // info: a store node answers again after its connection failed (key: the node)
+  failover_followed,  // warning: a new master is used (a Sentinel switch, a cluster slot owner after
+                      // its node failed); key: the new master, cause: the old one
+  feed_gap,           // warning: the cache's invalidation feed was down: every local copy was dropped
+  dead_lettered,      // error: a queue message was dead-lettered (retries spent, or by its handler);
+                      // key: "queue/message id", cause: its last error
 };
+
+// How much an operator should care; the default handler writes it first.
+enum class EventLevel { info, warning, error };
+
+constexpr EventLevel level_of(EventKind kind) noexcept {
+  switch (kind) {
+    case EventKind::reconnected: return EventLevel::info;
+    case EventKind::release_failed:
+    case EventKind::cache_error:
+    case EventKind::renewal_failed:
+    case EventKind::failover_followed:
+    case EventKind::feed_gap: return EventLevel::warning;
+    case EventKind::lease_lost:
+    case EventKind::dedupe_error:
+    case EventKind::dead_lettered: return EventLevel::error;
+  }
+  return EventLevel::error;
+}
 
 inline std::string_view to_string(EventKind kind) noexcept {
   switch (kind) {
@@ -39,13 +75,27 @@ inline std::string_view to_string(EventKind kind) noexcept {
     case EventKind::lease_lost: return "lease_lost";
     case EventKind::cache_error: return "cache_error";
     case EventKind::dedupe_error: return "dedupe_error";
+    case EventKind::renewal_failed: return "renewal_failed";
+    case EventKind::reconnected: return "reconnected";
+    case EventKind::failover_followed: return "failover_followed";
+    case EventKind::feed_gap: return "feed_gap";
+    case EventKind::dead_lettered: return "dead_lettered";
+  }
+  return "unknown";
+}
+
+inline std::string_view to_string(EventLevel level) noexcept {
+  switch (level) {
+    case EventLevel::info: return "info";
+    case EventLevel::warning: return "warning";
+    case EventLevel::error: return "error";
   }
   return "unknown";
 }
 
 struct WEAVE_API Event {
   EventKind kind;
-  std::string_view feature;  // "lock", "cache", "dedupe"
+  std::string_view feature;  // "lock", "cache", "dedupe", "queue", "store"
   std::string_view key;      // the key concerned
   std::string_view cause;    // why, in words (e.g. the backend's error text)
   const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key
@@ -53,11 +103,26 @@ struct WEAVE_API Event {
   // lease_lost, of every feature: the lease that was lost (a lock's Lease,
   // a dedupe claim); release_failed: the lock's lease. Else null.
   const HeldLease* held_lease = nullptr;
+
+  EventLevel level() const noexcept { return level_of(kind); }
 };
 
 // May be called from several threads at once (the releasing thread, the
 // lock's notifier thread). Must be quick and must not throw (an exception is
 // dropped: there is nobody to hand it to). Event's views last for the call.
 using EventHook = std::function<void(const Event&)>;
+
+// Makes `handler` the process's event handler (thread-safe; events already
+// being handled finish with the old one). An empty hook drops every event.
+WEAVE_API void set_event_handler(EventHook handler);
+
+// The default handler: one line on stderr (one write, so lines of threads
+// never interleave), `weave: <level>: <feature> "<key>": <kind>: <what>`;
+// at most 10 lines a second of each kind, the next line saying how many of
+// its kind were left out (a store outage is not a line per call).
+WEAVE_API void write_event_to_stderr(const Event& event) noexcept;
+
+// That line without its newline, for handlers that add it to their own log.
+WEAVE_API std::string event_line(const Event& event);
 
 }  // namespace weave

@@ -86,8 +86,10 @@ struct WEAVE_API LockOptions {
   // not throw.
   std::function<void(const Lease& lease, std::string_view cause)> on_lost = {};
   ReleaseFailurePolicy release_failure_policy = ReleaseFailurePolicy::report;
-  // Told of every lost lease (after on_lost, on the same thread) and every
-  // failed release (on the releasing thread), thrown or not: see weave/event.h.
+  // Told of every lost lease (after on_lost, on the same thread), every
+  // failed release (on the releasing thread), thrown or not, and every failed
+  // renewal: see weave/event.h. Empty: the process's handler
+  // (weave::set_event_handler, by default a line on stderr) is told instead.
   EventHook on_event = {};
   // Reserved for networked backends (redis).
   std::chrono::milliseconds connect_timeout{2'000};

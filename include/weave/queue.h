@@ -75,7 +75,9 @@ struct WEAVE_API QueueOptions {
   int pool_size = 4;
   // Every key of queue N is "{<prefix>N}...": one hash tag per queue.
   std::string key_prefix = "weave:queue:";
-  // Told of leases lost while held (EventKind::lease_lost); quick, must not throw.
+  // Told of leases lost while held (EventKind::lease_lost), failed renewals
+  // and dead-lettered messages (dead_lettered); quick, must not throw.
+  // Empty: the process's handler (weave::set_event_handler).
   EventHook on_event = {};
 
   // Throws weave::ConfigError naming the field for a value out of range.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/events.h"
 #include "core/option_check.h"
 #include "core/renewer.h"
 
@@ -90,9 +91,15 @@ CacheRuntime::CacheRuntime(CacheOptions options)
           else c->local().clear();
         }
       },
-      [this] {
-        std::lock_guard lock(names_mutex_);
-        for (auto& [n, c] : names_) c->local().clear();
+      [this](bool down) {
+        {
+          std::lock_guard lock(names_mutex_);
+          for (auto& [n, c] : names_) c->local().clear();
+        }
+        if (down)  // (once per outage; the store's `reconnected` tells when it is back)
+          emit_notice(options_.on_event, EventKind::feed_gap, "cache", "",
+                      "the invalidation feed is down: every local copy was dropped, and local tiers are bypassed "
+                      "until it is back");
       }});
 }
 
@@ -152,7 +159,6 @@ CacheStats CacheRuntime::stats(std::string_view name) {
 
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
   cache.counters().add(&CacheCounterStripe::errors);
-  if (!options_.on_event) return;  // spares building the context text
   report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
                "cache '" + cache.name() + "' key '" + std::string(key) + "'");
 }
@@ -188,7 +194,6 @@ void CacheRuntime::renew(std::span<LeaseCore* const> leases, std::vector<bool>& 
 const CacheRuntime& CacheLease::runtime() const noexcept { return static_cast<const CacheRuntime&>(*group_); }
 
 void CacheLease::report_lost() noexcept {
-  if (!runtime().options().on_event) return;
   try {
     report_to(runtime().options().on_event, "cache", *this,
               "the load of cache '" + name_ + "' runs on without its lease: another caller may load the key too");

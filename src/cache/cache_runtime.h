@@ -109,6 +109,8 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
 
  private:
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
+  std::string_view feature() const noexcept override { return "cache"; }
+  const EventHook& event_hook() const noexcept override { return options_.on_event; }
   CacheName* find(std::string_view name);
   CacheName& name_locked(std::string_view name);
   CacheOptions options_;

@@ -88,12 +88,12 @@ class WEAVE_API RemoteTier {
   virtual std::vector<bool> renew(std::span<const LeaseRenewal> items) = 0;
 
   // Invalidations from other processes: (name, key) or (name, null) for
-  // all of a name; on_gap when the feed may have missed some or is coming
-  // back after missing some: every local tier is dropped (which also refuses
+  // all of a name; on_gap when the feed went down (`down`) or is coming back
+  // after missing some: every local tier is dropped (which also refuses
   // every fill stamped before), and bypassed while not live().
   struct Listener {
     std::function<void(std::string_view name, const std::string_view* key)> on_invalidate;
-    std::function<void()> on_gap;
+    std::function<void(bool down)> on_gap;
   };
   virtual void listen(Listener listener) = 0;
   // True while the invalidation feed is known to be complete up to about

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/events.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -21,13 +22,12 @@ std::string feature_url(const std::string& configured, const char* own_env) {
 
 void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,
                   const std::exception& error, std::string_view context) noexcept {
-  if (!hook) return;
   try {
     const auto* typed = dynamic_cast<const Error*>(&error);
     const Error wrapped(std::string(context) + ": " + error.what());
-    hook(Event{kind, feature, key, error.what(), typed ? *typed : wrapped, nullptr});
+    emit_event(hook, Event{kind, feature, key, error.what(), typed ? *typed : wrapped, nullptr});
   } catch (...) {
-    // the hook must not throw; nobody to hand it to
+    // building the event failed (no memory): nothing to report with
   }
 }
 

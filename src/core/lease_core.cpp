@@ -1,6 +1,7 @@
 // LeaseCore's state changes, and weave::HeldLease's accessors, which read it.
 #include "core/lease_core.h"
 
+#include "core/events.h"
 #include "core/renewer.h"
 #include "weave/error.h"
 #include "weave/held_lease.h"
@@ -139,13 +140,12 @@ std::string LeaseCore::cause() const {
 
 void LeaseCore::report_to(const EventHook& hook, std::string_view feature, const HeldLease& view,
                           std::string_view consequence) const noexcept {
-  if (!hook) return;
   try {
     const std::string why = cause();
     const LeaseLost error(key_, why + ": " + std::string(consequence));
-    hook(Event{EventKind::lease_lost, feature, key_, why, error, nullptr, &view});
+    emit_event(hook, Event{EventKind::lease_lost, feature, key_, why, error, nullptr, &view});
   } catch (...) {
-    // The hook must not throw; there is nobody to hand its error to.
+    // building the event failed (no memory): nothing to report with
   }
 }
 

@@ -49,6 +49,10 @@ class WEAVE_API RenewGroup {
   // (then extended by its lease_time_). Throws when the store did not
   // answer: the leases keep their deadlines and are tried again.
   virtual void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const = 0;
+  // Whose leases these are ("lock", "cache", ...) and the hook its options
+  // name (empty: the process handler): a renewal that fails is an Event.
+  virtual std::string_view feature() const noexcept = 0;
+  virtual const EventHook& event_hook() const noexcept = 0;
 
  protected:
   ~RenewGroup() = default;

@@ -6,6 +6,8 @@
 #include <new>
 #include <string>
 
+#include "core/events.h"
+
 namespace WEAVE_NAMESPACE::detail {
 
 // After the stop at exit nothing is renewed any more (the leases run out on their own).
@@ -264,6 +266,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
   }
   const auto now = Clock::now();
   std::vector<std::pair<std::shared_ptr<LeaseCore>, std::string>> lost;
+  std::vector<std::pair<std::string, Clock::time_point>> failing;  // first failed renewal: key, deadline
   for (std::size_t i = 0; i < leases.size(); ++i) {
     LeaseCore& l = *leases[i];
     Shard& sh = shards_[l.wd_shard_];
@@ -295,10 +298,17 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       // it has, the lease counts as lost) and none past the hold deadline.
       auto retry = std::max(std::chrono::milliseconds(10), std::chrono::milliseconds(l.renew_every_ / 4));
       l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4, l.hold_deadline_}));
+      if (l.wd_renew_error_.empty()) failing.emplace_back(l.key_, l.expires_at());
       l.wd_renew_error_ = error;
     }
   }
   for (auto& [l, cause] : lost) LeaseCore::mark_lost_later(l, cause);
+  // Once per lease and outage: retries until the deadline say nothing more.
+  for (const auto& [key, deadline] : failing) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    emit_notice(group.event_hook(), EventKind::renewal_failed, group.feature(), key,
+                "its renewal failed (" + error + "); retried until it runs out in " + std::to_string(left) + " ms");
+  }
 }
 
 }  // namespace weave::detail

@@ -89,6 +89,8 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
 
  private:
   void renew(std::span<LeaseCore* const> claims, std::vector<bool>& owned) const override;
+  std::string_view feature() const noexcept override { return "dedupe"; }
+  const EventHook& event_hook() const noexcept override { return options_.on_event; }
   DedupeOptions options_;
   std::shared_ptr<ClaimStore> store_;
   mutable DedupeCounters counters_;

@@ -43,6 +43,8 @@ struct WEAVE_API ClientShared final : RenewGroup {
   }
   // One renew_batch() item per key; a multi-key lease is owned only if all its keys are.
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
+  std::string_view feature() const noexcept override { return "lock"; }
+  const EventHook& event_hook() const noexcept override { return options.on_event; }
   pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;

@@ -6,6 +6,7 @@
 #include <exception>
 #include <utility>
 
+#include "core/events.h"
 #include "internal.h"
 #include "mem_backend.h"
 #include "weave/error.h"
@@ -75,14 +76,12 @@ void LeaseState::report_lost() noexcept {
     } catch (...) {
     }
   }
-  if (o.on_event) {
-    try {
-      LeaseControl::as_lost_error(*this, [&](const LeaseLost& e) {
-        const std::string cause = lost_cause();
-        o.on_event(Event{EventKind::lease_lost, "lock", key_, cause, e, this, this});
-      });
-    } catch (...) {
-    }
+  try {
+    LeaseControl::as_lost_error(*this, [&](const LeaseLost& e) {
+      const std::string cause = lost_cause();
+      detail::emit_event(o.on_event, Event{EventKind::lease_lost, "lock", key_, cause, e, this, this});
+    });
+  } catch (...) {
   }
 }
 
@@ -90,12 +89,7 @@ void LeaseControl::release_failed(const LeaseState& l, const std::string& key, c
   const ClientShared& c = l.client();
   ClientShared::Stats::add_to(c.counters().release_failures);
   ReleaseFailed error(key, cause);
-  if (c.options.on_event) {
-    try {
-      c.options.on_event(Event{EventKind::release_failed, "lock", key, cause, error, &l, &l});
-    } catch (...) {
-    }
-  }
+  detail::emit_event(c.options.on_event, Event{EventKind::release_failed, "lock", key, cause, error, &l, &l});
   if (may_throw && c.options.release_failure_policy == ReleaseFailurePolicy::throw_error) throw error;
 }
 

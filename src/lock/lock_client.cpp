@@ -400,6 +400,8 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   }
   init.group_ = shared_;
   init.set_expires_at(expires != Clock::time_point::max() ? expires : first_sent + lease_time);
+  // (A fixed-ttl lease nobody asked to hear about is not watched: the
+  // process handler hears of its loss when the release finds it.)
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)
     detail::Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   // A mem:// key taken at the first attempt cost one in-process call, well

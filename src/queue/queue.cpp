@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/events.h"
 #include "core/option_check.h"
 #include "core/renewer.h"
 #include "queue/queue_runtime.h"
@@ -126,6 +127,20 @@ void HeldDelivery::report_lost() noexcept {
 }
 
 // ---- QueueState ----
+
+void QueueState::report_dead(std::string_view id, std::string_view reason) const noexcept {
+  try {
+    emit_notice(options_.on_event, EventKind::dead_lettered, "queue", name + "/" + std::string(id),
+                "dead-lettered: " + std::string(reason));
+  } catch (...) {
+  }
+}
+
+void QueueState::report_reclaimed(const std::vector<std::string>& ids) const noexcept {
+  for (const std::string& id : ids)
+    report_dead(id, "its delivery lease ran out before it was settled (the worker died, was stopped or hung), "
+                    "on its last attempt");
+}
 
 QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const QueueOptions& options)
     : name(std::move(n)), options_(options), store_(std::move(store)) {}
@@ -360,6 +375,7 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
       if (stop.stop_requested()) return std::nullopt;
       t = q.store().take(q.options().lease, detail::jitter());
     }
+    q.report_reclaimed(t.dead_lettered);
     if (t.message) {
       turn.got_message();
       return detail::QueueAccess::delivery(q.hold(std::move(*t.message), sent));
@@ -420,6 +436,7 @@ std::uint64_t Queue::purge_dead() { return state()->store().purge_dead(); }
 QueueStats Queue::stats() {
   const std::shared_ptr<detail::QueueState> st = state();
   const detail::QueueCounts c = st->store().counts(detail::jitter());
+  st->report_reclaimed(c.dead_lettered);
   return {c.delayed, c.ready, c.in_flight, c.dead};
 }
 
@@ -484,6 +501,7 @@ detail::Settled settle(detail::HeldDelivery& d, detail::SettleAction action, mil
       d, d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter()));
   if (r == detail::Settled::taken_back || r == detail::Settled::gone)
     throw DeliveryLost(d.queue->name, d.message.id, d.cause());
+  if (r == detail::Settled::dead) d.queue->report_dead(d.message.id, reason);
   return r;
 }
 

@@ -70,8 +70,8 @@ class MemQueue final : public QueueStore {
  private:
   QueueTaken take_locked(milliseconds lease, double jitter) {
     const std::int64_t now = now_ms();
-    reclaim(now, jitter);
     QueueTaken out;
+    out.dead_lettered = reclaim(now, jitter);
     out.now_ms = now;
     if (!scheduled_.empty() && scheduled_.begin()->first.first <= now) {
       const std::string id = scheduled_.begin()->second;
@@ -165,8 +165,8 @@ class MemQueue final : public QueueStore {
   QueueCounts counts(double jitter) override {
     std::lock_guard g(mutex_);
     const std::int64_t now = now_ms();
-    reclaim(now, jitter);
     QueueCounts c;
+    c.dead_lettered = reclaim(now, jitter);
     for (const auto& [due_seq, id] : scheduled_) (due_seq.first <= now ? c.ready : c.delayed)++;
     c.in_flight = active_.size();
     c.dead = dead_.size();
@@ -251,12 +251,15 @@ class MemQueue final : public QueueStore {
     schedule(id, m, now + std::int64_t(d / 2 + d / 2 * jitter));
     return false;
   }
-  void reclaim(std::int64_t now, double jitter) {
+  // Returns the ids it dead-lettered.
+  std::vector<std::string> reclaim(std::int64_t now, double jitter) {
+    std::vector<std::string> dead;
     while (!active_.empty() && active_.begin()->first.first <= now) {
       const std::string id = active_.begin()->second;
       active_.erase(active_.begin());
-      fail_attempt(id, messages_.at(id), now, kStalled, jitter);
+      if (fail_attempt(id, messages_.at(id), now, kStalled, jitter)) dead.push_back(id);
     }
+    return dead;
   }
   void unlink(const Message& m) {
     if (m.state == 'z') scheduled_.erase(std::make_pair(m.due, m.seq));

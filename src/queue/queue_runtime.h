@@ -68,6 +68,10 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   // wakes other processes' leaders too: one spurious take each).
   void interrupt();
   std::shared_ptr<HeldDelivery> hold(QueueMessage message, LeaseCore::Clock::time_point sent);
+  // A dead_lettered event for message `id` (`reason`: its last error).
+  void report_dead(std::string_view id, std::string_view reason) const noexcept;
+  // Those of the store's reclaim (its lease ran out on its last attempt).
+  void report_reclaimed(const std::vector<std::string>& ids) const noexcept;
 
   // The idle consumers of this queue in this process: one leads (waits on
   // the store: a wake-up or the first due time), the others wait here, so a
@@ -94,6 +98,8 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
 
  private:
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
+  std::string_view feature() const noexcept override { return "queue"; }
+  const EventHook& event_hook() const noexcept override { return options_.on_event; }
   const QueueOptions options_;  // a copy: a reconfiguration leaves it
   std::shared_ptr<QueueStore> store_;
   std::mutex mutex_;

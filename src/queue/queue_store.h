@@ -49,6 +49,9 @@ struct QueueTaken {
   // Nothing due: when to look again (the first due time or delivery lease
   // deadline, store clock ms), or -1 when the queue is empty.
   std::int64_t next_ms = -1;
+  // Ids the reclaim before the take dead-lettered: deliveries whose lease
+  // ran out on their last attempt (the worker died, was stopped or hung).
+  std::vector<std::string> dead_lettered;
 };
 
 enum class SettleAction { ack, retry, fail, dead };
@@ -58,6 +61,7 @@ enum class Edited { done, wrong_state, absent };
 
 struct QueueCounts {
   std::uint64_t delayed = 0, ready = 0, in_flight = 0, dead = 0;
+  std::vector<std::string> dead_lettered;  // ids the reclaim before counting dead-lettered
 };
 
 struct QueueMessageState {

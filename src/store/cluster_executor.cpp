@@ -4,13 +4,16 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "core/events.h"
 #include "store/cluster_executor.h"
 #include "weave/error.h"
 
@@ -157,6 +160,32 @@ ClusterExecutor::NodePtr ClusterExecutor::route(unsigned slot) {
   return slots_[slot];
 }
 
+namespace {
+
+// Between two reads of the map: a master whose slots all went to one node
+// that served none before was failed over (a replica promoted), not
+// resharded: a failover_followed event.
+void report_failovers(const std::vector<const store::NodeExecutor*>& before,
+                      const std::vector<const store::NodeExecutor*>& now) {
+  std::map<const store::NodeExecutor*, const store::NodeExecutor*> went_to;  // old master -> its slots' one new owner
+  std::set<const store::NodeExecutor*> served_before, serves_now, split;
+  for (std::size_t s = 0; s < before.size() && s < now.size(); ++s) {
+    if (before[s]) served_before.insert(before[s]);
+    if (now[s]) serves_now.insert(now[s]);
+    if (!before[s] || !now[s] || before[s] == now[s]) continue;
+    auto [it, first] = went_to.emplace(before[s], now[s]);
+    if (!first && it->second != now[s]) split.insert(before[s]);
+  }
+  for (const auto& [old_master, successor] : went_to) {
+    if (split.count(old_master) || serves_now.count(old_master) || served_before.count(successor)) continue;
+    const std::string address = successor->endpoint().describe();
+    detail::emit_notice(EventKind::failover_followed, "store", address,
+                        "the slots of " + old_master->endpoint().describe() + " are served by " + address + " now");
+  }
+}
+
+}  // namespace
+
 void ClusterExecutor::refresh() {
   std::lock_guard only_one(refresh_mutex_);
   std::vector<std::pair<std::string, int>> candidates;
@@ -199,9 +228,15 @@ void ClusterExecutor::refresh() {
       NodePtr n = node(h, p);
       for (unsigned s = lo; s <= hi && s < kSlots; ++s) fresh[s] = n;
     }
-    std::unique_lock g(mutex_);
-    slots_.swap(fresh);
-    ++refreshes_;
+    std::vector<const store::NodeExecutor*> read(kSlots);
+    for (unsigned s = 0; s < kSlots; ++s) read[s] = fresh[s].get();
+    {
+      std::unique_lock g(mutex_);
+      slots_.swap(fresh);
+      ++refreshes_;
+    }
+    if (!last_read_.empty()) report_failovers(last_read_, read);
+    last_read_.swap(read);
     return;
   }
   throw BackendUnavailable("weave cluster: cannot read the slot map: " + last_error);

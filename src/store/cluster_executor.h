@@ -64,6 +64,10 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   std::unordered_map<std::string, NodePtr> nodes_;  // "host:port"
   std::vector<NodePtr> slots_;                      // kSlots entries, null = unknown
   std::mutex refresh_mutex_;
+  // The map as CLUSTER SLOTS last gave it (MOVED patches slots_, not this),
+  // under refresh_mutex_: a failover is told from a reshard by comparing
+  // two of them. Nodes are never dropped from nodes_, so the pointers stay.
+  std::vector<const store::NodeExecutor*> last_read_;
   std::atomic<std::uint64_t> moved_{0}, asked_{0}, refreshes_{0};
 };
 

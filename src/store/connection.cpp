@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/events.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -155,7 +156,22 @@ Pool::Borrowed Pool::borrow() {
       ++open_;
       g.unlock();
       try {
-        return Borrowed(this, std::make_unique<Connection>(endpoint_), true);
+        auto fresh = std::make_unique<Connection>(endpoint_);
+        std::string failed;
+        {
+          std::lock_guard again(mutex_);
+          failed.swap(failed_);
+        }
+        if (!failed.empty())
+          detail::emit_notice(EventKind::reconnected, "store", endpoint_.describe(),
+                              "connected again (the last connection " + failed + ")");
+        return Borrowed(this, std::move(fresh), true);
+      } catch (const std::exception& e) {
+        g.lock();
+        failed_ = std::string("could not connect: ") + e.what();
+        --open_;
+        cv_.notify_one();
+        throw;
       } catch (...) {
         g.lock();
         --open_;
@@ -173,6 +189,7 @@ void Pool::give_back(std::unique_ptr<Connection> c) {
   std::lock_guard g(mutex_);
   if (c->broken()) {
     --open_;
+    failed_ = c->last_failure() == IoFailure::timeout ? "timed out" : "failed";
   } else {
     idle_.push_back(std::move(c));
   }

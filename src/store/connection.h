@@ -155,6 +155,9 @@ class WEAVE_API Pool {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Connection>> idle_;
   int open_ = 0;  // idle + borrowed
+  // Why the last connection failed ("" while none did since one last
+  // worked): the next one that connects is a `reconnected` event.
+  std::string failed_;
 };
 
 }  // namespace weave::store

@@ -1,5 +1,6 @@
 #include <utility>
 
+#include "core/events.h"
 #include "store/sentinel_executor.h"
 #include "weave/error.h"
 
@@ -24,11 +25,20 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
   }
   listen_for_switches();
   NodePtr found = discover();
-  std::lock_guard g(mutex_);
   const std::string address = found->endpoint().describe();
-  if (!last_address_.empty() && last_address_ != address) ++switches_;
-  last_address_ = address;
-  current_ = found;  // if another caller found one meanwhile, the newest answer wins
+  std::string was;
+  {
+    std::lock_guard g(mutex_);
+    if (!last_address_.empty() && last_address_ != address) {
+      ++switches_;
+      was = last_address_;
+    }
+    last_address_ = address;
+    current_ = found;  // if another caller found one meanwhile, the newest answer wins
+  }
+  if (!was.empty())
+    detail::emit_notice(EventKind::failover_followed, "store", address,
+                        "master '" + master_name_ + "' is now " + address + " (was " + was + ")");
   return found;
 }
 

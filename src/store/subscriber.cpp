@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/events.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -199,12 +200,13 @@ bool Subscriber::connect_once() {
     return false;
   }
   redisEnableKeepAlive(c);
-  std::lock_guard g(mutex_);
+  std::unique_lock g(mutex_);
   ctx_ = c;
   connected_ = true;
   bool again = ever_connected_;
   ever_connected_ = true;
   if (again) ++reconnects_;
+  const std::string lost_because = again ? last_error_ : std::string();
   outgoing_.clear();
   sent_subscribes_.clear();
   for (auto it = channels_.begin(); it != channels_.end();) {
@@ -222,6 +224,10 @@ bool Subscriber::connect_once() {
     ++it;
   }
   state_cv_.notify_all();
+  g.unlock();
+  if (again)
+    detail::emit_notice(EventKind::reconnected, "store", endpoint_.describe(),
+                        "subscribed again (" + lost_because + ")");
   return true;
 }
 

@@ -20,6 +20,10 @@
 #include <map>
 
 #include "cache_processes.h"
+#include "event_recorder.h"
+#include "store/executor.h"
+#include "store/open.h"
+#include "weave/event.h"
 #endif
 
 
@@ -313,6 +317,22 @@ TEST_CASE("cache_put: concurrent writers share PUBLISH messages, and another pro
 #endif
 
 #if !WEAVE_TEST_STORE_IS_MEM
+TEST_CASE("cache events: a dropped invalidation feed is one feed_gap event, and its return a reconnected one") {
+  EventRecorder events({weave::EventKind::feed_gap, weave::EventKind::reconnected});
+  use_store();
+  const auto name = fresh_name("gap");
+  Catalog c;
+  c.find(name, "k");
+  c.find(name, "k");  // a local hit: the feed is live
+  weave::store::open_executor(test_store_url(), {})->for_each_master([](weave::store::NodeExecutor& n) {
+    n.command(weave::store::Command{"CLIENT", "KILL", "TYPE", "pubsub"});
+  });
+  using K = weave::EventKind;
+  CHECK(cache_test::eventually(
+      [&] { return events.count(K::feed_gap, "cache") == 1 && events.count(K::reconnected, "store") >= 1; }));
+  CHECK(events.count(K::feed_gap, "cache") == 1);  // one per outage
+}
+
 // The batch format (docs/cache.md, "Invalidations"), as another process sends it.
 TEST_CASE("cache: a batched invalidation drops each key it lists and no other, and one that does not parse drops the name") {
   use_store();

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "event_recorder.h"
 #include "lock/redis/backends.h"
 #include "store/cluster_executor.h"
 #include "store/open.h"
@@ -405,10 +406,12 @@ TEST_CASE("cluster: a held lease survives a manual failover of its master, and f
   auto h = locks.acquire(key);
   const std::uint64_t before = h->fencing_token();
 
+  EventRecorder followed({weave::EventKind::failover_followed});
   c.failover(replica);  // the old master now answers MOVED for the slot
   REQUIRE(c.owner(c.slot_of(lease_key(key))) == replica);
   std::this_thread::sleep_for(1500ms);  // 1.5 leases: renewals went to the new master
   CHECK_FALSE(h->lost());
+  CHECK(followed.keys() == std::vector<std::string>{c.name(replica)});
   CHECK_FALSE(other.try_acquire(key));  // still held, now on the new master
   CHECK_NOTHROW(h.release());
   auto next = other.acquire(key, {.wait = 5s});

@@ -47,6 +47,13 @@ class TableGroup final : public weave::detail::RenewGroup {
     owned.clear();
     for (LeaseCore* l : leases) owned.push_back(owned_.count(l->key_) != 0);
   }
+  std::string_view feature() const noexcept override { return "test"; }
+  const weave::EventHook& event_hook() const noexcept override { return hook_; }
+  // The renewal_failed events the renewer sent: "key: what".
+  std::vector<std::string> renewal_failures() const {
+    std::lock_guard g(mutex_);
+    return renewal_failures_;
+  }
   void own(const std::string& key) {
     std::lock_guard g(mutex_);
     owned_.insert(key);
@@ -94,6 +101,12 @@ class TableGroup final : public weave::detail::RenewGroup {
   bool gate_closed_ = false;
   mutable int entered_ = 0;
   int entered_at_close_ = 0;
+  std::vector<std::string> renewal_failures_;
+  const weave::EventHook hook_ = [this](const weave::Event& e) {
+    if (e.kind != weave::EventKind::renewal_failed || e.feature != "test") return;
+    std::lock_guard g(mutex_);
+    renewal_failures_.push_back(std::string(e.key) + ": " + std::string(e.cause));
+  };
 };
 
 struct TestLease final : LeaseCore, weave::HeldLease {
@@ -196,13 +209,18 @@ TEST_CASE("lease core: a store that does not answer is retried, and the lease is
   CHECK_FALSE(l->lost());
   const int tries = group->batches();
   CHECK(tries >= 2);  // retried, not given up
+  // One renewal_failed event for the outage, not one per try.
+  REQUIRE(group->renewal_failures().size() == 1);
+  CHECK_THAT(group->renewal_failures()[0], Catch::StartsWith("unreachable: its renewal failed (store unreachable)"));
   group->fail(false);
   std::this_thread::sleep_for(3s);  // renewed again once the store answers: past the first deadline
   CHECK_FALSE(l->lost());
+  CHECK(group->renewal_failures().size() == 1);
 
   group->fail(true);
   REQUIRE(eventually([&] { return l->lost(); }));
   CHECK_THAT(l->lost_cause(), Catch::Contains("store unreachable"));
+  CHECK(group->renewal_failures().size() == 2);  // the second outage
   CHECK(l->drop_hold());
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "event_recorder.h"
 #include "forked_child.h"
 #include "weave/error.h"
 #include "weave/event.h"
@@ -493,6 +494,38 @@ TEST_CASE("queue processes: a SIGKILLed worker's message goes to another worker 
   CHECK_THAT(d->last_error(), Catch::Contains("lease ran out"));
   d->ack();
   child.wait();
+}
+
+TEST_CASE("queue processes: a message dead-lettered by its handler or by a worker SIGKILLed on its last attempt is a dead_lettered event", "[queue][processes]") {
+  EventRecorder events({weave::EventKind::dead_lettered});
+  use_store(500ms, 0, 10ms);  // no retries: the first failure is the last
+  const std::string name = fresh_queue("dead-event");
+  weave::DelayQueue<Order> q(name);
+  const std::string failed = q.offer(Order{"f", 1}, 0ms), killed = q.offer(Order{"k", 2}, 10ms);
+  auto d = q.take(5s);
+  REQUIRE(d);
+  REQUIRE(d->id() == failed);
+  CHECK(d->fail("card declined"));
+  ChildSignal took;
+  ForkedChild child([&] {
+    weave::DelayQueue<Order> mine(name);
+    auto held = mine.take(5s);
+    took.send(held && held->id() == killed ? 'y' : 'n');
+    ::pause();  // holding it, until killed
+    return std::string();
+  });
+  REQUIRE(took.receive() == 'y');
+  ::kill(child.pid(), SIGKILL);
+  child.wait();
+  std::this_thread::sleep_for(500ms + 300ms);  // past its lease: the next look reclaims it
+  CHECK(same(q.stats(), 0, 0, 0, 2));
+  const auto dead = events.events();
+  REQUIRE(dead.size() == 2);
+  CHECK(dead[0].key == name + "/" + failed);
+  CHECK(dead[0].cause == "dead-lettered: card declined");
+  CHECK(dead[1].key == name + "/" + killed);
+  CHECK_THAT(dead[1].cause, Catch::StartsWith("dead-lettered: its delivery lease ran out") &&
+                                Catch::EndsWith("on its last attempt"));
 }
 
 TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack after the takeover is refused", "[queue][processes]") {

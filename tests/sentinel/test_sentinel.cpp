@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "event_recorder.h"
 #include "redis_server.h"
 #include "lock/redis/backends.h"
 #include "store/sentinel_executor.h"
@@ -60,6 +61,7 @@ TEST_CASE("sentinel: locks on the master the sentinels name", "[redis][sentinel]
 }
 
 TEST_CASE("sentinel: a held lease follows a failover to the promoted replica", "[redis][sentinel]") {
+  EventRecorder followed({weave::EventKind::failover_followed});
   Sentinels s;
   // Between the promotion and the sentinels' +switch-master (a second or
   // two) renewals still reach the old master, which no longer replicates:
@@ -78,6 +80,7 @@ TEST_CASE("sentinel: a held lease follows a failover to the promoted replica", "
   CHECK_FALSE(h->lost());
   CHECK(c.exec->master_address() == "127.0.0.1:" + std::to_string(s.node(1).port()));
   CHECK(c.exec->switches() == 1);
+  CHECK(followed.keys() == std::vector<std::string>{"127.0.0.1:" + std::to_string(s.node(1).port())});
   CHECK(s.node(1).client().cmd({"GET", lease_key("s:held")}).str == h->owner_token());
   CHECK_FALSE(other.locks.try_acquire("s:held"));  // still held, on the new master
   CHECK_NOTHROW(h.release());

@@ -142,10 +142,10 @@ class RedisRemote final : public detail::RemoteTier {
     feed_.start({.on_message = [this](std::string_view payload) { heard(payload); },
                  .on_down =
                      [this] {
-                       gap();
+                       gap(true);
                        waiters_.woken_all();  // a wake may be lost: waiters read again
                      },
-                 .on_up = [this] { gap(); }});
+                 .on_up = [this] { gap(false); }});
   }
 
   bool live(std::chrono::steady_clock::time_point now) const noexcept override { return feed_.live(now); }
@@ -203,8 +203,8 @@ class RedisRemote final : public detail::RemoteTier {
 
   // The feed went down or is coming back: a load stamped meanwhile may have
   // missed an invalidation, so the local tiers start over (before going live).
-  void gap() {
-    if (listener_.on_gap) listener_.on_gap();
+  void gap(bool down) {
+    if (listener_.on_gap) listener_.on_gap(down);
   }
 
   std::shared_ptr<store::Executor> exec_;

@@ -270,8 +270,10 @@ class RedisQueue final : public QueueStore {
     const store::NumberArg j(jitter);
     const store::Reply reply = run(scripts::counts, {}, {j.view()}, "queue counts");
     const store::ReplyView r(reply, "queue counts");
-    return {static_cast<std::uint64_t>(r[0].integer()), static_cast<std::uint64_t>(r[1].integer()),
-            static_cast<std::uint64_t>(r[2].integer()), static_cast<std::uint64_t>(r[3].integer())};
+    QueueCounts c{static_cast<std::uint64_t>(r[0].integer()), static_cast<std::uint64_t>(r[1].integer()),
+                  static_cast<std::uint64_t>(r[2].integer()), static_cast<std::uint64_t>(r[3].integer()), {}};
+    c.dead_lettered = texts(r[5]);
+    return c;
   }
 
   QueueMessageState inspect(std::string_view id) override {
@@ -322,11 +324,21 @@ class RedisQueue final : public QueueStore {
       default: return Settled::gone;
     }
   }
-  // take_first's reply (scripts/_queue.lua).
+  static std::vector<std::string> texts(const store::ReplyView& list) {
+    std::vector<std::string> out;
+    out.reserve(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) out.emplace_back(list[i].text());
+    return out;
+  }
+
+  // take_due's reply (scripts/_queue.lua), maybe with reclaim()'s
+  // dead-lettered ids after it.
   static QueueTaken read_taken(const store::ReplyView& r) {
     QueueTaken out;
     out.now_ms = r[1].integer();
-    if (r[0].integer() == 0) {
+    const bool delivered = r[0].integer() != 0;
+    if (r.size() > (delivered ? 10u : 3u)) out.dead_lettered = texts(r[delivered ? 10 : 3]);
+    if (!delivered) {
       out.next_ms = r[2].integer();
       return out;
     }

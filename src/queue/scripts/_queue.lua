@@ -121,18 +121,24 @@ end
 
 -- Deliveries whose lease ran out by `now`: each a failed attempt (a worker
 -- that died, was stopped or hung gets no more than one that threw).
+-- Returns the ids it dead-lettered (their retries were spent).
 local function reclaim(now, jitter)
   local expired = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, 100)
+  local dead_now = {}
   for _, id in ipairs(expired) do
     redis.call('ZREM', active, id)
-    fail_attempt(id, now, 'its delivery lease ran out before it was settled (the worker died, was stopped or hung)', jitter)
+    local outcome = fail_attempt(id, now,
+      'its delivery lease ran out before it was settled (the worker died, was stopped or hung)', jitter)
+    if outcome == 2 then dead_now[#dead_now + 1] = id end
   end
+  return dead_now
 end
 
 -- Delivers the first due messages (same due time: offer order), one per
 -- lease in `leases` (ms, in request order), after reclaim(). Returns one
 -- reply per lease: {1, now, id, payload, fencing token, due, deliveries,
--- failures, retries, last error}, or {0, now, next} once nothing is due:
+-- failures, retries, last error}, or {0, now, next} once nothing is due
+-- (batch.lua appends reclaim()'s dead-lettered ids to the first, if any):
 -- next is when to look again (the first due time or lease deadline; -1:
 -- nothing queued). The schedule is read, trimmed and the in-flight set
 -- written once for all of them.

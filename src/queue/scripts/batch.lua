@@ -67,11 +67,13 @@ flush()  -- the takes read the schedule and the in-flight set
 if #takes > 0 then
   took = true
   local ok, got = pcall(function()
-    reclaim(now, takes[1][3])
+    local dead_now = reclaim(now, takes[1][3])
     flush()  -- (what it scheduled again with no backoff is due now)
     local leases = {}
     for i, t in ipairs(takes) do leases[i] = t[2] end
-    return take_due(now, leases)
+    local taken = take_due(now, leases)
+    if #dead_now > 0 then taken[1][#taken[1] + 1] = dead_now end
+    return taken
   end)
   for i, t in ipairs(takes) do
     local reply = ok and got[i] or error_reply(got, 'take')
