@@ -230,6 +230,10 @@ def runners():
     if not os.path.isdir(os.path.join(HERE, "node_modules", "bullmq")):
         del found["bullmq"]
         skipped.append("bullmq: skipped (no bench/queue/node_modules; run `npm ci` in bench/queue or use run.sh)")
+    if os.access("/usr/bin/redis-benchmark", os.X_OK):  # the round-trip floor (offer, deliver)
+        found["floor"] = ["/usr/bin/python3", os.path.join(HERE, "floor_ping.py")]
+    else:
+        skipped.append("floor: skipped (no /usr/bin/redis-benchmark; apt install redis-tools)")
     if os.access(args.weave_bin, os.X_OK):
         found["weave"] = [args.weave_bin]
     else:
