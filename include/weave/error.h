@@ -226,8 +226,12 @@ class WEAVE_API StoredCallRejected : public Error {
 // `reply` is the server's error text; its first word is the code.
 class WEAVE_API ReplyError : public Error {
  public:
-  ReplyError(const std::string& context, std::string_view reply)
-      : Error(context + ": " + std::string(reply), transient(code_of(reply))), code_(code_of(reply)), reply_(reply) {}
+  // `hint` (may be empty) says what to do about it (e.g. which ACL rule to add).
+  ReplyError(const std::string& context, std::string_view reply, std::string_view hint = {})
+      : Error(context + ": " + std::string(reply) + (hint.empty() ? "" : "; " + std::string(hint)),
+              transient(code_of(reply))),
+        code_(code_of(reply)),
+        reply_(reply) {}
   // "WRONGTYPE", "NOPERM", "ERR", "MOVED"...
   const std::string& code() const noexcept { return code_; }
   // The server's error text as sent ("MOVED 5168 127.0.0.1:7001").

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "core/events.h"
+#include "store/acl.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -60,7 +61,8 @@ void handshake(redisContext* c, const Endpoint& ep) {
     Reply r(static_cast<redisReply*>(raw));
     if (r->type == REDIS_REPLY_ERROR) {
       std::string what = i == 0 && !ep.password.empty() ? "AUTH" : (ep.db != 0 ? "SELECT" : "PING");
-      throw ReplyError("weave redis: " + ep.describe() + " refused " + what, reply_error(r.get()));
+      const std::string reply = reply_error(r.get());
+      throw ReplyError("weave redis: " + ep.describe() + " refused " + what, reply, acl_hint(reply));
     }
   }
   redisSetTimeout(c, to_timeval(ep.command_timeout));

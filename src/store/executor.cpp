@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "store/acl.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -24,7 +25,8 @@ bool is_noscript(const redisReply* r) {
 
 void bad_reply(const redisReply* r, const char* what) {
   if (r->type == REDIS_REPLY_ERROR)
-    throw ReplyError(std::string("weave redis: ") + what + " refused", std::string_view(r->str, r->len));
+    throw ReplyError(std::string("weave redis: ") + what + " refused", std::string_view(r->str, r->len),
+                     acl_hint(std::string_view(r->str, r->len)));
   throw IoError(std::string("weave redis: unexpected reply to ") + what);
 }
 

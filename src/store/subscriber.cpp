@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/events.h"
+#include "store/acl.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -154,7 +155,7 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   g.unlock();
   release_interest(ch, nullptr, nullptr);
   if (!refused.empty())
-    throw ReplyError("weave redis: " + endpoint_.describe() + " refused to subscribe", refused);
+    throw ReplyError("weave redis: " + endpoint_.describe() + " refused to subscribe", refused, acl_hint(refused));
   if (!why.empty() || !connected_)
     throw BackendUnavailable("weave redis: cannot subscribe at " + endpoint_.describe() + ": " +
                              (why.empty() ? std::string("not connected") : why));

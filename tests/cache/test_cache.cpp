@@ -324,7 +324,7 @@ TEST_CASE("cache events: a dropped invalidation feed is one feed_gap event, and 
   Catalog c;
   c.find(name, "k");
   c.find(name, "k");  // a local hit: the feed is live
-  weave::store::open_executor(test_store_url(), {})->for_each_master([](weave::store::NodeExecutor& n) {
+  weave::store::open_executor(test_admin_url(), {})->for_each_master([](weave::store::NodeExecutor& n) {
     n.command(weave::store::Command{"CLIENT", "KILL", "TYPE", "pubsub"});
   });
   using K = weave::EventKind;
@@ -343,7 +343,7 @@ TEST_CASE("cache: a batched invalidation drops each key it lists and no other, a
     c.find(name, k);
   }
   auto publish = [&](const std::string& keys) {
-    weave::store::open_executor(test_store_url(), {})
+    weave::store::open_executor(test_admin_url(), {})
         ->publish("{weave:cache:}invalidations", "other|a|" + std::to_string(name.size()) + "|" + name + keys);
   };
   auto stats = [&] { return weave::cache_stats(name); };

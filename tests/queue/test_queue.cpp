@@ -381,7 +381,7 @@ TEST_CASE("queue: bad names, ids, delays and payloads are typed errors naming th
 #if !WEAVE_TEST_STORE_IS_MEM
 // Scripts the queue's node has run (EVALSHA + EVAL), from INFO commandstats.
 long long scripts_run(const std::string& queue) {
-  auto exec = weave::store::open_executor(test_store_url(), {});
+  auto exec = weave::store::open_executor(test_admin_url(), {});
   const std::string key = "{weave:queue:" + queue + "}";
   weave::store::Reply r = exec->command(weave::store::Command{"INFO", "commandstats"}, key, "test info");
   const std::string text(r->str, r->len);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -14,6 +15,8 @@
 #include "weave/dedupe.h"
 #include "weave/error.h"
 #include "weave/lock.h"
+#include "weave/queue.h"
+#include "weave/redis_acl.h"
 
 using namespace std::chrono_literals;
 using redis_test::RedisServer;
@@ -262,4 +265,52 @@ TEST_CASE("bad input: a [[dedupe]] store that is not there fails the claim with 
   }
   CHECK(p.runs == 0);  // the method never ran unguarded
   weave::configure_dedupe({});
+}
+
+namespace {
+
+// A Redis user with weave::redis_acl_rule() minus `without` (e.g. "+evalsha").
+std::string user_without(RedisServer& server, const std::string& without) {
+  std::vector<std::string> setuser{"ACL", "SETUSER", "lacking", "reset", "on", ">pw"};
+  std::istringstream rule(weave::redis_acl_rule());
+  for (std::string token; rule >> token;)
+    if (token != without) setuser.push_back(token);
+  REQUIRE(server.client().cmd(setuser).str == "OK");
+  return "redis://lacking:pw@127.0.0.1:" + std::to_string(server.port());
+}
+
+}  // namespace
+
+TEST_CASE("bad input: a Redis user lacking a command Weave needs gets an error naming it and the rule to add",
+          "[redis][bad-input][acl]") {
+  RedisServer server;
+  SECTION("a command Weave sends: the server names it") {
+    weave::LockOptions o;
+    o.url = user_without(server, "+evalsha");
+    weave::LockClient locks(o);
+    try {
+      (void)locks.try_acquire("acl:k");
+      FAIL("acquired without EVALSHA");
+    } catch (const weave::ReplyError& e) {
+      CHECK(e.code() == "NOPERM");
+      CHECK_FALSE(e.retryable());
+      CHECK_THAT(e.what(), Catch::Contains("'evalsha'") && Catch::Contains("add +evalsha to its rule") &&
+                               Catch::Contains(weave::redis_acl_rule()) && Catch::Contains("acl:k"));
+    }
+  }
+  SECTION("a command a script runs: the script is named and the whole rule given") {
+    weave::QueueOptions o;
+    o.url = user_without(server, "+zadd");
+    weave::configure_queues(o);
+    weave::Queue q("acl-queue");
+    try {
+      q.offer_json(R"({"a":1})", std::chrono::milliseconds(0));
+      FAIL("offered without ZADD");
+    } catch (const weave::Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("queue offer") &&
+                               Catch::Contains("one of the commands this script runs is not allowed") &&
+                               Catch::Contains(weave::redis_acl_rule()));
+    }
+    weave::configure_queues({});
+  }
 }

@@ -1,0 +1,17 @@
+// What to do when the server's ACL refuses a request: the words every
+// refused request of the store carries (src/store/acl.cpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "weave/abi.h"
+
+namespace WEAVE_NAMESPACE::store {
+
+// For an error reply of the ACL (NOPERM, or a script's "can't run this
+// command"): names the command to add when the server named it, and gives
+// Weave's whole rule (weave::redis_acl_rule()). Empty for any other error.
+WEAVE_API std::string acl_hint(std::string_view reply);
+
+}  // namespace weave::store
