@@ -29,14 +29,7 @@ struct Handler {
   Budget budget[kEventKinds];
 };
 
-Handler& handler() {
-  static Handler* h = [] {
-    auto* made = new Handler;  // usable during exit
-    detail::guard_across_fork(made->mutex);
-    return made;
-  }();
-  return *h;
-}
+Handler& handler() { return detail::fork_guarded<Handler>(); }
 
 }  // namespace
 
@@ -122,10 +115,10 @@ void emit_event(const EventHook& own, const Event& event) noexcept {
 }
 
 void emit_notice(const EventHook& own, EventKind kind, std::string_view feature, std::string_view key,
-                 std::string_view what, const HeldLease* lease) noexcept {
+                 std::string_view what) noexcept {
   try {
     const Notice notice(key, "weave: " + std::string(feature) + " \"" + std::string(key) + "\": " + std::string(what));
-    emit_event(own, Event{kind, feature, key, what, notice, nullptr, lease});
+    emit_event(own, Event{kind, feature, key, what, notice, nullptr});
   } catch (...) {
   }
 }

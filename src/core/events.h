@@ -15,15 +15,12 @@ namespace WEAVE_NAMESPACE::detail {
 // throws: a hook's exception is dropped (there is nobody to hand it to).
 WEAVE_API void emit_event(const EventHook& own, const Event& event) noexcept;
 
-// The process handler alone (events of the store and the renewer, which no
-// feature's options govern).
-inline void emit_event(const Event& event) noexcept { emit_event(EventHook{}, event); }
-
 // An Event of `kind` with an Error (naming `key`) saying `what`, for what
 // is not an error thrown anywhere (a reconnect, a failed renewal), to `own`
 // when set, else to the process handler.
 WEAVE_API void emit_notice(const EventHook& own, EventKind kind, std::string_view feature, std::string_view key,
-                           std::string_view what, const HeldLease* lease = nullptr) noexcept;
+                           std::string_view what) noexcept;
+// The process handler alone: events of the store, which no feature's options govern.
 inline void emit_notice(EventKind kind, std::string_view feature, std::string_view key, std::string_view what) noexcept {
   emit_notice(EventHook{}, kind, feature, key, what);
 }

@@ -32,6 +32,18 @@ namespace WEAVE_NAMESPACE::detail {
 // in no fixed order), given back in the parent, given back in the child and
 // then `reset_in_child` runs there. For a handful of process-wide structures.
 WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
+// The process-wide T (a struct with a `mutex` member) made on first use and
+// never freed (usable during exit), its mutex guarded across fork(): for
+// such a structure that needs no reset in the child.
+template <class T>
+T& fork_guarded() {
+  static T* t = [] {
+    auto* made = new T;
+    guard_across_fork(made->mutex);
+    return made;
+  }();
+  return *t;
+}
 // Ends a std::thread object of the parent in the child without join or
 // terminate (the thread does not exist here).
 WEAVE_API void forget_thread(std::thread& t) noexcept;

@@ -17,16 +17,9 @@ struct SlotPool {
   std::vector<unsigned> freed;  // most recently freed last
   unsigned next = 0;
 };
-SlotPool& pool() {
-  // Never destroyed: threads may exit after static destruction. Held across
-  // fork(), so a child never inherits it locked by a thread it does not have.
-  static SlotPool* p = [] {
-    auto* made = new SlotPool;
-    guard_across_fork(made->mutex);
-    return made;
-  }();
-  return *p;
-}
+// Never destroyed: threads may exit after static destruction. Held across
+// fork(), so a child never inherits it locked by a thread it does not have.
+SlotPool& pool() { return fork_guarded<SlotPool>(); }
 
 // 1 + this thread's slot (0: none taken yet). Constant-initialized: the
 // common path is a TLS load, no guard.

@@ -170,14 +170,7 @@ class LocalGate {
     std::mutex mutex;
     std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
   };
-  static Table& table() {
-    static Table* t = [] {
-      auto* made = new Table;  // usable during exit
-      detail::guard_across_fork(made->mutex);
-      return made;
-    }();
-    return *t;
-  }
+  static Table& table() { return detail::fork_guarded<Table>(); }
   std::string id_;
   std::shared_ptr<Gate> gate_;
   bool leading_ = false;
@@ -429,14 +422,7 @@ struct Global {
   // Bumped whenever `client` changes: threads keep a copy until it moves.
   std::atomic<std::uint64_t> generation{1};
 };
-Global& global() {
-  static Global* g = [] {
-    auto* made = new Global;  // usable during exit
-    detail::guard_across_fork(made->mutex);
-    return made;
-  }();
-  return *g;
-}
+Global& global() { return detail::fork_guarded<Global>(); }
 
 // This thread's copy of the process-wide client: woven calls take no lock
 // and touch no shared counter to find it.

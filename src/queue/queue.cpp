@@ -137,9 +137,12 @@ void QueueState::report_dead(std::string_view id, std::string_view reason) const
 }
 
 void QueueState::report_reclaimed(const std::vector<std::string>& ids) const noexcept {
-  for (const std::string& id : ids)
-    report_dead(id, "its delivery lease ran out before it was settled (the worker died, was stopped or hung), "
-                    "on its last attempt");
+  if (ids.empty()) return;
+  try {
+    const std::string reason = std::string(kStalled) + ", on its last attempt";
+    for (const std::string& id : ids) report_dead(id, reason);
+  } catch (...) {
+  }
 }
 
 QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const QueueOptions& options)

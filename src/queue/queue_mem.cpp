@@ -16,9 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kStalled =
-    "its delivery lease ran out before it was settled (the worker died, was stopped or hung)";
-
 std::int64_t now_ms() {
   return std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }

@@ -23,6 +23,11 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// The last error of a delivery the queue took back because its lease ran out
+// (scripts/_queue.lua's reclaim() writes the same words).
+inline constexpr std::string_view kStalled =
+    "its delivery lease ran out before it was settled (the worker died, was stopped or hung)";
+
 struct QueueOffer {
   std::string_view id, payload;
   std::chrono::milliseconds delay{0};
