@@ -101,7 +101,7 @@ class Validator {
 
   std::string effective(const std::string& name) const;
   const RawArg* written(const std::string& name) const;
-  std::string template_code(KeyRender kr);
+  std::string template_code(KeyRender kr, const std::string& source);
   bool key_template(const RawValue& v, KeyRender& out);
   bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
   // Resolves the head of a placeholder (a parameter, or `this`); false on error.
@@ -437,16 +437,22 @@ bool Validator::check_required(const ArgDef& d) {
   return true;
 }
 
-// A key template rendered per call into the next slot of the function.
-std::string Validator::template_code(KeyRender kr) {
-  std::string code = "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ")";
+// A key template rendered per call into the next slot of the function;
+// `source` is the template as written (the metrics' label).
+std::string Validator::template_code(KeyRender kr, const std::string& source) {
+  std::string code =
+      "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ", " + cpp_string(source) + ")";
   f_.slots.push_back(std::move(kr));
   return code;
 }
 
-// Key templates rendered per call into slots [first, first + n).
-std::string template_list_code(std::size_t first, std::size_t n) {
-  return "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " + std::to_string(n) + ")";
+// Key templates rendered per call into slots [first, first + n); `sources`
+// as written, joined by ",".
+std::string template_list_code(std::size_t first, std::size_t n, const std::vector<std::string>& sources) {
+  std::string joined;
+  for (const std::string& s : sources) joined += (joined.empty() ? "" : ",") + s;
+  return "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " + std::to_string(n) + ", " +
+         cpp_string(joined) + ")";
 }
 
 // The vocabulary's default of an argument not written (none when it conflicts
@@ -491,9 +497,10 @@ void Validator::convert_default(const ArgDef& d) {
       ok_ = false;
       return;
     }
-    code = template_code(std::move(kr));
+    code = template_code(std::move(kr), val.text);
   } else if (d.type == ArgType::template_list) {
     const std::size_t first = f_.slots.size();
+    std::vector<std::string> sources;
     for (const auto& item : val.items) {
       KeyRender kr;
       if (!key_template(item, kr)) {
@@ -501,8 +508,9 @@ void Validator::convert_default(const ArgDef& d) {
         continue;
       }
       f_.slots.push_back(std::move(kr));
+      sources.push_back(item.text);
     }
-    code = template_list_code(first, f_.slots.size() - first);
+    code = template_list_code(first, f_.slots.size() - first, sources);
   } else if (d.type == ArgType::duration) {
     std::int64_t ms = 0;
     if (val.text == "forever") code = "::weave::ArgValue::of_forever()";
@@ -542,7 +550,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
         ok_ = false;
         return;
       }
-      code = template_code(std::move(kr));
+      code = template_code(std::move(kr), v.text);
       break;
     }
     case ArgType::template_list: {
@@ -551,6 +559,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       else if (v.kind == RawValue::list) for (const auto& x : v.items) items.push_back(&x);
       else return wrong();
       std::vector<KeyRender> renders;
+      std::vector<std::string> sources;
       bool good = true;
       for (const RawValue* x : items) {
         if (x->kind != RawValue::string) {
@@ -562,6 +571,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
         KeyRender kr;
         if (!key_template(*x, kr)) { good = false; continue; }
         renders.push_back(std::move(kr));
+        sources.push_back(x->text);
       }
       if (!good) {
         ok_ = false;
@@ -570,7 +580,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       if (renders.empty()) return error(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
       const std::size_t first = f_.slots.size();
       for (auto& r : renders) f_.slots.push_back(std::move(r));
-      code = template_list_code(first, renders.size());
+      code = template_list_code(first, renders.size(), sources);
       break;
     }
     case ArgType::duration: {

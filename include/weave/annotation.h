@@ -35,7 +35,7 @@ inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::
 struct WEAVE_API ArgValue {
   enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list };
   Kind kind = Kind::text;
-  std::string_view text{};               // text, enumerator
+  std::string_view text{};               // text, enumerator; key_template(_list): as written (",": a list)
   std::chrono::milliseconds duration{};  // duration (may be weave::forever)
   std::int64_t integer = 0;              // integer, boolean (0/1), enumerator (its index in the vocabulary, or -1)
   int first = 0, count = 0;              // key_template(_list): slots in the rendered array
@@ -52,10 +52,14 @@ struct WEAVE_API ArgValue {
   static constexpr ArgValue of_forever() { return {Kind::duration, {}, forever}; }
   static constexpr ArgValue of_integer(std::int64_t v) { return {Kind::integer, {}, {}, v}; }
   static constexpr ArgValue of_bool(bool v) { return {Kind::boolean, {}, {}, v ? 1 : 0}; }
-  // A key template rendered per call into slot `slot` of the call's rendered texts.
-  static constexpr ArgValue of_template(int slot) { return {Kind::key_template, {}, {}, 0, slot, 1}; }
-  static constexpr ArgValue of_template_list(int first_slot, int n) {
-    return {Kind::key_template_list, {}, {}, 0, first_slot, n};
+  // A key template rendered per call into slot `slot` of the call's
+  // rendered texts; `source` as written (metrics label by it, never by a
+  // rendered key).
+  static constexpr ArgValue of_template(int slot, std::string_view source = {}) {
+    return {Kind::key_template, source, {}, 0, slot, 1};
+  }
+  static constexpr ArgValue of_template_list(int first_slot, int n, std::string_view sources = {}) {
+    return {Kind::key_template_list, sources, {}, 0, first_slot, n};
   }
 };
 

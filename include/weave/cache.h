@@ -84,6 +84,7 @@ struct WEAVE_API CacheStats {
   std::uint64_t refused_stale = 0;         // local fills refused because an invalidation came first
   std::uint64_t sync_waits = 0;            // sync=true misses that waited for another process's load
   std::uint64_t refreshes = 0;             // refresh_after reloads this process ran (also in loads)
+  std::uint64_t local_entries = 0, local_bytes = 0;  // in the local tier now (bytes: under local_max_bytes)
 };
 
 // Replaces the process-wide cache configuration (local tiers start empty).

@@ -46,6 +46,7 @@ struct ChainNode;
 struct ClientShared;
 struct LeaseControl;
 struct LeaseState;
+struct LockSeries;
 }  // namespace detail
 
 // One acquired lease. Created by LockClient; always owned through

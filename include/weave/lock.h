@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weave/annotation.h"  // weave::forever
 #include "weave/event.h"
@@ -178,9 +179,9 @@ class WEAVE_API LeaseHandle {
   bool reentrant_ = false;
 };
 
-// What a LockClient (and its copies) did so far, for monitoring. Counters only
-// grow; take differences between two reads.
-//   auto s = locks.stats();  metrics.set("weave_lock_busy_total", s.busy);
+// What a LockClient (and its copies) did so far. Counters only grow; take
+// differences between two reads. (weave::write_metrics() exports the same
+// counts per key template for the whole process.)
 struct WEAVE_API LockStats {
   std::uint64_t acquired = 0;  // new leases handed out
   std::uint64_t reentered = 0;  // requests served by a lease the call chain held
@@ -189,7 +190,30 @@ struct WEAVE_API LockStats {
   std::uint64_t released = 0;   // leases given back (their last hold dropped)
   std::uint64_t lost = 0;       // leases lost while held (expired, taken, renewal failed, max_hold)
   std::uint64_t release_failures = 0;  // releases the backend failed (the lease ran out by itself)
+  std::uint64_t renewals = 0;  // leases extended by the watchdog (one per lease per renewal)
   std::chrono::microseconds acquiring{0};  // total time spent in acquisition calls, waits included
+};
+
+// One lease on a lock, as the store holds it now.
+struct WEAVE_API LockHolder {
+  std::string owner;                        // its owner token
+  std::uint64_t fencing_token = 0;
+  std::chrono::milliseconds expires_in{0};  // lease left, by the store's clock
+};
+
+// One lock as the store holds it now (LockClient::locks(), `weave locks`).
+struct WEAVE_API LockState {
+  std::string key;                  // as acquired, without the key prefix
+  bool read = false;                // holders are readers (else one exclusive holder)
+  std::vector<LockHolder> holders;  // none: free (waiters or a fencing counter are left)
+  std::vector<std::string> line;    // fair: owners waiting in order; read/write: writers waiting
+  std::uint64_t fence = 0;          // the fencing counter: no token handed out is higher
+};
+
+// What LockBackend::force_release() freed.
+struct WEAVE_API ForcedRelease {
+  std::vector<LockHolder> freed;  // the leases dropped (none: the key was free)
+  std::uint64_t fence = 0;        // the counter after: above every token handed out before
 };
 
 // A connection to one lock backend plus the options. Cheap to copy (copies
@@ -237,6 +261,17 @@ class WEAVE_API LockClient {
   const LockOptions& options() const noexcept;
   LockBackend& backend() const noexcept;
   LockStats stats() const noexcept;
+
+  // For operators (what `weave locks` and `weave unlock` call). Every lock
+  // of this client's store whose key matches the glob `pattern`, sorted by
+  // key: its holders (owner, fencing token, lease left), its line, its
+  // fencing counter. One SCAN of every master and one script per lock.
+  std::vector<LockState> locks(std::string_view pattern = "*") const;
+  // Frees `key` whoever holds it: the holders find their lease lost (at
+  // their next renewal, within a third of the lease, or release), the
+  // fencing counter moves above every token handed out (a fenced store
+  // refuses the old holders' late writes), waiters are woken.
+  ForcedRelease force_unlock(std::string_view key) const;
   // True in a child fork()ed after this client was made. It refuses to lock
   // there (UsageError: its connections and threads are the parent's); make a
   // new LockClient in the child. default_lock_client() does so by itself.
@@ -244,6 +279,10 @@ class WEAVE_API LockClient {
 
  private:
   friend struct detail::LeaseControl;
+  // try_acquire_all, counted in `series` too (the interceptor's key template).
+  LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
+                                  std::chrono::milliseconds* waited, std::string* busy_key,
+                                  detail::LockSeries& series);
   void give_back(std::string_view key, std::string_view owner, LockType type) const;
   std::shared_ptr<const detail::ClientShared> shared_;
 };

@@ -134,6 +134,16 @@ class WEAVE_API LockBackend {
   // out or failed), waking the others if that may let one of them in.
   // Default: nothing.
   virtual void leave_queue(const ReleaseRequest& request);
+
+  // For operators (LockClient::locks(), force_unlock(); `weave locks`,
+  // `weave unlock`). Default: a UsageError saying the backend cannot.
+  // Every lock whose key matches the glob `pattern` (`*`, `?`, `[...]`):
+  // held, waited for, or with a live fencing counter; sorted by key.
+  virtual std::vector<LockState> list(std::string_view pattern);
+  // Drops every lease on `key` (its holders find it lost at their next
+  // renewal or release), raises the fencing counter above every token handed
+  // out, and wakes the waiters; the line is kept.
+  virtual ForcedRelease force_release(std::string_view key);
 };
 
 

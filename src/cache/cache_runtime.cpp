@@ -96,10 +96,12 @@ CacheRuntime::CacheRuntime(CacheOptions options)
           std::lock_guard lock(names_mutex_);
           for (auto& [n, c] : names_) c->local().clear();
         }
-        if (down)  // (once per outage; the store's `reconnected` tells when it is back)
+        if (down) {  // (once per outage; the store's `reconnected` tells when it is back)
+          feed_gaps_.fetch_add(1, std::memory_order_relaxed);
           emit_notice(options_.on_event, EventKind::feed_gap, "cache", "",
                       "the invalidation feed is down: every local copy was dropped, and local tiers are bypassed "
                       "until it is back");
+        }
       }});
 }
 
@@ -154,6 +156,8 @@ CacheStats CacheRuntime::stats(std::string_view name) {
   const LocalTier::Stats local = c->local().stats();
   s.refused_stale = local.rejected_stale;
   s.evictions = local.evictions;
+  s.local_entries = local.entries;
+  s.local_bytes = local.bytes;
   return s;
 }
 
@@ -203,6 +207,16 @@ void CacheLease::report_lost() noexcept {
 }
 
 std::shared_ptr<CacheRuntime> cache_runtime() { return cache_runtime_slot().get(); }
+
+namespace {
+// (Here, beside the slot every cache call uses, so a static link keeps it.)
+[[maybe_unused]] const bool cache_metrics_registered = [] {
+  register_metrics_source([](MetricsWriter& w) {
+    if (const auto rt = cache_runtime_slot().made()) rt->write_metrics(w);
+  });
+  return true;
+}();
+}  // namespace
 
 }  // namespace detail
 

@@ -16,6 +16,7 @@
 #include "cache/local_tier.h"
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
+#include "core/metrics.h"
 #include "core/striped.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
@@ -56,6 +57,7 @@ class WEAVE_API CacheName {
   const std::string& name() const noexcept { return name_; }
   LocalTier& local() noexcept { return local_; }
   CacheCounters& counters() noexcept { return counters_; }
+  DurationHistogram& load_times() noexcept { return load_times_; }  // loads that returned
 
   // The flight for `key`: {flight, true} when the caller leads it (must call
   // land()), {flight, false} when another caller does.
@@ -68,6 +70,7 @@ class WEAVE_API CacheName {
   std::string name_;
   LocalTier local_;
   CacheCounters counters_;
+  DurationHistogram load_times_;
   std::mutex flights_mutex_;
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
 };
@@ -100,6 +103,8 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   // last few names takes no lock.
   CacheName& name(std::string_view name);
   CacheStats stats(std::string_view name);
+  // weave_cache_* of every name this runtime served (cache_metrics.cpp).
+  void write_metrics(MetricsWriter& w);
   // Counts the error, reports it to on_event; never throws.
   void report(CacheName& cache, std::string_view key, const std::exception& error) noexcept;
   // The fill lease or refresh claim `token` took on `key` (the claim was
@@ -117,6 +122,7 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   const std::uint64_t id_;  // unique per runtime in the process (thread caches key on it)
   std::mutex names_mutex_;
   std::unordered_map<std::string, std::unique_ptr<CacheName>> names_;
+  std::atomic<std::uint64_t> feed_gaps_{0};  // outages of the invalidation feed
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };
 

@@ -76,7 +76,9 @@ void ReadThrough::load(bool refreshing) {
   }
   count_.add(&Counts::loads);
   if (refreshing) count_.add(&Counts::refreshes);
-  count_.add(&Counts::load_ns, static_cast<std::uint64_t>((Clock::now() - started).count()));
+  const auto took = Clock::now() - started;
+  count_.add(&Counts::load_ns, static_cast<std::uint64_t>(took.count()));
+  cache_.load_times().observe(took);
   const void* result = inv_.result();
   land_.value = codec_.share(result);
   const milliseconds ttl = codec_.empty(result) ? s_.null_ttl : s_.ttl;

@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "core/metrics.h"
 #include "core/process.h"
 #include "weave/error.h"
 
@@ -30,6 +33,23 @@ struct Handler {
 };
 
 Handler& handler() { return detail::fork_guarded<Handler>(); }
+
+// weave_events_total: every event emitted, per feature (a named series) and kind.
+struct EventCounts {
+  std::array<std::atomic<std::uint64_t>, kEventKinds> by_kind{};
+};
+
+[[maybe_unused]] const bool event_metrics_registered = [] {
+  detail::register_metrics_source([](detail::MetricsWriter& w) {
+    detail::for_each_named_series<EventCounts>([&](const std::string& feature, const EventCounts& c) {
+      for (int k = 0; k < kEventKinds; ++k)
+        w.counter("weave_events_total", "Events emitted (weave/event.h), whoever handled them.",
+                  {{"feature", feature}, {"kind", to_string(static_cast<EventKind>(k))}},
+                  static_cast<double>(c.by_kind[static_cast<std::size_t>(k)].load(std::memory_order_relaxed)));
+    });
+  });
+  return true;
+}();
 
 }  // namespace
 
@@ -98,6 +118,8 @@ class Notice : public Error {
 
 void emit_event(const EventHook& own, const Event& event) noexcept {
   try {
+    if (const auto kind = static_cast<std::size_t>(event.kind); kind < static_cast<std::size_t>(kEventKinds))
+      named_series<EventCounts>(event.feature).by_kind[kind].fetch_add(1, std::memory_order_relaxed);
     if (own) {
       own(event);
       return;

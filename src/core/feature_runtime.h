@@ -59,6 +59,13 @@ class RuntimeSlot {
     return runtime_;
   }
 
+  // The runtime in force if one was made (null before first use): what
+  // reads its counts must not start a store connection.
+  std::shared_ptr<Runtime> made() {
+    std::lock_guard lock(mutex_);
+    return runtime_;
+  }
+
   // Options for the next runtime; the current one is dropped here (outside
   // the lock) unless a call in flight still holds it.
   void configure(Options options) {

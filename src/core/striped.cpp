@@ -21,10 +21,6 @@ struct SlotPool {
 // fork(), so a child never inherits it locked by a thread it does not have.
 SlotPool& pool() { return fork_guarded<SlotPool>(); }
 
-// 1 + this thread's slot (0: none taken yet). Constant-initialized: the
-// common path is a TLS load, no guard.
-thread_local unsigned t_slot = 0;
-
 // The slot a thread uses once its slot went back to the pool (in TLS
 // destructors that run after the owner's): beyond every owned stripe.
 constexpr unsigned k_after_exit = UINT_MAX - 1;
@@ -32,13 +28,17 @@ constexpr unsigned k_after_exit = UINT_MAX - 1;
 struct SlotOwner {
   unsigned slot;
   ~SlotOwner() {
-    t_slot = k_after_exit + 1;
+    t_thread_slot = k_after_exit + 1;
     std::lock_guard g(pool().mutex);
     pool().freed.push_back(slot);
   }
 };
 
-unsigned take_slot() noexcept {
+}  // namespace
+
+constinit thread_local unsigned t_thread_slot = 0;
+
+unsigned take_thread_slot() noexcept {
   unsigned slot;
   {
     SlotPool& p = pool();
@@ -51,15 +51,8 @@ unsigned take_slot() noexcept {
     }
   }
   thread_local SlotOwner owner{slot};  // returns the slot when the thread exits
-  t_slot = slot + 1;
+  t_thread_slot = slot + 1;
   return slot;
-}
-
-}  // namespace
-
-unsigned thread_slot() noexcept {
-  if (const unsigned s = t_slot; s != 0) return s - 1;
-  return take_slot();
 }
 
 }  // namespace weave::detail

@@ -43,6 +43,7 @@ struct Settings {
   std::string message;
   milliseconds wait = vocab::wait;
   OnError on_error = static_cast<OnError>(vocab::on_error);
+  detail::DedupeSeries* series = nullptr;  // the metrics of the key template (or of the key written)
 };
 
 // Throws UsageError for a value outside the vocabulary.
@@ -50,6 +51,8 @@ Settings read_settings(const Annotation& a) {
   Settings s;
   if (const ArgValue* k = a.find("key"); k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
   else if (k) s.key = std::string(a.text("key"));
+  const ArgValue* k = a.find("key");
+  s.series = &detail::dedupe_series(!k ? std::string_view() : s.key ? std::string_view(*s.key) : k->text);
   if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
   else if (m) s.match = a.text("match");
   if (a.has("window")) s.window = a.duration("window");
@@ -79,7 +82,8 @@ class DedupeInterceptor final : public Interceptor {
     const detail::DedupeRuntimeRef rt;
     check_input(inv, *rt, key, s);
     const ResultCodec* codec = s.on_duplicate == OnDuplicate::replay ? &codec_of(inv) : nullptr;
-    detail::DedupeCounters& count = rt->counters();
+    detail::DedupeSeries& series = *s.series;
+    auto count = [&](std::atomic<std::uint64_t> detail::DedupeCounterStripe::*field) { rt->count(series, field); };
     detail::ClaimStore& store = rt->store();
     std::string owner = detail::unique_token();
 
@@ -107,13 +111,14 @@ class DedupeInterceptor final : public Interceptor {
                                                   "version?); it answers duplicates until it expires");
       const detail::DedupeRecord& r = got.existing;
       if (r.match != match) {
-        count.add(&detail::DedupeCounterStripe::mismatches);
+        count(&detail::DedupeCounterStripe::mismatches);
         throw DedupeMismatch(std::string(key), r.match, match);
       }
       if (r.kind == 'r') {
         const auto now = Clock::now();
         if (now >= deadline) {
-          count.add(&detail::DedupeCounterStripe::in_flight_refused);
+          count(&detail::DedupeCounterStripe::in_flight_refused);
+          if (waited) series.wait.observe(now - started);
           throw DuplicateInFlight(std::string(key), std::chrono::duration_cast<milliseconds>(now - started));
         }
         waited = true;
@@ -126,15 +131,18 @@ class DedupeInterceptor final : public Interceptor {
         if (waiter) waiter->wait_until(until);
         continue;
       }
-      count.add(&detail::DedupeCounterStripe::duplicates);
-      if (waited) count.add(&detail::DedupeCounterStripe::waited);
-      return answer(inv, s, key, r, codec, count);
+      count(&detail::DedupeCounterStripe::duplicates);
+      if (waited) {
+        count(&detail::DedupeCounterStripe::waited);
+        series.wait.observe(Clock::now() - started);
+      }
+      return answer(inv, s, key, r, codec, [&] { count(&detail::DedupeCounterStripe::replays); });
     }
 
     // 2. the first call: run under the claim, renewed while it runs; the body
     // sees it as weave::current_dedupe_claim()
-    count.add(&detail::DedupeCounterStripe::first_calls);
-    const std::shared_ptr<detail::HeldClaim> held = rt->hold(key, std::move(owner), match, sent);
+    count(&detail::DedupeCounterStripe::first_calls);
+    const std::shared_ptr<detail::HeldClaim> held = rt->hold(key, std::move(owner), match, sent, series);
     struct Release {
       detail::DedupeRuntime& rt;
       detail::HeldClaim& held;
@@ -200,8 +208,9 @@ class DedupeInterceptor final : public Interceptor {
                         std::to_string(o.max_window.count()) + "ms (DedupeOptions::max_window)");
   }
 
+  template <class CountReplay>
   static void answer(Invocation& inv, const Settings& s, std::string_view key, const detail::DedupeRecord& r,
-                     const ResultCodec* codec, detail::DedupeCounters& count) {
+                     const ResultCodec* codec, CountReplay&& count_replay) {
     if (r.kind == 'e')
       throw DuplicateCall(std::string(key), s.message.empty()
                                                 ? "weave: duplicate of a call with key '" + std::string(key) +
@@ -218,7 +227,7 @@ class DedupeInterceptor final : public Interceptor {
                                                     "' whose stored result no longer fits " +
                                                     std::string(codec->type_name) + ": " + e.what());
         }
-        count.add(&detail::DedupeCounterStripe::replays);
+        count_replay();
         return;
       case OnDuplicate::fail:
         break;
@@ -237,7 +246,7 @@ class DedupeInterceptor final : public Interceptor {
       held.settle();  // a renewal meeting the record is not a loss
       stored = rt.store().finish(held.key(), held.owner_token(), held.match(), outcome, window);
     } catch (const std::exception& e) {
-      rt.report(held.key(), e);
+      rt.report(held, e);
       return;
     }
     if (!stored) {
@@ -252,7 +261,7 @@ class DedupeInterceptor final : public Interceptor {
     try {
       rt.store().forget(held.key(), held.owner_token(), held.match());
     } catch (const std::exception& e) {
-      rt.report(held.key(), e);
+      rt.report(held, e);
     }
   }
 
@@ -260,10 +269,10 @@ class DedupeInterceptor final : public Interceptor {
                              detail::HeldClaim& held) {
     if (s.on_error == OnError::forget) {
       forget_quietly(rt, held);  // a retry runs at once
-      rt.counters().add(&detail::DedupeCounterStripe::forgotten);
+      rt.count(held.series(), &detail::DedupeCounterStripe::forgotten);
       return;
     }
-    rt.counters().add(&detail::DedupeCounterStripe::remembered);
+    rt.count(held.series(), &detail::DedupeCounterStripe::remembered);
     finish(rt, detail::DedupeRecord{'e', held.match(), what}, s.window, held);
   }
 };

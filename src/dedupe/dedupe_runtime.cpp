@@ -52,8 +52,8 @@ thread_local const HeldClaim* current_claim = nullptr;
 }  // namespace
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
-                     std::chrono::milliseconds lease, Clock::time_point sent)
-    : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match) {
+                     std::chrono::milliseconds lease, Clock::time_point sent, DedupeSeries& series)
+    : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
   key_ = key;
   owner_ = std::move(owner);
   lease_time_ = lease;
@@ -77,7 +77,7 @@ std::string HeldClaim::gone_cause() const {
 }
 
 void HeldClaim::count_lost() noexcept {
-  if (DedupeRuntime* rt = runtime()) rt->counters().add(&DedupeCounterStripe::claims_lost);
+  if (DedupeRuntime* rt = runtime()) rt->count(series_, &DedupeCounterStripe::claims_lost);
 }
 
 void HeldClaim::report_lost() noexcept {
@@ -99,8 +99,8 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 }
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
-                                               Clock::time_point sent) {
-  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent);
+                                               Clock::time_point sent, DedupeSeries& series) {
+  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, series);
   claim->group_ = shared_from_this();
   claim->renew_every_ = std::max(options_.claim_lease / 3, std::chrono::milliseconds(1));
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
@@ -132,8 +132,9 @@ DedupeStats DedupeRuntime::stats() const {
   return s;
 }
 
-void DedupeRuntime::report(std::string_view key, const std::exception& error, bool store_failure) noexcept {
-  if (store_failure) counters_.add(&DedupeCounterStripe::errors);
+void DedupeRuntime::report(const HeldClaim& claim, const std::exception& error) noexcept {
+  count(claim.series(), &DedupeCounterStripe::errors);
+  const std::string_view key = claim.key();
   report_event(options_.on_event, EventKind::dedupe_error, "dedupe", key, error,
                "dedupe key '" + std::string(key) + "'");
 }

@@ -12,6 +12,7 @@
 
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
+#include "core/metrics.h"
 #include "core/striped.h"
 #include "core/unique_token.h"
 #include "dedupe/claim_store.h"
@@ -26,6 +27,15 @@ struct alignas(64) DedupeCounterStripe {
 };
 using DedupeCounters = StripedCounters<DedupeCounterStripe>;
 
+// weave_dedupe_* of one key template (weave/metrics.h), for the whole
+// process; every count goes here and to the runtime's DedupeStats at once
+// (DedupeRuntime::count).
+struct WEAVE_API DedupeSeries {
+  DedupeCounters counts;
+  DurationHistogram wait;  // duplicates that waited for a running first call, until answered or refused
+};
+WEAVE_API DedupeSeries& dedupe_series(std::string_view key_template);
+
 class DedupeRuntime;
 
 // A running call's claim (weave::DedupeClaim): a core lease (renewed by the
@@ -39,7 +49,7 @@ class WEAVE_API HeldClaim final : public LeaseCore,
   // Not renewed until DedupeRuntime::hold watches it. `sent`: when the claim
   // was sent (the store's lease started after it).
   HeldClaim(std::string_view key, std::string owner, std::string_view match, std::chrono::milliseconds lease,
-            Clock::time_point sent);
+            Clock::time_point sent, DedupeSeries& series);
   ~HeldClaim() = default;
   // Both bases answer these; the core's are the same, minus the view's const.
   using LeaseCore::expires_at;
@@ -49,6 +59,7 @@ class WEAVE_API HeldClaim final : public LeaseCore,
   // The claim of the call this one runs inside, on the same thread.
   const HeldClaim* enclosing() const noexcept { return enclosing_; }
   DedupeRuntime* runtime() const noexcept;
+  DedupeSeries& series() const noexcept { return series_; }
 
  private:
   friend class ClaimScope;
@@ -57,6 +68,7 @@ class WEAVE_API HeldClaim final : public LeaseCore,
   void count_lost() noexcept override;   // DedupeStats::claims_lost
   void report_lost() noexcept override;  // on_event: lease_lost
   std::string match_;
+  DedupeSeries& series_;  // its key template's
   const HeldClaim* enclosing_ = nullptr;  // enclosing()
 };
 
@@ -76,16 +88,21 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
   explicit DedupeRuntime(DedupeOptions options);
   const DedupeOptions& options() const noexcept { return options_; }
   ClaimStore& store() noexcept { return *store_; }
-  DedupeCounters& counters() noexcept { return counters_; }
+  // Counts in this runtime's DedupeStats and in the key template's series.
+  void count(DedupeSeries& series, std::atomic<std::uint64_t> DedupeCounterStripe::*field) noexcept {
+    counters_.add(field);
+    series.counts.add(field);
+  }
   DedupeStats stats() const;
 
   // The claim `sent` for `key`, renewed every third of the claim lease
   // until release(). One allocation.
   std::shared_ptr<HeldClaim> hold(std::string_view key, std::string owner, std::string_view match,
-                                  std::chrono::steady_clock::time_point sent);
+                                  std::chrono::steady_clock::time_point sent, DedupeSeries& series);
   void release(HeldClaim& claim) noexcept;
-  // Reports to on_event, counting a store failure in `errors`; never throws.
-  void report(std::string_view key, const std::exception& error, bool store_failure = true) noexcept;
+  // A store failure about `claim`'s outcome: counted in `errors`, reported
+  // to on_event; never throws.
+  void report(const HeldClaim& claim, const std::exception& error) noexcept;
 
  private:
   void renew(std::span<LeaseCore* const> claims, std::vector<bool>& owned) const override;

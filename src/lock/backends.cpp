@@ -70,6 +70,14 @@ bool LockBackend::supports(LockType type) const { return type == LockType::reent
 
 void LockBackend::leave_queue(const ReleaseRequest&) {}
 
+std::vector<LockState> LockBackend::list(std::string_view) {
+  throw UsageError("this lock backend cannot list its locks");
+}
+
+ForcedRelease LockBackend::force_release(std::string_view key) {
+  throw UsageError("this lock backend cannot force lock '" + std::string(key) + "' free");
+}
+
 void register_lock_backend(std::string scheme, LockBackendFactory factory) {
   if (scheme.empty() || !factory) throw UsageError("register_lock_backend needs a scheme and a factory");
   Registry& r = registry();

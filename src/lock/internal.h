@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/lease_core.h"
+#include "core/metrics.h"
 #include "core/process.h"
 #include "core/striped.h"
 #include "weave/lease.h"
@@ -31,6 +32,24 @@
 namespace WEAVE_NAMESPACE::detail {
 
 using Clock = std::chrono::steady_clock;
+
+// One stripe of what a lock request and a lease count: a client's LockStats
+// and a key template's LockSeries alike.
+struct alignas(64) LockCounts {
+  std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
+      release_failures{0}, renewals{0};
+  std::atomic<std::int64_t> acquiring_us{0};
+};
+
+// weave_lock_* of one key template (weave/metrics.h), for the whole process:
+// a request and its lease count here as well as in their client's LockStats.
+// Calls made on a LockClient directly count under "".
+struct WEAVE_API LockSeries {
+  StripedCounters<LockCounts> counts;
+  DurationHistogram wait;  // every request, however it ended (reentered: 0)
+  DurationHistogram hold;  // acquisition to release (mem:// leases: coarse clock, ~4 ms); counts the releases
+};
+WEAVE_API LockSeries& lock_series(std::string_view key_template);
 
 // What every copy of a LockClient shares; the group its leases are renewed in.
 struct WEAVE_API ClientShared final : RenewGroup {
@@ -51,11 +70,7 @@ struct WEAVE_API ClientShared final : RenewGroup {
   bool in_process = false;  // `backend` is a mem:// table: a call costs well under a clock reading
   // LockStats, counted by every copy of the client and by its leases, each
   // thread in a stripe of its own, summed by stats().
-  struct alignas(64) Counters {
-    std::atomic<std::uint64_t> acquired{0}, reentered{0}, busy{0}, errors{0}, released{0}, lost{0},
-        release_failures{0};
-    std::atomic<std::int64_t> acquiring_us{0};
-  };
+  using Counters = LockCounts;
   using Stats = StripedCounters<Counters>;
   mutable Stats stats;
   Counters& counters() const noexcept { return stats.mine(); }  // count with Stats::add_to
@@ -91,6 +106,7 @@ struct WEAVE_API LeaseState final : LeaseCore, Lease {
   std::uint64_t fence_ = 0;
   bool on_expiry_ = false;  // Release::on_expiry
   std::chrono::milliseconds max_hold_{0};
+  LockSeries* series_ = nullptr;  // the key template's (set with the lease)
 
   // The lease's first link in a call chain (LeaseControl::chain_link); its
   // parent is the chain the lease was first pushed on (older leases: no cycle).
@@ -130,6 +146,12 @@ struct WEAVE_API LeaseControl {
   static bool add_hold(LeaseState& l);
   // Gives up one hold; the last one releases in the backend.
   static void drop_hold(const std::shared_ptr<Lease>& l, bool may_throw);
+
+  // LockClient::try_acquire_all, counted in `series` (the interceptor's key template).
+  static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
+                                 std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series) {
+    return c.try_acquire_counted(keys, spec, waited, busy_key, series);
+  }
 
   // A copy of `c` for one thread's use (thread_default_client): the same
   // client, with a reference count of its own, so the leases of threads

@@ -49,14 +49,22 @@ void ClientShared::renew(std::span<LeaseCore* const> leases, std::vector<bool>& 
   owned.clear();
   std::size_t item = 0;
   for (LeaseCore* core : leases) {
+    const LeaseState& l = static_cast<const LeaseState&>(*core);
     bool all = true;
-    for (std::size_t k = 0, n = 1 + static_cast<const LeaseState&>(*core).more_.size(); k < n; ++k, ++item)
+    for (std::size_t k = 0, n = 1 + l.more_.size(); k < n; ++k, ++item)
       all = all && results[item] == RenewResult::owned;
     owned.push_back(all);
+    if (all) {
+      Stats::add_to(counters().renewals);
+      Stats::add_to(l.series_->counts.mine().renewals);
+    }
   }
 }
 
-void LeaseState::count_lost() noexcept { ClientShared::Stats::add_to(client().counters().lost); }
+void LeaseState::count_lost() noexcept {
+  ClientShared::Stats::add_to(client().counters().lost);
+  ClientShared::Stats::add_to(series_->counts.mine().lost);
+}
 
 template <class F>
 void LeaseControl::as_lost_error(const LeaseState& l, F&& f) {
@@ -88,6 +96,7 @@ void LeaseState::report_lost() noexcept {
 void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = l.client();
   ClientShared::Stats::add_to(c.counters().release_failures);
+  ClientShared::Stats::add_to(l.series_->counts.mine().release_failures);
   ReleaseFailed error(key, cause);
   detail::emit_event(c.options.on_event, Event{EventKind::release_failed, "lock", key, cause, error, &l, &l});
   if (may_throw && c.options.release_failure_policy == ReleaseFailurePolicy::throw_error) throw error;
@@ -110,11 +119,14 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
   if (last) {
     ClientShared::Stats::add_to(c.counters().released);
-    // One clock reading for the deadline check and the mem:// release. A
-    // lease a second or more before its deadlines is within them by either
-    // clock: the coarse one does (it lags steady_clock by a tick, ~4 ms).
+    // One clock reading for the deadline check, the hold time and the mem://
+    // release. A lease a second or more before its deadlines is within them
+    // by either clock: the coarse one does (it lags steady_clock by a tick,
+    // ~4 ms). A store's release is a round trip: the exact clock costs nothing.
     Clock::time_point now = coarse_now();
-    if (now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.hold_deadline_)) now = Clock::now();
+    if (!c.in_process || now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.hold_deadline_))
+      now = Clock::now();
+    l.series_->hold.observe(now - l.acquired_at_);  // (its count is the series' releases)
     l.check_deadlines(now, true);  // ran out (or past max_hold) before this release
     if (!l.on_expiry_) {
       // Every key, even after a failure (the others must not wait for their ttl).

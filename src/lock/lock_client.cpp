@@ -84,9 +84,22 @@ LockStats LockClient::stats() const noexcept {
   s.released = k.sum(&C::released);
   s.lost = k.sum(&C::lost);
   s.release_failures = k.sum(&C::release_failures);
+  s.renewals = k.sum(&C::renewals);
   s.acquiring = std::chrono::microseconds(k.sum(&C::acquiring_us));
   return s;
 }
+std::vector<LockState> LockClient::locks(std::string_view pattern) const { return shared_->backend->list(pattern); }
+
+ForcedRelease LockClient::force_unlock(std::string_view key) const {
+  if (key.empty()) throw UsageError("force_unlock: no key given");
+  try {
+    return shared_->backend->force_release(key);
+  } catch (Error& e) {
+    detail::name_key(e, key);
+    throw;
+  }
+}
+
 bool LockClient::made_in_other_process() const noexcept { return shared_->pid != detail::current_pid(); }
 LockBackend& LockClient::backend() const noexcept { return *shared_->backend; }
 
@@ -250,8 +263,14 @@ LeaseHandle LockClient::acquire_all(std::span<const std::string_view> keys, cons
   return h;
 }
 
-LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_in, const LockSpec& spec,
+LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys, const LockSpec& spec,
                                         milliseconds* waited, std::string* busy_key) {
+  static detail::LockSeries& direct = detail::lock_series("");
+  return try_acquire_counted(keys, spec, waited, busy_key, direct);
+}
+
+LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys_in, const LockSpec& spec,
+                                            milliseconds* waited, std::string* busy_key, detail::LockSeries& series) {
   // A mem:// lease of a second or more that does not wait starts at the
   // coarse clock: up to a tick early, so it ends up to a tick early, for its
   // holder and for everyone else alike (the table keeps the same deadline).
@@ -260,19 +279,24 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
                          ? detail::coarse_now()
                          : Clock::now();
   if (waited) *waited = milliseconds(0);
-  // Counted once per request, however it ends (LockStats); errors unless set.
+  // Counted once per request, however it ends, in the client's LockStats
+  // and the template's series; errors unless set.
+  using detail::LockCounts;
   struct Tally {
-    detail::ClientShared::Counters& c;
+    LockCounts& c;
+    detail::LockSeries& series;
     Clock::time_point start;
-    std::atomic<std::uint64_t>* outcome = &c.errors;
+    std::atomic<std::uint64_t> LockCounts::*outcome = &LockCounts::errors;
     Clock::time_point end{};  // when the request ended, if the caller read the clock already
     ~Tally() {
-      detail::ClientShared::Stats::add_to(*outcome);
+      detail::ClientShared::Stats::add_to(c.*outcome);
+      detail::ClientShared::Stats::add_to(series.counts.mine().*outcome);
       const auto stop = end != Clock::time_point{} ? end : Clock::now();
+      series.wait.observe(stop - start);
       const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start).count();
       if (us != 0) detail::ClientShared::Stats::add_to(c.acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
     }
-  } tally{shared_->counters(), start};
+  } tally{shared_->counters(), series, start};
   if (made_in_other_process())
     throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
                      " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
@@ -316,7 +340,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
     }
     if (reuse) {
       if (not_held.empty() && LeaseControl::add_hold(detail::state(*reuse))) {
-        tally.outcome = &tally.c.reentered;
+        tally.outcome = &LockCounts::reentered;
         return LeaseHandle(reuse, true);
       }
       if (!not_held.empty()) missing = not_held;  // else released meanwhile: acquire afresh
@@ -360,7 +384,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
       for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
       if (busy_key) busy_key->assign(missing[i]);
       if (waited) *waited = since(start);
-      tally.outcome = &tally.c.busy;
+      tally.outcome = &LockCounts::busy;
       return {};
     }
     if (i == 0) {
@@ -383,6 +407,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   init.on_expiry_ = spec.release == LockSpec::Release::on_expiry;
   init.lease_time_ = lease_time;
   init.acquired_at_ = first_sent;  // conservative: the backend's lease started later
+  init.series_ = &series;
   if (watchdog) {
     init.renew_every_ = shared_->renew_interval();
     // Longer than the longest duration (weave::forever included): no limit.
@@ -401,7 +426,7 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys_i
   // under the microsecond LockStats counts in: its end needs no clock read.
   tally.end = shared_->in_process && missing.size() == 1 && first_sent == start ? start : Clock::now();
   if (waited) *waited = std::chrono::duration_cast<milliseconds>(tally.end - start);
-  tally.outcome = &tally.c.acquired;
+  tally.outcome = &LockCounts::acquired;
   return LeaseHandle(std::move(lease), false);
 }
 

@@ -57,6 +57,7 @@ struct Parsed {
   // qualified name, or a spec written by hand) when first < 0.
   int first = -1, count = 1;
   std::string fixed;
+  detail::LockSeries* series = nullptr;  // the metrics of the key template (or of the fixed key)
 };
 
 class LockInterceptor final : public Interceptor {
@@ -73,8 +74,10 @@ class LockInterceptor final : public Interceptor {
       p->first = key->first;
       p->count = key->count;
       if (p->count == 0) throw UsageError("lock keys=[] names no key");
+      p->series = &detail::lock_series(key->text);
     } else {
       p->fixed = a.text(arg);  // a UsageError naming the argument when there is none, or of another kind
+      p->series = &detail::lock_series(p->fixed);
     }
     return p;
   }
@@ -84,23 +87,24 @@ class LockInterceptor final : public Interceptor {
     const Annotation& a = inv.annotation();
     if (p.count == 1) {
       const std::string_view key = p.first < 0 ? std::string_view(p.fixed) : a.rendered(p.first);
-      return run(inv, std::span<const std::string_view>(&key, 1), p.settings);
+      return run(inv, std::span<const std::string_view>(&key, 1), p);
     }
     std::vector<std::string_view> keys;
     keys.reserve(static_cast<std::size_t>(p.count));
     for (int i = 0; i < p.count; ++i) keys.push_back(a.rendered(p.first + i));
-    run(inv, keys, p.settings);
+    run(inv, keys, p);
   }
 
  private:
   // One key, or several as one lease taken all-or-nothing in sorted order
   // (so two calls locking overlapping sets cannot deadlock).
-  static void run(Invocation& inv, std::span<const std::string_view> keys, const Settings& settings) {
+  static void run(Invocation& inv, std::span<const std::string_view> keys, const Parsed& p) {
+    const Settings& settings = p.settings;
     const LockSpec& spec = settings.spec;
     LockClient& client = detail::thread_default_client();
     milliseconds waited{0};
     std::string busy_key;
-    LeaseHandle lease = client.try_acquire_all(keys, spec, &waited, &busy_key);
+    LeaseHandle lease = detail::LeaseControl::try_acquire(client, keys, spec, &waited, &busy_key, *p.series);
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns

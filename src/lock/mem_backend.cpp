@@ -1,6 +1,8 @@
 // mem:// — the embedded backend: an in-process lease table with real TTLs,
 // owner tokens, fencing tokens and condition-variable waiters; every lock type
 // (reentrant, fair, read, write).
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -331,8 +333,64 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
 
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override;
 
+  std::vector<LockState> list(std::string_view pattern) override {
+    const std::string glob(pattern);
+    const auto now = Clock::now();
+    std::vector<LockState> out;
+    for (Shard& sh : shards_) {
+      std::lock_guard g(sh.mutex);
+      for (auto& [key, slot] : sh.slots) {
+        Slot& s = *slot;
+        s.prune(now);
+        if (s.idle(now) && s.waiters == 0) continue;
+        if (::fnmatch(glob.c_str(), key.c_str(), 0) != 0) continue;
+        out.push_back(state_of(key, s, now));
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const LockState& a, const LockState& b) { return a.key < b.key; });
+    return out;
+  }
+
+  ForcedRelease force_release(std::string_view key) override {
+    const Hashed hk(key);
+    Shard& sh = shard(hk);
+    std::lock_guard g(sh.mutex);
+    const auto now = Clock::now();
+    Slot& s = sh.slot(hk);
+    s.prune(now);
+    ForcedRelease out;
+    out.freed = state_of(std::string(key), s, now).holders;
+    s.held = false;
+    s.owner.clear();
+    s.readers.clear();
+    out.fence = s.next_fence(now);  // above every token handed out: the old holders' writes are fenced off
+    s.wake();
+    sh.drop_if_idle(hk, s, now);
+    return out;
+  }
+
  private:
   class Waiter;
+
+  static LockState state_of(const std::string& key, const Slot& s, Clock::time_point now) {
+    LockState st;
+    st.key = key;
+    st.fence = s.last_fence;
+    if (s.held && s.expires > now) {
+      st.holders.push_back({s.owner, s.fence, until(s.expires, now)});
+    } else if (!s.readers.empty()) {
+      st.read = true;
+      for (const auto& [owner, r] : s.readers) st.holders.push_back({owner, r.fence, until(r.expires, now)});
+      std::sort(st.holders.begin(), st.holders.end(),
+                [](const LockHolder& a, const LockHolder& b) { return a.fencing_token < b.fencing_token; });
+    }
+    for (const auto& [owner, until_at] : s.line) st.line.push_back(owner);
+    std::vector<std::pair<Clock::time_point, std::string>> writers;
+    for (const auto& [owner, until_at] : s.writers_waiting) writers.emplace_back(until_at, owner);
+    std::sort(writers.begin(), writers.end());
+    for (auto& [until_at, owner] : writers) st.line.push_back(std::move(owner));
+    return st;
+  }
 
   Shard& shard(const Hashed& key) { return shards_[key.hash % shards_.size()]; }
 

@@ -119,7 +119,7 @@ std::string HeldDelivery::gone_cause() const {
   return "a renewal found the delivery taken back (its lease had run out) or the message cancelled";
 }
 
-void HeldDelivery::count_lost() noexcept { queue->leases_lost.fetch_add(1, std::memory_order_relaxed); }
+void HeldDelivery::count_lost() noexcept { queue->series.counts.add(&QueueCountStripe::leases_lost); }
 
 void HeldDelivery::report_lost() noexcept {
   report_to(queue->options().on_event, "queue", *this,
@@ -129,6 +129,7 @@ void HeldDelivery::report_lost() noexcept {
 // ---- QueueState ----
 
 void QueueState::report_dead(std::string_view id, std::string_view reason) const noexcept {
+  series.counts.add(&QueueCountStripe::dead_lettered);
   try {
     emit_notice(options_.on_event, EventKind::dead_lettered, "queue", name + "/" + std::string(id),
                 "dead-lettered: " + std::string(reason));
@@ -145,8 +146,14 @@ void QueueState::report_reclaimed(const std::vector<std::string>& ids) const noe
   }
 }
 
+QueueCounts QueueState::counts() {
+  QueueCounts c = store_->counts(jitter());
+  report_reclaimed(c.dead_lettered);
+  return c;
+}
+
 QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const QueueOptions& options)
-    : name(std::move(n)), options_(options), store_(std::move(store)) {}
+    : name(std::move(n)), series(queue_series(name)), options_(options), store_(std::move(store)) {}
 
 std::unique_ptr<QueueWaiter> QueueState::waiter_if_subscribed() {
   {
@@ -308,7 +315,8 @@ CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, mi
 std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
   const std::shared_ptr<detail::QueueState> st = state();
   CheckedOffer c = check_offer(*st, json, delay, o);
-  st->store().offer({c.id, json, delay, c.retries, c.backoff, c.backoff_cap});
+  const bool added = st->store().offer({c.id, json, delay, c.retries, c.backoff, c.backoff_cap}).added;
+  st->series.counts.add(added ? &detail::QueueCountStripe::offered : &detail::QueueCountStripe::offered_existing);
   return std::move(c.id);
 }
 
@@ -326,7 +334,12 @@ std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messa
     const CheckedOffer& c = checked[i];
     offers.push_back({c.id, messages[i].json, messages[i].delay, c.retries, c.backoff, c.backoff_cap});
   }
-  if (!offers.empty()) st->store().offer_many(offers);
+  if (!offers.empty()) {
+    std::uint64_t added = 0;
+    for (const detail::QueueOffered& r : st->store().offer_many(offers)) added += r.added ? 1 : 0;
+    st->series.counts.add(&detail::QueueCountStripe::offered, added);
+    st->series.counts.add(&detail::QueueCountStripe::offered_existing, offers.size() - added);
+  }
   std::vector<std::string> ids;
   ids.reserve(checked.size());
   for (CheckedOffer& c : checked) ids.push_back(std::move(c.id));
@@ -336,9 +349,15 @@ std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messa
 namespace {
 
 // Where a settle left its delivery: the store's answer recorded on the lease
-// (a refusal marks it lost and reports it once). Returns the answer.
-detail::Settled finish_settle(detail::HeldDelivery& d, detail::Settled r) {
+// (a refusal marks it lost and reports it once) and counted. Returns the answer.
+detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction action, detail::Settled r) {
+  using C = detail::QueueCountStripe;
   d.settled = true;
+  if (r == detail::Settled::done || r == detail::Settled::dead) {
+    static constexpr std::atomic<std::uint64_t> C::*by_action[] = {&C::acked, &C::retried, &C::failed, nullptr};
+    if (auto field = by_action[static_cast<int>(action)]) d.queue->series.counts.add(field);
+    d.queue->series.processing.observe(std::chrono::steady_clock::now() - d.acquired_at_);
+  }
   if (r == detail::Settled::taken_back || r == detail::Settled::gone) {
     d.record_lost(r == detail::Settled::gone ? "it was cancelled" : detail::kTakenBack);
     d.report_lost_once();
@@ -371,7 +390,7 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
       begin_settle(*done);
       auto both = q.store().settle_and_take(done->message.id, done->message.token, detail::SettleAction::ack,
                                             milliseconds(0), {}, detail::jitter(), q.options().lease);
-      finish_settle(*done, both.settled);
+      finish_settle(*done, detail::SettleAction::ack, both.settled);
       done = nullptr;
       t = std::move(both.taken);
     } else {
@@ -381,6 +400,10 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
     q.report_reclaimed(t.dead_lettered);
     if (t.message) {
       turn.got_message();
+      detail::QueueSeries& series = q.series;
+      series.counts.add(&detail::QueueCountStripe::delivered);
+      if (t.message->deliveries > 1) series.counts.add(&detail::QueueCountStripe::redelivered);
+      series.lateness.observe(milliseconds(std::max<std::int64_t>(0, t.message->now_ms - t.message->due_ms)));
       return detail::QueueAccess::delivery(q.hold(std::move(*t.message), sent));
     }
     const auto received = Clock::now();
@@ -437,9 +460,7 @@ bool Queue::requeue(std::string_view id) {
 std::uint64_t Queue::purge_dead() { return state()->store().purge_dead(); }
 
 QueueStats Queue::stats() {
-  const std::shared_ptr<detail::QueueState> st = state();
-  const detail::QueueCounts c = st->store().counts(detail::jitter());
-  st->report_reclaimed(c.dead_lettered);
+  const detail::QueueCounts c = state()->counts();
   return {c.delayed, c.ready, c.in_flight, c.dead};
 }
 
@@ -501,7 +522,7 @@ detail::Settled settle(detail::HeldDelivery& d, detail::SettleAction action, mil
   begin_settle(d);
   if (reason.size() > 4096) reason = reason.substr(0, 4096);  // an error text, not a payload
   const detail::Settled r = finish_settle(
-      d, d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter()));
+      d, action, d.queue->store().settle(d.message.id, d.message.token, action, delay, reason, detail::jitter()));
   if (r == detail::Settled::taken_back || r == detail::Settled::gone)
     throw DeliveryLost(d.queue->name, d.message.id, d.cause());
   if (r == detail::Settled::dead) d.queue->report_dead(d.message.id, reason);

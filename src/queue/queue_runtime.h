@@ -16,7 +16,9 @@
 
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
+#include "core/metrics.h"
 #include "core/process.h"
+#include "core/striped.h"
 #include "queue/queue_store.h"
 #include "weave/queue.h"
 
@@ -26,6 +28,19 @@ namespace WEAVE_NAMESPACE::detail {
 using QueueOpener = std::function<std::shared_ptr<QueueStore>(std::string_view name)>;
 
 class QueueState;
+
+// weave_queue_* of one queue name (weave/metrics.h), for the whole process
+// (a reconfiguration keeps them).
+struct alignas(64) QueueCountStripe {
+  std::atomic<std::uint64_t> offered{0}, offered_existing{0}, delivered{0}, redelivered{0}, acked{0}, retried{0},
+      failed{0}, dead_lettered{0}, leases_lost{0};
+};
+struct WEAVE_API QueueSeries {
+  StripedCounters<QueueCountStripe> counts;
+  DurationHistogram lateness;    // due time to delivery, by the store's clock (ms)
+  DurationHistogram processing;  // delivery to its settle (ack, retry, fail, dead)
+};
+WEAVE_API QueueSeries& queue_series(std::string_view name);
 
 // A taken message (weave::QueueDelivery's state): a core lease on it,
 // renewed by the one Renewer through its QueueState until settled.
@@ -56,7 +71,7 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   const pid_t pid = current_pid();  // the process whose connections it uses
   const QueueOptions& options() const noexcept { return options_; }
   QueueStore& store() noexcept { return *store_; }
-  std::atomic<std::uint64_t> leases_lost{0};
+  QueueSeries& series;  // queue_series(name)
 
   // A waiter on the queue's wake-ups. The first also subscribes this process
   // (kept for the state's life), so later ones take no round trip.
@@ -68,6 +83,8 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   // wakes other processes' leaders too: one spurious take each).
   void interrupt();
   std::shared_ptr<HeldDelivery> hold(QueueMessage message, LeaseCore::Clock::time_point sent);
+  // The store's counts per state (its reclaim's dead letters reported).
+  QueueCounts counts();
   // A dead_lettered event for message `id` (`reason`: its last error).
   void report_dead(std::string_view id, std::string_view reason) const noexcept;
   // Those of the store's reclaim (its lease ran out on its last attempt).
@@ -117,6 +134,9 @@ class WEAVE_API QueueRuntime {
   const QueueOptions& options() const noexcept { return options_; }
   // The state of queue `name` (made on first use, kept for the runtime's life).
   std::shared_ptr<QueueState> state(const std::string& name);
+  // weave_queue_* of every queue of this runtime: the series, and each
+  // queue's counts per state read from its store (queue_metrics.cpp).
+  void write_metrics(MetricsWriter& w);
 
  private:
   QueueOptions options_;

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "store/acl.h"
+#include "store/reply.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -28,6 +29,24 @@ void bad_reply(const redisReply* r, const char* what) {
     throw ReplyError(std::string("weave redis: ") + what + " refused", std::string_view(r->str, r->len),
                      acl_hint(std::string_view(r->str, r->len)));
   throw IoError(std::string("weave redis: unexpected reply to ") + what);
+}
+
+void scan_keys(Executor& exec, std::string_view pattern,
+               const std::function<void(const std::vector<std::string>& keys)>& batch, const char* what) {
+  exec.for_each_master([&](NodeExecutor& node) {
+    std::string cursor = "0";
+    std::vector<std::string> keys;
+    do {
+      const Reply reply = node.command(Command{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
+      const ReplyView r(reply, what);
+      if (r.size() != 2) r.unexpected();
+      cursor.assign(r[0].text());
+      const ReplyView page = r[1];
+      keys.clear();
+      for (std::size_t i = 0; i < page.size(); ++i) keys.emplace_back(page[i].text());
+      if (!keys.empty()) batch(keys);
+    } while (cursor != "0");
+  });
 }
 
 NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)

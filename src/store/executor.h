@@ -77,6 +77,13 @@ class WEAVE_API Executor {
   virtual void for_each_master(const std::function<void(NodeExecutor&)>& f) = 0;
 };
 
+// Every key matching the glob `pattern` on every master of `exec`, handed
+// to `batch` a SCAN page at a time (a key may come twice while a cluster
+// reshards): the one whole-keyspace walk (a cache's evict-all, the lock
+// listing). A key's later calls go through `exec`, which follows redirects.
+WEAVE_API void scan_keys(Executor& exec, std::string_view pattern,
+                         const std::function<void(const std::vector<std::string>& keys)>& batch, const char* what);
+
 // One Redis node: pool, SHA cache, subscriber. `sharded` publishes with
 // SPUBLISH and waits with SSUBSCRIBE (Redis Cluster): every script body is
 // loaded with its 'PUBLISH' calls turned into 'SPUBLISH'.

@@ -1200,3 +1200,105 @@ TEST_CASE("lock: 8 threads move money between random pairs of 10 accounts, the t
   for (long b : balance) total += b;
   CHECK(total == 1000L * kAccounts);
 }
+
+// ---- for operators: listing and forced release (`weave locks`, `weave unlock --force`) ----
+
+TEST_CASE("lock: locks() lists each held lock matching a pattern with its holder, token and lease left",
+          "[lock][conformance][admin]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string base = unique_key("list");
+  weave::LeaseHandle a = locks.acquire(base + ":a", {.ttl = 20s});
+  weave::LeaseHandle b = locks.acquire(base + ":b", {.ttl = 20s});
+  weave::LeaseHandle other = locks.acquire(unique_key("unlisted"), {.ttl = 20s});
+  const std::vector<weave::LockState> listed = locks.locks(base + ":*");
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].key == base + ":a");
+  CHECK(listed[1].key == base + ":b");
+  const weave::LockState& s = listed[0];
+  CHECK_FALSE(s.read);
+  REQUIRE(s.holders.size() == 1);
+  CHECK(s.holders[0].owner == a->owner_token());
+  CHECK(s.holders[0].fencing_token == a->fencing_token());
+  CHECK(s.holders[0].expires_in > 15s);
+  CHECK(s.holders[0].expires_in <= 20s);
+  CHECK(s.fence >= a->fencing_token());
+  CHECK(locks.locks(base + ":?").size() == 2);
+  CHECK(locks.locks(base + ":[a]").size() == 1);
+  CHECK(locks.locks(unique_key("nothing-here") + "*").empty());
+}
+
+TEST_CASE("lock: locks() shows readers with their own tokens and a fair lock's line in order",
+          "[lock][conformance][admin][rw][fair]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string read_key = unique_key("list-read");
+  weave::LeaseHandle r1 = locks.acquire(read_key, {.ttl = 20s, .type = weave::LockType::read});
+  weave::LeaseHandle r2;
+  std::thread([&] { r2 = locks.acquire(read_key, {.ttl = 20s, .type = weave::LockType::read}); }).join();
+  auto listed = locks.locks(read_key);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].read);
+  REQUIRE(listed[0].holders.size() == 2);
+  std::set<std::uint64_t> tokens{listed[0].holders[0].fencing_token, listed[0].holders[1].fencing_token};
+  CHECK(tokens == std::set<std::uint64_t>{r1->fencing_token(), r2->fencing_token()});
+
+  const std::string fair_key = unique_key("list-fair");
+  weave::LeaseHandle holder = locks.acquire(fair_key, {.ttl = 20s, .type = weave::LockType::fair});
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> waiters;
+  std::vector<std::string> started;
+  for (int i = 0; i < 2; ++i) {
+    waiters.emplace_back([&] {
+      try {
+        locks.acquire(fair_key, {.ttl = 20s, .wait = 15s, .type = weave::LockType::fair});
+      } catch (const weave::LockBusy&) {
+      }
+    });
+    // The second waiter queues after the first is in line.
+    const auto deadline = Clock::now() + 10s;
+    while (Clock::now() < deadline && locks.locks(fair_key).at(0).line.size() < static_cast<std::size_t>(i + 1))
+      std::this_thread::sleep_for(5ms);
+  }
+  listed = locks.locks(fair_key);
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].holders.size() == 1);
+  CHECK(listed[0].line.size() == 2);
+  locks.force_unlock(fair_key);  // lets the waiters through (each then releases)
+  for (auto& t : waiters) t.join();
+  CHECK_THROWS_AS(holder.release(), weave::LeaseLost);
+}
+
+TEST_CASE("lock: force_unlock frees a held key, the holder finds its lease lost, the next token is higher",
+          "[lock][conformance][admin]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string key = unique_key("force");
+  weave::LeaseHandle held = locks.acquire(key, {.wait = 0ms});  // watchdog lease
+  const std::uint64_t token = held->fencing_token();
+  std::promise<void> fired;
+  std::stop_callback cb(held->stop_token(), [&] { fired.set_value(); });
+
+  const weave::ForcedRelease forced = locks.force_unlock(key);
+  REQUIRE(forced.freed.size() == 1);
+  CHECK(forced.freed[0].owner == held->owner_token());
+  CHECK(forced.freed[0].fencing_token == token);
+  CHECK(forced.fence > token);
+
+  // Free now for anyone, with a token above the forced counter.
+  weave::LeaseHandle next;
+  std::thread([&] { next = locks.acquire(key, {.ttl = 20s, .wait = 0ms}); }).join();
+  REQUIRE(next);
+  CHECK(next->fencing_token() > forced.fence);
+  // The old holder's watchdog finds it gone at its next renewal (a third of
+  // the 30 s watchdog lease by default, here at once: release checks too).
+  CHECK_THROWS_AS(held.release(), weave::LeaseLost);
+  CHECK(fired.get_future().wait_for(1s) == std::future_status::ready);
+
+  // A free key: nothing freed, the counter still moves up.
+  next.release();
+  const weave::ForcedRelease again = locks.force_unlock(key);
+  CHECK(again.freed.empty());
+  CHECK(again.fence > forced.fence);
+  CHECK_THROWS_AS(locks.force_unlock(""), weave::UsageError);
+}

@@ -170,23 +170,11 @@ class RedisRemote final : public detail::RemoteTier {
 
   // Tombstones every key of `name` on every master (SCAN; rare).
   void evict_all(std::string_view name) {
-    const std::string pattern = entries_pattern(prefix_, name);
-    exec_->for_each_master([&](store::NodeExecutor& node) {
-      std::string cursor = "0";
-      do {
-        const store::Reply reply = node.command(store::Command{"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-        const store::ReplyView r(reply, "cache evict all");
-        if (r.size() != 2) r.unexpected();
-        cursor.assign(r[0].text());
-        const store::ReplyView keys = r[1];
-        std::vector<store::ScriptCall> calls;
-        for (std::size_t i = 0; i < keys.size(); ++i)
-          calls.push_back({scripts::evict, {keys[i].text()}, {fill_guard_}});
-        // Through the executor, not `node`: on a cluster the key's slot may be
-        // moving, and the executor follows the redirect.
-        if (!calls.empty()) exec_->run(calls, "cache evict all");
-      } while (cursor != "0");
-    });
+    store::scan_keys(*exec_, entries_pattern(prefix_, name), [&](const std::vector<std::string>& keys) {
+      std::vector<store::ScriptCall> calls;
+      for (const std::string& key : keys) calls.push_back({scripts::evict, {key}, {fill_guard_}});
+      exec_->run(calls, "cache evict all");
+    }, "cache evict all");
   }
 
   // A message on the channel: wakes this process's waiters of its keys, and

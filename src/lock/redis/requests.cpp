@@ -199,4 +199,97 @@ void RaiseFenceCommand::parse(const store::Reply& reply) {
   store::ReplyView(reply, "raise fencing counter").integer();
 }
 
+namespace {
+
+// The holders in a flat {owner, ms left, token, ...} reply.
+std::vector<LockHolder> holders_of(const store::ReplyView& flat) {
+  std::vector<LockHolder> out;
+  for (std::size_t i = 0; i + 2 < flat.size(); i += 3)
+    out.push_back({std::string(flat[i].text()), static_cast<std::uint64_t>(number_or_zero(flat[i + 2])),
+                   milliseconds(number_or_zero(flat[i + 1]))});
+  return out;
+}
+
+}  // namespace
+
+InspectCommand::InspectCommand(std::string_view prefix, std::string_view key) : key_(key) {
+  const std::string lock = lock_key_for(prefix, key);
+  keys_[0] = lock;
+  keys_[1] = lock + kFence;
+  keys_[2] = lock + kLine;
+  keys_[3] = lock + kReaders;
+  keys_[4] = lock + kReaderFences;
+  keys_[5] = lock + kWriters;
+}
+
+store::ScriptCall InspectCommand::call() const {
+  return {scripts::inspect, {keys_[0], keys_[1], keys_[2], keys_[3], keys_[4], keys_[5]}, {}};
+}
+
+LockState InspectCommand::parse(const store::Reply& reply) const {
+  const store::ReplyView r(reply, "inspect");
+  if (r.size() != 6) r.unexpected();
+  LockState st;
+  st.key = key_;
+  st.fence = static_cast<std::uint64_t>(number_or_zero(r[2]));
+  if (!r[0].text().empty()) {
+    st.holders.push_back({std::string(r[0].text()), st.fence, milliseconds(number_or_zero(r[1]))});
+  } else {
+    st.holders = holders_of(r[4]);
+    st.read = !st.holders.empty();
+  }
+  for (std::size_t i = 0; i < r[3].size(); ++i) st.line.emplace_back(r[3][i].text());
+  for (std::size_t i = 0; i < r[5].size(); ++i) st.line.emplace_back(r[5][i].text());
+  return st;
+}
+
+ForceReleaseCommand::ForceReleaseCommand(std::string_view prefix, std::string_view key, const CounterPolicy& counter)
+    : grace_(grace_ms(counter)), floor_(floor_flag(counter)) {
+  const std::string lock = lock_key_for(prefix, key);
+  keys_[0] = lock;
+  keys_[1] = lock + kFence;
+  keys_[2] = lock + kReaders;
+  keys_[3] = lock + kReaderFences;
+  channel_ = lock + kReleased;
+}
+
+store::ScriptCall ForceReleaseCommand::call() const {
+  return {scripts::force_release, {keys_[0], keys_[1], keys_[2], keys_[3]}, {channel_, grace_, floor_}};
+}
+
+ForcedRelease ForceReleaseCommand::parse(const store::Reply& reply) {
+  const store::ReplyView r(reply, "force release");
+  if (r.size() != 2) r.unexpected();
+  return {holders_of(r[0]), static_cast<std::uint64_t>(number_or_zero(r[1]))};
+}
+
+namespace {
+// `text` with the glob's special characters escaped.
+std::string glob_literal(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string lock_scan_pattern(std::string_view prefix, std::string_view pattern) {
+  // "{<prefix><pattern>}" and its suffixed keys ("...}:fence"); the caller
+  // matches the lock key itself against `pattern` (a '*' may span a '}').
+  return "{" + glob_literal(prefix) + std::string(pattern) + "}*";
+}
+
+std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_key) {
+  const std::string head = "{" + std::string(prefix);
+  if (!redis_key.starts_with(head)) return {};
+  for (std::string_view suffix : {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kWriters}) {
+    const std::string tail = "}" + std::string(suffix);
+    if (redis_key.size() >= head.size() + tail.size() && redis_key.ends_with(tail))
+      return std::string(redis_key.substr(head.size(), redis_key.size() - head.size() - tail.size()));
+  }
+  return {};
+}
+
 }  // namespace weave::lock_redis

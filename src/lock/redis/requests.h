@@ -113,6 +113,37 @@ class RaiseFenceCommand {
   std::string fence_, token_, keep_ms_;
 };
 
+// An operator's view of one lock (LockBackend::list), read-only.
+class InspectCommand {
+ public:
+  InspectCommand(std::string_view prefix, std::string_view key);
+  InspectCommand(const InspectCommand&) = delete;
+  store::ScriptCall call() const;
+  LockState parse(const store::Reply& r) const;
+
+ private:
+  std::string key_, keys_[6];
+};
+
+// Frees a lock by force (LockBackend::force_release).
+class ForceReleaseCommand {
+ public:
+  ForceReleaseCommand(std::string_view prefix, std::string_view key, const CounterPolicy& counter);
+  ForceReleaseCommand(const ForceReleaseCommand&) = delete;
+  store::ScriptCall call() const;
+  static ForcedRelease parse(const store::Reply& r);
+
+ private:
+  std::string keys_[4], channel_, grace_;
+  std::string_view floor_;
+};
+
+// The SCAN pattern of every Redis key of the locks whose keys match the glob
+// `pattern`, and the lock key one of those Redis keys belongs to (empty for
+// another key).
+std::string lock_scan_pattern(std::string_view prefix, std::string_view pattern);
+std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_key);
+
 // The Redis name of lock `key`: "{<prefix><key>}" (a hash tag: its fencing
 // counter "{...}:fence" and release channel "{...}:released" share its slot;
 // this file names them all).

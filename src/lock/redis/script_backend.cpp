@@ -1,7 +1,11 @@
 // The lock scripts over one store Executor (redis://, redis+cluster://,
 // redis+sentinel://): one script call per acquire / release, one pipelined
 // round trip per watchdog tick, Pub/Sub for waiting. See docs/redis.md.
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <deque>
+#include <set>
 #include <string>
 
 #include "lock/redis/backends.h"
@@ -55,6 +59,39 @@ class RedisLockBackend final : public LockBackend {
     if (!LeaveLineCommand::applies(r.type)) return;
     LeaveLineCommand command(prefix_, r.key, r.owner_token, r.type);
     run_one(command.call(), "leave line");
+  }
+
+  std::vector<LockState> list(std::string_view pattern) override {
+    const std::string glob(pattern);
+    std::set<std::string> keys;
+    store::scan_keys(*exec_, lock_scan_pattern(prefix_, pattern), [&](const std::vector<std::string>& page) {
+      for (const std::string& redis_key : page) {
+        std::string key = lock_of_redis_key(prefix_, redis_key);
+        if (!key.empty() && ::fnmatch(glob.c_str(), key.c_str(), 0) == 0) keys.insert(std::move(key));
+      }
+    }, "list locks");
+    std::vector<LockState> out;
+    std::vector<std::string> all(keys.begin(), keys.end());
+    constexpr std::size_t kChunk = 500;  // inspections per pipelined round trip
+    for (std::size_t from = 0; from < all.size(); from += kChunk) {
+      std::deque<InspectCommand> commands;
+      std::vector<store::ScriptCall> calls;
+      for (std::size_t i = from; i < std::min(all.size(), from + kChunk); ++i) {
+        commands.emplace_back(prefix_, all[i]);
+        calls.push_back(commands.back().call());
+      }
+      const std::vector<store::Reply> replies = exec_->run(calls, "list locks");
+      for (std::size_t i = 0; i < commands.size(); ++i) {
+        LockState st = commands[i].parse(replies[i]);
+        if (!st.holders.empty() || !st.line.empty() || st.fence != 0) out.push_back(std::move(st));
+      }
+    }
+    return out;  // (sorted: the keys were)
+  }
+
+  ForcedRelease force_release(std::string_view key) override {
+    ForceReleaseCommand command(prefix_, key, counter_);
+    return ForceReleaseCommand::parse(run_one(command.call(), "force release"));
   }
 
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {

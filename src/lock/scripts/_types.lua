@@ -15,3 +15,14 @@ local function prune_rw(readers, reader_fences, writers, now)
   prune_readers(readers, reader_fences, now)
   redis.call('ZREMRANGEBYSCORE', writers, '-inf', now)
 end
+-- The live readers as {owner, ms left, token, ...} (operators' views).
+local function live_readers(readers, reader_fences, now)
+  local out = {}
+  local live = redis.call('ZRANGEBYSCORE', readers, '(' .. now, '+inf', 'WITHSCORES')
+  for i = 1, #live, 2 do
+    out[#out + 1] = live[i]
+    out[#out + 1] = tostring(tonumber(live[i + 1]) - now)
+    out[#out + 1] = redis.call('HGET', reader_fences, live[i]) or '0'
+  end
+  return out
+end
