@@ -2,6 +2,13 @@
 // refusal by the ACL says to do.
 #include "store/acl.h"
 
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "store/executor.h"
+#include "store/reply.h"
+#include "weave/error.h"
 #include "weave/redis_acl.h"
 
 namespace WEAVE_NAMESPACE {
@@ -22,6 +29,46 @@ constexpr std::string_view kCommands[] = {
     "zadd", "zrem", "zcard", "zcount", "zrange", "zrangebyscore", "zremrangebyscore", "zscore",  // (queues, locks)
 };
 
+// How check_store() tries each of them: the first `kSentDirectly` are sent
+// as commands (the subscriptions on a connection of their own), the rest
+// from one probe script with redis.pcall. Probe keys and channel are under
+// "{weave:check}" (covered by the default patterns; cleaned up after).
+constexpr std::size_t kSentDirectly = 18;
+static_assert(kCommands[kSentDirectly] == "time");
+
+constexpr const char* kProbeKey = "{weave:check}:probe";
+constexpr const char* kProbeScript = R"lua(
+local k, h, l, z = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local refused = {}
+local function try(name, ...)
+  local r = redis.pcall(name, ...)
+  if type(r) == 'table' and r.err and (string.find(r.err, 'NOPERM', 1, true) or
+                                        string.find(r.err, "can't run this command", 1, true)) then
+    refused[#refused + 1] = name
+  end
+end
+try('time'); try('del', k); try('exists', k); try('pexpire', k, 1000)
+try('incr', k); try('incrby', k, 1)
+try('hget', h, 'f'); try('hmget', h, 'f'); try('hset', h, 'f', '1'); try('hdel', h, 'f'); try('hincrby', h, 'f', 1)
+try('lindex', l, 0); try('lpop', l); try('lrem', l, 0, 'x'); try('rpush', l, 'x')
+try('zadd', z, 1, 'm'); try('zrem', z, 'm'); try('zcard', z); try('zcount', z, '-inf', '+inf')
+try('zrange', z, 0, -1); try('zrangebyscore', z, '-inf', '+inf'); try('zremrangebyscore', z, '-inf', '+inf')
+try('zscore', z, 'm')
+redis.pcall('del', k, h, l, z)
+return refused
+)lua";
+
+bool refused_by_acl(const store::Reply& reply) {
+  const store::ReplyView r(reply, "check");
+  if (r.kind() != store::ReplyView::Kind::error) return false;
+  try {
+    r.unexpected();
+  } catch (const ReplyError& e) {
+    return e.code() == "NOPERM" || e.reply().find("can't run this command") != std::string::npos;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string redis_acl_rule(std::initializer_list<std::string_view> key_prefixes) {
@@ -34,6 +81,59 @@ std::string redis_acl_rule(std::initializer_list<std::string_view> key_prefixes)
 }
 
 namespace store {
+
+std::vector<std::string> refused_commands(NodeExecutor& node) {
+  const Endpoint& e = node.endpoint();
+  const std::string probe_key = kProbeKey, channel = std::string(kProbeKey) + ":channel";
+  const std::string db = std::to_string(e.db);
+  std::vector<std::string> refused;
+  auto note = [&](std::string_view command, const Reply& reply) {
+    if (refused_by_acl(reply)) refused.push_back("+" + std::string(command));
+  };
+  // One connection of its own: subscriptions change a connection's mode.
+  {
+    Connection own(e);
+    note("subscribe", own.command(Command{"SUBSCRIBE", channel}));
+    note("unsubscribe", own.command(Command{"UNSUBSCRIBE", channel}));
+    note("ssubscribe", own.command(Command{"SSUBSCRIBE", channel}));
+    note("sunsubscribe", own.command(Command{"SUNSUBSCRIBE", channel}));
+  }
+  const char* script = "return 1";
+  const std::pair<std::string_view, Command> sent[] = {
+      {"ping", Command{"PING"}},
+      {"select", Command{"SELECT", db}},
+      {"eval", Command{"EVAL", script, "0"}},
+      {"script|load", Command{"SCRIPT", "LOAD", script}},
+      {"evalsha", Command{"EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"}},  // SHA-1 of "return 1"
+      {"publish", Command{"PUBLISH", channel, "check"}},
+      {"spublish", Command{"SPUBLISH", channel, "check"}},
+      {"get", Command{"GET", probe_key}},
+      {"set", Command{"SET", probe_key, "check", "PX", "1000"}},
+      {"pttl", Command{"PTTL", probe_key}},
+      {"scan", Command{"SCAN", "0", "MATCH", probe_key, "COUNT", "1"}},
+      {"asking", Command{"ASKING"}},
+      {"cluster|slots", Command{"CLUSTER", "SLOTS"}},
+      {"role", Command{"ROLE"}},
+  };
+  for (const auto& [command, c] : sent) note(command, node.command(c));
+  static_assert(std::size(sent) + 4 == kSentDirectly);
+  const std::string h = probe_key + ":h", l = probe_key + ":l", z = probe_key + ":z";
+  const Reply in_script =
+      node.command(Command{"EVAL", kProbeScript, "4", probe_key, h, l, z});
+  const ReplyView r(in_script, "check");
+  if (r.is_array()) {
+    for (std::size_t i = 0; i < r.size(); ++i) refused.push_back("+" + std::string(r[i].text()));
+  } else if (!refused_by_acl(in_script)) {
+    try {
+      r.unexpected();
+    } catch (const ReplyError& e) {
+      // A cluster master that does not serve the probe keys' slot: the one
+      // that does tries them. (A refused EVAL is reported above.)
+      if (e.code() != "MOVED" && e.code() != "ASK") throw;
+    }
+  }
+  return refused;
+}
 
 std::string acl_hint(std::string_view reply) {
   constexpr std::string_view script_refused = "can't run this command or subcommand";

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weave/abi.h"
 
@@ -13,5 +14,11 @@ namespace WEAVE_NAMESPACE::store {
 // command"): names the command to add when the server named it, and gives
 // Weave's whole rule (weave::redis_acl_rule()). Empty for any other error.
 WEAVE_API std::string acl_hint(std::string_view reply);
+
+class NodeExecutor;
+// Tries every command of weave::redis_acl_rule() on `node` (probe keys and
+// channel under "{weave:check}") and returns those its ACL refuses, as
+// "+command" rule items (check_store, `weave check`).
+WEAVE_API std::vector<std::string> refused_commands(NodeExecutor& node);
 
 }  // namespace weave::store

@@ -1,0 +1,227 @@
+// weave (cli/): each command as a process against a redis-server started
+// here: what it prints, its --json, its exit code (0 done, 1 failed, 2
+// usage), and a forced unlock the holder notices.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cluster_fixture.h"
+#include "redis_server.h"
+#include "sentinel_fixture.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/queue.h"
+#include "weave/redis_acl.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `weave <args>` (each argument single-quoted for the shell).
+Ran weave_cli(const std::vector<std::string>& args) {
+  std::string command = WEAVE_CLI;
+  for (const std::string& a : args) command += " '" + a + "'";
+  const std::string err_file = "/tmp/weave-cli-test-" + std::to_string(::getpid()) + ".err";
+  command += " 2>" + err_file;
+  Ran r;
+  std::FILE* p = ::popen(command.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::remove(err_file.c_str());
+  return r;
+}
+
+redis_test::RedisServer& server() {
+  static redis_test::RedisServer s;
+  return s;
+}
+
+std::string unique(const std::string& name) {
+  static int n = 0;
+  return "cli-test:" + std::to_string(::getpid()) + ":" + name + ":" + std::to_string(n++);
+}
+
+}  // namespace
+
+TEST_CASE("weave check: every master with its version and round trip, the ACL fine, the rule printed") {
+  const Ran r = weave_cli({"--url", server().url(), "check"});
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("127.0.0.1:" + std::to_string(server().port())));
+  CHECK_THAT(r.out, Catch::Contains("standalone"));
+  CHECK_THAT(r.out, Catch::Contains("may run every command"));
+  CHECK_THAT(r.out, Catch::Contains(weave::redis_acl_rule()));
+  const auto js = nlohmann::json::parse(weave_cli({"--url", server().url(), "--json", "check"}).out);
+  CHECK(js["ok"] == true);
+  CHECK(js["masters"].size() == 1);
+  CHECK(js["masters"][0]["role"] == "master");
+}
+
+TEST_CASE("weave check: a user with the minimal rule passes, one lacking a command is told which, exit 1") {
+  redis_test::Raw admin(server().port());
+  std::vector<std::string> set_user = {"ACL", "SETUSER", "cli-ok", "on", ">pw", "resetkeys", "resetchannels"};
+  std::istringstream rule(weave::redis_acl_rule());
+  for (std::string item; rule >> item;) set_user.push_back(item);
+  admin.cmd(set_user);
+  set_user[2] = "cli-short";
+  admin.cmd(set_user);
+  admin.cmd({"ACL", "SETUSER", "cli-short", "-zscore", "-ssubscribe"});
+  const std::string port = std::to_string(server().port());
+
+  const Ran ok = weave_cli({"--url", "redis://cli-ok:pw@127.0.0.1:" + port, "check"});
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("may run every command"));
+
+  const Ran short_of = weave_cli({"--url", "redis://cli-short:pw@127.0.0.1:" + port, "--json", "check"});
+  CHECK(short_of.code == 1);
+  const auto js = nlohmann::json::parse(short_of.out);
+  CHECK(js["acl_refused"] == nlohmann::json::array({"+ssubscribe", "+zscore"}));
+  CHECK_THAT(short_of.err, Catch::Contains("ACL refuses"));
+}
+
+TEST_CASE("weave: a bad URL or an unreachable server is one line and exit 1, a bad command line exit 2") {
+  const Ran unreachable = weave_cli({"--url", "redis://127.0.0.1:1", "check"});
+  CHECK(unreachable.code == 1);
+  CHECK(unreachable.out.empty());
+  CHECK(std::count(unreachable.err.begin(), unreachable.err.end(), '\n') == 1);
+  CHECK_THAT(unreachable.err, Catch::Contains("127.0.0.1:1"));
+
+  const Ran bad_url = weave_cli({"--url", "nope://x", "locks"});
+  CHECK(bad_url.code == 1);
+  CHECK(std::count(bad_url.err.begin(), bad_url.err.end(), '\n') == 1);
+  CHECK_THAT(bad_url.err, Catch::Contains("unknown scheme 'nope'"));
+
+  CHECK(weave_cli({"no-such-command"}).code == 2);
+  CHECK(weave_cli({"--url", server().url(), "unlock"}).code == 2);  // KEY missing
+  const Ran help = weave_cli({"unlock", "--help"});
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains("--force"));
+}
+
+TEST_CASE("weave locks lists a held lock, weave unlock --force frees it and the holder notices") {
+  weave::LockOptions o{.url = server().url(), .watchdog_lease = 900ms};
+  weave::LockClient locks(o);
+  const std::string key = unique("force");
+  weave::LeaseHandle held = locks.acquire(key);  // watchdog: renewed every 300 ms
+  const std::uint64_t token = held->fencing_token();
+  std::promise<void> fired;
+  std::stop_callback on_lost(held->stop_token(), [&] { fired.set_value(); });
+
+  const Ran listed = weave_cli({"--url", server().url(), "--json", "locks", "cli-test:*"});
+  REQUIRE(listed.code == 0);
+  const auto js = nlohmann::json::parse(listed.out);
+  REQUIRE(js.size() == 1);
+  CHECK(js[0]["key"] == key);
+  CHECK(js[0]["holders"][0]["owner"] == held->owner_token());
+  CHECK(js[0]["holders"][0]["fencing_token"] == token);
+  CHECK_THAT(weave_cli({"--url", server().url(), "locks"}).out, Catch::Contains(key));
+
+  // Without --force: says what it would free, frees nothing.
+  const Ran dry = weave_cli({"--url", server().url(), "unlock", key});
+  CHECK(dry.code == 0);
+  CHECK_THAT(dry.out, Catch::Contains("would free") && Catch::Contains(held->owner_token()));
+  CHECK_FALSE(held->lost());
+
+  const Ran forced = weave_cli({"--url", server().url(), "--json", "unlock", key, "--force"});
+  REQUIRE(forced.code == 0);
+  const auto f = nlohmann::json::parse(forced.out);
+  CHECK(f["freed"][0]["owner"] == held->owner_token());
+  const std::uint64_t fence = f["fence"];
+  CHECK(fence > token);
+
+  // The holder's watchdog finds the lease gone at its next renewal: the stop token fires.
+  REQUIRE(fired.get_future().wait_for(5s) == std::future_status::ready);
+  CHECK(held->lost());
+  // A fenced store (it keeps the highest token it accepted) refuses the old holder's late write.
+  std::uint64_t highest = 0;
+  auto fenced_write = [&](std::uint64_t t) {
+    if (t < highest) return false;
+    highest = t;
+    return true;
+  };
+  weave::LeaseHandle next = locks.acquire(key, {.wait = 1s});
+  CHECK(next->fencing_token() > fence);
+  CHECK(fenced_write(next->fencing_token()));
+  CHECK_FALSE(fenced_write(token));
+  CHECK_THROWS_AS(held.release(), weave::LeaseLost);
+}
+
+TEST_CASE("weave queue: stats, show, requeue and purge of a dead message") {
+  weave::configure_queues({.url = server().url()});
+  const std::string name = unique("queue");
+  weave::Queue q(name);
+  q.offer_json("1", 0ms, {.id = "a"});
+  q.offer_json("2", 0ms, {.id = "b"});
+  q.offer_json("3", 1h, {.id = "c"});
+  q.take_json(1s)->dead("bad input");
+  const auto url = server().url();
+
+  auto stats = nlohmann::json::parse(weave_cli({"--url", url, "--json", "queue", "stats", name}).out);
+  CHECK(stats["dead"] == 1);
+  CHECK(stats["ready"] == 1);
+  CHECK(stats["delayed"] == 1);
+  const Ran show = weave_cli({"--url", url, "queue", "show", name, "a"});
+  CHECK(show.code == 0);
+  CHECK_THAT(show.out, Catch::Contains("dead") && Catch::Contains("bad input"));
+  CHECK(weave_cli({"--url", url, "queue", "show", name, "nope"}).code == 1);
+
+  CHECK(weave_cli({"--url", url, "queue", "requeue", name, "a"}).code == 0);
+  CHECK(q.stats().dead == 0);
+  CHECK(weave_cli({"--url", url, "queue", "requeue", name, "a"}).code == 1);  // not dead any more
+
+  q.take_json(1s)->dead("again");
+  q.take_json(1s)->dead("and again");
+  const auto purged = nlohmann::json::parse(weave_cli({"--url", url, "--json", "queue", "purge", name}).out);
+  CHECK(purged["deleted"] == 2);
+  CHECK(q.stats().dead == 0);
+}
+
+TEST_CASE("weave check and weave locks on redis+cluster:// reach every master") {
+  cluster_test::Cluster& cluster = cluster_test::Cluster::shared();
+  const Ran r = weave_cli({"--url", cluster.url(), "--json", "check"});
+  REQUIRE(r.code == 0);
+  const auto js = nlohmann::json::parse(r.out);
+  CHECK(js["scheme"] == "redis+cluster");
+  REQUIRE(js["masters"].size() == 3);
+  for (const auto& m : js["masters"]) CHECK(m["mode"] == "cluster");
+
+  // Locks on keys of different slots, all listed by one SCAN of each master.
+  weave::LockClient locks({.url = cluster.url()});
+  std::vector<weave::LeaseHandle> held;
+  const std::string base = unique("cluster");
+  for (int i = 0; i < 6; ++i) held.push_back(locks.acquire(base + ":" + std::to_string(i), {.ttl = 20s}));
+  const auto listed = nlohmann::json::parse(weave_cli({"--url", cluster.url(), "--json", "locks", base + ":*"}).out);
+  CHECK(listed.size() == 6);
+  const Ran forced = weave_cli({"--url", cluster.url(), "unlock", base + ":3", "--force"});
+  CHECK(forced.code == 0);
+  CHECK_THROWS_AS(held[3].release(), weave::LeaseLost);
+}
+
+TEST_CASE("weave check on redis+sentinel:// reaches the master the sentinels name") {
+  sentinel_test::Sentinels sentinels;
+  const Ran r = weave_cli({"--url", sentinels.url(), "--json", "check"});
+  REQUIRE(r.code == 0);
+  const auto js = nlohmann::json::parse(r.out);
+  CHECK(js["scheme"] == "redis+sentinel");
+  REQUIRE(js["masters"].size() == 1);
+  CHECK(js["masters"][0]["role"] == "master");
+}
