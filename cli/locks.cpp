@@ -13,15 +13,6 @@ weave::LockClient client(const Context& ctx) {
   return weave::LockClient(o);
 }
 
-std::string glob_literal(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
 nlohmann::json holder_json(const weave::LockHolder& h) {
   return {{"owner", h.owner}, {"fencing_token", h.fencing_token}, {"expires_in_ms", h.expires_in.count()}};
 }
@@ -65,11 +56,11 @@ void add_locks(CLI::App& app, Context& ctx) {
   unlock->callback([&ctx] {
     weave::LockClient c = client(ctx);
     if (!force) {
-      const std::vector<weave::LockState> found = c.locks(glob_literal(key));
+      const std::optional<weave::LockState> found = c.lock_state(key);
       nlohmann::json holders = nlohmann::json::array();
       std::string text;
-      if (!found.empty())
-        for (const weave::LockHolder& h : found[0].holders) {
+      if (found)
+        for (const weave::LockHolder& h : found->holders) {
           holders.push_back(holder_json(h));
           text += "  " + h.owner + " (fencing token " + std::to_string(h.fencing_token) + ", " +
                   left(h.expires_in) + " left)\n";

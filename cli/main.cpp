@@ -3,6 +3,7 @@
 // Exit codes as redis-cli and git: 0 done, 1 failed (one "weave: ..." line
 // on stderr), 2 usage.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <stdexcept>
@@ -23,6 +24,18 @@ std::string Context::store_url() const {
   return resolved;
 }
 
+std::string Context::url_for(const char* own_env) const {
+  if (url) return store_url();  // (--url: every feature's, checked there)
+  for (const char* name : {own_env, "WEAVE_URL"}) {
+    const char* value = std::getenv(name);
+    if (!value || !*value) continue;
+    if (std::string_view(value).rfind("mem://", 0) == 0)
+      throw std::runtime_error(std::string(name) + " is " + value + " (in-process): nothing to see from another process");
+    return value;
+  }
+  return store_url();  // the config file's
+}
+
 }  // namespace weave_cli
 
 int main(int argc, char** argv) {
@@ -36,6 +49,8 @@ int main(int argc, char** argv) {
   weave_cli::add_check(app, ctx);
   weave_cli::add_locks(app, ctx);
   weave_cli::add_queue(app, ctx);
+  weave_cli::add_cache(app, ctx);
+  weave_cli::add_dedupe(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,5 +1,4 @@
-// weave queue stats|show|requeue|purge NAME ...
-#include <cstdlib>
+// weave queue stats|peek|dead|show|requeue|purge NAME ...
 #include <iostream>
 
 #include "commands.h"
@@ -8,13 +7,8 @@
 namespace weave_cli {
 namespace {
 
-// The queue store as the library resolves it: --url, else WEAVE_QUEUE_URL,
-// else the shared one.
 weave::Queue open_queue(const Context& ctx, const std::string& name) {
-  const char* own = std::getenv("WEAVE_QUEUE_URL");
-  std::string url = ctx.url ? *ctx.url : own && *own ? std::string(own) : ctx.store_url();
-  if (url.rfind("mem://", 0) == 0) url = ctx.store_url();  // (throws: nothing to see from here)
-  weave::configure_queues({.url = url});
+  weave::configure_queues({.url = ctx.url_for("WEAVE_QUEUE_URL")});
   return weave::Queue(name);
 }
 
@@ -61,6 +55,31 @@ void add_queue(CLI::App& app, Context& ctx) {
                  {"deliveries", m.deliveries}, {"failures", m.failures}, {"last_error", m.last_error}});
     if (m.state == weave::MessageState::absent) throw std::runtime_error("no message '" + id + "' in queue '" + name + "'");
   });
+
+  static std::size_t limit = 20;
+  auto list = [&ctx](bool dead) {
+    weave::Queue q = open_queue(ctx, name);
+    const std::vector<weave::ListedMessage> found = dead ? q.dead_letters(limit) : q.peek(limit);
+    std::vector<std::vector<std::string>> rows;
+    nlohmann::json js = nlohmann::json::array();
+    for (const weave::ListedMessage& m : found) {
+      const auto due_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(m.info.due.time_since_epoch()).count();
+      rows.push_back({m.id, dead ? "-" : std::to_string(due_ms), std::to_string(m.info.deliveries),
+                      std::to_string(m.info.failures), m.info.last_error, m.payload.substr(0, 60)});
+      js.push_back({{"id", m.id}, {"due_unix_ms", due_ms}, {"deliveries", m.info.deliveries},
+                    {"failures", m.info.failures}, {"last_error", m.info.last_error}, {"payload", m.payload}});
+    }
+    ctx.out.table({"ID", "DUE (unix ms)", "DELIVERIES", "FAILURES", "LAST ERROR", "PAYLOAD"}, rows, js);
+  };
+  CLI::App* peek = queue->add_subcommand("peek", "The next scheduled messages, by due time");
+  peek->add_option("name", name, "The queue's name")->required();
+  peek->add_option("--limit", limit, "How many (default 20)");
+  peek->callback([list] { list(false); });
+  CLI::App* dead = queue->add_subcommand("dead", "The dead-lettered messages, newest first, with their last error");
+  dead->add_option("name", name, "The queue's name")->required();
+  dead->add_option("--limit", limit, "How many (default 20)");
+  dead->callback([list] { list(true); });
 
   CLI::App* requeue = queue->add_subcommand("requeue", "Give a dead message another round of attempts, due now");
   requeue->add_option("name", name, "The queue's name")->required();

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -92,5 +93,14 @@ struct WEAVE_API CacheStats {
 WEAVE_API void configure_cache(CacheOptions options);
 // Zeros for a name never used.
 WEAVE_API CacheStats cache_stats(std::string_view name);
+
+// For operators (`weave cache evict`): what [[cache_evict]] does, from any
+// process: drops `key` (every key of `name` when none) from the shared tier
+// and, through the invalidation feed, from every process's local tier.
+WEAVE_API void cache_evict(std::string_view name, std::optional<std::string_view> key = std::nullopt);
+// For operators (`weave cache stats`): the keys of cache `name` in the
+// shared tier now (one SCAN of every master; an evicted key's tombstone
+// counts until it runs out).
+WEAVE_API std::uint64_t cache_stored_keys(std::string_view name);
 
 }  // namespace weave

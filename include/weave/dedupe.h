@@ -123,6 +123,19 @@ struct WEAVE_API DedupeStats {
   std::uint64_t errors = 0;             // store failures after the method ran (each also an Event)
 };
 
+// What the store keeps for one dedupe key (`weave dedupe show`).
+struct WEAVE_API DedupeRecordInfo {
+  enum class State { absent, running, done, failed, unreadable };
+  State state = State::absent;
+  std::string match;     // the first call's match text
+  std::string result;    // done: its stored result as JSON ("" when not kept); failed: its error
+  std::string owner;     // running: the claim's owner token
+  std::chrono::milliseconds expires_in{0};  // the rest of the window (running: of the claim's lease)
+};
+// For operators: the record of `key` (the rendered key, as in DuplicateCall
+// messages) in the configured store. Read-only.
+WEAVE_API DedupeRecordInfo inspect_dedupe(std::string_view key);
+
 // Replaces the process-wide configuration. Throws ConfigError.
 WEAVE_API void configure_dedupe(DedupeOptions options);
 WEAVE_API DedupeStats dedupe_stats();

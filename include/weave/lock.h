@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -267,6 +268,9 @@ class WEAVE_API LockClient {
   // key: its holders (owner, fencing token, lease left), its line, its
   // fencing counter. One SCAN of every master and one script per lock.
   std::vector<LockState> locks(std::string_view pattern = "*") const;
+  // The lock of exactly `key` (no glob), if it is held, waited for or has
+  // a live fencing counter.
+  std::optional<LockState> lock_state(std::string_view key) const;
   // Frees `key` whoever holds it: the holders find their lease lost (at
   // their next renewal, within a third of the lease, or release), the
   // fencing counter moves above every token handed out (a fenced store

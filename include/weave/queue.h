@@ -115,6 +115,12 @@ struct MessageInfo {
   std::string last_error;  // of the last failed attempt or dead-lettering
 };
 
+// A message as Queue::peek() and Queue::dead_letters() list it.
+struct ListedMessage {
+  std::string id, payload;  // payload: the JSON offered
+  MessageInfo info;
+};
+
 // One message taken from a queue, held under a lease until settled by
 // exactly one of ack(), retry(), fail(), dead(). Settling after the lease
 // was lost and the message taken back (given to another worker, or
@@ -216,6 +222,11 @@ class WEAVE_API Queue {
   std::uint64_t purge_dead();
   QueueStats stats();
   MessageInfo inspect(std::string_view id);
+  // For operators (`weave queue peek|dead`), read-only: the first `limit`
+  // scheduled messages by due time (due ones first), and the last `limit`
+  // dead-lettered ones, newest first, each with its last error.
+  std::vector<ListedMessage> peek(std::size_t limit = 20);
+  std::vector<ListedMessage> dead_letters(std::size_t limit = 20);
 
  private:
   // The state of this name in this process: made anew in a fork()ed child

@@ -161,6 +161,15 @@ CacheStats CacheRuntime::stats(std::string_view name) {
   return s;
 }
 
+void CacheRuntime::evict(CacheName& cache, const std::string_view* key, bool shared) {
+  if (key) cache.local().invalidate(*key);
+  else cache.local().clear();
+  if (!shared) return;
+  const bool sent = remote_->evict(cache.name(), key);
+  cache.counters().add(&CacheCounterStripe::invalidations_sent);
+  if (sent) cache.counters().add(&CacheCounterStripe::invalidation_messages);
+}
+
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
   cache.counters().add(&CacheCounterStripe::errors);
   report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
@@ -227,5 +236,12 @@ void configure_cache(CacheOptions options) {
 }
 
 CacheStats cache_stats(std::string_view name) { return detail::cache_runtime()->stats(name); }
+
+void cache_evict(std::string_view name, std::optional<std::string_view> key) {
+  const auto rt = detail::cache_runtime();
+  rt->evict(rt->name(name), key ? &*key : nullptr, /*shared=*/true);
+}
+
+std::uint64_t cache_stored_keys(std::string_view name) { return detail::cache_runtime()->remote().stored_keys(name); }
 
 }  // namespace weave

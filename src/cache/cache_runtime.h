@@ -105,6 +105,10 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   CacheStats stats(std::string_view name);
   // weave_cache_* of every name this runtime served (cache_metrics.cpp).
   void write_metrics(MetricsWriter& w);
+  // Drops `key` (every key when null) from this process's local tier and,
+  // with `shared`, from the shared tier (whose feed tells the other
+  // processes); counted. Throws the shared tier's errors.
+  void evict(CacheName& cache, const std::string_view* key, bool shared);
   // Counts the error, reports it to on_event; never throws.
   void report(CacheName& cache, std::string_view key, const std::exception& error) noexcept;
   // The fill lease or refresh claim `token` took on `key` (the claim was

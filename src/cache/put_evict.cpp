@@ -58,14 +58,7 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
     CacheName& cache = rt->name(name_of(inv, s));
     std::string key_storage;
     const std::string_view key = s.all ? std::string_view() : key_of(inv, s, key_storage);
-    if (s.all) cache.local().clear();
-    else cache.local().invalidate(key);
-    if (s.tier == Tier::local) return;
-    bool sent = false;
-    if (guarded(*rt, cache, key, s, [&] { sent = rt->remote().evict(cache.name(), s.all ? nullptr : &key); })) {
-      cache.counters().add(&Counts::invalidations_sent);
-      if (sent) cache.counters().add(&Counts::invalidation_messages);
-    }
+    guarded(*rt, cache, key, s, [&] { rt->evict(cache, s.all ? nullptr : &key, s.tier != Tier::local); });
   }
 };
 

@@ -53,6 +53,15 @@ class MemRemote final : public RemoteTier {
     else names_.erase(n);
     return false;
   }
+  std::uint64_t stored_keys(std::string_view name) override {
+    std::lock_guard lock(mutex_);
+    auto n = names_.find(std::string(name));
+    if (n == names_.end()) return 0;
+    const auto now = Clock::now();
+    std::uint64_t live = 0;
+    for (const auto& [key, e] : n->second) live += e.expires > now ? 1 : 0;
+    return live;
+  }
   FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
                        std::chrono::milliseconds lease, std::uint64_t read_version,
                        Clock::time_point deadline) override {

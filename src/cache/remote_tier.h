@@ -64,6 +64,9 @@ class WEAVE_API RemoteTier {
   // Drops `key` (or every key of `name` when key is null) everywhere; returns
   // as put() does.
   virtual bool evict(std::string_view name, const std::string_view* key) = 0;
+  // The keys of `name` the tier holds now (values and evictions' tombstones);
+  // for operators (`weave cache stats`): one walk of the whole store.
+  virtual std::uint64_t stored_keys(std::string_view name) = 0;
 
   // sync=true, after a miss that read `read_version`: claims the key's fill
   // lease for `lease` (one loader per deployment). When another caller holds

@@ -32,6 +32,17 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     return out;
   }
 
+  std::optional<ClaimOutcome> read(std::string_view key) override {
+    std::lock_guard g(mutex_);
+    const auto now = Clock::now();
+    auto it = records_.find(std::string(key));
+    if (it == records_.end() || it->second.expires <= now) return std::nullopt;
+    ClaimOutcome out;
+    out.existing = it->second.record;
+    out.ttl_left = std::chrono::ceil<std::chrono::milliseconds>(it->second.expires - now);
+    return out;
+  }
+
   bool finish(std::string_view key, std::string_view owner, std::string_view, const DedupeRecord& outcome,
               std::chrono::milliseconds window) override {
     std::lock_guard g(mutex_);

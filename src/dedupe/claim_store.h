@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,6 +74,9 @@ class WEAVE_API ClaimStore {
   virtual std::chrono::milliseconds ttl_left(std::string_view /*key*/) { return std::chrono::milliseconds(0); }
   // Made BEFORE the claim() it follows, so a finish in between is not missed.
   virtual std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view key) = 0;
+  // The key's record as it is (claimed false; ttl_left its time left), or
+  // nothing when there is none. Read-only, for operators (`weave dedupe show`).
+  virtual std::optional<ClaimOutcome> read(std::string_view key) = 0;
 };
 
 WEAVE_API std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table);

@@ -167,4 +167,24 @@ void configure_dedupe(DedupeOptions options) {
 
 DedupeStats dedupe_stats() { return detail::dedupe_runtime()->stats(); }
 
+DedupeRecordInfo inspect_dedupe(std::string_view key) {
+  DedupeRecordInfo info;
+  const std::optional<detail::ClaimOutcome> found = detail::dedupe_runtime()->store().read(key);
+  if (!found) return info;
+  info.expires_in = found->ttl_left;
+  if (!found->readable) {
+    info.state = DedupeRecordInfo::State::unreadable;
+    return info;
+  }
+  const detail::DedupeRecord& r = found->existing;
+  info.match = r.match;
+  switch (r.kind) {
+    case 'r': info.state = DedupeRecordInfo::State::running; info.owner = r.rest; break;
+    case 'd': info.state = DedupeRecordInfo::State::done; info.result = r.rest; break;
+    case 'e': info.state = DedupeRecordInfo::State::failed; info.result = r.rest; break;
+    default: info.state = DedupeRecordInfo::State::unreadable;
+  }
+  return info;
+}
+
 }  // namespace weave

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/glob.h"
 #include "core/renewer.h"
 #include "core/unique_token.h"
 #include "internal.h"
@@ -89,6 +90,12 @@ LockStats LockClient::stats() const noexcept {
   return s;
 }
 std::vector<LockState> LockClient::locks(std::string_view pattern) const { return shared_->backend->list(pattern); }
+
+std::optional<LockState> LockClient::lock_state(std::string_view key) const {
+  for (LockState& s : locks(detail::glob_literal(key)))
+    if (s.key == key) return std::move(s);
+  return std::nullopt;
+}
 
 ForcedRelease LockClient::force_unlock(std::string_view key) const {
   if (key.empty()) throw UsageError("force_unlock: no key given");

@@ -480,6 +480,31 @@ MessageInfo Queue::inspect(std::string_view id) {
   return info;
 }
 
+namespace {
+std::vector<ListedMessage> listed(const std::vector<detail::QueueListed>& found, MessageState state) {
+  std::vector<ListedMessage> out;
+  out.reserve(found.size());
+  for (const detail::QueueListed& m : found) {
+    MessageInfo info;
+    info.state = state;
+    info.due = std::chrono::system_clock::time_point(milliseconds(m.due_ms));
+    info.deliveries = m.deliveries;
+    info.failures = m.failures;
+    info.last_error = m.last_error;
+    out.push_back({m.id, m.payload, std::move(info)});
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<ListedMessage> Queue::peek(std::size_t limit) {
+  return listed(state()->store().list('z', limit), MessageState::scheduled);
+}
+
+std::vector<ListedMessage> Queue::dead_letters(std::size_t limit) {
+  return listed(state()->store().list('d', limit), MessageState::dead);
+}
+
 // ---- QueueDelivery ----
 
 QueueDelivery::QueueDelivery(std::shared_ptr<detail::HeldDelivery> held) noexcept : held_(std::move(held)) {}

@@ -193,6 +193,22 @@ class MemQueue final : public QueueStore {
     return n;
   }
 
+  std::vector<QueueListed> list(char state, std::size_t limit) override {
+    std::lock_guard g(mutex_);
+    std::vector<QueueListed> out;
+    auto add = [&](const std::string& id) {
+      const Message& m = messages_.find(id)->second;
+      out.push_back({id, m.payload, m.last_error, m.due, m.deliveries, m.failures});
+      return out.size() < limit;
+    };
+    if (state == 'd') {
+      for (auto it = dead_.rbegin(); it != dead_.rend() && out.size() < limit; ++it) add(it->second);
+    } else {
+      for (auto it = scheduled_.begin(); it != scheduled_.end() && out.size() < limit; ++it) add(it->second);
+    }
+    return out;
+  }
+
   void wake() override {
     std::lock_guard g(mutex_);
     ++wakes_;

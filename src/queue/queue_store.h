@@ -76,6 +76,13 @@ struct QueueMessageState {
   std::string last_error;
 };
 
+// A message as an operator lists it (QueueStore::list).
+struct QueueListed {
+  std::string id, payload, last_error;
+  std::int64_t due_ms = 0;  // scheduled: its due time (store clock ms)
+  int deliveries = 0, failures = 0;
+};
+
 class WEAVE_API QueueWaiter {
  public:
   virtual ~QueueWaiter() = default;
@@ -124,6 +131,9 @@ class WEAVE_API QueueStore {
   virtual QueueMessageState inspect(std::string_view id) = 0;
   // Deletes every dead message; returns how many.
   virtual std::uint64_t purge_dead() = 0;
+  // The first `limit` scheduled messages by due time (state 'z'), or the
+  // last `limit` dead ones, newest first ('d'). Read-only.
+  virtual std::vector<QueueListed> list(char state, std::size_t limit) = 0;
   // Made BEFORE the take() it follows, so an offer in between is not missed.
   virtual std::unique_ptr<QueueWaiter> prepare_wait() = 0;
   // Wakes every waiter of the queue (spuriously: they look again).

@@ -11,12 +11,17 @@
 #include <future>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_service.h"
+#include "cli_service.weave.h"
 #include "cluster_fixture.h"
 #include "redis_server.h"
 #include "sentinel_fixture.h"
+#include "weave/cache.h"
+#include "weave/dedupe.h"
 #include "weave/error.h"
 #include "weave/lock.h"
 #include "weave/queue.h"
@@ -165,7 +170,7 @@ TEST_CASE("weave locks lists a held lock, weave unlock --force frees it and the 
   CHECK_THROWS_AS(held.release(), weave::LeaseLost);
 }
 
-TEST_CASE("weave queue: stats, show, requeue and purge of a dead message") {
+TEST_CASE("weave queue: stats, peek, dead, show, requeue and purge of a dead message") {
   weave::configure_queues({.url = server().url()});
   const std::string name = unique("queue");
   weave::Queue q(name);
@@ -179,6 +184,16 @@ TEST_CASE("weave queue: stats, show, requeue and purge of a dead message") {
   CHECK(stats["dead"] == 1);
   CHECK(stats["ready"] == 1);
   CHECK(stats["delayed"] == 1);
+  const auto dead = nlohmann::json::parse(weave_cli({"--url", url, "--json", "queue", "dead", name}).out);
+  REQUIRE(dead.size() == 1);
+  CHECK(dead[0]["id"] == "a");
+  CHECK(dead[0]["last_error"] == "bad input");
+  const auto peeked = nlohmann::json::parse(weave_cli({"--url", url, "--json", "queue", "peek", name}).out);
+  REQUIRE(peeked.size() == 2);
+  CHECK(peeked[0]["id"] == "b");
+  CHECK(peeked[1]["id"] == "c");
+  CHECK(peeked[1]["payload"] == "3");
+  CHECK_THAT(weave_cli({"--url", url, "queue", "peek", name, "--limit", "1"}).out, !Catch::Contains(" c "));
   const Ran show = weave_cli({"--url", url, "queue", "show", name, "a"});
   CHECK(show.code == 0);
   CHECK_THAT(show.out, Catch::Contains("dead") && Catch::Contains("bad input"));
@@ -224,4 +239,38 @@ TEST_CASE("weave check on redis+sentinel:// reaches the master the sentinels nam
   CHECK(js["scheme"] == "redis+sentinel");
   REQUIRE(js["masters"].size() == 1);
   CHECK(js["masters"][0]["role"] == "master");
+}
+
+TEST_CASE("weave cache stats and evict, weave dedupe show, on what a woven service stored") {
+  const std::string url = server().url();
+  weave::configure_cache({.url = url});
+  weave::configure_dedupe({.url = url});
+  weave::Woven<clitest::Shop> woven;
+  clitest::Shop& shop = woven;
+  shop.price("ab");
+  shop.price("xyz");
+  shop.pay("o-1");
+
+  auto stats = nlohmann::json::parse(weave_cli({"--url", url, "--json", "cache", "stats", "cli-price"}).out);
+  CHECK(stats["stored_keys"] == 2);
+  CHECK(shop.price("ab") == 2);  // a local hit
+  CHECK(shop.loads == 2);
+  const Ran evicted = weave_cli({"--url", url, "cache", "evict", "cli-price", "ab"});
+  CHECK(evicted.code == 0);
+  // The evicting process's invalidation reaches this one: its local copy goes, the next read loads again.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline && shop.loads == 2) {
+    shop.price("ab");
+    std::this_thread::sleep_for(10ms);
+  }
+  CHECK(shop.loads == 3);
+  CHECK(weave_cli({"--url", url, "cache", "evict", "cli-price"}).code == 0);
+
+  const auto shown = nlohmann::json::parse(weave_cli({"--url", url, "--json", "dedupe", "show", "cli-pay:o-1"}).out);
+  CHECK(shown["state"] == "done");
+  CHECK(shown["result"] == "30");
+  CHECK(shown["expires_in_ms"] > 9 * 60 * 1000);
+  const Ran absent = weave_cli({"--url", url, "dedupe", "show", "cli-pay:o-2"});
+  CHECK(absent.code == 1);
+  CHECK_THAT(absent.err, Catch::Contains("no dedupe record"));
 }

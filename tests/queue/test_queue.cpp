@@ -231,6 +231,44 @@ TEST_CASE("queue: failed attempts back off, then the message is dead with its la
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue: peek lists the scheduled messages by due time, dead_letters the dead ones newest first", "[queue]") {
+  use_store(30s, 0, 10ms);
+  weave::Queue q(fresh_queue("list"));
+  q.offer_json(R"({"n":3})", 3h, {.id = "late"});
+  q.offer_json(R"({"n":1})", 0ms, {.id = "now"});
+  q.offer_json(R"({"n":2})", 1h, {.id = "soon"});
+  q.offer_json(R"({"n":4})", 0ms, {.id = "doomed-1"});
+  q.offer_json(R"({"n":5})", 0ms, {.id = "doomed-2"});
+  // (offer order among the due ones: now, doomed-1, doomed-2)
+  auto first = q.take_json(1s);
+  REQUIRE(first);
+  CHECK(first->id() == "now");
+  first->retry(2h);  // scheduled again, between soon and late, one delivery made
+  q.take_json(1s)->fail("first death");    // retries = 0: dead at once
+  q.take_json(1s)->fail("second death");
+
+  const auto peeked = q.peek(10);
+  REQUIRE(peeked.size() == 3);
+  CHECK(peeked[0].id == "soon");
+  CHECK(peeked[1].id == "now");
+  CHECK(peeked[1].info.deliveries == 1);
+  CHECK(peeked[2].id == "late");
+  CHECK(peeked[2].payload == R"({"n":3})");
+  CHECK(peeked[0].info.state == weave::MessageState::scheduled);
+  CHECK(peeked[0].info.due < peeked[1].info.due);
+  CHECK(q.peek(1).size() == 1);
+
+  const auto dead = q.dead_letters(10);
+  REQUIRE(dead.size() == 2);
+  CHECK(dead[0].id == "doomed-2");  // newest first
+  CHECK(dead[0].info.last_error == "second death");
+  CHECK(dead[1].id == "doomed-1");
+  CHECK(dead[1].payload == R"({"n":4})");
+  CHECK(dead[1].info.failures == 1);
+  CHECK(q.dead_letters(1).size() == 1);
+  CHECK(weave::Queue(fresh_queue("list-empty")).peek().empty());
+}
+
 TEST_CASE("queue: a delivery dropped unsettled counts as a failed attempt", "[queue]") {
   use_store(30s, 3, 10ms);
   weave::DelayQueue<Order> q(fresh_queue("dropped"));

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "cache/redis/internal.h"
+#include "core/glob.h"
 
 namespace WEAVE_NAMESPACE::cache_redis {
 namespace {
@@ -43,11 +44,7 @@ std::string invalidation_channel(std::string_view prefix) {
 }
 
 std::string entries_pattern(std::string_view prefix, std::string_view name) {
-  std::string pattern = "{";
-  for (char c : std::string(prefix) + std::string(name) + ":") {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') pattern += '\\';
-    pattern += c;
-  }
+  std::string pattern = "{" + detail::glob_literal(std::string(prefix) + std::string(name) + ":");
   pattern += "*}";  // entries end with '}', their leases ("...}fill") are not evicted
   return pattern;
 }

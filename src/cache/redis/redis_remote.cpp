@@ -168,6 +168,14 @@ class RedisRemote final : public detail::RemoteTier {
     exec_->publish(channel_, invalidation(sender_, name, &key, 'f'));
   }
 
+  std::uint64_t stored_keys(std::string_view name) override {
+    std::uint64_t n = 0;
+    store::scan_keys(*exec_, entries_pattern(prefix_, name), [&](const std::vector<std::string>& keys) {
+      n += keys.size();
+    }, "cache stored keys");
+    return n;
+  }
+
   // Tombstones every key of `name` on every master (SCAN; rare).
   void evict_all(std::string_view name) {
     store::scan_keys(*exec_, entries_pattern(prefix_, name), [&](const std::vector<std::string>& keys) {

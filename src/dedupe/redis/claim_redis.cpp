@@ -63,6 +63,18 @@ class RedisClaims final : public ClaimStore {
     return out;
   }
 
+  std::optional<ClaimOutcome> read(std::string_view key) override {
+    std::string k;
+    record_key(k, key);
+    const store::Reply record = exec_->command(store::Command{"GET", k}, k, "dedupe read");
+    const store::ReplyView r(record, "dedupe read");
+    if (r.nil()) return std::nullopt;
+    ClaimOutcome out;
+    out.readable = DedupeRecord::decode(r.text(), out.existing);
+    out.ttl_left = ttl_left(key);
+    return out;
+  }
+
   milliseconds ttl_left(std::string_view key) override {
     std::string k;
     record_key(k, key);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/glob.h"
 #include "lock/scripts.h"
 
 namespace WEAVE_NAMESPACE::lock_redis {
@@ -263,22 +264,10 @@ ForcedRelease ForceReleaseCommand::parse(const store::Reply& reply) {
   return {holders_of(r[0]), static_cast<std::uint64_t>(number_or_zero(r[1]))};
 }
 
-namespace {
-// `text` with the glob's special characters escaped.
-std::string glob_literal(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-}  // namespace
-
 std::string lock_scan_pattern(std::string_view prefix, std::string_view pattern) {
   // "{<prefix><pattern>}" and its suffixed keys ("...}:fence"); the caller
   // matches the lock key itself against `pattern` (a '*' may span a '}').
-  return "{" + glob_literal(prefix) + std::string(pattern) + "}*";
+  return "{" + detail::glob_literal(prefix) + std::string(pattern) + "}*";
 }
 
 std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_key) {

@@ -301,6 +301,21 @@ class RedisQueue final : public QueueStore {
     }
   }
 
+  std::vector<QueueListed> list(char state, std::size_t limit) override {
+    const std::string which(1, state);
+    const store::NumberArg n(limit);
+    const store::Reply reply = run(scripts::list, {}, {which, n.view()}, "queue list");
+    const store::ReplyView r(reply, "queue list");
+    std::vector<QueueListed> out;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const store::ReplyView m = r[i];
+      if (m.size() != 6) m.unexpected();
+      out.push_back({std::string(m[0].text()), std::string(m[5].text()), std::string(m[4].text()), m[1].integer(),
+                     static_cast<int>(m[2].integer()), static_cast<int>(m[3].integer())});
+    }
+    return out;
+  }
+
   void wake() override { exec_->publish(wake_, "0"); }
 
   std::unique_ptr<QueueWaiter> prepare_wait() override {

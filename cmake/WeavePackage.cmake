@@ -1,0 +1,29 @@
+# The Debian package (`cpack -G DEB` in a build tree: weave_<version>_<arch>.deb)
+# and weave.pc for pkg-config users. The package holds what `cmake --install`
+# installs: libraries, headers, the CMake package, weavegen, weave, the
+# annotations; it installs under /usr.
+
+# weave.pc, relocatable: its prefix is found from where the file lies.
+file(RELATIVE_PATH WEAVE_PC_PREFIX_FROM_PCDIR "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+set(WEAVE_PC_ANCHORS "")
+foreach(name lock lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis)
+  string(APPEND WEAVE_PC_ANCHORS " -Wl,-u,weave_link_${name}")
+endforeach()
+string(STRIP "${WEAVE_PC_ANCHORS}" WEAVE_PC_ANCHORS)
+configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/weave.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME weave)
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Declarative method interception for C++20: locks, caches, duplicate guards and delay queues on Redis")
+set(CPACK_PACKAGE_CONTACT "Weave developers <weave@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
+# What a consumer's build needs beside the package (the static libraries link
+# hiredis and libuuid; the headers include nlohmann/json; weavegen runs libclang).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libhiredis-dev, uuid-dev, nlohmann-json3-dev, libclang1-14, libstdc++6, pkg-config")
+include(CPack)
