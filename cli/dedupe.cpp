@@ -23,9 +23,11 @@ void add_dedupe(CLI::App& app, Context& ctx) {
     if (r.state == S::done) text += ", result " + (r.result.empty() ? std::string("not kept") : r.result) + ", " + left + " left of the window";
     if (r.state == S::failed) text += ", error: " + r.result + ", " + left + " left of the window";
     if (r.state == S::unreadable) text += " (written by another version?), " + left + " left";
+    if (r.age) text += "; recorded " + readable(std::chrono::duration_cast<std::chrono::microseconds>(*r.age)) + " ago";
     if (!r.match.empty()) text += "; match: " + r.match;
     ctx.out.say(text, {{"key", key}, {"state", state}, {"match", r.match}, {"result", r.result}, {"owner", r.owner},
-                       {"expires_in_ms", r.expires_in.count()}});
+                       {"expires_in_ms", r.expires_in.count()},
+                       {"age_ms", r.age ? nlohmann::json(r.age->count()) : nlohmann::json(nullptr)}});
     if (r.state == S::absent) throw std::runtime_error("no dedupe record for '" + key + "'");
   });
 }

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <memory>
 #include <stop_token>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -131,6 +132,9 @@ struct WEAVE_API DedupeRecordInfo {
   std::string result;    // done: its stored result as JSON ("" when not kept); failed: its error
   std::string owner;     // running: the claim's owner token
   std::chrono::milliseconds expires_in{0};  // the rest of the window (running: of the claim's lease)
+  // done, failed: how long ago the outcome was recorded (none: unknown,
+  // e.g. written by a Weave before this field existed).
+  std::optional<std::chrono::milliseconds> age;
 };
 // For operators: the record of `key` (the rendered key, as in DuplicateCall
 // messages) in the configured store. Read-only.

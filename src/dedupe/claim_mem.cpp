@@ -40,6 +40,8 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     ClaimOutcome out;
     out.existing = it->second.record;
     out.ttl_left = std::chrono::ceil<std::chrono::milliseconds>(it->second.expires - now);
+    if (it->second.record.kind != 'r')
+      out.age = std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.written);
     return out;
   }
 
@@ -48,7 +50,8 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     std::lock_guard g(mutex_);
     auto it = owned_locked(key, owner);
     if (it == records_.end()) return false;
-    it->second = Entry{outcome, Clock::now() + window};
+    const auto now = Clock::now();
+    it->second = Entry{outcome, now + window, now};
     wake_locked();
     return true;
   }
@@ -82,6 +85,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   struct Entry {
     DedupeRecord record;
     Clock::time_point expires;
+    Clock::time_point written{};  // when the outcome was written (finish)
   };
   class Waiter final : public ClaimWaiter {
    public:

@@ -36,6 +36,8 @@ struct WEAVE_API ClaimOutcome {
   DedupeRecord existing;        // when not claimed: the record found
   bool readable = true;         // false: the record found has an unknown shape
   std::chrono::milliseconds ttl_left{0};  // of the record found (0 unknown: ttl_left(key) asks)
+  // read() only: how long ago the outcome was written (none: running, or unknown).
+  std::optional<std::chrono::milliseconds> age;
 };
 
 class WEAVE_API ClaimWaiter {

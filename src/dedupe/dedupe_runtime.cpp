@@ -172,6 +172,7 @@ DedupeRecordInfo inspect_dedupe(std::string_view key) {
   const std::optional<detail::ClaimOutcome> found = detail::dedupe_runtime()->store().read(key);
   if (!found) return info;
   info.expires_in = found->ttl_left;
+  info.age = found->age;
   if (!found->readable) {
     info.state = DedupeRecordInfo::State::unreadable;
     return info;

@@ -270,6 +270,9 @@ TEST_CASE("weave cache stats and evict, weave dedupe show, on what a woven servi
   CHECK(shown["state"] == "done");
   CHECK(shown["result"] == "30");
   CHECK(shown["expires_in_ms"] > 9 * 60 * 1000);
+  CHECK(shown["age_ms"] >= 0);
+  CHECK(shown["age_ms"] < 60 * 1000);
+  CHECK(shown["age_ms"].get<long long>() + shown["expires_in_ms"].get<long long>() <= 10 * 60 * 1000 + 50);
   const Ran absent = weave_cli({"--url", url, "dedupe", "show", "cli-pay:o-2"});
   CHECK(absent.code == 1);
   CHECK_THAT(absent.err, Catch::Contains("no dedupe record"));

@@ -66,12 +66,15 @@ class RedisClaims final : public ClaimStore {
   std::optional<ClaimOutcome> read(std::string_view key) override {
     std::string k;
     record_key(k, key);
-    const store::Reply record = exec_->command(store::Command{"GET", k}, k, "dedupe read");
-    const store::ReplyView r(record, "dedupe read");
-    if (r.nil()) return std::nullopt;
+    const std::string written_at = written_at_key(k);
+    const store::Reply reply = run({dedupe_redis::scripts::read, {k, written_at}, {}}, "dedupe read");
+    const store::ReplyView r(reply, "dedupe read");
+    if (r.size() != 3) r.unexpected();
+    if (r[0].nil()) return std::nullopt;
     ClaimOutcome out;
-    out.readable = DedupeRecord::decode(r.text(), out.existing);
-    out.ttl_left = ttl_left(key);
+    out.readable = DedupeRecord::decode(r[0].text(), out.existing);
+    out.ttl_left = milliseconds(std::max<long long>(0, r[1].integer()));
+    if (const long long age = r[2].integer(); age >= 0) out.age = milliseconds(age);
     return out;
   }
 
@@ -100,8 +103,10 @@ class RedisClaims final : public ClaimStore {
     const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
                                running = all.substr(running_at, outcome_at - running_at),
                                text = all.substr(outcome_at);
+    const std::string written_at = written_at_key(k);
     const store::NumberArg ms(window.count());
-    return store::ReplyView(run({dedupe_redis::scripts::finish, {k}, {running, text, ms.view(), channel}}, "dedupe finish"),
+    return store::ReplyView(run({dedupe_redis::scripts::finish, {k, written_at}, {running, text, ms.view(), channel}},
+                                "dedupe finish"),
                             "dedupe finish")
                .integer() == 1;
   }
@@ -160,6 +165,8 @@ class RedisClaims final : public ClaimStore {
       out.reserve(out.size() + prefix_.size() + key.size() + 2 + 5);
     out.append("{").append(prefix_).append(key).append("}");
   }
+  // Where finish() keeps when the record's outcome was written.
+  static std::string written_at_key(std::string_view record_key) { return std::string(record_key) + ":at"; }
   static void running_record(std::string& out, std::string_view owner, std::string_view match) {
     DedupeRecord::encode_to(out, 'r', match, owner);
   }
