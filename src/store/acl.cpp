@@ -88,7 +88,7 @@ std::vector<std::string> refused_commands(NodeExecutor& node) {
   const std::string db = std::to_string(e.db);
   std::vector<std::string> refused;
   auto note = [&](std::string_view command, const Reply& reply) {
-    if (refused_by_acl(reply)) refused.push_back("+" + std::string(command));
+    if (refused_by_acl(reply)) refused.push_back(std::string("+").append(command));
   };
   // One connection of its own: subscriptions change a connection's mode.
   {
@@ -122,7 +122,7 @@ std::vector<std::string> refused_commands(NodeExecutor& node) {
       node.command(Command{"EVAL", kProbeScript, "4", probe_key, h, l, z});
   const ReplyView r(in_script, "check");
   if (r.is_array()) {
-    for (std::size_t i = 0; i < r.size(); ++i) refused.push_back("+" + std::string(r[i].text()));
+    for (std::size_t i = 0; i < r.size(); ++i) refused.push_back(std::string("+").append(r[i].text()));
   } else if (!refused_by_acl(in_script)) {
     try {
       r.unexpected();

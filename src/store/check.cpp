@@ -14,10 +14,10 @@ namespace {
 
 // The value of `field` in an INFO reply ("redis_version:7.0.15\r\n...").
 std::string info_field(std::string_view info, std::string_view field) {
-  const std::string head = "\n" + std::string(field) + ":";
-  std::size_t at = ("\n" + std::string(info)).find(head);
-  if (at == std::string::npos) return {};
-  at += head.size() - 1;  // (the "\n" added in front)
+  const std::string head = std::string(field).append(":");
+  std::size_t at = info.starts_with(head) ? 0 : info.find(std::string("\n").append(head));
+  if (at == std::string_view::npos) return {};
+  at += info.starts_with(head) ? head.size() : head.size() + 1;
   const std::size_t end = info.find_first_of("\r\n", at);
   return std::string(info.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at));
 }

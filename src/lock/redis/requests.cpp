@@ -267,14 +267,16 @@ ForcedRelease ForceReleaseCommand::parse(const store::Reply& reply) {
 std::string lock_scan_pattern(std::string_view prefix, std::string_view pattern) {
   // "{<prefix><pattern>}" and its suffixed keys ("...}:fence"); the caller
   // matches the lock key itself against `pattern` (a '*' may span a '}').
-  return "{" + detail::glob_literal(prefix) + std::string(pattern) + "}*";
+  std::string out;  // (appended: g++ 12 -O3 warns (-Wrestrict) on "{" + ...)
+  out.append("{").append(detail::glob_literal(prefix)).append(pattern).append("}*");
+  return out;
 }
 
 std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_key) {
-  const std::string head = "{" + std::string(prefix);
+  const std::string head = std::string("{").append(prefix);
   if (!redis_key.starts_with(head)) return {};
   for (std::string_view suffix : {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kWriters}) {
-    const std::string tail = "}" + std::string(suffix);
+    const std::string tail = std::string("}").append(suffix);
     if (redis_key.size() >= head.size() + tail.size() && redis_key.ends_with(tail))
       return std::string(redis_key.substr(head.size(), redis_key.size() - head.size() - tail.size()));
   }
