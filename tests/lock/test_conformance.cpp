@@ -1245,9 +1245,7 @@ TEST_CASE("lock: locks() shows readers with their own tokens and a fair lock's l
 
   const std::string fair_key = unique_key("list-fair");
   weave::LeaseHandle holder = locks.acquire(fair_key, {.ttl = 20s, .type = weave::LockType::fair});
-  std::atomic<bool> stop{false};
   std::vector<std::thread> waiters;
-  std::vector<std::string> started;
   for (int i = 0; i < 2; ++i) {
     waiters.emplace_back([&] {
       try {
