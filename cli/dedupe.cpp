@@ -17,13 +17,13 @@ void add_dedupe(CLI::App& app, Context& ctx) {
     using S = weave::DedupeRecordInfo::State;
     static constexpr const char* names[] = {"absent", "running", "done", "failed", "unreadable"};
     const char* state = names[static_cast<int>(r.state)];
-    const std::string left = readable(std::chrono::duration_cast<std::chrono::microseconds>(r.expires_in));
+    const std::string left = readable(r.expires_in);
     std::string text = "'" + key + "': " + state;
     if (r.state == S::running) text += " (claim of " + r.owner + ", " + left + " left of its lease)";
     if (r.state == S::done) text += ", result " + (r.result.empty() ? std::string("not kept") : r.result) + ", " + left + " left of the window";
     if (r.state == S::failed) text += ", error: " + r.result + ", " + left + " left of the window";
     if (r.state == S::unreadable) text += " (written by another version?), " + left + " left";
-    if (r.age) text += "; recorded " + readable(std::chrono::duration_cast<std::chrono::microseconds>(*r.age)) + " ago";
+    if (r.age) text += "; recorded " + readable(*r.age) + " ago";
     if (!r.match.empty()) text += "; match: " + r.match;
     ctx.out.say(text, {{"key", key}, {"state", state}, {"match", r.match}, {"result", r.result}, {"owner", r.owner},
                        {"expires_in_ms", r.expires_in.count()},

@@ -17,10 +17,6 @@ nlohmann::json holder_json(const weave::LockHolder& h) {
   return {{"owner", h.owner}, {"fencing_token", h.fencing_token}, {"expires_in_ms", h.expires_in.count()}};
 }
 
-std::string left(std::chrono::milliseconds ms) {
-  return readable(std::chrono::duration_cast<std::chrono::microseconds>(ms));
-}
-
 }  // namespace
 
 void add_locks(CLI::App& app, Context& ctx) {
@@ -41,7 +37,7 @@ void add_locks(CLI::App& app, Context& ctx) {
       if (s.holders.empty()) rows.push_back({s.key, "free", "-", "-", "-", waiting, std::to_string(s.fence)});
       for (const weave::LockHolder& h : s.holders)
         rows.push_back({s.key, s.read ? "read" : "exclusive", h.owner, std::to_string(h.fencing_token),
-                        left(h.expires_in), waiting, std::to_string(s.fence)});
+                        readable(h.expires_in), waiting, std::to_string(s.fence)});
     }
     ctx.out.table({"KEY", "TYPE", "OWNER", "TOKEN", "LEFT", "WAITING", "FENCE"}, rows, js);
   });
@@ -63,7 +59,7 @@ void add_locks(CLI::App& app, Context& ctx) {
         for (const weave::LockHolder& h : found->holders) {
           holders.push_back(holder_json(h));
           text += "  " + h.owner + " (fencing token " + std::to_string(h.fencing_token) + ", " +
-                  left(h.expires_in) + " left)\n";
+                  readable(h.expires_in) + " left)\n";
         }
       ctx.out.say(holders.empty() ? "'" + key + "' is not held: nothing to free"
                                   : "would free '" + key + "' held by:\n" + text + "run again with --force to free it",

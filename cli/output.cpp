@@ -36,13 +36,17 @@ void Output::say(const std::string& text, const nlohmann::json& as_json) const {
     std::cout << text << '\n';
 }
 
-std::string readable(std::chrono::microseconds d) {
+std::string readable(std::chrono::nanoseconds d) {
   char buf[32];
-  const double us = static_cast<double>(d.count());
+  const double us = static_cast<double>(d.count()) / 1e3;
   if (us >= 1e6) std::snprintf(buf, sizeof buf, "%.1fs", us / 1e6);
   else if (us >= 1e3) std::snprintf(buf, sizeof buf, "%.0fms", us / 1e3);
   else std::snprintf(buf, sizeof buf, "%.0fus", us);
   return buf;
+}
+
+long long unix_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 }  // namespace weave_cli

@@ -21,6 +21,8 @@ struct Output {
 };
 
 // "1.2s", "350ms", "42us": a short, readable duration.
-std::string readable(std::chrono::microseconds d);
+std::string readable(std::chrono::nanoseconds d);
+// A system-clock time as Unix milliseconds (JSON and tables).
+long long unix_ms(std::chrono::system_clock::time_point t);
 
 }  // namespace weave_cli

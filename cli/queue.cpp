@@ -45,8 +45,7 @@ void add_queue(CLI::App& app, Context& ctx) {
   show->add_option("id", id, "The message id")->required();
   show->callback([&ctx] {
     const weave::MessageInfo m = open_queue(ctx, name).inspect(id);
-    const auto due_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(m.due.time_since_epoch()).count();
+    const long long due_ms = unix_ms(m.due);
     ctx.out.say("message '" + id + "' of queue '" + name + "': " + state_name(m.state) +
                     (m.state == weave::MessageState::scheduled ? ", due at " + std::to_string(due_ms) + " ms" : "") +
                     ", " + std::to_string(m.deliveries) + " deliveries, " + std::to_string(m.failures) +
@@ -63,8 +62,7 @@ void add_queue(CLI::App& app, Context& ctx) {
     std::vector<std::vector<std::string>> rows;
     nlohmann::json js = nlohmann::json::array();
     for (const weave::ListedMessage& m : found) {
-      const auto due_ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(m.info.due.time_since_epoch()).count();
+      const long long due_ms = unix_ms(m.info.due);
       rows.push_back({m.id, dead ? "-" : std::to_string(due_ms), std::to_string(m.info.deliveries),
                       std::to_string(m.info.failures), m.info.last_error, m.payload.substr(0, 60)});
       js.push_back({{"id", m.id}, {"due_unix_ms", due_ms}, {"deliveries", m.info.deliveries},

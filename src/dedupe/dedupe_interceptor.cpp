@@ -49,9 +49,9 @@ struct Settings {
 // Throws UsageError for a value outside the vocabulary.
 Settings read_settings(const Annotation& a) {
   Settings s;
-  if (const ArgValue* k = a.find("key"); k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
-  else if (k) s.key = std::string(a.text("key"));
   const ArgValue* k = a.find("key");
+  if (k && k->kind == ArgValue::Kind::key_template) s.key_slot = k->first;
+  else if (k) s.key = std::string(a.text("key"));
   s.series = &detail::dedupe_series(!k ? std::string_view() : s.key ? std::string_view(*s.key) : k->text);
   if (const ArgValue* m = a.find("match"); m && m->kind == ArgValue::Kind::key_template) s.match_slot = m->first;
   else if (m) s.match = a.text("match");

@@ -199,7 +199,6 @@ class MemQueue final : public QueueStore {
     auto add = [&](const std::string& id) {
       const Message& m = messages_.find(id)->second;
       out.push_back({id, m.payload, m.last_error, m.due, m.deliveries, m.failures});
-      return out.size() < limit;
     };
     if (state == 'd') {
       for (auto it = dead_.rbegin(); it != dead_.rend() && out.size() < limit; ++it) add(it->second);

@@ -8,7 +8,6 @@
 
 #include "store/executor.h"
 #include "store/reply.h"
-#include "weave/error.h"
 #include "weave/redis_acl.h"
 
 namespace WEAVE_NAMESPACE {
@@ -58,15 +57,14 @@ redis.pcall('del', k, h, l, z)
 return refused
 )lua";
 
-bool refused_by_acl(const store::Reply& reply) {
-  const store::ReplyView r(reply, "check");
-  if (r.kind() != store::ReplyView::Kind::error) return false;
-  try {
-    r.unexpected();
-  } catch (const ReplyError& e) {
-    return e.code() == "NOPERM" || e.reply().find("can't run this command") != std::string::npos;
-  }
-  return false;
+// What a script's call says when the ACL refuses one of its commands.
+constexpr std::string_view kScriptRefused = "can't run this command";
+
+bool is_noperm(std::string_view error) { return error.starts_with("NOPERM "); }
+
+// An error reply of the ACL: NOPERM, or a script's refused command.
+bool refused_by_acl(std::string_view error) {
+  return is_noperm(error) || error.find(kScriptRefused) != std::string_view::npos;
 }
 
 }  // namespace
@@ -88,7 +86,7 @@ std::vector<std::string> refused_commands(NodeExecutor& node) {
   const std::string db = std::to_string(e.db);
   std::vector<std::string> refused;
   auto note = [&](std::string_view command, const Reply& reply) {
-    if (refused_by_acl(reply)) refused.push_back(std::string("+").append(command));
+    if (refused_by_acl(ReplyView(reply, "check").error())) refused.push_back(std::string("+").append(command));
   };
   // One connection of its own: subscriptions change a connection's mode.
   {
@@ -123,22 +121,19 @@ std::vector<std::string> refused_commands(NodeExecutor& node) {
   const ReplyView r(in_script, "check");
   if (r.is_array()) {
     for (std::size_t i = 0; i < r.size(); ++i) refused.push_back(std::string("+").append(r[i].text()));
-  } else if (!refused_by_acl(in_script)) {
-    try {
-      r.unexpected();
-    } catch (const ReplyError& e) {
-      // A cluster master that does not serve the probe keys' slot: the one
-      // that does tries them. (A refused EVAL is reported above.)
-      if (e.code() != "MOVED" && e.code() != "ASK") throw;
-    }
+  } else {
+    // A cluster master that does not serve the probe keys' slot: the one
+    // that does tries them. (A refused EVAL is reported above.)
+    const std::string_view error = r.error();
+    const bool elsewhere = error.starts_with("MOVED ") || error.starts_with("ASK ");
+    if (!refused_by_acl(error) && !elsewhere) r.unexpected();
   }
   return refused;
 }
 
 std::string acl_hint(std::string_view reply) {
-  constexpr std::string_view script_refused = "can't run this command or subcommand";
-  const bool noperm = reply.substr(0, 7) == "NOPERM ";
-  if (!noperm && reply.find(script_refused) == std::string_view::npos) return {};
+  if (!refused_by_acl(reply)) return {};
+  const bool noperm = is_noperm(reply);
   std::string hint = "the Redis user's ACL refused it: ";
   const std::size_t q = reply.find(" to run the '");
   if (noperm && q != std::string_view::npos) {

@@ -39,6 +39,11 @@ std::string_view ReplyView::text() const {
   return {r_->str, r_->len};
 }
 
+std::string_view ReplyView::error() const noexcept {
+  if (r_->type != REDIS_REPLY_ERROR) return {};
+  return {r_->str, r_->len};
+}
+
 std::size_t ReplyView::size() const {
   if (r_->type != REDIS_REPLY_ARRAY) unexpected();
   return r_->elements;

@@ -33,6 +33,8 @@ class WEAVE_API ReplyView {
   long long number() const;
   // A bulk string or a status.
   std::string_view text() const;
+  // The text of an error reply ("NOPERM ..."); empty for any other reply.
+  std::string_view error() const noexcept;
   // The number of elements of an array reply.
   std::size_t size() const;
   // Element i of an array reply (unexpected() when there is none).
