@@ -253,7 +253,9 @@ void ClusterExecutor::refresh() {
 //                         round; the map is not changed;
 //   TRYAGAIN              (a multi-key request while its slot migrates, or an
 //                         ASK target not ready) sent again after 10 ms, until
-//                         the command timeout;
+//                         the command timeout; a script call with optional
+//                         keys (ScriptCall::required_keys) first goes again
+//                         at once without them;
 //   an I/O error          the map re-read, the requests sent again.
 // MOVED and I/O errors end after kRounds such rounds. Any other answer is
 // final: `r` keeps it. A request that meets no redirect costs one round trip
@@ -310,7 +312,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
         }
       } else if (error.starts_with("TRYAGAIN")) {
         last.assign(error);
-        tryagain = true;
+        if (!r.drop_optional_keys(i)) tryagain = true;  // (without them it may go at once)
         next.push_back(i);
       }
     }
@@ -387,11 +389,18 @@ std::string_view error_text(const redisReply* r) {
 struct ScriptRequests {
   const std::vector<store::ScriptCall>& calls;
   std::vector<store::Reply> replies;
+  // Calls sent without their optional keys (drop_optional_keys), by index.
+  std::vector<std::pair<std::size_t, store::ScriptCall>> trimmed{};
 
   std::size_t size() const { return calls.size(); }
   unsigned slot(std::size_t i) const { return key_slot(calls[i].keys.empty() ? "" : calls[i].keys[0]); }
+  const store::ScriptCall& call(std::size_t i) const {
+    for (const auto& [index, c] : trimmed)
+      if (index == i) return c;
+    return calls[i];
+  }
   void send(store::NodeExecutor& node, std::span<const std::size_t> which, bool asking) {
-    bool all = which.size() == calls.size();
+    bool all = which.size() == calls.size() && trimmed.empty();
     for (std::size_t j = 0; all && j < which.size(); ++j) all = which[j] == j;
     std::vector<store::Reply> got;
     if (all) {
@@ -399,12 +408,21 @@ struct ScriptRequests {
     } else {
       std::vector<store::ScriptCall> part;
       part.reserve(which.size());
-      for (const std::size_t i : which) part.push_back(calls[i]);
+      for (const std::size_t i : which) part.push_back(call(i));
       got = node.run_raw(part, asking);
     }
     for (std::size_t j = 0; j < which.size(); ++j) replies[which[j]] = std::move(got[j]);
   }
   std::string_view error(std::size_t i) const { return error_text(replies[i].get()); }
+  // Call i goes on without its optional keys; false when it has none (left).
+  bool drop_optional_keys(std::size_t i) {
+    const store::ScriptCall& c = call(i);
+    if (c.required_keys == 0 || c.keys.size() <= c.required_keys) return false;
+    store::ScriptCall less = c;
+    less.keys.resize(c.required_keys);
+    trimmed.emplace_back(i, std::move(less));
+    return true;
+  }
 };
 
 // command() and publish(): one plain command.
@@ -419,6 +437,7 @@ struct CommandRequest {
     reply = node.command(command, asking);
   }
   std::string_view error(std::size_t) const { return error_text(reply.get()); }
+  bool drop_optional_keys(std::size_t) { return false; }
 };
 
 // subscribe(): SSUBSCRIBE through the node's subscriber, whose refusal
@@ -447,6 +466,7 @@ struct SubscribeRequest {
     }
   }
   std::string_view error(std::size_t) const { return refused; }
+  bool drop_optional_keys(std::size_t) { return false; }
 };
 
 }  // namespace

@@ -43,6 +43,12 @@ struct NumberArg {
 struct WEAVE_API ScriptCall {
   const char* body = nullptr;
   std::vector<std::string_view> keys, args;
+  // 0: every key is needed. n > 0: the keys after the first n hold state the
+  // script can do without (it reads a missing KEYS[i] as empty). While the
+  // slot migrates and only some of the call's keys have moved (TRYAGAIN),
+  // the call is sent again at once with the first n keys, instead of
+  // waiting for the whole slot to move.
+  std::size_t required_keys = 0;
   Command build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const;
 };
 

@@ -25,6 +25,10 @@ struct Subscriber::Channel {
   // Bumped by every message, by a lost connection and by a resubscription
   // after a reconnect (a release may have been missed in between).
   std::uint64_t generation = 0;
+  // The last message's text, and the generation it made (a later bump
+  // without a message, or two messages, leaves them behind `generation`).
+  std::string last_message;
+  std::uint64_t last_message_generation = 0;
   bool resubscribed = false;
   // Since when nobody waits on it; UNSUBSCRIBE goes out after kLinger, so a
   // waiter that retries (LockClient prepares a new waiter per attempt) finds
@@ -179,10 +183,17 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell
 
 Subscriber::Interest::~Interest() { sub_->release_interest(ch_, bell_.get(), feed_.get()); }
 
-bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline) {
+bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline, std::string* message) {
   std::unique_lock g(sub_->mutex_);
   bool changed = ch_->cv.wait_until(g, deadline, [&] { return ch_->generation != seen_ || sub_->stop_; });
   if (!changed) return false;
+  if (message) {
+    const bool just_one = ch_->generation == seen_ + 1 && ch_->last_message_generation == ch_->generation;
+    if (just_one)
+      *message = ch_->last_message;
+    else
+      message->clear();
+  }
   seen_ = ch_->generation;
   return true;
 }
@@ -293,6 +304,10 @@ void Subscriber::on_reply(redisReply* r) {
   auto& ch = it->second;
   if (kind == "message") {
     bump_locked(*ch);
+    if (r->element[2]->type == REDIS_REPLY_STRING) {
+      ch->last_message.assign(r->element[2]->str, r->element[2]->len);
+      ch->last_message_generation = ch->generation;
+    }
     if (r->element[2]->type == REDIS_REPLY_STRING)
       for (Feed* f : ch->feeds)
         if (f->on_message) f->on_message(std::string_view(r->element[2]->str, r->element[2]->len));

@@ -85,7 +85,9 @@ class WEAVE_API Subscriber {
     Interest& operator=(const Interest&) = delete;
     // True once a message (or a resubscription after a reconnect, which may
     // have missed one) arrived since the last true; false at the deadline.
-    bool wait_until(std::chrono::steady_clock::time_point deadline);
+    // `message`, if given, receives the message's text when exactly one
+    // message and nothing else arrived since, else "" (anything may have).
+    bool wait_until(std::chrono::steady_clock::time_point deadline, std::string* message = nullptr);
 
    private:
     Subscriber* sub_;
