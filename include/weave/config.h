@@ -49,6 +49,8 @@ struct WEAVE_API LockConfig {
   std::optional<std::string> key_prefix = {};
   std::optional<std::chrono::milliseconds> queue_entry = {};
   std::optional<std::chrono::milliseconds> key_grace = {};
+  std::optional<std::chrono::milliseconds> starvation_after = {};
+  std::optional<std::chrono::milliseconds> handoff_turn = {};
 };
 
 struct WEAVE_API ConfigSources {

@@ -107,6 +107,16 @@ struct WEAVE_API LockOptions {
   // waiter refreshes it (every third of this while it waits). A crashed
   // waiter stalls the line for at most about this long.
   std::chrono::milliseconds queue_entry{5'000};
+  // reentrant locks, waiting callers (docs/locks.md, "Contention"): callers
+  // barge (whoever asks first while the key is free gets it) until one has
+  // waited this long; it is then starving and joins the key's line, and
+  // while anyone starves only the first in line may take the key (oldest
+  // first). weave::forever turns this off (plain barging, no bound on waits).
+  std::chrono::milliseconds starvation_after{10};
+  // How long the first starving waiter has to take the key after a release
+  // before it loses its place (a waiter that died or is stopped holds the
+  // others up this long at most).
+  std::chrono::milliseconds handoff_turn{50};
 
   // Throws weave::ConfigError naming the field and the value when any option
   // is out of range (a duration <= 0 or over weave::max_duration, pool_size

@@ -71,6 +71,11 @@ class WEAVE_API LockWaiter {
   // prepare_wait(), false when `deadline` passed first. May return true
   // spuriously (callers retry acquire anyway). Must not poll the backend.
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
+  // After wait_until() returned true: the owner token a reentrant release
+  // designated (the first starving waiter in line, whose turn it is), or ""
+  // when anyone may try (no line; or more than one release, or a lost
+  // connection, since the last wait). Default "": every waiter tries again.
+  virtual std::string_view designated() const { return {}; }
 };
 
 // One acquisition attempt of `key` for `owner_token`.
@@ -87,6 +92,13 @@ struct WEAVE_API AcquireRequest {
   // possibly a little behind the clock, never ahead. An in-process backend
   // may use it instead of reading the clock again; a networked one ignores it.
   std::chrono::steady_clock::time_point now{};
+  // reentrant: > 0 keeps the key's line of starving waiters (see acquire());
+  // 0 is plain barging (a backend without a line ignores both fields).
+  std::chrono::milliseconds handoff_turn{0};
+  // reentrant: the caller has waited past LockOptions::starvation_after; when
+  // refused it joins the line, or keeps its place, until the holder's lease
+  // ends plus handoff_turn.
+  bool starving = false;
 };
 
 struct WEAVE_API ReleaseRequest {
@@ -94,6 +106,8 @@ struct WEAVE_API ReleaseRequest {
   std::string_view owner_token;
   LockType type = LockType::reentrant;
   std::chrono::steady_clock::time_point now{};  // as in AcquireRequest
+  // reentrant: the first waiter in line has this long to take the key.
+  std::chrono::milliseconds handoff_turn{0};
 };
 
 class WEAVE_API LockBackend {
@@ -103,7 +117,11 @@ class WEAVE_API LockBackend {
   // Takes the key if the request's type allows it now (below), or, when
   // `owner_token` holds it already, refreshes the lease and returns the same
   // fencing token; otherwise reports when it may change (holder_ttl_left).
-  //   reentrant: granted when free or its lease ran out.
+  //   reentrant: granted when free or its lease ran out, and (handoff_turn
+  //          > 0) nobody starving waits before the caller: while the line of
+  //          starving waiters is not empty only its first may take the key;
+  //          a starving caller refused joins the line. A release gives the
+  //          first waiter handoff_turn to come; its place ends then.
   //   fair:  granted when free and the caller is first in line (or the line
   //          is empty); waiters whose place ran out leave the line.
   //   read:  granted unless a writer holds the key or a writer waits.
@@ -130,8 +148,9 @@ class WEAVE_API LockBackend {
   // reentrant; LockClient refuses the others with a UsageError naming the
   // type and the backend's URL scheme.
   virtual bool supports(LockType type) const;
-  // Gives up the caller's place in line (fair, write: a waiter that timed
-  // out or failed), waking the others if that may let one of them in.
+  // Gives up the caller's place in line (fair, write, a starving reentrant
+  // waiter: one that timed out or failed), waking the others if that may
+  // let one of them in.
   // Default: nothing.
   virtual void leave_queue(const ReleaseRequest& request);
 

@@ -53,6 +53,8 @@ void overlay(LockConfig& base, const LockConfig& over) {
   if (over.key_prefix) base.key_prefix = over.key_prefix;
   if (over.queue_entry) base.queue_entry = over.queue_entry;
   if (over.key_grace) base.key_grace = over.key_grace;
+  if (over.starvation_after) base.starvation_after = over.starvation_after;
+  if (over.handoff_turn) base.handoff_turn = over.handoff_turn;
 }
 
 LockConfig read_file(const std::string& path, const std::string& source) {
@@ -103,6 +105,10 @@ LockConfig read_file(const std::string& path, const std::string& source) {
       c.queue_entry = duration(k, v);
     } else if (k == "key_grace") {
       c.key_grace = duration(k, v);
+    } else if (k == "starvation_after") {
+      c.starvation_after = v.is_string() && v.get<std::string>() == "forever" ? forever : duration(k, v);
+    } else if (k == "handoff_turn") {
+      c.handoff_turn = duration(k, v);
     } else if (k == "on_lost") {
       const std::string s = v.is_string() ? v.get<std::string>() : "";
       if (s == "throw")
@@ -122,7 +128,8 @@ LockConfig read_file(const std::string& path, const std::string& source) {
     } else {
       throw ConfigError(source + ": unknown key 'lock." + k +
                         "' (known: url, lease, renew_interval, on_lost, connect_timeout, "
-                        "command_timeout, pool_size, key_prefix, queue_entry, key_grace)");
+                        "command_timeout, pool_size, key_prefix, queue_entry, key_grace, starvation_after, "
+                        "handoff_turn)");
     }
   }
   if (c.url && lock.contains("url")) check_url(*c.url, source + ": lock.url");
@@ -172,6 +179,8 @@ LockOptions load_lock_options(const ConfigSources& sources) {
   if (merged.key_prefix) o.key_prefix = *merged.key_prefix;
   if (merged.queue_entry) o.queue_entry = *merged.queue_entry;
   if (merged.key_grace) o.key_grace = *merged.key_grace;
+  if (merged.starvation_after) o.starvation_after = *merged.starvation_after;
+  if (merged.handoff_turn) o.handoff_turn = *merged.handoff_turn;
   o.validate();
   return o;
 }

@@ -134,7 +134,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
       std::string failed_key, failure;
       auto release = [&](const std::string& key) {
         try {
-          ReleaseResult r = c.backend->release({key, l.owner_, l.type_, now});
+          ReleaseResult r = c.backend->release({key, l.owner_, l.type_, now, c.options.handoff_turn});
           lost = lost || r == ReleaseResult::lost;
         } catch (...) {
           if (!failed_key.empty()) return;  // the first failure is the one reported

@@ -207,8 +207,8 @@ namespace {
 // the first attempt a clock read (about 30 ns on a VM).
 std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::string_view key,
                                       std::string_view owner, LockType type, milliseconds lease_time,
-                                      bool waits, Clock::time_point deadline, Clock::time_point first_attempt,
-                                      Clock::time_point& sent) {
+                                      bool waits, Clock::time_point deadline, Clock::time_point call_start,
+                                      Clock::time_point first_attempt, Clock::time_point& sent) {
   LockBackend& backend = *shared.backend;
   // fair / write waiters hold a place in the backend's line, refreshed while waiting.
   const milliseconds queue_entry =
@@ -231,6 +231,10 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
       }
     }
   } queued{queue_entry > milliseconds(0) ? &backend : nullptr, type, key, owner};
+  // reentrant: a caller that has waited starvation_after is starving (it
+  // joins the key's line when refused; LockOptions::starvation_after).
+  const milliseconds turn = type == LockType::reentrant ? shared.options.handoff_turn : milliseconds(0);
+  const bool may_starve = turn > milliseconds(0) && waits && shared.options.starvation_after != forever;
 
   for (;;) {
     if (gate && !gate->lead(deadline)) return std::nullopt;  // timed out behind another local waiter
@@ -238,7 +242,9 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
     std::unique_ptr<LockWaiter> waiter;
     if (waits) waiter = backend.prepare_wait(key);
     sent = first_attempt != Clock::time_point{} ? std::exchange(first_attempt, Clock::time_point{}) : Clock::now();
-    AcquireResult r = backend.acquire({key, owner, lease_time, type, queue_entry, sent});
+    const bool starving = may_starve && sent - call_start >= shared.options.starvation_after;
+    if (starving) queued.backend = &backend;  // it may have a place in line now
+    AcquireResult r = backend.acquire({key, owner, lease_time, type, queue_entry, sent, turn, starving});
     if (r.acquired) {
       queued.backend = nullptr;
       return r;  // the gate hands leadership on as it goes
@@ -251,7 +257,16 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
     if (r.holder_ttl_left > milliseconds(0) && r.holder_ttl_left < deadline - now)
       wake = now + r.holder_ttl_left + milliseconds(1);
     if (queue_entry > milliseconds(0)) wake = std::min(wake, now + queue_entry / 3);
-    waiter->wait_until(wake);
+    // A caller about to starve tries again then, to take its place in line.
+    if (may_starve && !starving) wake = std::min(wake, call_start + shared.options.starvation_after);
+    // A release that designated another starving waiter lets only it in: keep
+    // waiting, but not past its turn (it may have died or stopped).
+    const Clock::time_point last_wake = wake;
+    while (waiter->wait_until(wake)) {
+      const std::string_view next = waiter->designated();
+      if (turn == milliseconds(0) || next.empty() || next == owner) break;
+      wake = std::min(last_wake, Clock::now() + turn + milliseconds(1));
+    }
   }
 }
 
@@ -377,7 +392,7 @@ LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> ke
     std::optional<AcquireResult> r;
     try {
       try {
-        r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline,
+        r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline, start,
                      i == 0 ? start : Clock::time_point{}, sent);
       } catch (Error& e) {
         detail::name_key(e, missing[i]);
@@ -439,7 +454,7 @@ LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> ke
 
 void LockClient::give_back(std::string_view key, std::string_view owner, LockType type) const {
   try {
-    shared_->backend->release({key, owner, type});
+    shared_->backend->release({key, owner, type, {}, shared_->options.handoff_turn});
   } catch (...) {
     // Runs out with its lease.
   }

@@ -157,14 +157,17 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   // own estimate (read before).
   AcquireResult acquire(const AcquireRequest& request) override {
     const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
-    if (request.type == LockType::reentrant) return acquire_exclusive(request.key, request.owner_token, request.lease, now);
+    if (request.type == LockType::reentrant)
+      return acquire_exclusive(request.key, request.owner_token, request.lease, now, request.handoff_turn,
+                               request.starving);
     return acquire_typed(request.type, request.key, request.owner_token, request.lease, request.queue_entry, now);
   }
 
   ReleaseResult release(const ReleaseRequest& request) override {
     const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
     if (request.type == LockType::read) return release_reader(request.key, request.owner_token, now);
-    return release_exclusive(request.key, request.owner_token, now);
+    return release_exclusive(request.key, request.owner_token, now,
+                             request.type == LockType::reentrant ? request.handoff_turn : std::chrono::milliseconds(0));
   }
 
   bool supports(LockType) const override { return true; }
@@ -179,7 +182,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     if (!found) return;
     Slot& s = *found;
     bool left = false;
-    if (type == LockType::fair) {
+    if (type == LockType::fair || type == LockType::reentrant) {
       left = std::erase_if(s.line, [&](auto& e) { return e.first == owner; }) > 0;
     } else if (type == LockType::write) {
       left = s.writers_waiting.erase(std::string(owner)) > 0;
@@ -189,19 +192,44 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   }
 
  private:
+  // reentrant: barging while the line of starving waiters is empty; then
+  // only its first may take the key (LockBackend::acquire, acquire.lua).
   AcquireResult acquire_exclusive(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
-                                  Clock::time_point now) {
+                                  Clock::time_point now, std::chrono::milliseconds turn, bool starving) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
-    if (s.held_by_other(owner, now)) return {false, 0, until(s.expires, now)};
-    if (s.held_by(owner, now))
+    if (s.held_by(owner, now)) {
       s.expires = now + lease;
-    else
+      return {true, s.fence, {}};
+    }
+    const bool handoff = turn > std::chrono::milliseconds(0);
+    if (handoff && !s.line.empty()) s.prune(now);
+    if (!handoff || s.line.empty()) {  // nobody starves
+      if (!s.held_by_other(owner, now)) {
+        s.take(owner, now, lease);
+        return {true, s.fence, {}};
+      }
+      if (!handoff || !starving) return {false, 0, until(s.expires, now)};
+    }
+    auto mine = std::find_if(s.line.begin(), s.line.end(), [&](auto& e) { return e.first == owner; });
+    if (!s.held_by_other(owner, now) && (s.line.empty() || mine == s.line.begin())) {
+      if (mine != s.line.end()) s.line.erase(mine);
       s.take(owner, now, lease);
-    return {true, s.fence, {}};
+      return {true, s.fence, {}};
+    }
+    // Refused: until the holder's lease, or the first waiter's turn, runs out.
+    const Clock::time_point busy_until = s.held_by_other(owner, now) ? s.expires : s.line.front().second;
+    if (starving) {
+      const Clock::time_point place = std::max(busy_until, now) + turn;
+      if (mine != s.line.end())
+        mine->second = place;
+      else
+        s.line.emplace_back(std::string(owner), place);
+    }
+    return {false, 0, until(busy_until, now)};
   }
 
   AcquireResult acquire_typed(LockType type, std::string_view key, std::string_view owner,
@@ -288,7 +316,9 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
-  ReleaseResult release_exclusive(std::string_view key, std::string_view owner, Clock::time_point now) {
+  // `turn` > 0: the first starving waiter has that long to take the key.
+  ReleaseResult release_exclusive(std::string_view key, std::string_view owner, Clock::time_point now,
+                                  std::chrono::milliseconds turn) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
     std::lock_guard g(sh.mutex);
@@ -299,6 +329,8 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     const bool in_time = s.expires > now;
     s.held = false;
     s.owner.clear();
+    if (turn > std::chrono::milliseconds(0) && !s.line.empty())
+      s.line.front().second = std::min(s.line.front().second, now + turn);
     s.wake();
     sh.drop_if_idle(hk, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;

@@ -4,6 +4,7 @@
 
 #include "core/option_check.h"
 #include "internal.h"
+#include "weave/annotation.h"  // weave::forever
 #include "weave/duration.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -42,6 +43,8 @@ void validate_values(const LockOptions& o) {
                                        ms(o.watchdog_lease) + ")");
   }
   check.duration("queue_entry", o.queue_entry);
+  if (o.starvation_after != forever) check.duration("starvation_after", o.starvation_after);
+  check.duration("handoff_turn", o.handoff_turn);
   check.duration("key_grace", o.key_grace);
 }
 

@@ -125,6 +125,24 @@ TEST_CASE("config: queue_entry defaults, comes from the file or code, must be > 
   CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
 }
 
+TEST_CASE("config: starvation_after (10 ms, or forever) and handoff_turn (50 ms) come from the file or code",
+          "[config]") {
+  CleanEnv env;
+  const weave::LockOptions defaults = weave::load_lock_options();
+  CHECK(defaults.starvation_after == 10ms);
+  CHECK(defaults.handoff_turn == 50ms);
+  TempFile f(R"({"lock": {"starvation_after": "25ms", "handoff_turn": "1s"}})");
+  weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
+  CHECK(o.starvation_after == 25ms);
+  CHECK(o.handoff_turn == 1s);
+  TempFile off(R"({"lock": {"starvation_after": "forever"}})");
+  CHECK(weave::load_lock_options(from_file(off.path())).starvation_after == weave::forever);
+  weave::ConfigSources s = from_file(f.path());
+  s.code.handoff_turn = 0ms;
+  CHECK_THROWS_MATCHES(weave::load_lock_options(s), weave::ConfigError,
+                       Catch::Matchers::Message("weave config: LockOptions::handoff_turn must be > 0, got 0 ms"));
+}
+
 TEST_CASE("config: key_grace defaults to 10 s, comes from the file or code", "[config]") {
   CleanEnv env;
   CHECK(weave::load_lock_options().key_grace == 10s);
@@ -231,6 +249,8 @@ TEST_CASE("config: every entry point validates the options in one place", "[conf
       {"renew_interval", [](weave::LockOptions& o) { o.renew_interval = o.watchdog_lease; }},
       {"queue_entry", [](weave::LockOptions& o) { o.queue_entry = -5ms; }},
       {"key_grace", [](weave::LockOptions& o) { o.key_grace = 0ms; }},
+      {"starvation_after", [](weave::LockOptions& o) { o.starvation_after = 0ms; }},
+      {"handoff_turn", [](weave::LockOptions& o) { o.handoff_turn = -1ms; }},
       {"key_prefix", [](weave::LockOptions& o) { o.key_prefix.clear(); }},
   };
   weave::LockOptions kept;

@@ -48,16 +48,18 @@ std::string release_channel(std::string_view prefix, std::string_view key) {
 }
 
 AcquireCommand::AcquireCommand(std::string_view prefix, std::string_view key, std::string_view owner,
-                               milliseconds lease, const CounterPolicy& counter, LockType type, milliseconds entry)
+                               milliseconds lease, const CounterPolicy& counter, LockType type, milliseconds entry,
+                               milliseconds handoff_turn, bool starving)
     : type_(type),
       lock_(lock_key_for(prefix, key)),
       fence_(lock_ + kFence),
       ms_(lease_ms(lease)),
-      entry_(ms_text(entry, 0)),
+      entry_(ms_text(type == LockType::reentrant ? handoff_turn : entry, 0)),
       grace_(grace_ms(counter)),
       owner_(owner),
-      floor_(floor_flag(counter)) {
-  if (type == LockType::fair) {
+      floor_(floor_flag(counter)),
+      starving_(starving ? "1" : "0") {
+  if (type == LockType::fair || (type == LockType::reentrant && handoff_turn > milliseconds(0))) {
     a_ = lock_ + kLine;
     b_ = lock_ + kLineUntil;
   } else if (type == LockType::read || type == LockType::write) {
@@ -79,7 +81,10 @@ store::ScriptCall AcquireCommand::call() const {
     case LockType::reentrant:
       break;
   }
-  return {scripts::acquire, {lock_, fence_}, std::move(args)};
+  if (a_.empty()) return {scripts::acquire, {lock_, fence_}, std::move(args)};
+  args.push_back(starving_);
+  // The line may be left out while the slot migrates: barging for that while.
+  return {scripts::acquire, {lock_, fence_, a_, b_}, std::move(args), 2};
 }
 
 AcquireResult AcquireCommand::parse(const store::Reply& reply) {
@@ -97,7 +102,7 @@ AcquireResult AcquireCommand::parse(const store::Reply& reply) {
 }
 
 ReleaseCommand::ReleaseCommand(std::string_view prefix, std::string_view key, std::string_view owner,
-                               const CounterPolicy& counter, LockType type)
+                               const CounterPolicy& counter, LockType type, milliseconds handoff_turn)
     : read_(type == LockType::read), grace_(grace_ms(counter)), owner_(owner) {
   const std::string lock = lock_key_for(prefix, key);
   channel_ = lock + kReleased;
@@ -108,12 +113,18 @@ ReleaseCommand::ReleaseCommand(std::string_view prefix, std::string_view key, st
   } else {
     keys_[1] = lock + kFence;
     keys_[0] = lock;
+    if (type == LockType::reentrant && handoff_turn > milliseconds(0)) {
+      keys_[2] = lock + kLine;
+      keys_[3] = lock + kLineUntil;
+      turn_ = ms_text(handoff_turn, 1);
+    }
   }
 }
 
 store::ScriptCall ReleaseCommand::call() const {
   if (read_) return {scripts::release_read, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
-  return {scripts::release, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
+  if (turn_.empty()) return {scripts::release, {keys_[0], keys_[1]}, {owner_, channel_, grace_}};
+  return {scripts::release, {keys_[0], keys_[1], keys_[2], keys_[3]}, {owner_, channel_, grace_, turn_}, 2};
 }
 
 ReleaseResult ReleaseCommand::parse(const store::Reply& reply) {
@@ -122,15 +133,15 @@ ReleaseResult ReleaseCommand::parse(const store::Reply& reply) {
 
 LeaveLineCommand::LeaveLineCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                                    LockType type)
-    : fair_(type == LockType::fair), lock_(lock_key_for(prefix, key)), owner_(owner) {
-  places_ = lock_ + (fair_ ? kLineUntil : kWriters);
-  if (fair_) line_ = lock_ + kLine;
+    : line_(type != LockType::write), lock_(lock_key_for(prefix, key)), owner_(owner) {
+  places_ = lock_ + (line_ ? kLineUntil : kWriters);
+  if (line_) line_key_ = lock_ + kLine;
   channel_ = lock_ + kReleased;
 }
 
 store::ScriptCall LeaveLineCommand::call() const {
   store::ScriptCall call{scripts::leave_line, {places_, lock_}, {owner_, channel_}};
-  if (fair_) call.keys.push_back(line_);
+  if (line_) call.keys.push_back(line_key_);
   return call;
 }
 

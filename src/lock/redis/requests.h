@@ -35,11 +35,14 @@ struct CounterPolicy {
 // while its calls are sent, and do not copy or move it.
 
 // Any lock type; `entry` > 0 queues the caller (fair, write) when not granted.
+// reentrant: `handoff_turn` > 0 keeps the line of starving waiters, which a
+// `starving` caller joins when refused (AcquireRequest).
 class AcquireCommand {
  public:
   AcquireCommand(std::string_view prefix, std::string_view key, std::string_view owner,
                  std::chrono::milliseconds lease, const CounterPolicy& counter, LockType type = LockType::reentrant,
-                 std::chrono::milliseconds entry = std::chrono::milliseconds(0));
+                 std::chrono::milliseconds entry = std::chrono::milliseconds(0),
+                 std::chrono::milliseconds handoff_turn = std::chrono::milliseconds(0), bool starving = false);
   AcquireCommand(const AcquireCommand&) = delete;
   store::ScriptCall call() const;
   // {1, fencing token} or {0, ms until it may change} (every acquire script).
@@ -48,36 +51,38 @@ class AcquireCommand {
  private:
   LockType type_;
   std::string lock_, fence_, a_, b_, writers_, ms_, entry_, grace_;
-  std::string_view owner_, floor_;
+  std::string_view owner_, floor_, starving_;
 };
 
-// Any lock type (fair and write release the exclusive key like reentrant).
+// Any lock type (fair and write release the exclusive key like reentrant);
+// reentrant with `handoff_turn` > 0 starts the first starving waiter's turn.
 class ReleaseCommand {
  public:
   ReleaseCommand(std::string_view prefix, std::string_view key, std::string_view owner, const CounterPolicy& counter,
-                 LockType type = LockType::reentrant);
+                 LockType type = LockType::reentrant,
+                 std::chrono::milliseconds handoff_turn = std::chrono::milliseconds(0));
   ReleaseCommand(const ReleaseCommand&) = delete;
   store::ScriptCall call() const;
   static ReleaseResult parse(const store::Reply& r);
 
  private:
   bool read_;
-  std::string keys_[3], channel_, grace_;
+  std::string keys_[4], channel_, grace_, turn_;
   std::string_view owner_;
 };
 
-// A fair or write waiter leaves its place in line.
+// A fair, write or starving reentrant waiter leaves its place in line.
 class LeaveLineCommand {
  public:
   LeaveLineCommand(std::string_view prefix, std::string_view key, std::string_view owner, LockType type);
   LeaveLineCommand(const LeaveLineCommand&) = delete;
-  // Only fair and write waiters have a place in line.
-  static bool applies(LockType type) { return type == LockType::fair || type == LockType::write; }
+  // Readers have no place in line.
+  static bool applies(LockType type) { return type != LockType::read; }
   store::ScriptCall call() const;
 
  private:
-  bool fair_;
-  std::string lock_, places_, line_, channel_;
+  bool line_;  // fair and reentrant wait in L:line; writers in L:writers
+  std::string lock_, places_, line_key_, channel_;
   std::string_view owner_;
 };
 

@@ -23,12 +23,15 @@ class Waiter final : public LockWaiter {
   Waiter(std::shared_ptr<store::Executor> e, std::unique_ptr<store::Subscriber::Interest> i)
       : exec_(std::move(e)), interest_(std::move(i)) {}
   bool wait_until(std::chrono::steady_clock::time_point deadline) override {
-    return interest_->wait_until(deadline);
+    return interest_->wait_until(deadline, &message_);
   }
+  // release.lua publishes the first starving waiter's owner token, else "1".
+  std::string_view designated() const override { return message_ == "1" ? std::string_view() : message_; }
 
  private:
   std::shared_ptr<store::Executor> exec_;  // its subscriber outlives interest_
   std::unique_ptr<store::Subscriber::Interest> interest_;
+  std::string message_;
 };
 
 class RedisLockBackend final : public LockBackend {
@@ -38,12 +41,13 @@ class RedisLockBackend final : public LockBackend {
 
   // Every lock type: one script call each (src/lock/scripts/, docs/redis.md).
   AcquireResult acquire(const AcquireRequest& r) override {
-    AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry);
+    AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
+                           r.starving);
     return AcquireCommand::parse(run_one(command.call(), "acquire"));
   }
 
   ReleaseResult release(const ReleaseRequest& r) override {
-    ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type);
+    ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
     return ReleaseCommand::parse(run_one(command.call(), "release"));
   }
 

@@ -10,25 +10,16 @@
 --@include _types.lua
 local ms, grace = tonumber(ARGV[2]), tonumber(ARGV[4])
 local now = now_ms()
-local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
-for _, o in ipairs(dead) do redis.call('LREM', KEYS[3], 0, o) end
-if #dead > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now) end
+local first = prune_line(KEYS[3], KEYS[4], now)
 local holder = redis.call('GET', KEYS[1])
 if holder == ARGV[1] then return refresh(KEYS[1], KEYS[2], ms, grace, ARGV[5]) end
-local first = redis.call('LINDEX', KEYS[3], 0)
 if holder == false and (first == false or first == ARGV[1]) then
-  if first then
-    redis.call('LPOP', KEYS[3])
-    redis.call('ZREM', KEYS[4], ARGV[1])
-  end
+  if first then leave_first(KEYS[3], KEYS[4], ARGV[1]) end
   return take(KEYS[1], KEYS[2], ARGV[1], ms, grace, ARGV[5])
 end
 local entry = tonumber(ARGV[3])
 if entry > 0 then
-  if redis.call('ZSCORE', KEYS[4], ARGV[1]) == false then redis.call('RPUSH', KEYS[3], ARGV[1]) end
-  redis.call('ZADD', KEYS[4], now + entry, ARGV[1])
-  live_for(KEYS[3], entry)
-  live_for(KEYS[4], entry)
+  hold_place(KEYS[3], KEYS[4], ARGV[1], now + entry, entry)
   first = redis.call('LINDEX', KEYS[3], 0)
 end
 if holder then return {0, redis.call('PTTL', KEYS[1])} end

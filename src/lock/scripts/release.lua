@@ -1,11 +1,26 @@
--- Exclusive release (reentrant, fair, write). KEYS = {L, L:fence};
--- ARGV = {owner, channel, grace ms}. Compare-and-delete; the counter is left
--- to live the grace; wakes waiters with one PUBLISH. Returns 1 released, 0 lost.
+-- Exclusive release (reentrant, fair, write). KEYS = {L, L:fence[, L:line,
+-- L:line:until]}; ARGV = {owner, channel, grace ms[, hand-off turn ms]}.
+-- Compare-and-delete; the counter is left to live the grace; wakes waiters
+-- with one PUBLISH of '1' (anyone may try). With the line keys (reentrant)
+-- and a starving waiter first in line, it publishes that waiter's owner
+-- token instead (only it may take L; the others need not try), which has
+-- the turn ms to take L or loses its place (a waiter that died does not hold
+-- up the others). Returns 1 released, 0 lost.
 --@include _counter.lua
+--@include _types.lua
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   live_at_most(KEYS[2], tonumber(ARGV[3]))
-  redis.call('PUBLISH', ARGV[2], '1')
+  local next = '1'
+  if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then
+    local now = now_ms()
+    local first = prune_line(KEYS[3], KEYS[4], now)
+    if first then
+      redis.call('ZADD', KEYS[4], 'XX', 'LT', now + tonumber(ARGV[4]), first)
+      next = first
+    end
+  end
+  redis.call('PUBLISH', ARGV[2], next)
   return 1
 end
 return 0
