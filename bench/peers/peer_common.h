@@ -63,10 +63,18 @@ std::string list(const std::vector<T>& v) {
   return s + "]";
 }
 
-inline std::string pairs(const std::vector<std::pair<long long, long long>>& v) {
+// One contended acquisition: when it was asked for, held, about to be released.
+struct Interval {
+  long long asked_ns, acquired_ns, releasing_ns;
+};
+// As JSON [[acquired, releasing, asked], ...] (bench/peers/README.md).
+inline std::string intervals(const std::vector<Interval>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? ",[" : "[") + std::to_string(v[i].first) + "," + std::to_string(v[i].second) + "]";
+  for (size_t i = 0; i < v.size(); ++i) {
+    s += i ? ",[" : "[";
+    s += std::to_string(v[i].acquired_ns) + "," + std::to_string(v[i].releasing_ns) + "," + std::to_string(v[i].asked_ns);
+    s += "]";
+  }
   return s + "]";
 }
 

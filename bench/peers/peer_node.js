@@ -37,6 +37,7 @@ const redlock = new Redlock(clients, {
 
 // One acquire + hold + release; returns [acquired_ns, released_ns].
 async function once(key, opts, holdUs) {
+  const asked = ns();
   if (lib === 'semaphore') {
     const m = wl === 'redlock' ? new RedlockMutex(clients, key, opts) : new Mutex(clients[0], key, opts);
     await m.acquire();
@@ -44,7 +45,7 @@ async function once(key, opts, holdUs) {
     if (holdUs) await sleep(holdUs / 1000);
     const r = ns();
     await m.release();
-    return [t, r];
+    return [t, r, asked];
   }
   let t, r;
   await redlock.using([key], opts.lockTimeout, async () => {
@@ -52,7 +53,7 @@ async function once(key, opts, holdUs) {
     if (holdUs) await sleep(holdUs / 1000);
     r = ns();
   });
-  return [t, r];
+  return [t, r, asked];
 }
 
 async function main() {

@@ -58,10 +58,11 @@ elif wl == "contended":
     iv = []
     lk = r.lock("peers:py:hot", timeout=10)
     while ns() < until:
+        asked = ns()
         lk.acquire()  # blocking, polls every `sleep` (0.1 s default)
         t = ns()
         time.sleep(hold)
-        iv.append([t, ns()])
+        iv.append([t, ns(), asked])
         lk.release()
     emit(worker=int(a.get("worker", 0)), intervals=iv)
 elif wl == "holders":

@@ -105,17 +105,19 @@ int main(int argc, char** argv) {
     const long long until = peers::now_ns() + a.num("ms", 3000) * 1'000'000LL;
     const long hold_us = a.num("hold_us", 1000);
     const std::string key = "{peers:raw:hot}";
-    std::vector<std::pair<long long, long long>> iv;
+    std::vector<peers::Interval> iv;
+    long long asked = peers::now_ns();
     while (peers::now_ns() < until) {
       acquire(0, key);
       if (!reply_ok(0)) continue;
       const long long t = peers::now_ns();
       std::this_thread::sleep_for(std::chrono::microseconds(hold_us));
-      iv.emplace_back(t, peers::now_ns());
+      iv.push_back({asked, t, peers::now_ns()});
       release(0, key);
       reply_ok(0);
+      asked = peers::now_ns();
     }
-    peers::emit("raw", wl, ",\"worker\":" + a.str("worker", "0") + ",\"intervals\":" + peers::pairs(iv));
+    peers::emit("raw", wl, ",\"worker\":" + a.str("worker", "0") + ",\"intervals\":" + peers::intervals(iv));
   } else if (wl == "holders") {
     const long leases = a.num("leases", 1000);
     const long lease_ms = a.num("lease_ms", 3000), renew_ms = a.num("renew_ms", 1000);

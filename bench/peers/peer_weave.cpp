@@ -72,12 +72,13 @@ int main(int argc, char** argv) {
     const long long until = peers::now_ns() + a.num("ms", 3000) * 1'000'000LL;
     const long hold_us = a.num("hold_us", 1000);
     svc.fresh(-1000 - a.num("worker", 0));  // warm (a key of its own)
-    std::vector<std::pair<long long, long long>> iv;
+    std::vector<peers::Interval> iv;
     while (peers::now_ns() < until) {
+      const long long asked = peers::now_ns();
       svc.hot(hold_us);
-      iv.emplace_back(g_acq_ns, g_rel_ns);
+      iv.push_back({asked, g_acq_ns, g_rel_ns});
     }
-    peers::emit("weave", wl, ",\"worker\":" + a.str("worker", "0") + ",\"intervals\":" + peers::pairs(iv));
+    peers::emit("weave", wl, ",\"worker\":" + a.str("worker", "0") + ",\"intervals\":" + peers::intervals(iv));
   } else if (wl == "holders") {
     const long leases = a.num("leases", 1000);
     const double secs = a.num("ms", 10000) / 1000.0;

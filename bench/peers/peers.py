@@ -30,6 +30,9 @@ ap.add_argument("--lease-ms", type=int, default=3000)
 ap.add_argument("--renew-ms", type=int, default=1000)
 ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
 ap.add_argument("--only", default="", help="comma list of contenders (default all)")
+ap.add_argument("--workloads", default="", help="comma list of workloads (default all: uncontended,contended,holders,redlock)")
+ap.add_argument("--tag", default="", help="report name suffix: bench/results/peers-<date>-<tag>.md (e.g. for a one-workload run)")
+ap.add_argument("--repeats", type=int, default=1, help="contended: runs per contender, alternating contenders (medians reported)")
 args = ap.parse_args()
 
 PY = "/usr/bin/python3"
@@ -49,6 +52,8 @@ WORKLOADS = {  # contender lists per workload (redlock npm: only the RedLock wor
 if args.only:
     keep = set(args.only.split(","))
     WORKLOADS = {w: [c for c in cs if c in keep] for w, cs in WORKLOADS.items()}
+if args.workloads:
+    WORKLOADS = {w: cs for w, cs in WORKLOADS.items() if w in args.workloads.split(",")}
 
 
 def free_port():
@@ -128,8 +133,9 @@ def contended_row(lines):
     # the span are dropped (process start-up, workers finishing). Hand-off
     # latency counts only passes to another process (a holder that re-takes
     # the lock right after releasing it hands nothing off); "self" = share of
-    # acquisitions that were such re-takes.
-    iv = sorted((x[0], x[1], w) for w, l in enumerate(lines) for x in l["intervals"])
+    # acquisitions that were such re-takes. Wait = acquired - asked (the
+    # call's start): how long a caller waited for its turn.
+    iv = sorted((x[0], x[1], w, x[2] if len(x) > 2 else None) for w, l in enumerate(lines) for x in l["intervals"])
     span = iv[-1][1] - iv[0][0]
     lo, hi = iv[0][0] + span // 10, iv[-1][1] - span // 10
     iv = [x for x in iv if lo <= x[0] and x[1] <= hi]
@@ -137,9 +143,26 @@ def contended_row(lines):
     hand = [b[0] - a[1] for a, b in pairs if a[2] != b[2]]
     retakes = sum(1 for a, b in pairs if a[2] == b[2])
     per = [sum(1 for x in iv if x[2] == w) for w in range(len(lines))]
+    waits = [x[0] - x[3] for x in iv if x[3] is not None]
+    mean = sum(per) / len(per)
     return {"ops_s": len(iv) / ((hi - lo) / 1e9), "p50_us": pct(hand, 0.5) / 1e3, "p99_us": pct(hand, 0.99) / 1e3,
             "overlaps": sum(1 for a, b in pairs if b[0] < a[1]), "n": len(iv), "per_worker": f"{min(per)}..{max(per)}",
-            "self": f"{100 * retakes / max(1, len(pairs)):.0f} %"}
+            "least_share": min(per) / mean if mean else float("nan"),
+            "wait_p50_ms": pct(waits, 0.5) / 1e6 if waits else float("nan"),
+            "wait_p99_ms": pct(waits, 0.99) / 1e6 if waits else float("nan"),
+            "wait_max_ms": max(waits) / 1e6 if waits else float("nan"),
+            "per": per, "self": f"{100 * retakes / max(1, len(pairs)):.0f} %"}
+
+
+def contended_runs(rows):
+    # Repeats of one contender: the median run by acquisitions/s, with the
+    # worst least-lucky share and the longest wait of all runs.
+    rows = sorted(rows, key=lambda r: r["ops_s"])
+    out = dict(rows[len(rows) // 2])
+    out["least_share"] = min(r["least_share"] for r in rows)
+    out["wait_max_ms"] = max(r["wait_max_ms"] for r in rows)
+    out["runs"] = len(rows)
+    return out
 
 
 def holders_row(lines):
@@ -151,12 +174,13 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     one = Server()
     three = [Server() for _ in range(3)]
-    results, rtt = {}, {}
+    results, rtt, runs = {}, {}, {}
     try:
         one.reset()
         rtt["ping"] = ping_rtt(one)
         for workload, contenders in WORKLOADS.items():
-            for c in contenders:
+            repeats = args.repeats if workload == "contended" else 1
+            for c in [c for _ in range(repeats) for c in contenders]:  # A/B/A/B
                 servers = three if workload == "redlock" else [one]
                 for s in servers:
                     s.reset()
@@ -165,7 +189,9 @@ def main():
                 if workload in ("uncontended", "redlock"):
                     results[workload, c] = latency_row(run(c, workload, ports, [f"n={args.n}"]))
                 elif workload == "contended":
-                    results[workload, c] = contended_row(run(c, workload, ports, [f"ms={args.contended_ms}", f"hold_us={args.hold_us}"], args.clients))
+                    runs.setdefault(c, []).append(
+                        contended_row(run(c, workload, ports, [f"ms={args.contended_ms}", f"hold_us={args.hold_us}"], args.clients)))
+                    results[workload, c] = contended_runs(runs[c])
                 else:
                     extra = [f"leases={args.leases}", f"ms={args.holders_ms}", f"lease_ms={args.lease_ms}", f"renew_ms={args.renew_ms}",
                              f"threshold_ms={args.lease_ms - args.renew_ms}"]
@@ -180,8 +206,11 @@ def versions():
     v = {"redis-server": subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()[2].replace("v=", ""),
          "redis-py": redis.__version__, "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()}
     for pkg in ("ioredis", "redis-semaphore", "@sesamecare-oss/redlock"):
-        with open(os.path.join(HERE, "node_modules", pkg, "package.json")) as f:
-            v[pkg] = json.load(f)["version"]
+        try:
+            with open(os.path.join(HERE, "node_modules", pkg, "package.json")) as f:
+                v[pkg] = json.load(f)["version"]
+        except FileNotFoundError:
+            v[pkg] = "not installed"
     v["git"] = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     return v
 
@@ -192,7 +221,8 @@ def ratio(x, floor):
 
 def render(started, res, rtt):
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, "peers-" + started.strftime("%Y-%m-%d"))
+    name = "peers-" + started.strftime("%Y-%m-%d") + (f"-{args.tag}" if args.tag else "")
+    stem = os.path.join(args.out, name)
     v = versions()
     L = [f"# Weave vs. other Redis lock libraries ({started.strftime('%Y-%m-%d %H:%M UTC')})", "",
          f"Generated by `bench/peers/run.sh` (`peers.py {' '.join(sys.argv[1:])}`). Machine: {platform.machine()}, "
@@ -223,7 +253,9 @@ def render(started, res, rtt):
     table("contended", f"2. Contended: {args.clients} OS processes on one key, each holding {args.hold_us} us, {args.contended_ms} ms",
           [("acquisitions/s", ("ops_s", "{:,.0f}")), ("hand-off p50 us", ("p50_us", "{:.1f}")),
            ("hand-off p99 us", ("p99_us", "{:.1f}")), ("acquisitions", ("n", "{:,}", 0)),
-           ("per process (min..max)", ("per_worker", "{}", 0)), ("self re-takes", ("self", "{}", 0)), ("overlaps", ("overlaps", "{}", 0))])
+           ("per process (min..max)", ("per_worker", "{}", 0)), ("least / mean", ("least_share", "{:.2f}", 0)),
+           ("wait p50 ms", ("wait_p50_ms", "{:.1f}", 0)), ("wait p99 ms", ("wait_p99_ms", "{:.1f}", 0)),
+           ("wait max ms", ("wait_max_ms", "{:.1f}", 0)), ("self re-takes", ("self", "{}", 0)), ("overlaps", ("overlaps", "{}", 0))])
     table("holders", f"3. Many holders: {args.leases:,} leases held at once for {args.holders_ms / 1000:g} s, "
           f"lease {args.lease_ms} ms renewed every {args.renew_ms} ms",
           [("script calls/s (requests)", ("scripts_s", "{:,.1f}")), ("commands/s incl. inside scripts", ("cmds_s", "{:,.1f}")), ("client CPU ms/s", ("cpu_ms_s", "{:.1f}"))])
@@ -232,7 +264,7 @@ def render(started, res, rtt):
     with open(os.path.join(HERE, "SETTINGS.md")) as f:
         L.append(f.read().strip())
     L.append("")
-    L.append(f"![chart](peers-{started.strftime('%Y-%m-%d')}.png)")
+    L.append(f"![chart]({name}.png)")
     with open(stem + ".md", "w") as f:
         f.write("\n".join(L) + "\n")
     chart(stem + ".png", res)
@@ -243,18 +275,32 @@ def chart(path, res):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    panels = [("uncontended", "p50_us", "1. uncontended p50 (x floor)"), ("contended", "p50_us", "2. hand-off p50 (x floor)"),
+    panels = [("uncontended", "p50_us", "1. uncontended p50 (x floor)"),
+              ("contended", "ops_s", "2. contended acquisitions/s (x floor)"),
+              ("contended", "p50_us", "2. hand-off p50 (x floor)"), ("contended", "per", "2. acquisitions per process / mean"),
               ("holders", "cpu_ms_s", "3. renewal client CPU (x floor)"), ("redlock", "p50_us", "4. RedLock p50 (x floor)")]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 4))
-    for ax, (w, k, title) in zip(axes, panels):
+    panels = [p for p in panels if any(w == p[0] for (w, _) in res)]  # the workloads that ran
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 4), squeeze=False)
+    for ax, (w, k, title) in zip(axes[0], panels):
+        ax.set_title(title)
+        if k == "per":
+            # How evenly the contended lock went round: each process's
+            # acquisitions over the mean, least lucky first (1.0 = even).
+            for c, r in [(c, r) for (ww, c), r in res.items() if ww == w]:
+                mean = sum(r["per"]) / len(r["per"])
+                ax.plot(range(1, len(r["per"]) + 1), [x / mean for x in sorted(r["per"])], marker="o",
+                        label=f"{c} (wait p99 {r['wait_p99_ms']:.0f}, max {r['wait_max_ms']:.0f} ms)")
+            ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+            ax.set_xlabel("process, least lucky first")
+            ax.legend(fontsize=7)
+            continue
         rows = [(c, r[k]) for (ww, c), r in res.items() if ww == w]
         floor = res.get((w, "raw"), {}).get(k) or 1
         ax.bar([c for c, _ in rows], [x / floor for _, x in rows], color="tab:blue")
         ax.set_yscale("log")
-        ax.set_title(title)
         ax.tick_params(axis="x", rotation=30)
         for i, (_, x) in enumerate(rows):
-            ax.annotate(f"{x / floor:.1f}x", (i, x / floor), ha="center", va="bottom", fontsize=8)
+            ax.annotate(f"{x / floor:.2f}x", (i, x / floor), ha="center", va="bottom", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
 
