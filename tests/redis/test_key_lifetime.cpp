@@ -96,8 +96,8 @@ void churn(const weave::LockClient& locks, LockType type, const std::string& nam
 
 // The other ways a lock's keys come and go, a few keys each: leases left to
 // run out, leases renewed by the watchdog, several readers at once, and for
-// fair and write a line of waiters (one served, one giving up, one that
-// crashed and never refreshes its place).
+// fair, write and reentrant (starving waiters) a line of waiters (one served,
+// one giving up, one that crashed and never refreshes its place).
 void other_lifetimes(const weave::LockClient& locks, LockType type, const std::string& name) {
   weave::LockClient locks2 = locks;
   for (int i = 0; i < 10; ++i)
@@ -132,6 +132,30 @@ void other_lifetimes(const weave::LockClient& locks, LockType type, const std::s
     std::this_thread::sleep_for(100ms);
     h.release();
     served.get();
+  }
+  if (type == LockType::reentrant) {  // the line of starving waiters (docs/redis.md, "Contention")
+    const std::string key = name + ":starving";
+    auto h = locks2.acquire(key, {.ttl = 60s, .type = type});
+    // A starving waiter that crashed: first in line, its turn comes and goes.
+    weave::AcquireRequest crashed{key, "crashed-waiter", 60s, type};
+    crashed.handoff_turn = locks2.options().handoff_turn;
+    crashed.starving = true;
+    REQUIRE_FALSE(locks2.backend().acquire(crashed).acquired);
+    weave::LockClient other(locks2.options());
+    CHECK_FALSE(other.try_acquire(key, {.ttl = 60s, .wait = 100ms, .type = type}));  // starves, gives up, leaves
+    auto served = std::async(std::launch::async, [&] {
+      other.acquire(key, {.ttl = 60s, .wait = 10s, .type = type}).release();
+    });
+    std::this_thread::sleep_for(100ms);  // queued behind the crashed one
+    h.release();
+    served.get();
+    // Only a crashed waiter in line, and nobody comes after the release: its
+    // place (and the line's keys) end with its turn, not the 60 s lease.
+    const std::string alone = name + ":starving-alone";
+    auto last = locks2.acquire(alone, {.ttl = 60s, .type = type});
+    crashed.key = alone;
+    REQUIRE_FALSE(locks2.backend().acquire(crashed).acquired);
+    last.release();
   }
 }
 

@@ -18,6 +18,10 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     if first then
       redis.call('ZADD', KEYS[4], 'XX', 'LT', now + tonumber(ARGV[4]), first)
       next = first
+      -- The line's keys live as long as its longest place, now maybe shorter.
+      local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+      redis.call('PEXPIREAT', KEYS[3], last[2])
+      redis.call('PEXPIREAT', KEYS[4], last[2])
     end
   end
   redis.call('PUBLISH', ARGV[2], next)
