@@ -19,9 +19,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
       redis.call('ZADD', KEYS[4], 'XX', 'LT', now + tonumber(ARGV[4]), first)
       next = first
       -- The line's keys live as long as its longest place, now maybe shorter.
+      -- (PEXPIRE, not PEXPIREAT: the one the least-privilege ACL rule grants.)
       local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
-      redis.call('PEXPIREAT', KEYS[3], last[2])
-      redis.call('PEXPIREAT', KEYS[4], last[2])
+      local keep = math.max(1, tonumber(last[2]) - now)
+      redis.call('PEXPIRE', KEYS[3], keep)
+      redis.call('PEXPIRE', KEYS[4], keep)
     end
   end
   redis.call('PUBLISH', ARGV[2], next)
