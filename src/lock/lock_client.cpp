@@ -256,6 +256,9 @@ std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::s
     Clock::time_point wake = deadline;
     if (r.holder_ttl_left > milliseconds(0) && r.holder_ttl_left < deadline - now)
       wake = now + r.holder_ttl_left + milliseconds(1);
+    // A starving waiter's place lasts the holder's lease + a turn: it comes
+    // back half a turn before the lease ends (the holder may have renewed it).
+    if (starving && r.holder_ttl_left > turn) wake = std::min(wake, now + r.holder_ttl_left - turn / 2);
     if (queue_entry > milliseconds(0)) wake = std::min(wake, now + queue_entry / 3);
     // A caller about to starve tries again then, to take its place in line.
     if (may_starve && !starving) wake = std::min(wake, call_start + shared.options.starvation_after);

@@ -220,6 +220,9 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       s.take(owner, now, lease);
       return {true, s.fence, {}};
     }
+    // The key is free: the first waiter's turn has begun (acquire.lua).
+    if (!s.held_by_other(owner, now) && !s.line.empty())
+      s.line.front().second = std::min(s.line.front().second, now + turn);
     // Refused: until the holder's lease, or the first waiter's turn, runs out.
     const Clock::time_point busy_until = s.held_by_other(owner, now) ? s.expires : s.line.front().second;
     if (starving) {
@@ -329,8 +332,10 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     const bool in_time = s.expires > now;
     s.held = false;
     s.owner.clear();
-    if (turn > std::chrono::milliseconds(0) && !s.line.empty())
-      s.line.front().second = std::min(s.line.front().second, now + turn);
+    if (turn > std::chrono::milliseconds(0) && !s.line.empty()) {
+      s.prune(now);
+      if (!s.line.empty()) s.line.front().second = std::min(s.line.front().second, now + turn);
+    }
     s.wake();
     sh.drop_if_idle(hk, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;

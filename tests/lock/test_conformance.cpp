@@ -1440,6 +1440,39 @@ TEST_CASE("lock contention: only the first starving waiter may take a released k
   CHECK((!after || after->line.empty()));  // the dead waiter's place is gone
 }
 
+TEST_CASE("lock contention: two dead waiters first in line hold a free key up for a turn each, not a lease",
+          "[lock][conformance][starvation]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  LOCK_TEST_REQUIRE_LINE();
+  auto o = options_for();
+  o.handoff_turn = 200ms;
+  auto backend = weave::make_lock_backend(o);
+  weave::LockClient locks(o, backend);
+  const std::string key = unique_key("two-dead");
+  weave::LeaseHandle holder = locks.acquire(key, {.ttl = 30s});
+  // Two starving waiters that never come back, queued while the key is held
+  // for 30 s: without their turns they would keep their places that long.
+  for (const char* dead : {"dead-waiter-1", "dead-waiter-2"}) {
+    weave::AcquireRequest starving{key, dead, 10s};
+    starving.handoff_turn = o.handoff_turn;
+    starving.starving = true;
+    REQUIRE_FALSE(backend->acquire(starving).acquired);
+  }
+  std::chrono::milliseconds waited{0};
+  Clock::time_point acquired;
+  std::thread live([&] {
+    weave::LeaseHandle h = locks.try_acquire(key, {.ttl = 10s, .wait = 20s}, &waited);
+    if (h) acquired = Clock::now();
+  });
+  REQUIRE(line_reaches(locks, key, 3));
+  const Clock::time_point released = Clock::now();
+  holder.release();
+  live.join();
+  REQUIRE(acquired != Clock::time_point{});
+  CHECK(acquired - released >= 300ms);  // two turns were honoured ...
+  CHECK(acquired - released < 10s);     // ... not the 30 s the second dead waiter's place had
+}
+
 TEST_CASE("lock contention: a waiter queues only once it has waited starvation_after, then goes first",
           "[lock][conformance][starvation]") {
   LOCK_TEST_REQUIRE_BACKEND();

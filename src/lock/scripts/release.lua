@@ -14,6 +14,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   local next = '1'
   if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then
     local now = now_ms()
+    -- A place of the releasing owner itself (it took L by a call without the
+    -- line keys, during a slot migration) goes.
+    if redis.call('ZREM', KEYS[4], ARGV[1]) == 1 then redis.call('LREM', KEYS[3], 0, ARGV[1]) end
     local first = prune_line(KEYS[3], KEYS[4], now)
     if first then
       redis.call('ZADD', KEYS[4], 'XX', 'LT', now + tonumber(ARGV[4]), first)
