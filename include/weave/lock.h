@@ -107,7 +107,7 @@ struct WEAVE_API LockOptions {
   // waiter refreshes it (every third of this while it waits). A crashed
   // waiter stalls the line for at most about this long.
   std::chrono::milliseconds queue_entry{5'000};
-  // reentrant locks, waiting callers (docs/locks.md, "Contention"): callers
+  // reentrant locks, waiting callers (docs/redis.md, "Contention"): callers
   // barge (whoever asks first while the key is free gets it) until one has
   // waited this long; it is then starving and joins the key's line, and
   // while anyone starves only the first in line may take the key (oldest

@@ -56,6 +56,12 @@ struct Slot {
     return waiters == 0 && (!held || expires <= now) && line.empty() && readers.empty() &&
            writers_waiting.empty();
   }
+  // reentrant: the key is free, so the first starving waiter's turn has
+  // begun; its place ends `turn` from now at the latest (acquire.lua,
+  // release.lua: begin_turn).
+  void begin_turn(Clock::time_point now, std::chrono::milliseconds turn) {
+    if (!line.empty()) line.front().second = std::min(line.front().second, now + turn);
+  }
   // Drops readers and places in line that ran out.
   void prune(Clock::time_point now) {
     std::erase_if(line, [&](const auto& e) { return e.second <= now; });
@@ -206,25 +212,24 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       return {true, s.fence, {}};
     }
     const bool handoff = turn > std::chrono::milliseconds(0);
+    const bool free = !s.held_by_other(owner, now);
     if (handoff && !s.line.empty()) s.prune(now);
     if (!handoff || s.line.empty()) {  // nobody starves
-      if (!s.held_by_other(owner, now)) {
+      if (free) {
         s.take(owner, now, lease);
         return {true, s.fence, {}};
       }
       if (!handoff || !starving) return {false, 0, until(s.expires, now)};
     }
     auto mine = std::find_if(s.line.begin(), s.line.end(), [&](auto& e) { return e.first == owner; });
-    if (!s.held_by_other(owner, now) && (s.line.empty() || mine == s.line.begin())) {
+    if (free && (s.line.empty() || mine == s.line.begin())) {
       if (mine != s.line.end()) s.line.erase(mine);
       s.take(owner, now, lease);
       return {true, s.fence, {}};
     }
-    // The key is free: the first waiter's turn has begun (acquire.lua).
-    if (!s.held_by_other(owner, now) && !s.line.empty())
-      s.line.front().second = std::min(s.line.front().second, now + turn);
+    if (free) s.begin_turn(now, turn);
     // Refused: until the holder's lease, or the first waiter's turn, runs out.
-    const Clock::time_point busy_until = s.held_by_other(owner, now) ? s.expires : s.line.front().second;
+    const Clock::time_point busy_until = free ? s.line.front().second : s.expires;
     if (starving) {
       const Clock::time_point place = std::max(busy_until, now) + turn;
       if (mine != s.line.end())
@@ -334,7 +339,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     s.owner.clear();
     if (turn > std::chrono::milliseconds(0) && !s.line.empty()) {
       s.prune(now);
-      if (!s.line.empty()) s.line.front().second = std::min(s.line.front().second, now + turn);
+      s.begin_turn(now, turn);
     }
     s.wake();
     sh.drop_if_idle(hk, s, now);

@@ -1311,11 +1311,11 @@ TEST_CASE("lock: force_unlock frees a held key, the holder finds its lease lost,
 namespace {
 
 // redlock:// has no line of starving waiters (its masters would each keep
-// one): it barges, documented in docs/locks.md.
+// one): it barges, documented in docs/scale-out.md.
 #define LOCK_TEST_REQUIRE_LINE()                                                        \
   do {                                                                                  \
     if (Store::scheme() == "redlock") {                                                 \
-      WARN("redlock:// barges: no line of starving waiters (docs/locks.md)");           \
+      WARN("redlock:// barges: no line of starving waiters (docs/scale-out.md)");           \
       return;                                                                           \
     }                                                                                   \
   } while (0)
@@ -1349,6 +1349,32 @@ std::vector<std::string> run_contenders(int n, const std::function<std::string()
   }
 #endif
   return out;
+}
+
+// A starving waiter that queues (the key is held) and never comes back, as
+// one that died: a single raw request under its own owner token. True when
+// it was refused (so it holds a place in line).
+bool queues_dead_waiter(weave::LockBackend& backend, const std::string& key, std::string_view owner,
+                        std::chrono::milliseconds turn) {
+  weave::AcquireRequest starving{key, owner, 10s};
+  starving.handoff_turn = turn;
+  starving.starving = true;
+  return !backend.acquire(starving).acquired;
+}
+
+// One caller waiting up to 20 s for `key` on a thread of its own: when it got
+// the key (Clock::time_point{} if it did not) and how long it waited.
+struct Acquisition {
+  Clock::time_point at{};
+  std::chrono::milliseconds waited{0};
+};
+std::future<Acquisition> waiting_caller(weave::LockClient& locks, const std::string& key) {
+  return std::async(std::launch::async, [&locks, key] {
+    Acquisition a;
+    weave::LeaseHandle h = locks.try_acquire(key, {.ttl = 10s, .wait = 20s}, &a.waited);
+    if (h) a.at = Clock::now();
+    return a;
+  });
 }
 
 // Waits (at most 10 s) until `n` waiters are in the key's line.
@@ -1410,18 +1436,9 @@ TEST_CASE("lock contention: only the first starving waiter may take a released k
   const std::string key = unique_key("turn");
   weave::LeaseHandle holder = locks.acquire(key, {.ttl = 30s});
   // A starving waiter that never comes back (as one that died): first in line.
-  const std::string dead = "dead-waiter-0000-0000-0000-000000000000";
-  weave::AcquireRequest starving{key, dead, 10s};
-  starving.handoff_turn = o.handoff_turn;
-  starving.starving = true;
-  REQUIRE_FALSE(backend->acquire(starving).acquired);
+  REQUIRE(queues_dead_waiter(*backend, key, "dead-waiter-0000-0000-0000-000000000000", o.handoff_turn));
   // A live waiter starves after 10 ms and queues behind it.
-  std::chrono::milliseconds live_waited{0};
-  Clock::time_point live_acquired;
-  std::thread live([&] {
-    weave::LeaseHandle h = locks.try_acquire(key, {.ttl = 10s, .wait = 20s}, &live_waited);
-    live_acquired = Clock::now();
-  });
+  std::future<Acquisition> live = waiting_caller(locks, key);
   REQUIRE(line_reaches(locks, key, 2));
   const Clock::time_point released = Clock::now();
   holder.release();
@@ -1429,13 +1446,14 @@ TEST_CASE("lock contention: only the first starving waiter may take a released k
   weave::LeaseHandle barging;
   std::thread([&] { barging = locks.try_acquire(key, {.ttl = 10s, .wait = 0ms}); }).join();
   CHECK_FALSE(barging);
-  live.join();
+  const Acquisition got = live.get();
+  REQUIRE(got.at != Clock::time_point{});
   // The live waiter got it after the dead one's turn ran out: not at once
   // (the turn was honoured), and not after the dead one's place as it stood
   // while the key was held (the holder's 30 s lease + the turn).
-  CHECK(live_waited > 0ms);
-  CHECK(live_acquired - released >= 200ms);
-  CHECK(live_acquired - released < 10s);
+  CHECK(got.waited > 0ms);
+  CHECK(got.at - released >= 200ms);
+  CHECK(got.at - released < 10s);
   const std::optional<weave::LockState> after = locks.lock_state(key);
   CHECK((!after || after->line.empty()));  // the dead waiter's place is gone
 }
@@ -1452,22 +1470,13 @@ TEST_CASE("lock contention: two dead waiters first in line hold a free key up fo
   weave::LeaseHandle holder = locks.acquire(key, {.ttl = 30s});
   // Two starving waiters that never come back, queued while the key is held
   // for 30 s: without their turns they would keep their places that long.
-  for (const char* dead : {"dead-waiter-1", "dead-waiter-2"}) {
-    weave::AcquireRequest starving{key, dead, 10s};
-    starving.handoff_turn = o.handoff_turn;
-    starving.starving = true;
-    REQUIRE_FALSE(backend->acquire(starving).acquired);
-  }
-  std::chrono::milliseconds waited{0};
-  Clock::time_point acquired;
-  std::thread live([&] {
-    weave::LeaseHandle h = locks.try_acquire(key, {.ttl = 10s, .wait = 20s}, &waited);
-    if (h) acquired = Clock::now();
-  });
+  for (const char* dead : {"dead-waiter-1", "dead-waiter-2"})
+    REQUIRE(queues_dead_waiter(*backend, key, dead, o.handoff_turn));
+  std::future<Acquisition> live = waiting_caller(locks, key);
   REQUIRE(line_reaches(locks, key, 3));
   const Clock::time_point released = Clock::now();
   holder.release();
-  live.join();
+  const Clock::time_point acquired = live.get().at;
   REQUIRE(acquired != Clock::time_point{});
   CHECK(acquired - released >= 300ms);  // two turns were honoured ...
   CHECK(acquired - released < 10s);     // ... not the 30 s the second dead waiter's place had
@@ -1529,18 +1538,13 @@ TEST_CASE("lock contention: a designated next holder SIGKILLed holds the others 
   });
   REQUIRE(line_reaches(locks, key, 1));
   // ... and one behind it.
-  std::chrono::milliseconds second_waited{0};
-  Clock::time_point second_acquired;
-  std::thread second([&] {
-    weave::LeaseHandle h = locks.try_acquire(key, {.ttl = 10s, .wait = 20s}, &second_waited);
-    if (h) second_acquired = Clock::now();
-  });
+  std::future<Acquisition> second = waiting_caller(locks, key);
   REQUIRE(line_reaches(locks, key, 2));
   ::kill(first.pid(), SIGKILL);
   first.wait();
   const Clock::time_point released = Clock::now();
   holder.release();  // designates the killed process: it never comes
-  second.join();
+  const Clock::time_point second_acquired = second.get().at;
   REQUIRE(second_acquired != Clock::time_point{});
   // Held up by the dead process's turn (300 ms) at most, not by its place
   // as it stood while the key was held (30 s lease + turn) or its 60 s wait.

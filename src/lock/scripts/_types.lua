@@ -19,6 +19,11 @@ local function prune_line(line, places, now)
   end
   return first
 end
+-- The key is free: the first waiter's (`first`) turn has begun; its place
+-- ends turn_ms from now at the latest.
+local function begin_turn(places, first, now, turn_ms)
+  redis.call('ZADD', places, 'XX', 'LT', now + turn_ms, first)
+end
 -- The first waiter takes its turn: it leaves the line.
 local function leave_first(line, places, owner)
   redis.call('LPOP', line)

@@ -26,9 +26,7 @@ local now = now_ms()
 local first = prune_line(KEYS[3], KEYS[4], now)
 -- The key is free: the first waiter's turn has begun (it may be one that
 -- died behind another dead one: each holds the others up one turn at most).
-if holder == false and first and first ~= ARGV[1] then
-  redis.call('ZADD', KEYS[4], 'XX', 'LT', now + turn, first)
-end
+if holder == false and first and first ~= ARGV[1] then begin_turn(KEYS[4], first, now, turn) end
 if holder == false and (first == false or first == ARGV[1]) then
   if first then leave_first(KEYS[3], KEYS[4], ARGV[1]) end
   return take(KEYS[1], KEYS[2], ARGV[1], ms, grace, ARGV[5])

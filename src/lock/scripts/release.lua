@@ -19,7 +19,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
     if redis.call('ZREM', KEYS[4], ARGV[1]) == 1 then redis.call('LREM', KEYS[3], 0, ARGV[1]) end
     local first = prune_line(KEYS[3], KEYS[4], now)
     if first then
-      redis.call('ZADD', KEYS[4], 'XX', 'LT', now + tonumber(ARGV[4]), first)
+      begin_turn(KEYS[4], first, now, tonumber(ARGV[4]))
       next = first
       -- The line's keys live as long as its longest place, now maybe shorter.
       -- (PEXPIRE, not PEXPIREAT: the one the least-privilege ACL rule grants.)
