@@ -14,6 +14,12 @@
 //   q.cancel(id);  q.reschedule(id, 5min);  q.stats();         // exact counts per state
 //   q.offer_many(std::vector<weave::Offer<OrderTimeout>>{{{"o-3"}, 1min}, {{"o-4"}, 2min}});  // few round trips
 //
+//   auto batch = q.take_many(16, 5s);                           // a batch worker: up to 16 per round trip
+//   while (!batch.empty()) {
+//     for (auto& d : batch) handle(d.value());                  // (or d.fail("why") for one)
+//     batch = q.ack_and_take_many(batch, 16, 5s);               // acks the rest, takes the next batch
+//   }
+//
 // The store is QueueOptions::url (configure_queues), else $WEAVE_QUEUE_URL,
 // else $WEAVE_URL, else mem:// (this process only: not durable).
 //
@@ -213,6 +219,19 @@ class WEAVE_API Queue {
   // until `stop` is requested. Consumers of one queue in a process take
   // turns waiting on the store: one wake-up costs the process one request.
   std::optional<QueueDelivery> take_json(std::chrono::milliseconds timeout, std::stop_token stop = {});
+  // Up to `max` (1..1000) due messages in one round trip, each its own
+  // delivery and lease; waits for the first like take_json(). Empty: none
+  // by the timeout or the stop. A batch trades latency for throughput: what
+  // it took waits for the ones before it, held by this worker.
+  std::vector<QueueDelivery> take_many_json(std::size_t max, std::chrono::milliseconds timeout,
+                                            std::stop_token stop = {});
+  // Acks every delivery of `done` not settled yet (those that failed were
+  // settled with fail() and the like), then take_many_json(max, ...); the
+  // acks and the first take in one round trip: a batch worker's usual step.
+  // A refused ack does not throw (the batch taken would be lost with it):
+  // that delivery's lease().lost() tells.
+  std::vector<QueueDelivery> ack_and_take_many(std::span<QueueDelivery> done, std::size_t max,
+                                               std::chrono::milliseconds timeout, std::stop_token stop = {});
   // Removes the message whatever its state; false when there was none.
   bool cancel(std::string_view id);
   // A scheduled message now due in `delay`; false when absent, in flight or dead.
@@ -229,6 +248,10 @@ class WEAVE_API Queue {
   std::vector<ListedMessage> dead_letters(std::size_t limit = 20);
 
  private:
+  template <class T>
+  friend class DelayQueue;
+  std::vector<QueueDelivery> ack_and_take_pointers(std::span<QueueDelivery* const> done, std::size_t max,
+                                                   std::chrono::milliseconds timeout, std::stop_token stop);
   // The state of this name in this process: made anew in a fork()ed child
   // (the parent's connections and threads are not the child's).
   std::shared_ptr<detail::QueueState> state();
@@ -282,6 +305,23 @@ class DelayQueue {
     return decoded(done.ack_and_take(timeout, stop), deadline, stop);
   }
 
+  // Queue::take_many_json, decoded.
+  std::vector<Delivery<T>> take_many(std::size_t max, std::chrono::milliseconds timeout, std::stop_token stop = {}) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    return decoded_many(queue_.take_many_json(max, timeout, stop), max, deadline, stop);
+  }
+
+  // Queue::ack_and_take_many: acks every delivery of `done` not settled yet,
+  // and takes the next batch, in one round trip.
+  std::vector<Delivery<T>> ack_and_take_many(std::span<Delivery<T>> done, std::size_t max,
+                                             std::chrono::milliseconds timeout, std::stop_token stop = {}) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::vector<QueueDelivery*> pointers;
+    pointers.reserve(done.size());
+    for (Delivery<T>& d : done) pointers.push_back(&d);
+    return decoded_many(queue_.ack_and_take_pointers(pointers, max, timeout, stop), max, deadline, stop);
+  }
+
   const std::string& name() const noexcept { return queue_.name(); }
   bool cancel(std::string_view id) { return queue_.cancel(id); }
   bool reschedule(std::string_view id, std::chrono::milliseconds delay) { return queue_.reschedule(id, delay); }
@@ -307,15 +347,41 @@ class DelayQueue {
                                      std::stop_token stop) {
     for (;;) {
       if (!d) return std::nullopt;
-      try {
-        T value = nlohmann::json::parse(d->payload()).template get<T>();
-        return Delivery<T>(std::move(*d), std::move(value));
-      } catch (const nlohmann::json::exception& e) {
-        d->dead("its payload does not decode (written by another version?): " + std::string(e.what()));
-      }
-      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      d = queue_.take_json(std::max(left, std::chrono::milliseconds(0)), stop);
+      if (std::optional<Delivery<T>> out = decode(*d)) return out;
+      d = queue_.take_json(left(deadline), stop);
     }
+  }
+
+  // decoded() of each: what does not decode is dead-lettered; when that
+  // leaves none, the next batch is taken (until `deadline`).
+  std::vector<Delivery<T>> decoded_many(std::vector<QueueDelivery> taken, std::size_t max,
+                                        std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+    std::vector<Delivery<T>> out;
+    for (;;) {
+      if (taken.empty()) return out;
+      out.reserve(taken.size());
+      for (QueueDelivery& d : taken)
+        if (std::optional<Delivery<T>> one = decode(d)) out.push_back(std::move(*one));
+      if (!out.empty()) return out;
+      taken = queue_.take_many_json(max, left(deadline), stop);
+    }
+  }
+
+  // `d` as a Delivery<T>, or nothing: its payload does not decode as T and
+  // it was dead-lettered with the reason.
+  static std::optional<Delivery<T>> decode(QueueDelivery& d) {
+    try {
+      T value = nlohmann::json::parse(d.payload()).template get<T>();
+      return Delivery<T>(std::move(d), std::move(value));
+    } catch (const nlohmann::json::exception& e) {
+      d.dead("its payload does not decode (written by another version?): " + std::string(e.what()));
+    }
+    return std::nullopt;
+  }
+
+  static std::chrono::milliseconds left(std::chrono::steady_clock::time_point deadline) {
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return std::max(ms, std::chrono::milliseconds(0));
   }
 
   Queue queue_;

@@ -180,7 +180,7 @@ std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time
 }
 
 void QueueState::renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const {
-  std::vector<QueueStore::Renewal> items;
+  std::vector<QueueStore::Held> items;
   items.reserve(leases.size());
   for (LeaseCore* l : leases) {
     const auto& d = static_cast<const HeldDelivery&>(*l);
@@ -254,6 +254,7 @@ void configure_queues(QueueOptions options) {
 namespace detail {
 struct QueueAccess {
   static QueueDelivery delivery(std::shared_ptr<HeldDelivery> held) { return QueueDelivery(std::move(held)); }
+  static HeldDelivery* held(const QueueDelivery& d) { return d.held_.get(); }
 };
 }  // namespace detail
 
@@ -371,11 +372,17 @@ void begin_settle(detail::HeldDelivery& d) {
   d.settle();  // renewals stop: the store's answer to this settle decides
 }
 
-// take_json(), after settling `done` (an ack) in the same first round trip when given.
-std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelivery* done, milliseconds timeout,
-                                       std::stop_token stop) {
+constexpr std::size_t kMaxTake = 1000;  // take_many's max
+
+// take_many_json(), after acking `done` in the same first round trip.
+std::vector<QueueDelivery> take_from(detail::QueueState& q, std::span<detail::HeldDelivery* const> done,
+                                     std::size_t max, milliseconds timeout, std::stop_token stop) {
   using Clock = std::chrono::steady_clock;
   if (timeout < milliseconds(0)) throw QueueError(q.name, "take()'s timeout is negative");
+  if (max < 1 || max > kMaxTake)
+    throw QueueError(q.name, "take_many()'s max must be 1.." + std::to_string(kMaxTake) + ", got " + std::to_string(max));
+  for (detail::HeldDelivery* d : done)
+    if (d->settled) begin_settle(*d);  // throws UsageError (settled already) before anything is acked
   const auto deadline = Clock::now() + timeout;
   // Made before the first take when this process already subscribed to the
   // queue's wake-ups (no round trip then), else after a first take found
@@ -386,34 +393,43 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
   for (;;) {
     const auto sent = Clock::now();
     detail::QueueTaken t;
-    if (done) {
-      begin_settle(*done);
-      auto both = q.store().settle_and_take(done->message.id, done->message.token, detail::SettleAction::ack,
-                                            milliseconds(0), {}, detail::jitter(), q.options().lease);
-      finish_settle(*done, detail::SettleAction::ack, both.settled);
-      done = nullptr;
+    if (!done.empty()) {
+      std::vector<detail::QueueStore::Held> held;
+      held.reserve(done.size());
+      for (detail::HeldDelivery* d : done) {
+        begin_settle(*d);
+        held.push_back({d->message.id, d->message.token});
+      }
+      auto both = q.store().ack_and_take(held, q.options().lease, detail::jitter(), max);
+      for (std::size_t i = 0; i < done.size(); ++i) finish_settle(*done[i], detail::SettleAction::ack, both.acked[i]);
+      done = {};
       t = std::move(both.taken);
     } else {
-      if (stop.stop_requested()) return std::nullopt;
-      t = q.store().take(q.options().lease, detail::jitter());
+      if (stop.stop_requested()) return {};
+      t = q.store().take(q.options().lease, detail::jitter(), max);
     }
     q.report_reclaimed(t.dead_lettered);
-    if (t.message) {
+    if (!t.messages.empty()) {
       turn.got_message();
       detail::QueueSeries& series = q.series;
-      series.counts.add(&detail::QueueCountStripe::delivered);
-      if (t.message->deliveries > 1) series.counts.add(&detail::QueueCountStripe::redelivered);
-      series.lateness.observe(milliseconds(std::max<std::int64_t>(0, t.message->now_ms - t.message->due_ms)));
-      return detail::QueueAccess::delivery(q.hold(std::move(*t.message), sent));
+      std::vector<QueueDelivery> out;
+      out.reserve(t.messages.size());
+      for (detail::QueueMessage& m : t.messages) {
+        series.counts.add(&detail::QueueCountStripe::delivered);
+        if (m.deliveries > 1) series.counts.add(&detail::QueueCountStripe::redelivered);
+        series.lateness.observe(milliseconds(std::max<std::int64_t>(0, m.now_ms - m.due_ms)));
+        out.push_back(detail::QueueAccess::delivery(q.hold(std::move(m), sent)));
+      }
+      return out;
     }
     const auto received = Clock::now();
-    if (received >= deadline || stop.stop_requested()) return std::nullopt;
+    if (received >= deadline || stop.stop_requested()) return {};
     if (!waiter) {
       waiter = q.prepare_wait();  // then look once more: an offer may have come in between
       continue;
     }
     const auto next = turn.lead(deadline);
-    if (next == detail::QueueState::IdleTurn::Next::timed_out) return std::nullopt;
+    if (next == detail::QueueState::IdleTurn::Next::timed_out) return {};
     if (next == detail::QueueState::IdleTurn::Next::look) continue;  // handed on to
     // Leading: wait for a wake-up (a new first message) or the first due
     // time (a message, or a delivery lease to take back), by the store's clock.
@@ -426,16 +442,49 @@ std::optional<QueueDelivery> take_from(detail::QueueState& q, detail::HeldDelive
         at_due = true;
       }
     }
-    if (!waiter->wait_until(wake) && !at_due) return std::nullopt;  // the caller's deadline, and nothing came
+    if (!waiter->wait_until(wake) && !at_due) return {};  // the caller's deadline, and nothing came
   }
+}
+
+std::optional<QueueDelivery> first(std::vector<QueueDelivery> taken) {
+  if (taken.empty()) return std::nullopt;
+  return std::move(taken.front());
 }
 
 }  // namespace
 
 std::optional<QueueDelivery> Queue::take_json(milliseconds timeout, std::stop_token stop) {
+  return first(take_many_json(1, timeout, stop));
+}
+
+std::vector<QueueDelivery> Queue::take_many_json(std::size_t max, milliseconds timeout, std::stop_token stop) {
   const std::shared_ptr<detail::QueueState> st = state();
-  if (stop.stop_requested()) return std::nullopt;
-  return take_from(*st, nullptr, timeout, stop);
+  if (stop.stop_requested()) return {};
+  return take_from(*st, {}, max, timeout, stop);
+}
+
+std::vector<QueueDelivery> Queue::ack_and_take_many(std::span<QueueDelivery> done, std::size_t max,
+                                                    milliseconds timeout, std::stop_token stop) {
+  std::vector<QueueDelivery*> pointers;
+  pointers.reserve(done.size());
+  for (QueueDelivery& d : done) pointers.push_back(&d);
+  return ack_and_take_pointers(pointers, max, timeout, stop);
+}
+
+std::vector<QueueDelivery> Queue::ack_and_take_pointers(std::span<QueueDelivery* const> done, std::size_t max,
+                                                        milliseconds timeout, std::stop_token stop) {
+  const std::shared_ptr<detail::QueueState> st = state();
+  std::vector<detail::HeldDelivery*> held;
+  held.reserve(done.size());
+  for (QueueDelivery* d : done) {
+    detail::HeldDelivery* h = detail::QueueAccess::held(*d);
+    if (!h || h->settled) continue;  // moved from, or settled by fail(), retry(), dead()
+    if (h->queue != st)
+      throw UsageError("queue '" + st->name + "': ack_and_take_many() was given a delivery of queue '" +
+                       h->queue->name + "'");
+    held.push_back(h);
+  }
+  return take_from(*st, held, max, timeout, stop);
 }
 
 bool Queue::cancel(std::string_view id) {
@@ -570,7 +619,8 @@ bool QueueDelivery::fail(std::string_view reason) {
 void QueueDelivery::dead(std::string_view reason) { settle(*held_, detail::SettleAction::dead, milliseconds(0), reason); }
 
 std::optional<QueueDelivery> QueueDelivery::ack_and_take(milliseconds timeout, std::stop_token stop) {
-  return take_from(*held_->queue, held_.get(), timeout, stop);
+  detail::HeldDelivery* done = held_.get();
+  return first(take_from(*held_->queue, {&done, 1}, 1, timeout, stop));
 }
 
 }  // namespace weave

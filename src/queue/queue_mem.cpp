@@ -46,9 +46,9 @@ class MemQueue final : public QueueStore {
     return {true};
   }
 
-  QueueTaken take(milliseconds lease, double jitter) override {
+  QueueTaken take(milliseconds lease, double jitter, std::size_t max) override {
     std::lock_guard g(mutex_);
-    return take_locked(lease, jitter);
+    return take_locked(lease, jitter, max);
   }
 
   Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
@@ -57,20 +57,24 @@ class MemQueue final : public QueueStore {
     return settle_locked(id, token, action, delay, reason, jitter);
   }
 
-  SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
-                                  std::string_view reason, double jitter, milliseconds lease) override {
+  AckedAndTaken ack_and_take(std::span<const Held> done, milliseconds lease, double jitter,
+                             std::size_t max) override {
     std::lock_guard g(mutex_);
-    const Settled settled = settle_locked(id, token, action, delay, reason, jitter);
-    return {settled, take_locked(lease, jitter)};
+    AckedAndTaken out;
+    out.acked.reserve(done.size());
+    for (const Held& d : done)
+      out.acked.push_back(settle_locked(d.id, d.token, SettleAction::ack, milliseconds(0), {}, jitter));
+    out.taken = take_locked(lease, jitter, max);
+    return out;
   }
 
  private:
-  QueueTaken take_locked(milliseconds lease, double jitter) {
+  QueueTaken take_locked(milliseconds lease, double jitter, std::size_t max) {
     const std::int64_t now = now_ms();
     QueueTaken out;
     out.dead_lettered = reclaim(now, jitter);
     out.now_ms = now;
-    if (!scheduled_.empty() && scheduled_.begin()->first.first <= now) {
+    while (out.messages.size() < max && !scheduled_.empty() && scheduled_.begin()->first.first <= now) {
       const std::string id = scheduled_.begin()->second;
       scheduled_.erase(scheduled_.begin());
       Message& m = messages_.at(id);
@@ -79,9 +83,10 @@ class MemQueue final : public QueueStore {
       ++m.deliveries;
       m.until = now + lease.count();
       active_.emplace(std::make_pair(m.until, m.seq), id);
-      out.message = QueueMessage{id, m.payload, m.token, m.due, now, m.deliveries, m.failures, m.retries, m.last_error};
-      return out;
+      out.messages.push_back(
+          QueueMessage{id, m.payload, m.token, m.due, now, m.deliveries, m.failures, m.retries, m.last_error});
     }
+    if (out.messages.size() == max) return out;
     if (!scheduled_.empty()) out.next_ms = scheduled_.begin()->first.first;
     if (!active_.empty() && (out.next_ms < 0 || active_.begin()->first.first < out.next_ms))
       out.next_ms = active_.begin()->first.first;
@@ -115,11 +120,11 @@ class MemQueue final : public QueueStore {
 
 
  public:
-  std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
+  std::vector<bool> renew(std::span<const Held> items, milliseconds lease) override {
     std::lock_guard g(mutex_);
     const std::int64_t now = now_ms();
     std::vector<bool> out;
-    for (const Renewal& r : items) {
+    for (const Held& r : items) {
       auto it = messages_.find(r.id);
       const bool held = it != messages_.end() && it->second.state == 'a' && it->second.token == r.token;
       if (held) {

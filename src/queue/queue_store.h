@@ -49,10 +49,10 @@ struct QueueMessage {
 };
 
 struct QueueTaken {
-  std::optional<QueueMessage> message;
+  std::vector<QueueMessage> messages;  // due order; empty: nothing was due
   std::int64_t now_ms = 0;
-  // Nothing due: when to look again (the first due time or delivery lease
-  // deadline, store clock ms), or -1 when the queue is empty.
+  // Fewer than asked: when to look again (the first due time or delivery
+  // lease deadline, store clock ms), or -1 when the queue is empty.
   std::int64_t next_ms = -1;
   // Ids the reclaim before the take dead-lettered: deliveries whose lease
   // ran out on their last attempt (the worker died, was stopped or hung).
@@ -104,28 +104,28 @@ class WEAVE_API QueueStore {
     for (const QueueOffer& o : offers) out.push_back(offer(o));
     return out;
   }
-  // Takes back expired deliveries (each a failed attempt), then delivers the
-  // first due message (same due time: offer order) under `lease`. `jitter`
-  // in [0, 1) spreads the backoff of what it takes back.
-  virtual QueueTaken take(std::chrono::milliseconds lease, double jitter) = 0;
+  // Takes back expired deliveries (each a failed attempt), then delivers up
+  // to `max` (>= 1) of the first due messages (same due time: offer order),
+  // each under `lease`. `jitter` in [0, 1) spreads the backoff of what it
+  // takes back.
+  virtual QueueTaken take(std::chrono::milliseconds lease, double jitter, std::size_t max) = 0;
   // For the holder of `token` only. `delay` for retry; `reason` for fail and dead.
   virtual Settled settle(std::string_view id, std::uint64_t token, SettleAction action,
                          std::chrono::milliseconds delay, std::string_view reason, double jitter) = 0;
-  // settle(), then take(), in one step (one round trip): a worker's usual
-  // step. The take happens whatever the settle's answer.
-  struct SettledAndTaken {
-    Settled settled;
-    QueueTaken taken;
-  };
-  virtual SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action,
-                                          std::chrono::milliseconds delay, std::string_view reason, double jitter,
-                                          std::chrono::milliseconds lease) = 0;
-  struct Renewal {
+  // An ack of each delivery, then take(), in one step (one round trip): a
+  // worker's usual step. The take happens whatever the acks' answers.
+  struct Held {
     std::string_view id;
     std::uint64_t token;
   };
+  struct AckedAndTaken {
+    std::vector<Settled> acked;  // one per delivery, in order
+    QueueTaken taken;
+  };
+  virtual AckedAndTaken ack_and_take(std::span<const Held> done, std::chrono::milliseconds lease, double jitter,
+                                     std::size_t max) = 0;
   // One answer per delivery: still held by its token (then extended by `lease`).
-  virtual std::vector<bool> renew(std::span<const Renewal> items, std::chrono::milliseconds lease) = 0;
+  virtual std::vector<bool> renew(std::span<const Held> items, std::chrono::milliseconds lease) = 0;
   virtual Edited edit(std::string_view id, EditAction action, std::chrono::milliseconds delay) = 0;
   virtual QueueCounts counts(double jitter) = 0;
   virtual QueueMessageState inspect(std::string_view id) = 0;

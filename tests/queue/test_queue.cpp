@@ -74,6 +74,16 @@ class ChildSignal {
   int fds_[2];
 };
 
+// Orders "first" and "third" with, between them, a payload that does not
+// decode as an Order; returns the bad one's id.
+std::string offer_with_undecodable(const std::string& name) {
+  weave::DelayQueue<Order> q(name);
+  q.offer(Order{"first", 1}, 0ms);
+  const std::string bad = weave::Queue(name).offer_json(R"({"cents": "not a number"})", 0ms);
+  q.offer(Order{"third", 3}, 0ms);
+  return bad;
+}
+
 bool same(const weave::QueueStats& s, std::uint64_t delayed, std::uint64_t ready, std::uint64_t in_flight,
           std::uint64_t dead) {
   return s.delayed == delayed && s.ready == ready && s.in_flight == in_flight && s.dead == dead;
@@ -309,6 +319,110 @@ TEST_CASE("queue: ack_and_take acknowledges and hands out the next message, and 
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue: take_many hands out up to max due messages in offer order, each under its own lease", "[queue][batch]") {
+  use_store();
+  weave::Queue q(fresh_queue("take-many"));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(q.offer_json(std::to_string(i), 0ms));
+  const std::string later = q.offer_json("later", 1h);
+  auto batch = q.take_many_json(3, 1s);
+  REQUIRE(batch.size() == 3);
+  std::set<std::uint64_t> tokens;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    CHECK(batch[i].id() == ids[i]);
+    CHECK(batch[i].payload() == std::to_string(i));
+    CHECK(batch[i].attempt() == 1);
+    CHECK_FALSE(batch[i].lease().lost());
+    tokens.insert(batch[i].fencing_token());
+  }
+  CHECK(tokens.size() == 3);  // each delivery its own fencing token
+  CHECK(same(q.stats(), 1, 2, 3, 0));
+  auto rest = q.take_many_json(10, 1s);  // fewer due than asked: what is due, at once
+  REQUIRE(rest.size() == 2);
+  CHECK(rest[0].id() == ids[3]);
+  CHECK(rest[1].id() == ids[4]);
+  CHECK(same(q.stats(), 1, 0, 5, 0));
+  for (auto& d : batch) d.ack();
+  for (auto& d : rest) d.ack();
+  CHECK(q.take_many_json(10, 0ms).empty());  // only `later` is left, not due
+  CHECK(q.cancel(later));
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: ack_and_take_many acks the unsettled deliveries of a batch and takes the next batch", "[queue][batch]") {
+  use_store();
+  weave::Queue q(fresh_queue("ack-take-many"));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 7; ++i) ids.push_back(q.offer_json(std::to_string(i), 0ms));
+  auto batch = q.take_many_json(3, 1s);
+  REQUIRE(batch.size() == 3);
+  CHECK_FALSE(batch[1].fail("this one failed"));  // settled here: scheduled again after its backoff, not acked
+  CHECK(q.cancel(ids[2]));                        // cancelled under its holder: its ack is refused, quietly
+  auto next = q.ack_and_take_many(batch, 3, 1s);
+  REQUIRE(next.size() == 3);
+  CHECK(next[0].id() == ids[3]);
+  CHECK(next[2].id() == ids[5]);
+  CHECK(batch[0].settled());
+  CHECK_FALSE(batch[0].lease().lost());
+  CHECK(q.inspect(ids[0]).state == weave::MessageState::absent);  // acked
+  CHECK(q.inspect(ids[1]).failures == 1);                         // failed, not acked
+  CHECK(batch[2].lease().lost());
+  CHECK_THAT(batch[2].lease().lost_cause(), Catch::Contains("cancelled"));
+  // The failed one comes back after its backoff (20 ms) behind the last one.
+  std::vector<std::string> seen;
+  while (!next.empty() && seen.size() < 5) {
+    for (const auto& d : next) seen.push_back(d.id());
+    next = q.ack_and_take_many(next, 3, seen.size() < 5 ? 5s : 0ms);
+  }
+  CHECK(seen == std::vector<std::string>{ids[3], ids[4], ids[5], ids[6], ids[1]});
+  CHECK(next.empty());
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: a waiting take_many is woken by an offer and refuses a bad max or another queue's delivery", "[queue][batch]") {
+  use_store();
+  const std::string name = fresh_queue("take-many-wait");
+  weave::Queue q(name);
+  std::thread offerer([name] {
+    std::this_thread::sleep_for(200ms);
+    weave::Queue(name).offer_json("late", 0ms);
+  });
+  const auto t0 = Clock::now();
+  auto batch = q.take_many_json(8, 60s);  // would return empty after 60 s if never woken
+  offerer.join();
+  REQUIRE(batch.size() == 1);
+  CHECK(batch[0].payload() == "late");
+  CHECK(Clock::now() - t0 < 30s);
+  for (std::size_t bad : {std::size_t{0}, std::size_t{1001}}) {
+    try {
+      q.take_many_json(bad, 0ms);
+      FAIL("max " << bad << " was accepted");
+    } catch (const weave::QueueError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(name) && Catch::Contains("max must be 1..1000"));
+    }
+  }
+  weave::Queue other(fresh_queue("take-many-other"));
+  CHECK_THROWS_AS(other.ack_and_take_many(batch, 1, 0ms), weave::UsageError);
+  CHECK_FALSE(batch[0].settled());  // refused before anything was acked
+  CHECK(q.ack_and_take_many(batch, 1, 0ms).empty());
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: a typed take_many decodes each message and dead-letters the one that does not decode", "[queue][batch]") {
+  use_store();
+  const std::string name = fresh_queue("typed-take-many");
+  weave::DelayQueue<Order> q(name);
+  const std::string bad = offer_with_undecodable(name);
+  auto batch = q.take_many(3, 1s);
+  REQUIRE(batch.size() == 2);
+  CHECK(batch[0].value().id == "first");
+  CHECK(batch[1].value().cents == 3);
+  CHECK(q.inspect(bad).state == weave::MessageState::dead);
+  CHECK(q.ack_and_take_many(batch, 3, 0ms).empty());
+  CHECK(same(q.stats(), 0, 0, 0, 1));
+  q.purge_dead();
+}
+
 TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]") {
   use_store();
   weave::DelayQueue<Order> q(fresh_queue("edit"));
@@ -357,9 +471,7 @@ TEST_CASE("queue: a typed ack_and_take decodes the next message, and dead-letter
   use_store();
   const std::string name = fresh_queue("typed-ack-take");
   weave::DelayQueue<Order> q(name);
-  q.offer(Order{"first", 1}, 0ms);
-  const std::string bad = weave::Queue(name).offer_json(R"({"cents": "not a number"})", 0ms);
-  q.offer(Order{"third", 3}, 0ms);
+  const std::string bad = offer_with_undecodable(name);
   auto d = q.take(1s);
   REQUIRE(d);
   CHECK(d->value().id == "first");

@@ -208,23 +208,37 @@ class RedisQueue final : public QueueStore {
     return out;
   }
 
-  QueueTaken take(milliseconds lease, double jitter) override {
-    const store::NumberArg ms(lease.count()), j(jitter);
-    const std::string_view args[] = {ms.view(), j.view()};
-    QueueTaken out;
-    submit("take", args, "queue take", [&](const store::ReplyView& r) { out = read_taken(r); });
-    return out;
+  QueueTaken take(milliseconds lease, double jitter, std::size_t max) override {
+    return ack_and_take({}, lease, jitter, max).taken;
   }
 
-  SettledAndTaken settle_and_take(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
-                                  std::string_view reason, double jitter, milliseconds lease) override {
-    const store::NumberArg tok(token), ms(delay.count()), j(jitter), lease_ms(lease.count());
-    const std::string_view args[] = {id, tok.view(), action_name(action), settle_value(action, ms, reason), j.view(),
-                                     lease_ms.view()};
-    SettledAndTaken out;
-    submit("settle_take", args, "queue settle and take", [&](const store::ReplyView& r) {
-      out = {settled_of(r[0].integer()), read_taken(r[1])};
-    });
+  // One "settle ... ack" request per delivery, then one take: sent together,
+  // so in one script (or scripts pipelined in one round trip), in order.
+  AckedAndTaken ack_and_take(std::span<const Held> done, milliseconds lease, double jitter,
+                             std::size_t max) override {
+    const store::NumberArg ms(lease.count()), j(jitter), n(max);
+    std::vector<store::NumberArg> tokens;  // its views are in `args`: never reallocated
+    tokens.reserve(done.size());
+    constexpr std::size_t kAckArgs = 5;
+    std::vector<std::string_view> args;
+    args.reserve(done.size() * kAckArgs + 3);
+    for (const Held& d : done) {
+      args.insert(args.end(), {d.id, tokens.emplace_back(d.token).view(), action_name(SettleAction::ack), "", j.view()});
+    }
+    args.insert(args.end(), {ms.view(), j.view(), n.view()});
+    AckedAndTaken out;
+    out.acked.resize(done.size());
+    std::vector<RequestBatch::Request> requests(done.size() + 1);
+    for (std::size_t i = 0; i < done.size(); ++i)
+      requests[i] = {.kind = "settle",
+                     .args = std::span(args).subspan(i * kAckArgs, kAckArgs),
+                     .what = "queue ack",
+                     .read = [&out, i](const store::ReplyView& r) { out.acked[i] = settled_of(r.integer()); }};
+    requests.back() = {.kind = "take",
+                       .args = std::span(args).subspan(done.size() * kAckArgs),
+                       .what = done.empty() ? "queue take" : "queue ack and take",
+                       .read = [&out](const store::ReplyView& r) { out.taken = read_taken(r); }};
+    batch_->submit(requests);
     return out;
   }
 
@@ -237,12 +251,12 @@ class RedisQueue final : public QueueStore {
     return out;
   }
 
-  std::vector<bool> renew(std::span<const Renewal> items, milliseconds lease) override {
+  std::vector<bool> renew(std::span<const Held> items, milliseconds lease) override {
     const store::NumberArg ms(lease.count());
     std::vector<std::string> tokens;
     tokens.reserve(items.size());
     std::vector<std::string_view> args{ms.view()};
-    for (const Renewal& r : items) tokens.push_back(std::to_string(r.token));
+    for (const Held& r : items) tokens.push_back(std::to_string(r.token));
     for (std::size_t i = 0; i < items.size(); ++i) {
       args.push_back(items[i].id);
       args.push_back(tokens[i]);
@@ -346,27 +360,31 @@ class RedisQueue final : public QueueStore {
     return out;
   }
 
-  // take_due's reply (scripts/_queue.lua), maybe with reclaim()'s
-  // dead-lettered ids after it.
-  static QueueTaken read_taken(const store::ReplyView& r) {
+  // A take's replies (take_due()'s, scripts/_queue.lua): the delivered
+  // messages, then one or more "nothing due" ones; reclaim()'s dead-lettered
+  // ids may follow the first's fields.
+  static QueueTaken read_taken(const store::ReplyView& all) {
     QueueTaken out;
-    out.now_ms = r[1].integer();
-    const bool delivered = r[0].integer() != 0;
-    if (r.size() > (delivered ? 10u : 3u)) out.dead_lettered = texts(r[delivered ? 10 : 3]);
-    if (!delivered) {
-      out.next_ms = r[2].integer();
-      return out;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const store::ReplyView r = all[i];
+      out.now_ms = r[1].integer();
+      const bool delivered = r[0].integer() != 0;
+      if (i == 0 && r.size() > (delivered ? 10u : 3u)) out.dead_lettered = texts(r[delivered ? 10 : 3]);
+      if (!delivered) {
+        out.next_ms = r[2].integer();
+        break;
+      }
+      QueueMessage& m = out.messages.emplace_back();
+      m.id = r[2].text();
+      m.payload = r[3].text();
+      m.token = static_cast<std::uint64_t>(r[4].integer());
+      m.due_ms = r[5].integer();
+      m.now_ms = out.now_ms;
+      m.deliveries = static_cast<int>(r[6].integer());
+      m.failures = static_cast<int>(r[7].integer());
+      m.retries = static_cast<int>(r[8].integer());
+      m.last_error = r[9].text();
     }
-    QueueMessage& m = out.message.emplace();
-    m.id = r[2].text();
-    m.payload = r[3].text();
-    m.token = static_cast<std::uint64_t>(r[4].integer());
-    m.due_ms = r[5].integer();
-    m.now_ms = out.now_ms;
-    m.deliveries = static_cast<int>(r[6].integer());
-    m.failures = static_cast<int>(r[7].integer());
-    m.retries = static_cast<int>(r[8].integer());
-    m.last_error = r[9].text();
     return out;
   }
 

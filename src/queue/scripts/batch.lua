@@ -4,13 +4,12 @@
 -- per request: kind, argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
 --               -> 1 added | 0 already queued
---   take        {lease ms, jitter} -> take_due()'s reply
+--   take        {lease ms, jitter, n} -> n of take_due()'s replies (the
+--               delivered messages first)
 --   settle      {id, token, action, value, jitter} -> settle()'s answer
---   settle_take {id, token, action, value, jitter, lease ms}
---               -> {settle()'s answer, take_due()'s reply}
 -- One reply per request, in order, all at one `now`. Offers and settles run
--- in request order; then every take gets the next due message (requests
--- in order). Their schedule and in-flight commands are shared, as are the
+-- in request order; then the takes get the next due messages (requests in
+-- order). Their schedule and in-flight commands are shared, as are the
 -- offers' and settles' (flush()), and the consumers' wake-up is published
 -- once. A request that fails answers with its error; the others are
 -- unaffected.
@@ -34,8 +33,8 @@ for _ = 1, count do
 end
 if seq > 0 then seq = redis.call('INCRBY', counter, seq) - seq end
 
-local takes = {}  -- {request, lease, jitter, settle()'s answer or false}
--- One request at ARGV[a...]; a take is answered below (false here).
+local takes = {}  -- {request, lease, jitter}: one per message a take asks for
+-- One request at ARGV[a...]; a take is answered below (its list filled there).
 local function serve(r, kind, a)
   if kind == 'offer' then
     seq = seq + 1
@@ -43,13 +42,9 @@ local function serve(r, kind, a)
   elseif kind == 'settle' then
     return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4]))
   elseif kind == 'take' then
-    takes[#takes + 1] = {r, tonumber(ARGV[a]), tonumber(ARGV[a + 1]), false}
-    return false
-  elseif kind == 'settle_take' then
-    local jitter = tonumber(ARGV[a + 4])
-    local settled = settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, jitter)
-    takes[#takes + 1] = {r, tonumber(ARGV[a + 5]), jitter, settled}
-    return false
+    local lease, jitter = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+    for _ = 1, tonumber(ARGV[a + 2]) do takes[#takes + 1] = {r, lease, jitter} end
+    return {}
   end
   error('unknown request kind')
 end
@@ -76,8 +71,8 @@ if #takes > 0 then
     return taken
   end)
   for i, t in ipairs(takes) do
-    local reply = ok and got[i] or error_reply(got, 'take')
-    if t[4] then replies[t[1]] = {t[4], reply} else replies[t[1]] = reply end
+    local list = replies[t[1]]
+    list[#list + 1] = ok and got[i] or error_reply(got, 'take')
   end
 end
 flush()  -- (what a failed take step left pending)
