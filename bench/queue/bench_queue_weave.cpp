@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <deque>
+#include <future>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -84,26 +86,76 @@ long long offer_ready(weave::Queue& q, long long n, int threads) {
   return errors;
 }
 
+// One thread keeping up to `window` offers unanswered (offer_json_async),
+// as the peer keeps `inflight` queue.add() promises pending.
+long long offer_windowed(weave::Queue& q, long long n, int window) {
+  long long errors = 0;
+  std::deque<std::future<std::string>> pending;
+  const auto settle_oldest = [&] {
+    try {
+      pending.front().get();
+    } catch (const std::exception&) {
+      ++errors;
+    }
+    pending.pop_front();
+  };
+  for (long long i = 0; i < n; ++i) {
+    if (static_cast<int>(pending.size()) >= window) settle_oldest();
+    try {
+      pending.push_back(q.offer_json_async("{\"n\":" + std::to_string(i) + "}", 0ms));
+    } catch (const std::exception&) {
+      ++errors;
+    }
+  }
+  while (!pending.empty()) settle_oldest();
+  return errors;
+}
+
 // `concurrency` handlers take and ack until `expect` are acknowledged (or
-// `timeout`); `on_message` runs on handler entry.
+// `timeout`); `on_message` runs on handler entry. `batch` > 1: each takes up
+// to `batch` messages per round trip (take_many_json, then ack_and_take_many).
+// *finished: when the last ack came back (as the peer stops its clock at the
+// last job's completion); the takes then waiting are stopped, not timed.
 template <class OnMessage>
 long long consume(weave::Queue& q, long long expect, int concurrency, std::chrono::seconds timeout, OnMessage on_message,
-                  std::atomic<long long>* failed) {
-  std::atomic<long long> done{0};
+                  std::atomic<long long>* failed, std::size_t batch = 1, Clock::time_point* finished = nullptr) {
+  std::atomic<long long> done{0}, handled{0};
+  std::stop_source all_done;
+  std::mutex end_mutex;
   const auto until = Clock::now() + timeout;
+  const auto count = [&](long long n) {
+    if (done.fetch_add(n) + n < expect) return;
+    std::lock_guard g(end_mutex);
+    if (all_done.stop_requested()) return;
+    if (finished) *finished = Clock::now();
+    all_done.request_stop();
+  };
   std::vector<std::thread> ts;
   for (int t = 0; t < concurrency; ++t)
     ts.emplace_back([&] {
+      const std::stop_token stop = all_done.get_token();
       std::optional<weave::QueueDelivery> d;
-      while (done.load() < expect && Clock::now() < until) {
+      std::vector<weave::QueueDelivery> many;
+      while (!stop.stop_requested() && Clock::now() < until) {
         try {
-          if (!d) d = q.take_json(200ms);
+          if (batch > 1) {
+            if (many.empty()) many = q.take_many_json(batch, 200ms, stop);
+            for (auto& m : many) on_message(m);
+            const auto n = static_cast<long long>(many.size());
+            const bool last = handled.fetch_add(n) + n >= expect;  // nothing more to wait for
+            many = q.ack_and_take_many(many, batch, last ? 0ms : 200ms, stop);  // the acks and the next take: one round trip
+            count(n);
+            continue;
+          }
+          if (!d) d = q.take_json(200ms, stop);
           if (!d) continue;
           on_message(*d);
-          d = d->ack_and_take(200ms);  // the ack and the next take in one round trip
-          ++done;
+          const bool last = handled.fetch_add(1) + 1 >= expect;
+          d = d->ack_and_take(last ? 0ms : 200ms, stop);  // the ack and the next take in one round trip
+          count(1);
         } catch (const std::exception&) {
           d.reset();
+          many.clear();
           ++*failed;
         }
       }
@@ -136,10 +188,17 @@ json timed_offers(weave::Queue& q, const std::string& scenario, const std::strin
   return r;
 }
 
+// --inflight W > 1: one thread, W offer_json_async unanswered at most;
+// with --threads, W threads calling offer_json instead.
 json offer(weave::Queue& q) {
-  const int threads = int(std::clamp<long long>(num("inflight", 1), 1, 64));
-  return timed_offers(q, "offer", "Queue::offer_json, " + std::to_string(threads) + " threads (one call each at a time)",
-                      [&](weave::Queue& to, long long count) { return offer_ready(to, count, threads); });
+  const int window = int(std::clamp<long long>(num("inflight", 1), 1, 1024));
+  if (window == 1 || num("threads", 0) != 0) {
+    const int threads = std::min(window, 64);
+    return timed_offers(q, "offer", "Queue::offer_json, " + std::to_string(threads) + " threads (one call each at a time)",
+                        [&](weave::Queue& to, long long count) { return offer_ready(to, count, threads); });
+  }
+  return timed_offers(q, "offer", "Queue::offer_json_async, one thread, " + std::to_string(window) + " unanswered at most",
+                      [&](weave::Queue& to, long long count) { return offer_windowed(to, count, window); });
 }
 
 // offer-bulk: `batch` messages per offer_many_json call, each call awaited
@@ -177,8 +236,12 @@ json deliver(weave::Queue& q) {
   mark("begin");
   const double c0 = cpu_s();
   const auto t0 = Clock::now();
-  const long long done = consume(q, expect, c, std::chrono::seconds(num("timeout-s", 120)), [](auto&) {}, &failed);
-  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const auto batch = static_cast<std::size_t>(std::clamp<long long>(num("take-batch", 1), 1, 1000));
+  Clock::time_point finished = Clock::now();
+  const long long done =
+      consume(q, expect, c, std::chrono::seconds(num("timeout-s", 120)), [](auto&) {}, &failed, batch, &finished);
+  if (done < expect) finished = Clock::now();  // timed out
+  const double secs = std::chrono::duration<double>(finished - t0).count();
   const double used = cpu_s() - c0;
   mark("end");
   json r = result("deliver");
@@ -188,7 +251,8 @@ json deliver(weave::Queue& q) {
   r["elapsed_s"] = secs;
   r["client_cpu_s"] = used;
   r["deliveries_per_s"] = double(done) / secs;
-  r["settings"] = {{"concurrency", c}, {"lease_ms", 30000}};
+  r["settings"] = {{"concurrency", c}, {"lease_ms", 30000}, {"take_batch", batch}};
+  if (batch > 1) r["api"] = "weave::Queue (take_many_json, then ack_and_take_many)";
   return r;
 }
 

@@ -29,6 +29,7 @@ ap.add_argument("--messages", type=int, help="offer / deliver messages (default 
 ap.add_argument("--concurrency", default="1,16", help="deliver: consumer concurrency values (comma list)")
 ap.add_argument("--inflight", type=int, default=64, help="offer: unanswered adds allowed at once in the windowed case (the other case is 1)")
 ap.add_argument("--batch", type=int, default=1000, help="offer-bulk: messages per bulk call")
+ap.add_argument("--take-batch", type=int, default=16, help="deliver-batch: messages per take (Weave's take_many; BullMQ's open edition has no batch consumer)")
 ap.add_argument("--rates", default="1000,10000", help="lateness: offered rates, messages/s (comma list)")
 ap.add_argument("--lateness-seconds", type=float, help="lateness: seconds of offering per rate (default 5, quick 1.5)")
 ap.add_argument("--lateness-concurrency", type=int, default=16)
@@ -39,7 +40,7 @@ ap.add_argument("--idle-seconds", type=float, help="idle: window in which an idl
 ap.add_argument("--idle-delayed-ms", type=int, default=3600000, help="idle-delayed: the one waiting job's delay (default 1 h)")
 ap.add_argument("--redis-hz", type=int, help="start redis-server with --hz N (default: its own default, 10; blocking-command timeouts are checked at this rate)")
 ap.add_argument("--monitor-messages", type=int, help="deliver under MONITOR, to count requests per connection (default 2000, quick 1000; 0 = skip)")
-ap.add_argument("--scenarios", default="offer,offer-bulk,deliver,lateness,idle,idle-delayed,monitor", help="subset to run (quick: idle-delayed left out)")
+ap.add_argument("--scenarios", default="offer,offer-bulk,deliver,deliver-batch,lateness,idle,idle-delayed,monitor", help="subset to run (quick: idle-delayed left out)")
 ap.add_argument("--only", default="", help="comma list of runners (default: every available one)")
 ap.add_argument("--weave-bin", default=os.path.join(ROOT, "build", "bench", "queue", "bench_queue_weave"))
 ap.add_argument("--runner", action="append", default=[], metavar="NAME=COMMAND", help="extra runner (command split like a shell)")
@@ -259,6 +260,10 @@ def cases():
     if "deliver" in want:
         for c in map(int, args.concurrency.split(",")):
             out.append((f"deliver c={c}", "deliver", ["--messages", MESSAGES, "--concurrency", c], 20, {}))
+    if "deliver-batch" in want:
+        for c in map(int, args.concurrency.split(",")):
+            out.append((f"deliver c={c}, batches of {args.take_batch}", "deliver",
+                        ["--messages", MESSAGES, "--concurrency", c, "--take-batch", args.take_batch], 20, {"only": ["weave"]}))
     if "lateness" in want:
         for rate in map(int, args.rates.split(",")):
             n = int(rate * LAT_SECS)
@@ -456,6 +461,9 @@ def main():
         for case, scen, flags, expect_s, extra in plan:
             for rep in range(args.repeats):
                 for name, argv0 in found.items():  # A/B/A/B
+                    if name not in extra.get("only", found):
+                        results[case][name].append({"unsupported": True})
+                        continue
                     say(f"  {case:24s} {name} #{rep + 1} ...")
                     t = time.monotonic()
                     r = run_one(srv, name, argv0, scen, flags, expect_s, extra.get("monitor", False))

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -208,6 +209,13 @@ class WEAVE_API Queue {
   const std::string& name() const noexcept;
   // Returns the message id. Throws QueueError (bad id, delay, payload size).
   std::string offer_json(std::string_view json, std::chrono::milliseconds delay, const OfferOptions& options = {});
+  // offer_json() without waiting: checked now (bad input throws QueueError
+  // here, nothing sent), then stored in the background; the future holds the
+  // id once the store has the message, or the store's error. Offers made this
+  // way reach the store in the order they were made; on Redis, those waiting
+  // go together (up to 128 per script, 8 scripts per round trip).
+  std::future<std::string> offer_json_async(std::string_view json, std::chrono::milliseconds delay,
+                                            const OfferOptions& options = {});
   // Many messages in few round trips (on Redis up to 128 per script and 8
   // scripts per round trip); returns their ids, in order. Every message is
   // checked before any is sent: a bad one throws QueueError naming it, and
@@ -279,6 +287,12 @@ class DelayQueue {
 
   std::string offer(const T& value, std::chrono::milliseconds delay, const OfferOptions& options = {}) {
     return queue_.offer_json(encode(value), delay, options);
+  }
+
+  // offer() without waiting (Queue::offer_json_async).
+  std::future<std::string> offer_async(const T& value, std::chrono::milliseconds delay,
+                                       const OfferOptions& options = {}) {
+    return queue_.offer_json_async(encode(value), delay, options);
   }
 
   // offer() of each message in few round trips (Queue::offer_many_json).

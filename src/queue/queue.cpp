@@ -50,14 +50,6 @@ double jitter() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(gen);
 }
 
-std::string new_id() {
-  uuid_t u;
-  uuid_generate_random(u);
-  char text[37];
-  uuid_unparse_lower(u, text);
-  return text;
-}
-
 // A delay of an offer, a reschedule or a retry (`what` names it): not
 // negative, at most QueueOptions::max_delay; else QueueError naming the queue.
 void check_delay(const QueueState& q, milliseconds delay, std::string_view what) {
@@ -73,6 +65,14 @@ constexpr const char* kTakenBack =
     "its lease ran out and the queue took it back (it may be running elsewhere now, or dead-lettered)";
 
 }  // namespace
+
+std::string new_id() {
+  uuid_t u;
+  uuid_generate_random(u);
+  char text[37];
+  uuid_unparse_lower(u, text);
+  return text;
+}
 
 void register_queue_store(std::string scheme, QueueStoreFactory factory) {
   schemes().add(std::move(scheme), std::move(factory));
@@ -319,6 +319,23 @@ std::string Queue::offer_json(std::string_view json, milliseconds delay, const O
   const bool added = st->store().offer({c.id, json, delay, c.retries, c.backoff, c.backoff_cap}).added;
   st->series.counts.add(added ? &detail::QueueCountStripe::offered : &detail::QueueCountStripe::offered_existing);
   return std::move(c.id);
+}
+
+std::future<std::string> Queue::offer_json_async(std::string_view json, milliseconds delay, const OfferOptions& o) {
+  const std::shared_ptr<detail::QueueState> st = state();
+  CheckedOffer c = check_offer(*st, json, delay, o);
+  auto promise = std::make_shared<std::promise<std::string>>();  // (std::function copies what it holds)
+  std::future<std::string> stored = promise->get_future();
+  // The series, never freed, not the state: the last reference to a state
+  // must not be dropped on the store's sender thread, which it owns.
+  st->store().offer_async({c.id, json, delay, c.retries, c.backoff, c.backoff_cap},
+                          [promise, series = &st->series, id = c.id](detail::QueueOffered r, std::exception_ptr e) {
+                            if (e) return promise->set_exception(e);
+                            series->counts.add(r.added ? &detail::QueueCountStripe::offered
+                                                       : &detail::QueueCountStripe::offered_existing);
+                            promise->set_value(id);
+                          });
+  return stored;
 }
 
 std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messages) {

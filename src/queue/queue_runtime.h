@@ -157,4 +157,7 @@ WEAVE_API void register_queue_store(std::string scheme, QueueStoreFactory factor
 // one over 200 bytes, or one with control or non-UTF-8 bytes.
 WEAVE_API void check_queue_text(std::string_view queue, std::string_view what, std::string_view text);
 
+// A new random id (a UUID's text): a message's default id, a producer's.
+WEAVE_API std::string new_id();
+
 }  // namespace weave::detail

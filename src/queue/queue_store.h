@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -103,6 +105,20 @@ class WEAVE_API QueueStore {
     out.reserve(offers.size());
     for (const QueueOffer& o : offers) out.push_back(offer(o));
     return out;
+  }
+  // offer(), told to `done` (the answer, or the error) when stored: offers
+  // made this way reach the store in the order they were made. `done` runs
+  // on another thread (the store's sender), or here when the store has none
+  // (mem://); it must not throw. `offer`'s views are copied before this returns.
+  virtual void offer_async(const QueueOffer& offer, std::function<void(QueueOffered, std::exception_ptr)> done) {
+    QueueOffered answer;
+    std::exception_ptr error;
+    try {
+      answer = this->offer(offer);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done(answer, error);
   }
   // Takes back expired deliveries (each a failed attempt), then delivers up
   // to `max` (>= 1) of the first due messages (same due time: offer order),

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <chrono>
@@ -423,6 +424,53 @@ TEST_CASE("queue: a typed take_many decodes each message and dead-letters the on
   q.purge_dead();
 }
 
+TEST_CASE("queue: offer_json_async stores each message and its future holds the id, bad input throws at once", "[queue][async-offer]") {
+  use_store();
+  const std::string name = fresh_queue("offer-async");
+  weave::Queue q(name);
+  std::future<std::string> a = q.offer_json_async("1", 0ms);
+  std::future<std::string> b = q.offer_json_async("2", 1h, {.id = "b"});
+  std::future<std::string> again = q.offer_json_async("ignored", 0ms, {.id = "b"});  // the same id: one message
+  const std::string id_a = a.get();
+  CHECK_FALSE(id_a.empty());
+  CHECK(b.get() == "b");
+  CHECK(again.get() == "b");
+  CHECK(same(q.stats(), 1, 1, 0, 0));
+  auto d = q.take_json(1s);
+  REQUIRE(d);
+  CHECK(d->id() == id_a);
+  CHECK(d->payload() == "1");
+  d->ack();
+  CHECK(q.inspect("b").state == weave::MessageState::scheduled);
+  CHECK_THROWS_WITH(q.offer_json_async("{}", -1ms), Catch::Contains(name) && Catch::Contains("negative"));
+  CHECK_THROWS_AS(q.offer_json_async("{}", 0ms, {.id = std::string("bad\x01id")}), weave::QueueError);
+  weave::DelayQueue<Order> typed(name);
+  CHECK(typed.offer_async(Order{"typed", 7}, 0ms, {.id = "t"}).get() == "t");
+  auto t = typed.take(1s);
+  REQUIRE(t);
+  CHECK(t->value().cents == 7);
+  t->ack();
+  CHECK(q.cancel("b"));
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
+TEST_CASE("queue: asynchronous offers of one thread reach the store in the order they were made", "[queue][async-offer]") {
+  use_store();
+  weave::Queue q(fresh_queue("offer-async-order"));
+  constexpr int kOffers = 20000;  // many sends, two in flight at a time on Redis
+  std::vector<std::future<std::string>> pending;
+  pending.reserve(kOffers);
+  for (int i = 0; i < kOffers; ++i) pending.push_back(q.offer_json_async("{}", 0ms, {.id = std::to_string(i)}));
+  for (auto& f : pending) f.get();
+  // Messages due at one instant come out in the order the store took them;
+  // across instants, by due time: either way, in call order.
+  int next = 0, out_of_order = 0;
+  for (auto batch = q.take_many_json(1000, 1s); !batch.empty(); batch = q.ack_and_take_many(batch, 1000, 0ms))
+    for (const auto& d : batch) out_of_order += d.id() != std::to_string(next++);
+  CHECK(next == kOffers);
+  CHECK(out_of_order == 0);
+}
+
 TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]") {
   use_store();
   weave::DelayQueue<Order> q(fresh_queue("edit"));
@@ -539,6 +587,34 @@ long long scripts_run(const std::string& queue) {
   for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
     if (auto at = text.find(cmd); at != std::string::npos) total += std::stoll(text.substr(at + std::strlen(cmd)));
   return total;
+}
+
+TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a new one, and nothing is lost", "[queue][async-offer]") {
+  use_store();
+  const std::string name = fresh_queue("offer-async-key-gone");
+  weave::Queue q(name);
+  auto exec = weave::store::open_executor(test_admin_url(), {});
+  const auto order_keys = [&] {
+    std::set<std::string> found;  // (a key may come twice while a cluster reshards)
+    weave::store::scan_keys(*exec, "{weave:queue:" + name + "}:o:*",
+                            [&](const std::vector<std::string>& keys) { found.insert(keys.begin(), keys.end()); },
+                            "test scan");
+    return std::vector<std::string>(found.begin(), found.end());
+  };
+  q.offer_json_async("{}", 0ms, {.id = "first"}).get();
+  const std::vector<std::string> before = order_keys();
+  REQUIRE(before.size() == 1);
+  const weave::store::Reply ttl = exec->command(weave::store::Command{"PTTL", before[0]}, before[0], "test pttl");
+  CHECK(ttl->integer > 0);
+  CHECK(ttl->integer <= 600'000);  // an idle producer's key goes by itself
+  // As if the producer had been idle past its key: its next send is refused
+  // (not its first, and no predecessor on record), then goes as a new producer's.
+  exec->command(weave::store::Command{"DEL", before[0]}, before[0], "test del");
+  q.offer_json_async("{}", 0ms, {.id = "second"}).get();
+  const std::vector<std::string> after = order_keys();
+  REQUIRE(after.size() == 1);
+  CHECK(after[0] != before[0]);
+  CHECK(same(q.stats(), 0, 2, 0, 0));
 }
 
 TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and each gets its own answer", "[queue]") {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/process.h"
 #include "queue/queue_runtime.h"
 #include "queue/queue_store.h"
 #include "queue/scripts.h"
@@ -36,6 +37,15 @@ namespace scripts = queue_redis::scripts;
 // round trip serve many requests, so Redis, the bottleneck, delivers more
 // messages per second. Requests go in arrival order; each waiting caller is
 // woken alone (no herd on a shared condition).
+//
+// Asynchronous requests (submit_async: offer_async) wait in their own line,
+// sent by two sender threads, one script each, so one send fills while the
+// other is answered. They still run in the order they were made: each send
+// is numbered per producer (a random id), and batch.lua runs send n only
+// after n - 1, else refuses it untouched; a refused send goes again once
+// its predecessor is answered (Kafka's idempotent producer keeps partition
+// order the same way). If the predecessor never ran (it failed), the send
+// moves to a new producer. Each request completes on its sender's thread.
 class RequestBatch {
  public:
   struct Caller {
@@ -53,8 +63,42 @@ class RequestBatch {
     Caller* caller = nullptr;
   };
 
-  RequestBatch(store::Executor& exec, std::vector<std::string_view> keys, std::vector<std::string_view> head)
-      : exec_(exec), keys_(std::move(keys)), head_(std::move(head)) {}
+  // A request that owns its arguments and is told its outcome (its read has
+  // run, or `error` is set) by complete(), on the sender thread.
+  struct AsyncRequest : Request {
+    virtual ~AsyncRequest() = default;
+    std::vector<std::string> owned;  // what `args` views
+    std::vector<std::string_view> views;
+    std::function<void(AsyncRequest&)> complete;
+  };
+
+  // `order_prefix`: the producers' order keys are <order_prefix><id>.
+  RequestBatch(store::Executor& exec, std::vector<std::string_view> keys, std::vector<std::string_view> head,
+               std::string order_prefix)
+      : exec_(exec), keys_(std::move(keys)), head_(std::move(head)), order_prefix_(std::move(order_prefix)) {}
+
+  // Sends what is still waiting (nothing made is dropped), then ends the
+  // sender threads.
+  ~RequestBatch() {
+    {
+      std::lock_guard g(mutex_);
+      stopping_ = true;
+    }
+    async_wake_.notify_all();
+    for (detail::OwnedThread& t : senders_) t.join();
+  }
+
+  void submit_async(std::unique_ptr<AsyncRequest> r) {
+    {
+      std::lock_guard g(mutex_);
+      if (!senders_[0].running()) {
+        new_producer();
+        for (detail::OwnedThread& t : senders_) t = detail::OwnedThread([this] { send_async(); });
+      }
+      async_waiting_.push_back(r.release());
+    }
+    async_wake_.notify_one();
+  }
 
   // Returns once every request was answered (its read ran); then throws the
   // first one's error, if any.
@@ -75,7 +119,7 @@ class RequestBatch {
         continue;
       }
       ++in_flight_;
-      std::vector<std::vector<Request*>> scripts = next_scripts();
+      std::vector<std::vector<Request*>> scripts = next_scripts(waiting_);
       lock.unlock();
       send(scripts);
       lock.lock();
@@ -101,41 +145,99 @@ class RequestBatch {
   static constexpr int kMaxInFlight = 2;
   static constexpr std::size_t kMaxRequests = 128, kMaxBytes = 1 << 20, kMaxScripts = 8;
 
-  // The waiting requests, front first, cut into scripts (at least one request).
-  std::vector<std::vector<Request*>> next_scripts() {
+  // An asynchronous send's place in its producer's order (batch.lua's 'order').
+  struct Order {
+    std::string key;  // <order_prefix><producer id>
+    std::uint64_t number = 0;
+  };
+  // How long a producer's order key outlives its last send: an idle producer
+  // whose key ran out has its next send refused once, then moves to a new id.
+  static constexpr long long kOrderKeyMs = 600'000;
+
+  void new_producer() {
+    order_key_ = order_prefix_ + detail::new_id();
+    next_number_ = 1;
+  }
+
+  // A sender thread (two run it): one script of asynchronous requests at a time.
+  void send_async() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      async_wake_.wait(lock, [&] {
+        return (stopping_ && async_waiting_.empty()) || (!async_waiting_.empty() && async_sends_.size() < 2);
+      });
+      if (async_waiting_.empty()) return;  // stopping, and all sent
+      std::vector<std::vector<Request*>> script = next_scripts(async_waiting_, 1);
+      Order order{order_key_, next_number_++};
+      async_sends_.push_back(&order);
+      for (;;) {
+        const bool oldest = async_sends_.front() == &order;  // the previous send was answered
+        lock.unlock();
+        const bool ran = send(script, &order);
+        lock.lock();
+        if (ran) break;
+        if (!oldest) {  // refused: go again once the previous send is answered
+          async_done_.wait(lock, [&] { return async_sends_.front() == &order; });
+          continue;
+        }
+        // Refused with nothing before it: the previous send never ran.
+        if (order.key == order_key_) new_producer();
+        order = {order_key_, next_number_++};
+      }
+      async_sends_.erase(std::find(async_sends_.begin(), async_sends_.end(), &order));
+      async_done_.notify_all();
+      lock.unlock();
+      for (Request* r : script.front()) {
+        std::unique_ptr<AsyncRequest> a(static_cast<AsyncRequest*>(r));
+        a->complete(*a);
+      }
+      lock.lock();
+    }
+  }
+
+  // The requests waiting in `line`, front first, cut into scripts (at least one request).
+  std::vector<std::vector<Request*>> next_scripts(std::deque<Request*>& line, std::size_t max_scripts = kMaxScripts) {
     std::vector<std::vector<Request*>> scripts;
     std::size_t bytes = 0;
-    while (!waiting_.empty()) {
-      Request* r = waiting_.front();
+    while (!line.empty()) {
+      Request* r = line.front();
       std::size_t size = 0;
       for (std::string_view a : r->args) size += a.size();
       if (scripts.empty() || scripts.back().size() == kMaxRequests || bytes + size > kMaxBytes) {
-        if (scripts.size() == kMaxScripts) break;
+        if (scripts.size() == max_scripts) break;
         scripts.emplace_back();
         bytes = 0;
       }
       bytes += size;
       scripts.back().push_back(r);
-      waiting_.pop_front();
+      line.pop_front();
     }
     return scripts;
   }
 
   // Runs the batch.lua calls in one round trip; every error (bad_alloc
   // included) lands in the requests, none leaves: the callers must wake.
-  void send(const std::vector<std::vector<Request*>>& scripts) noexcept {
+  // With `order` (one script): false when batch.lua refused it, the
+  // requests untouched (its producer's previous send has not run).
+  bool send(const std::vector<std::vector<Request*>>& scripts, const Order* order = nullptr) noexcept {
     try {
       std::size_t requests = 0;
       for (const auto& script : scripts) requests += script.size();
       std::vector<store::NumberArg> counts;  // its views are in `calls`: never reallocated
-      counts.reserve(requests + scripts.size());
+      counts.reserve(requests + scripts.size() + 2);
       std::vector<store::ScriptCall> calls(scripts.size());
+      const std::size_t first = order ? 1 : 0;  // the requests' replies after the order's
       for (std::size_t k = 0; k < scripts.size(); ++k) {
         store::ScriptCall& c = calls[k];
         c.body = scripts::batch;
         c.keys = keys_;
         c.args = head_;
-        c.args.push_back(counts.emplace_back(scripts[k].size()).view());
+        c.args.push_back(counts.emplace_back(scripts[k].size() + first).view());
+        if (order) {
+          c.keys.push_back(order->key);
+          c.args.insert(c.args.end(), {"order", "2", counts.emplace_back(order->number).view(),
+                                       counts.emplace_back(kOrderKeyMs).view()});
+        }
         for (Request* r : scripts[k]) {
           c.args.push_back(r->kind);
           c.args.push_back(counts.emplace_back(r->args.size()).view());
@@ -146,10 +248,11 @@ class RequestBatch {
       const std::vector<store::Reply> replies = exec_.run(calls, what);
       for (std::size_t k = 0; k < scripts.size(); ++k) {
         const store::ReplyView all(replies[k], what);
+        if (order && all[0].integer() == 0) return false;
         for (std::size_t i = 0; i < scripts[k].size(); ++i) {
           Request& r = *scripts[k][i];
           try {
-            r.read(all[i].renamed(r.what));
+            r.read(all[i + first].renamed(r.what));
           } catch (...) {
             r.error = std::current_exception();
           }
@@ -160,6 +263,7 @@ class RequestBatch {
         for (Request* r : script)
           if (!r->error) r->error = std::current_exception();
     }
+    return true;
   }
 
   store::Executor& exec_;
@@ -167,6 +271,14 @@ class RequestBatch {
   std::mutex mutex_;
   std::deque<Request*> waiting_;
   int in_flight_ = 0;
+  std::deque<Request*> async_waiting_;  // AsyncRequests, owned from here until complete()d
+  std::condition_variable async_wake_, async_done_;
+  std::deque<Order*> async_sends_;  // in flight, oldest first
+  const std::string order_prefix_;
+  std::string order_key_;  // the current producer's
+  std::uint64_t next_number_ = 1;
+  bool stopping_ = false;
+  detail::OwnedThread senders_[2];  // last: joined first
 };
 
 class RedisQueue final : public QueueStore {
@@ -179,7 +291,7 @@ class RedisQueue final : public QueueStore {
     counter_ = base_ + ":n";
     wake_ = base_ + ":wake";
     batch_.emplace(*exec_, std::vector<std::string_view>{scheduled_, active_, dead_, counter_},
-                   std::vector<std::string_view>{base_, wake_});
+                   std::vector<std::string_view>{base_, wake_}, base_ + ":o:");
   }
 
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
@@ -206,6 +318,24 @@ class RedisQueue final : public QueueStore {
                      .read = [&out, i](const store::ReplyView& r) { out[i] = read_offered(r); }};
     batch_->submit(requests);
     return out;
+  }
+
+  void offer_async(const QueueOffer& o, std::function<void(QueueOffered, std::exception_ptr)> done) override {
+    struct AsyncOffer final : RequestBatch::AsyncRequest {
+      QueueOffered offered;
+    };
+    auto r = std::make_unique<AsyncOffer>();
+    r->owned = {std::string(o.id), std::string(o.payload), std::to_string(o.delay.count()), std::to_string(o.retries),
+                std::to_string(o.backoff.count()), std::to_string(o.backoff_cap.count())};
+    r->views.assign(r->owned.begin(), r->owned.end());
+    r->kind = "offer";
+    r->args = r->views;
+    r->what = "queue offer";
+    r->read = [self = r.get()](const store::ReplyView& reply) { self->offered = read_offered(reply); };
+    r->complete = [done = std::move(done)](RequestBatch::AsyncRequest& a) {
+      done(static_cast<AsyncOffer&>(a).offered, a.error);
+    };
+    batch_->submit_async(std::move(r));
   }
 
   QueueTaken take(milliseconds lease, double jitter, std::size_t max) override {

@@ -7,6 +7,11 @@
 --   take        {lease ms, jitter, n} -> n of take_due()'s replies (the
 --               delivered messages first)
 --   settle      {id, token, action, value, jitter} -> settle()'s answer
+--   order       {n, ttl ms}, first if at all, with KEYS[5] its producer's
+--               key: runs the script only if it is the producer's first
+--               send (n = 1, no key) or the key holds n - 1; then stores n
+--               there for ttl -> 1. Else the script does nothing and
+--               returns {0} (queue_redis.cpp's RequestBatch sends it again).
 -- One reply per request, in order, all at one `now`. Offers and settles run
 -- in request order; then the takes get the next due messages (requests in
 -- order). Their schedule and in-flight commands are shared, as are the
@@ -14,6 +19,11 @@
 -- once. A request that fails answers with its error; the others are
 -- unaffected.
 --@include _queue.lua
+if ARGV[4] == 'order' then
+  local n, last = tonumber(ARGV[6]), redis.call('GET', KEYS[5])
+  if not ((not last and n == 1) or tonumber(last) == n - 1) then return {0} end
+  redis.call('SET', KEYS[5], ARGV[6], 'PX', ARGV[7])
+end
 local now = now_ms()
 batching = true
 local count = tonumber(ARGV[3])
@@ -41,6 +51,8 @@ local function serve(r, kind, a)
     return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
   elseif kind == 'settle' then
     return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4]))
+  elseif kind == 'order' then
+    return 1  -- (checked above)
   elseif kind == 'take' then
     local lease, jitter = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
     for _ = 1, tonumber(ARGV[a + 2]) do takes[#takes + 1] = {r, lease, jitter} end
