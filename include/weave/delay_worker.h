@@ -41,6 +41,10 @@ namespace WEAVE_NAMESPACE {
 struct DelayWorkerOptions {
   // Calls of one queue run at once in this worker (threads per queue).
   int concurrency = 1;
+  // Stored calls a thread takes per round trip (1..1000), run one after
+  // another and acknowledged together with the next take: more calls per
+  // second for short methods, while a call waits behind those taken with it.
+  int batch = 1;
 };
 
 struct DelayWorkerStats {

@@ -169,7 +169,8 @@ class WEAVE_API QueueDelivery {
   // ack(), then the next message of the queue as take_json(timeout, stop)
   // gives it, the ack and the first take in one round trip: a worker's
   // usual step. A refused ack does not throw here (the next message would
-  // be lost with it): lease().lost() and lease().lost_cause() tell.
+  // be lost with it): lease().lost() and lease().lost_cause() tell. Once
+  // `stop` is requested: the ack alone, nothing taken.
   std::optional<QueueDelivery> ack_and_take(std::chrono::milliseconds timeout, std::stop_token stop = {});
 
  private:
@@ -237,7 +238,8 @@ class WEAVE_API Queue {
   // settled with fail() and the like), then take_many_json(max, ...); the
   // acks and the first take in one round trip: a batch worker's usual step.
   // A refused ack does not throw (the batch taken would be lost with it):
-  // that delivery's lease().lost() tells.
+  // that delivery's lease().lost() tells. Once `stop` is requested: the
+  // acks alone, nothing taken.
   std::vector<QueueDelivery> ack_and_take_many(std::span<QueueDelivery> done, std::size_t max,
                                                std::chrono::milliseconds timeout, std::stop_token stop = {});
   // Removes the message whatever its state; false when there was none.

@@ -22,6 +22,8 @@ constexpr std::chrono::milliseconds kTakeWait{30'000};
 DelayWorker::DelayWorker(DelayWorkerOptions options) : options_(options) {
   if (options_.concurrency < 1 || options_.concurrency > 1024)
     throw ConfigError("DelayWorkerOptions::concurrency must be 1..1024, got " + std::to_string(options_.concurrency));
+  if (options_.batch < 1 || options_.batch > 1000)
+    throw ConfigError("DelayWorkerOptions::batch must be 1..1000, got " + std::to_string(options_.batch));
 }
 
 DelayWorker::~DelayWorker() = default;
@@ -67,20 +69,24 @@ void DelayWorker::run(std::stop_token stop) {
 void DelayWorker::work(const std::string& name, std::stop_token stop) {
   Queue queue(name);
   const auto& methods = queues_.at(name);
-  std::optional<QueueDelivery> d;
+  const auto batch = static_cast<std::size_t>(options_.batch);
+  std::vector<QueueDelivery> taken;
   while (!stop.stop_requested()) {
     try {
-      if (!d) d = queue.take_json(kTakeWait, stop);
-      if (!d) continue;
-      if (run_one(*d, methods, name))
-        d = d->ack_and_take(kTakeWait, stop);  // the ack and the next take: one round trip
-      else
-        d.reset();  // settled as failed or dead
-    } catch (const DeliveryLost&) {
-      d.reset();  // taken back while it ran (its lease was lost): the queue runs it again elsewhere
+      if (taken.empty()) taken = queue.take_many_json(batch, kTakeWait, stop);
+      // All of them, even once stopped: each taken call runs (or is settled) before the worker ends.
+      for (QueueDelivery& d : taken) {
+        try {
+          run_one(d, methods, name);  // settles what failed; the ack of the rest goes with the next take
+        } catch (const DeliveryLost&) {
+          // taken back while it ran (its lease was lost): the queue runs it again elsewhere
+        }
+      }
+      // The acks and the next take in one round trip (once stopped: the acks alone).
+      taken = queue.ack_and_take_many(taken, batch, kTakeWait, stop);
     } catch (const Error& e) {
       if (!e.retryable()) throw;
-      d.reset();  // not settled: its lease runs out and the queue takes it back
+      taken.clear();  // not settled: their leases run out and the queue takes them back
       std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the store is away: it comes back
     }
   }

@@ -417,7 +417,8 @@ std::vector<QueueDelivery> take_from(detail::QueueState& q, std::span<detail::He
         begin_settle(*d);
         held.push_back({d->message.id, d->message.token});
       }
-      auto both = q.store().ack_and_take(held, q.options().lease, detail::jitter(), max);
+      // Once stopped, the acks alone: what a take brought now would only be dropped.
+      auto both = q.store().ack_and_take(held, q.options().lease, detail::jitter(), stop.stop_requested() ? 0 : max);
       for (std::size_t i = 0; i < done.size(); ++i) finish_settle(*done[i], detail::SettleAction::ack, both.acked[i]);
       done = {};
       t = std::move(both.taken);

@@ -129,7 +129,8 @@ class WEAVE_API QueueStore {
   virtual Settled settle(std::string_view id, std::uint64_t token, SettleAction action,
                          std::chrono::milliseconds delay, std::string_view reason, double jitter) = 0;
   // An ack of each delivery, then take(), in one step (one round trip): a
-  // worker's usual step. The take happens whatever the acks' answers.
+  // worker's usual step. The take happens whatever the acks' answers; with
+  // `max` 0 there is none.
   struct Held {
     std::string_view id;
     std::uint64_t token;

@@ -1,5 +1,6 @@
 // A woven service whose calls are delayed, for test_delay.cpp: a [[delay]]
-// method with a [[lock]] below it, one due later, and one that always throws.
+// method with a [[lock]] below it (it throws for an order id "fail..."), one
+// due later, and one that always throws.
 #pragma once
 
 #include <atomic>
@@ -27,6 +28,7 @@ class Orders {
   [[delay(queue="delay-orders", retries=2, backoff=10ms)]]
   [[lock(key="delay:order:<order_id>", ttl=5s, wait=5s)]]
   virtual void cancel_if_unpaid(const std::string& order_id, std::vector<Item> items) {
+    if (order_id.starts_with("fail")) throw std::runtime_error("declined " + order_id);
     std::lock_guard g(mutex);
     std::string line = order_id;
     for (const Item& i : items) line += " " + i.sku + "x" + std::to_string(i.qty);

@@ -33,11 +33,12 @@ void use_store() {
 
 // A worker serving `orders` on its own thread until the scope ends.
 struct Running {
-  explicit Running(weave::Woven<delaytest::Orders>& orders) {
+  explicit Running(weave::Woven<delaytest::Orders>& orders, weave::DelayWorkerOptions options = {.concurrency = 2})
+      : worker(options) {
     worker.serve(orders);
     thread = std::jthread([this](std::stop_token stop) { worker.run(stop); });
   }
-  weave::DelayWorker worker{{.concurrency = 2}};
+  weave::DelayWorker worker;
   std::jthread thread;
 };
 
@@ -87,6 +88,28 @@ TEST_CASE("delay: a call that throws is retried after its backoff, then dead wit
   CHECK(worker.worker.stats().failed == 3);
   weave::Queue q("delay-flaky");
   CHECK(q.purge_dead() == 1);
+}
+
+TEST_CASE("delay: a worker taking batches runs each stored call once and settles a failing one alone", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  constexpr int kCalls = 20;
+  auto& calls = static_cast<delaytest::Orders&>(orders);
+  for (int i = 0; i < kCalls; ++i) {
+    calls.cancel_if_unpaid("b-" + std::to_string(i), {});
+    if (i == 3) calls.cancel_if_unpaid("fail-1", {});  // taken in the first batch of 8, with seven that succeed
+  }
+  Running worker(orders, {.concurrency = 1, .batch = 8});
+  weave::Queue q("delay-orders");
+  REQUIRE(eventually([&] { return q.stats().dead == 1 && worker.worker.stats().ran == kCalls; }));
+  CHECK(orders.lines().size() == kCalls);  // each once: acknowledged with the next take, never run again
+  CHECK(worker.worker.stats().failed == 3);  // the first run and retries=2, each settled alone
+  const weave::QueueStats left = q.stats();
+  CHECK(left.ready + left.in_flight + left.delayed == 0);
+  CHECK_THAT(q.dead_letters().at(0).info.last_error, Catch::Contains("declined fail-1"));
+  CHECK(q.purge_dead() == 1);
+  CHECK_THROWS_AS(weave::DelayWorker({.batch = 0}), weave::ConfigError);
+  CHECK_THROWS_AS(weave::DelayWorker({.batch = 1001}), weave::ConfigError);
 }
 
 TEST_CASE("delay: a stored call of another signature, or of no method served, is dead-lettered and never run", "[delay]") {

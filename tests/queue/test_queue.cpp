@@ -380,6 +380,24 @@ TEST_CASE("queue: ack_and_take_many acks the unsettled deliveries of a batch and
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue: once stopped, ack_and_take_many acks and takes nothing", "[queue][batch]") {
+  use_store();
+  weave::Queue q(fresh_queue("ack-take-stopped"));
+  for (int i = 0; i < 4; ++i) q.offer_json(std::to_string(i), 0ms);
+  auto batch = q.take_many_json(2, 1s);
+  REQUIRE(batch.size() == 2);
+  std::stop_source stop;
+  stop.request_stop();
+  CHECK(q.ack_and_take_many(batch, 2, 1s, stop.get_token()).empty());
+  CHECK(batch[0].settled());
+  CHECK(batch[1].settled());
+  CHECK(same(q.stats(), 0, 2, 0, 0));  // acked, and the other two still ready: none taken to be dropped
+  auto one = q.take_json(1s);
+  REQUIRE(one);
+  CHECK_FALSE(one->ack_and_take(1s, stop.get_token()));
+  CHECK(same(q.stats(), 0, 1, 0, 0));
+}
+
 TEST_CASE("queue: a waiting take_many is woken by an offer and refuses a bad max or another queue's delivery", "[queue][batch]") {
   use_store();
   const std::string name = fresh_queue("take-many-wait");
