@@ -25,7 +25,7 @@ for r in runs:
         continue
     by[(r["case"], r["runner"])].append(r)
 runners = sorted({k[1] for k in by})
-colors = {"weave": "#1f77b4", "bullmq": "#d62728"}
+colors = {"weave": "#1f77b4", "bullmq": "#d62728", "floor": "#9e9e9e"}
 
 
 def median(case, runner, get):
@@ -47,9 +47,12 @@ ax1.set_title("Throughput")
 ax1.legend()
 
 lcases = [c for c in dict.fromkeys(k[0] for k in by) if c.startswith("lateness")]
+# Runners that measured lateness (the round-trip floor has none).
+lrunners = [r for r in runners if any((x.get("lateness_ms") or {}).get("p50") is not None
+                                      for c in lcases for x in by.get((c, r), []))]
 pos = 0
 for c in lcases:
-    for i, runner in enumerate(runners):
+    for i, runner in enumerate(lrunners):
         for j, (q, hatch) in enumerate((("p50", ""), ("p99", "//"), ("max", ".."))):
             v = median(c, runner, lambda r, q=q: (r.get("lateness_ms") or {}).get(q))
             ax2.bar(pos, max(v, 0.05), 0.8, color=colors.get(runner), hatch=hatch, edgecolor="white")
@@ -59,10 +62,10 @@ ax2.set_yscale("log")
 ax2.set_ylabel("handler start - due, ms (log; lower is better)")
 ax2.set_title("Lateness of delayed messages")
 ax2.set_xticks([])
-ax2.text(0.01, 0.97, "bars per rate: " + ", ".join(f"{r} p50/p99/max" for r in runners), transform=ax2.transAxes,
+ax2.text(0.01, 0.97, "bars per rate: " + ", ".join(f"{r} p50/p99/max" for r in lrunners), transform=ax2.transAxes,
          va="top", fontsize=8)
 for k, c in enumerate(lcases):
-    ax2.annotate(c, (k * (3 * len(runners) + 0.5) + 1.5 * len(runners) - 0.5, 0), xycoords=("data", "axes fraction"),
+    ax2.annotate(c, (k * (3 * len(lrunners) + 0.5) + 1.5 * len(lrunners) - 0.5, 0), xycoords=("data", "axes fraction"),
                  xytext=(0, -14), textcoords="offset points", ha="center")
 meta = json.load(open(args.results))["meta"]
 fig.suptitle(f"bench/queue {meta['started'][:10]}: Weave and BullMQ on one redis-server {meta['versions']['redis-server']}")
