@@ -384,13 +384,20 @@ class DelayQueue {
   }
 
   // `d` as a Delivery<T>, or nothing: its payload does not decode as T and
-  // it was dead-lettered with the reason.
+  // it was dead-lettered with the reason (or, the store away or the message
+  // taken back meanwhile, left to its lease).
   static std::optional<Delivery<T>> decode(QueueDelivery& d) {
+    std::string why;
     try {
       T value = nlohmann::json::parse(d.payload()).template get<T>();
       return Delivery<T>(std::move(d), std::move(value));
     } catch (const nlohmann::json::exception& e) {
-      d.dead("its payload does not decode (written by another version?): " + std::string(e.what()));
+      why = "its payload does not decode (written by another version?): " + std::string(e.what());
+    }
+    try {
+      d.dead(why);
+    } catch (const Error&) {
+      // not settled: the queue takes it back once its lease runs out, and tries again
     }
     return std::nullopt;
   }

@@ -75,12 +75,19 @@ void DelayWorker::work(const std::string& name, std::stop_token stop) {
     try {
       if (taken.empty()) taken = queue.take_many_json(batch, kTakeWait, stop);
       // All of them, even once stopped: each taken call runs (or is settled) before the worker ends.
-      for (QueueDelivery& d : taken) {
+      for (auto it = taken.begin(); it != taken.end();) {
         try {
-          run_one(d, methods, name);  // settles what failed; the ack of the rest goes with the next take
+          run_one(*it, methods, name);  // settles what failed; the ack of the rest goes with the next take
         } catch (const DeliveryLost&) {
           // taken back while it ran (its lease was lost): the queue runs it again elsewhere
+        } catch (const Error& e) {
+          if (!e.retryable()) throw;
+          // Its failure could not be recorded (the store is away): never acked,
+          // dropped (one more try to record it), else taken back after its lease.
+          it = taken.erase(it);
+          continue;
         }
+        ++it;
       }
       // The acks and the next take in one round trip (once stopped: the acks alone).
       taken = queue.ack_and_take_many(taken, batch, kTakeWait, stop);

@@ -368,7 +368,8 @@ namespace {
 
 // Where a settle left its delivery: the store's answer recorded on the lease
 // (a refusal marks it lost and reports it once) and counted. Returns the answer.
-detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction action, detail::Settled r) {
+detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction action, detail::Settled r,
+                              const std::string& error = {}) {
   using C = detail::QueueCountStripe;
   d.settled = true;
   if (r == detail::Settled::done || r == detail::Settled::dead) {
@@ -376,8 +377,11 @@ detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction acti
     if (auto field = by_action[static_cast<int>(action)]) d.queue->series.counts.add(field);
     d.queue->series.processing.observe(std::chrono::steady_clock::now() - d.acquired_at_);
   }
-  if (r == detail::Settled::taken_back || r == detail::Settled::gone) {
-    d.record_lost(r == detail::Settled::gone ? "it was cancelled" : detail::kTakenBack);
+  if (r == detail::Settled::taken_back || r == detail::Settled::gone || r == detail::Settled::failed) {
+    d.record_lost(r == detail::Settled::gone     ? std::string("it was cancelled")
+                  : r == detail::Settled::failed ? "the store answered its ack with an error (" + error +
+                                                       "); the queue takes it back once its lease runs out"
+                                                 : std::string(detail::kTakenBack));
     d.report_lost_once();
   }
   d.drop_hold();
@@ -419,7 +423,8 @@ std::vector<QueueDelivery> take_from(detail::QueueState& q, std::span<detail::He
       }
       // Once stopped, the acks alone: what a take brought now would only be dropped.
       auto both = q.store().ack_and_take(held, q.options().lease, detail::jitter(), stop.stop_requested() ? 0 : max);
-      for (std::size_t i = 0; i < done.size(); ++i) finish_settle(*done[i], detail::SettleAction::ack, both.acked[i]);
+      for (std::size_t i = 0; i < done.size(); ++i)
+        finish_settle(*done[i], detail::SettleAction::ack, both.acked[i], both.errors[i]);
       done = {};
       t = std::move(both.taken);
     } else {

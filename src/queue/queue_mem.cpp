@@ -62,6 +62,7 @@ class MemQueue final : public QueueStore {
     std::lock_guard g(mutex_);
     AckedAndTaken out;
     out.acked.reserve(done.size());
+    out.errors.resize(done.size());
     for (const Held& d : done)
       out.acked.push_back(settle_locked(d.id, d.token, SettleAction::ack, milliseconds(0), {}, jitter));
     out.taken = take_locked(lease, jitter, max);

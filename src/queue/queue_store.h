@@ -62,7 +62,10 @@ struct QueueTaken {
 };
 
 enum class SettleAction { ack, retry, fail, dead };
-enum class Settled { done, dead, taken_back, gone };
+// failed: only in AckedAndTaken, when the store answered that ack with an
+// error (its text in `errors`); the message stays in flight until its lease
+// runs out and is taken back.
+enum class Settled { done, dead, taken_back, gone, failed };
 enum class EditAction { cancel, reschedule, requeue };
 enum class Edited { done, wrong_state, absent };
 
@@ -129,14 +132,16 @@ class WEAVE_API QueueStore {
   virtual Settled settle(std::string_view id, std::uint64_t token, SettleAction action,
                          std::chrono::milliseconds delay, std::string_view reason, double jitter) = 0;
   // An ack of each delivery, then take(), in one step (one round trip): a
-  // worker's usual step. The take happens whatever the acks' answers; with
-  // `max` 0 there is none.
+  // worker's usual step. The take happens whatever the acks' answers (an
+  // ack's error is its answer, never thrown: the messages taken would be
+  // lost to this worker with it); with `max` 0 there is none.
   struct Held {
     std::string_view id;
     std::uint64_t token;
   };
   struct AckedAndTaken {
     std::vector<Settled> acked;  // one per delivery, in order
+    std::vector<std::string> errors;  // one per delivery: a failed ack's error, else ""
     QueueTaken taken;
   };
   virtual AckedAndTaken ack_and_take(std::span<const Held> done, std::chrono::milliseconds lease, double jitter,

@@ -380,6 +380,39 @@ TEST_CASE("queue: ack_and_take_many acks the unsettled deliveries of a batch and
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+TEST_CASE("queue: many batch takes at once hand out each message once, thousands in one step", "[queue][batch]") {
+  use_store();
+  const std::string name = fresh_queue("take-many-together");
+  weave::Queue q(name);
+  constexpr int kThreads = 8, kEach = 1000;
+  std::vector<weave::JsonOffer> offers(kThreads * kEach, weave::JsonOffer{"{}", 0ms});
+  q.offer_many_json(offers);
+  std::vector<std::vector<weave::QueueDelivery>> got(kThreads);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)  // (on Redis the waiting ones go in one script: 6,000+ leases in one take step)
+    threads.emplace_back([&, t] {
+      try {
+        got[t] = weave::Queue(name).take_many_json(kEach, 1s);
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(errors == std::vector<std::string>(kThreads));
+  std::set<std::string> ids;
+  std::size_t total = 0;
+  for (const auto& g : got) {
+    total += g.size();
+    for (const auto& d : g) ids.insert(d.id());
+  }
+  CHECK(total == kThreads * kEach);
+  CHECK(ids.size() == total);
+  CHECK(same(q.stats(), 0, 0, kThreads * kEach, 0));
+  for (auto& g : got) CHECK(q.ack_and_take_many(g, 1, 0ms).empty());
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
 TEST_CASE("queue: once stopped, ack_and_take_many acks and takes nothing", "[queue][batch]") {
   use_store();
   weave::Queue q(fresh_queue("ack-take-stopped"));
@@ -633,6 +666,53 @@ TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a ne
   REQUIRE(after.size() == 1);
   CHECK(after[0] != before[0]);
   CHECK(same(q.stats(), 0, 2, 0, 0));
+}
+
+TEST_CASE("queue: asynchronous offers keep call order when the producer moves to a new key mid-stream", "[queue][async-offer]") {
+  use_store();
+  const std::string name = fresh_queue("offer-async-move");
+  weave::Queue q(name);
+  auto exec = weave::store::open_executor(test_admin_url(), {});
+  const auto drop_order_keys = [&] {
+    std::set<std::string> found;
+    weave::store::scan_keys(*exec, "{weave:queue:" + name + "}:o:*",
+                            [&](const std::vector<std::string>& keys) { found.insert(keys.begin(), keys.end()); },
+                            "test scan");
+    for (const std::string& k : found) exec->command(weave::store::Command{"DEL", k}, k, "test del");
+  };
+  constexpr int kOffers = 20000, kDrops = 8;
+  std::vector<std::future<std::string>> pending;
+  pending.reserve(kOffers);
+  for (int i = 0; i < kOffers; ++i) {
+    pending.push_back(q.offer_json_async("{}", 0ms, {.id = std::to_string(i)}));
+    // As if each key had run out: the sends in flight are refused and move to a new producer.
+    if (i % (kOffers / kDrops) == kOffers / kDrops / 2) drop_order_keys();
+  }
+  for (auto& f : pending) f.get();
+  int next = 0, out_of_order = 0;
+  for (auto batch = q.take_many_json(1000, 1s); !batch.empty(); batch = q.ack_and_take_many(batch, 1000, 0ms))
+    for (const auto& d : batch) out_of_order += d.id() != std::to_string(next++);
+  CHECK(next == kOffers);
+  CHECK(out_of_order == 0);
+}
+
+TEST_CASE("queue: an ack the store answers with an error does not cost the batch taken with it", "[queue][batch]") {
+  use_store();
+  const std::string name = fresh_queue("ack-error");
+  weave::Queue q(name);
+  const std::string a = q.offer_json("a", 0ms), b = q.offer_json("b", 0ms);
+  auto batch = q.take_many_json(2, 1s);
+  REQUIRE(batch.size() == 2);
+  write_raw("{weave:queue:" + name + "}:m:" + a, "not a message hash");  // its ack meets WRONGTYPE
+  const std::string c = q.offer_json("c", 0ms);
+  auto next = q.ack_and_take_many(batch, 2, 1s);
+  REQUIRE(next.size() == 1);
+  CHECK(next[0].id() == c);
+  CHECK(batch[0].lease().lost());
+  CHECK_THAT(batch[0].lease().lost_cause(), Catch::Contains("WRONGTYPE"));
+  CHECK_FALSE(batch[1].lease().lost());
+  CHECK(q.inspect(b).state == weave::MessageState::absent);  // acked
+  next[0].ack();
 }
 
 TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and each gets its own answer", "[queue]") {

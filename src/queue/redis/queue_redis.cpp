@@ -95,7 +95,8 @@ class RequestBatch {
         new_producer();
         for (detail::OwnedThread& t : senders_) t = detail::OwnedThread([this] { send_async(); });
       }
-      async_waiting_.push_back(r.release());
+      async_waiting_.push_back(r.get());
+      r.release();  // owned by the line now
     }
     async_wake_.notify_one();
   }
@@ -168,28 +169,35 @@ class RequestBatch {
       });
       if (async_waiting_.empty()) return;  // stopping, and all sent
       std::vector<std::vector<Request*>> script = next_scripts(async_waiting_, 1);
-      Order order{order_key_, next_number_++};
+      Order order{order_key_, next_number_++};  // changed only under the lock (renumber())
       async_sends_.push_back(&order);
       for (;;) {
         const bool oldest = async_sends_.front() == &order;  // the previous send was answered
+        const Order sent = order;
         lock.unlock();
-        const bool ran = send(script, &order);
+        const bool ran = send(script, &sent);
         lock.lock();
         if (ran) break;
+        if (order.key != sent.key || order.number != sent.number) continue;  // renumbered meanwhile
         if (!oldest) {  // refused: go again once the previous send is answered
           async_done_.wait(lock, [&] { return async_sends_.front() == &order; });
           continue;
         }
-        // Refused with nothing before it: the previous send never ran.
-        if (order.key == order_key_) new_producer();
-        order = {order_key_, next_number_++};
+        // Refused with nothing before it: the previous send never ran. This
+        // one and every later one in flight move to a new producer, in order.
+        new_producer();
+        for (Order* o : async_sends_) *o = {order_key_, next_number_++};
       }
       async_sends_.erase(std::find(async_sends_.begin(), async_sends_.end(), &order));
       async_done_.notify_all();
       lock.unlock();
       for (Request* r : script.front()) {
         std::unique_ptr<AsyncRequest> a(static_cast<AsyncRequest*>(r));
-        a->complete(*a);
+        try {
+          a->complete(*a);
+        } catch (...) {
+          // (complete() must not throw; one that does loses only its own answer)
+        }
       }
       lock.lock();
     }
@@ -218,7 +226,9 @@ class RequestBatch {
   // Runs the batch.lua calls in one round trip; every error (bad_alloc
   // included) lands in the requests, none leaves: the callers must wake.
   // With `order` (one script): false when batch.lua refused it, the
-  // requests untouched (its producer's previous send has not run).
+  // requests untouched (its producer's previous send has not run); when it
+  // had run already (a resend after a lost answer), true with the requests
+  // unread (their answers are not known, but they were done).
   bool send(const std::vector<std::vector<Request*>>& scripts, const Order* order = nullptr) noexcept {
     try {
       std::size_t requests = 0;
@@ -249,6 +259,7 @@ class RequestBatch {
       for (std::size_t k = 0; k < scripts.size(); ++k) {
         const store::ReplyView all(replies[k], what);
         if (order && all[0].integer() == 0) return false;
+        if (order && all[0].integer() < 0) return true;
         for (std::size_t i = 0; i < scripts[k].size(); ++i) {
           Request& r = *scripts[k][i];
           try {
@@ -322,7 +333,7 @@ class RedisQueue final : public QueueStore {
 
   void offer_async(const QueueOffer& o, std::function<void(QueueOffered, std::exception_ptr)> done) override {
     struct AsyncOffer final : RequestBatch::AsyncRequest {
-      QueueOffered offered;
+      QueueOffered offered{true};  // (kept when the send turns out to have run already)
     };
     auto r = std::make_unique<AsyncOffer>();
     r->owned = {std::string(o.id), std::string(o.payload), std::to_string(o.delay.count()), std::to_string(o.retries),
@@ -358,6 +369,7 @@ class RedisQueue final : public QueueStore {
     args.insert(args.end(), {ms.view(), j.view(), n.view()});
     AckedAndTaken out;
     out.acked.resize(done.size());
+    out.errors.resize(done.size());
     std::vector<RequestBatch::Request> requests(done.size() + 1);
     for (std::size_t i = 0; i < done.size(); ++i)
       requests[i] = {.kind = "settle",
@@ -368,7 +380,22 @@ class RedisQueue final : public QueueStore {
                        .args = std::span(args).subspan(done.size() * kAckArgs),
                        .what = done.empty() ? "queue take" : "queue ack and take",
                        .read = [&out](const store::ReplyView& r) { out.taken = read_taken(r); }};
-    batch_->submit(requests);
+    try {
+      batch_->submit(requests);
+    } catch (...) {
+      if (requests.back().error) throw;  // the take's own error (or the round trip's)
+    }
+    for (std::size_t i = 0; i < done.size(); ++i)  // an ack's error is its answer
+      if (requests[i].error) {
+        out.acked[i] = Settled::failed;
+        try {
+          std::rethrow_exception(requests[i].error);
+        } catch (const std::exception& e) {
+          out.errors[i] = e.what();
+        } catch (...) {
+          out.errors[i] = "an unknown error";
+        }
+      }
     return out;
   }
 

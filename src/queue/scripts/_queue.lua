@@ -50,13 +50,22 @@ local function add_scheduled(member, due)
   if redis.call('ZRANGE', scheduled, 0, 0)[1] == member then redis.call('PUBLISH', wake, due) end
 end
 
+-- redis.call(command, key, list...) in steps of at most 1,000 of the
+-- list's elements (an even number: ZADD's pairs stay whole): Lua's unpack
+-- refuses a few thousand values, and a take may move many more.
+local function call_with_list(command, key, list)
+  for first = 1, #list, 1000 do
+    redis.call(command, key, unpack(list, first, math.min(first + 999, #list)))
+  end
+end
+
 local function flush()
   if #pending_scheduled > 0 then
-    redis.call('ZADD', scheduled, unpack(pending_scheduled))
+    call_with_list('ZADD', scheduled, pending_scheduled)
     pending_scheduled = {}
   end
   if #pending_removed > 0 then
-    redis.call('ZREM', active, unpack(pending_removed))
+    call_with_list('ZREM', active, pending_removed)
     pending_removed = {}
   end
 end
@@ -147,7 +156,7 @@ local function take_due(now, leases)
   while #replies < #leases do
     local firsts = redis.call('ZRANGEBYSCORE', scheduled, '-inf', now, 'LIMIT', 0, #leases - #replies)
     if #firsts == 0 then break end
-    redis.call('ZREM', scheduled, unpack(firsts))
+    call_with_list('ZREM', scheduled, firsts)
     local found = {}
     for _, member in ipairs(firsts) do
       local id = string.sub(member, 17)
@@ -170,7 +179,7 @@ local function take_due(now, leases)
         replies[#replies + 1] = {1, now, id, v[1], token, tonumber(v[2]), deliveries, tonumber(v[3]) or 0, tonumber(v[4]),
                                  v[5] or ''}
       end
-      redis.call('ZADD', active, unpack(in_flight))
+      call_with_list('ZADD', active, in_flight)
     end
   end
   if #replies < #leases then

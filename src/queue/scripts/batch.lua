@@ -4,14 +4,16 @@
 -- per request: kind, argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
 --               -> 1 added | 0 already queued
---   take        {lease ms, jitter, n} -> n of take_due()'s replies (the
---               delivered messages first)
+--   take        {lease ms, jitter, n} -> take_due()'s replies: the
+--               delivered messages, then one "nothing due" if fewer than n
 --   settle      {id, token, action, value, jitter} -> settle()'s answer
 --   order       {n, ttl ms}, first if at all, with KEYS[5] its producer's
 --               key: runs the script only if it is the producer's first
 --               send (n = 1, no key) or the key holds n - 1; then stores n
 --               there for ttl -> 1. Else the script does nothing and
---               returns {0} (queue_redis.cpp's RequestBatch sends it again).
+--               returns {0} (queue_redis.cpp's RequestBatch sends it again
+--               later), or {-1} when the key holds n or more (this send ran
+--               already: a resend after a lost answer).
 -- One reply per request, in order, all at one `now`. Offers and settles run
 -- in request order; then the takes get the next due messages (requests in
 -- order). Their schedule and in-flight commands are shared, as are the
@@ -21,6 +23,7 @@
 --@include _queue.lua
 if ARGV[4] == 'order' then
   local n, last = tonumber(ARGV[6]), redis.call('GET', KEYS[5])
+  if last and tonumber(last) >= n then return {-1} end
   if not ((not last and n == 1) or tonumber(last) == n - 1) then return {0} end
   redis.call('SET', KEYS[5], ARGV[6], 'PX', ARGV[7])
 end
@@ -83,8 +86,10 @@ if #takes > 0 then
     return taken
   end)
   for i, t in ipairs(takes) do
-    local list = replies[t[1]]
-    list[#list + 1] = ok and got[i] or error_reply(got, 'take')
+    local list, reply = replies[t[1]], ok and got[i] or error_reply(got, 'take')
+    local last = list[#list]
+    -- (one "nothing due" per request is enough: the rest say the same)
+    if not (last and last[1] == 0 and reply[1] == 0) then list[#list + 1] = reply end
   end
 end
 flush()  -- (what a failed take step left pending)
