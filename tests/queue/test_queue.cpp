@@ -85,6 +85,16 @@ std::string offer_with_undecodable(const std::string& name) {
   return bad;
 }
 
+// Takes and acks every ready message, expecting ids "0", "1", ... in order;
+// returns how many came out of that order (`taken`: how many came at all).
+int taken_out_of_order(weave::Queue& q, int& taken) {
+  int out_of_order = 0;
+  taken = 0;
+  for (auto batch = q.take_many_json(1000, 1s); !batch.empty(); batch = q.ack_and_take_many(batch, 1000, 0ms))
+    for (const auto& d : batch) out_of_order += d.id() != std::to_string(taken++);
+  return out_of_order;
+}
+
 bool same(const weave::QueueStats& s, std::uint64_t delayed, std::uint64_t ready, std::uint64_t in_flight,
           std::uint64_t dead) {
   return s.delayed == delayed && s.ready == ready && s.in_flight == in_flight && s.dead == dead;
@@ -515,11 +525,9 @@ TEST_CASE("queue: asynchronous offers of one thread reach the store in the order
   for (auto& f : pending) f.get();
   // Messages due at one instant come out in the order the store took them;
   // across instants, by due time: either way, in call order.
-  int next = 0, out_of_order = 0;
-  for (auto batch = q.take_many_json(1000, 1s); !batch.empty(); batch = q.ack_and_take_many(batch, 1000, 0ms))
-    for (const auto& d : batch) out_of_order += d.id() != std::to_string(next++);
-  CHECK(next == kOffers);
-  CHECK(out_of_order == 0);
+  int taken = 0;
+  CHECK(taken_out_of_order(q, taken) == 0);
+  CHECK(taken == kOffers);
 }
 
 TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]") {
@@ -640,20 +648,22 @@ long long scripts_run(const std::string& queue) {
   return total;
 }
 
+// The asynchronous producers' order keys of queue `name`.
+std::vector<std::string> order_keys(weave::store::Executor& exec, const std::string& name) {
+  std::set<std::string> found;  // (a key may come twice while a cluster reshards)
+  weave::store::scan_keys(exec, "{weave:queue:" + name + "}:o:*",
+                          [&](const std::vector<std::string>& keys) { found.insert(keys.begin(), keys.end()); },
+                          "test scan");
+  return {found.begin(), found.end()};
+}
+
 TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a new one, and nothing is lost", "[queue][async-offer]") {
   use_store();
   const std::string name = fresh_queue("offer-async-key-gone");
   weave::Queue q(name);
   auto exec = weave::store::open_executor(test_admin_url(), {});
-  const auto order_keys = [&] {
-    std::set<std::string> found;  // (a key may come twice while a cluster reshards)
-    weave::store::scan_keys(*exec, "{weave:queue:" + name + "}:o:*",
-                            [&](const std::vector<std::string>& keys) { found.insert(keys.begin(), keys.end()); },
-                            "test scan");
-    return std::vector<std::string>(found.begin(), found.end());
-  };
   q.offer_json_async("{}", 0ms, {.id = "first"}).get();
-  const std::vector<std::string> before = order_keys();
+  const std::vector<std::string> before = order_keys(*exec, name);
   REQUIRE(before.size() == 1);
   const weave::store::Reply ttl = exec->command(weave::store::Command{"PTTL", before[0]}, before[0], "test pttl");
   CHECK(ttl->integer > 0);
@@ -662,7 +672,7 @@ TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a ne
   // (not its first, and no predecessor on record), then goes as a new producer's.
   exec->command(weave::store::Command{"DEL", before[0]}, before[0], "test del");
   q.offer_json_async("{}", 0ms, {.id = "second"}).get();
-  const std::vector<std::string> after = order_keys();
+  const std::vector<std::string> after = order_keys(*exec, name);
   REQUIRE(after.size() == 1);
   CHECK(after[0] != before[0]);
   CHECK(same(q.stats(), 0, 2, 0, 0));
@@ -674,11 +684,7 @@ TEST_CASE("queue: asynchronous offers keep call order when the producer moves to
   weave::Queue q(name);
   auto exec = weave::store::open_executor(test_admin_url(), {});
   const auto drop_order_keys = [&] {
-    std::set<std::string> found;
-    weave::store::scan_keys(*exec, "{weave:queue:" + name + "}:o:*",
-                            [&](const std::vector<std::string>& keys) { found.insert(keys.begin(), keys.end()); },
-                            "test scan");
-    for (const std::string& k : found) exec->command(weave::store::Command{"DEL", k}, k, "test del");
+    for (const std::string& k : order_keys(*exec, name)) exec->command(weave::store::Command{"DEL", k}, k, "test del");
   };
   constexpr int kOffers = 20000, kDrops = 8;
   std::vector<std::future<std::string>> pending;
@@ -689,11 +695,9 @@ TEST_CASE("queue: asynchronous offers keep call order when the producer moves to
     if (i % (kOffers / kDrops) == kOffers / kDrops / 2) drop_order_keys();
   }
   for (auto& f : pending) f.get();
-  int next = 0, out_of_order = 0;
-  for (auto batch = q.take_many_json(1000, 1s); !batch.empty(); batch = q.ack_and_take_many(batch, 1000, 0ms))
-    for (const auto& d : batch) out_of_order += d.id() != std::to_string(next++);
-  CHECK(next == kOffers);
-  CHECK(out_of_order == 0);
+  int taken = 0;
+  CHECK(taken_out_of_order(q, taken) == 0);
+  CHECK(taken == kOffers);
 }
 
 TEST_CASE("queue: an ack the store answers with an error does not cost the batch taken with it", "[queue][batch]") {
