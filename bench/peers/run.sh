@@ -12,7 +12,9 @@ JOBS=${JOBS:-2}
 need=()
 for p in redis-server:redis-server node:nodejs npm:npm; do command -v "${p%%:*}" >/dev/null || need+=("${p#*:}"); done
 /usr/bin/python3 -c 'import redis' 2>/dev/null || need+=(python3-redis)
-/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)
+# (python3-munkres: matplotlib's fonttools then needs no scipy, whose pythran pulls Boost 1.74, which conflicts with
+# the libboost1.81-dev scripts/dev installs)
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib python3-munkres)
 pkg-config --exists hiredis || need+=(libhiredis-dev)
 if ((${#need[@]})); then
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -11,7 +11,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 need=()
 [ -x /usr/bin/redis-server ] || need+=(redis-server)
 for p in node:nodejs npm:npm; do command -v "${p%%:*}" >/dev/null || need+=("${p#*:}"); done
-/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib)  # the chart
+# (python3-munkres: matplotlib's fonttools then needs no scipy, whose pythran pulls Boost 1.74, which conflicts with
+# the libboost1.81-dev scripts/dev installs)
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib python3-munkres)  # the chart
 if ((${#need[@]})); then
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y "${need[@]}"
