@@ -1,6 +1,7 @@
-// The delay-queue soak with an oracle (issue 19). A producer offers messages
-// with random delays; queue_worker consumers (real processes) take, fail some
-// on purpose and work past their lease on others; a nemesis SIGKILLs and
+// The delay-queue soak with an oracle (issue 19). Two producers offer
+// messages with random delays (one offer at a time, and 8 offer_json_async
+// at a time); queue_worker consumers (real processes, every other one taking
+// batches of 8) take, fail some on purpose and work past their lease on others; a nemesis SIGKILLs and
 // SIGSTOPs consumers and SIGKILLs redis-server, restarting it from its AOF
 // (appendfsync always). The checker reads the consumers' logs and the queue:
 // lost (offered, neither acknowledged nor dead at the end) and early
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -52,12 +54,13 @@ int soak_seconds() {
   return s ? std::max(1, std::atoi(s)) : kDefaultSeconds;
 }
 
-pid_t spawn_consumer(const std::string& url, const std::string& queue, const std::string& log) {
+// `mode`: "consume" (one message at a time) or "consume-batch" (take_many).
+pid_t spawn_consumer(const std::string& url, const std::string& queue, const std::string& log, const char* mode) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setenv("QUEUE_WORKER_LEASE_MS", "1000", 1);
-    ::execl(WEAVE_QUEUE_WORKER, "queue_worker", "consume", url.c_str(), queue.c_str(), log.c_str(), nullptr);
+    ::execl(WEAVE_QUEUE_WORKER, "queue_worker", mode, url.c_str(), queue.c_str(), log.c_str(), nullptr);
     ::_exit(127);
   }
   return pid;
@@ -87,8 +90,9 @@ TEST_CASE("queue soak: consumers killed and stopped, Redis restarted from its AO
   std::mutex m;  // guards `offered`
   std::vector<pid_t> consumers;
   int generation = 0;
-  auto start_consumer = [&] {
-    return spawn_consumer(url, name, dir + "/log-" + std::to_string(generation++));
+  auto start_consumer = [&] {  // every other one takes batches
+    const int g = generation++;
+    return spawn_consumer(url, name, dir + "/log-" + std::to_string(g), g % 2 ? "consume-batch" : "consume");
   };
   for (int i = 0; i < 3; ++i) consumers.push_back(start_consumer());
 
@@ -112,7 +116,41 @@ TEST_CASE("queue soak: consumers killed and stopped, Redis restarted from its AO
           std::this_thread::sleep_for(20ms);
         }
       }
-      std::this_thread::sleep_for(20ms);  // ~50 offers/s: appendfsync always syncs every write to this VM's disk
+      // With the other producer's ~20/s, ~50 offers/s: appendfsync always syncs
+      // every write to this VM's disk, and three consumers that sleep through
+      // 1 in 30 messages keep up with about that.
+      std::this_thread::sleep_for(30ms);
+    }
+  });
+  // Asynchronous offers, 8 unanswered at a time; one whose future holds an
+  // error is offered again (same id) until it is in.
+  std::thread async_producer([&] {
+    std::mt19937 rng(7);
+    for (int n = 0; !stop; n += 8) {
+      std::vector<std::pair<std::string, long long>> batch;
+      std::vector<std::future<std::string>> futures;
+      for (int k = 0; k < 8; ++k) {
+        batch.emplace_back("s" + std::to_string(n + k), std::uniform_int_distribution<int>(0, 2000)(rng));
+        futures.push_back(q.offer_json_async("{}", std::chrono::milliseconds(batch.back().second), {.id = batch.back().first}));
+      }
+      for (int k = 0; k < 8; ++k) {
+        for (bool first = true;; first = false) {
+          try {
+            if (first)
+              futures[k].get();
+            else
+              q.offer_json("{}", std::chrono::milliseconds(batch[k].second), {.id = batch[k].first});
+            std::lock_guard g(m);
+            offered[batch[k].first] = batch[k].second;
+            break;
+          } catch (const weave::Error& e) {
+            if (!e.retryable()) throw;
+            ++offer_errors;
+            std::this_thread::sleep_for(20ms);
+          }
+        }
+      }
+      std::this_thread::sleep_for(400ms);
     }
   });
   // The nemesis runs on this thread: a child's PR_SET_PDEATHSIG follows the
@@ -140,6 +178,7 @@ TEST_CASE("queue soak: consumers killed and stopped, Redis restarted from its AO
   }
   stop = true;
   producer.join();
+  async_producer.join();
 
   // Drain: everything offered is acknowledged or dead.
   weave::QueueStats s;
