@@ -310,7 +310,7 @@ class DelayQueue {
 
   std::optional<Delivery<T>> take(std::chrono::milliseconds timeout, std::stop_token stop = {}) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    return decoded(queue_.take_json(timeout, stop), deadline, stop);
+    return first(decoded_many(queue_.take_many_json(1, timeout, stop), 1, deadline, stop));
   }
 
   // done.ack() and the next take() in one round trip (QueueDelivery::ack_and_take:
@@ -318,7 +318,9 @@ class DelayQueue {
   std::optional<Delivery<T>> ack_and_take(Delivery<T>& done, std::chrono::milliseconds timeout,
                                           std::stop_token stop = {}) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    return decoded(done.ack_and_take(timeout, stop), deadline, stop);
+    std::vector<QueueDelivery> next;
+    if (std::optional<QueueDelivery> d = done.ack_and_take(timeout, stop)) next.push_back(std::move(*d));
+    return first(decoded_many(std::move(next), 1, deadline, stop));
   }
 
   // Queue::take_many_json, decoded.
@@ -357,18 +359,7 @@ class DelayQueue {
     }
   }
 
-  // `d` as a Delivery<T>; a payload that does not decode as T is
-  // dead-lettered with the reason and the next message taken (until `deadline`).
-  std::optional<Delivery<T>> decoded(std::optional<QueueDelivery> d, std::chrono::steady_clock::time_point deadline,
-                                     std::stop_token stop) {
-    for (;;) {
-      if (!d) return std::nullopt;
-      if (std::optional<Delivery<T>> out = decode(*d)) return out;
-      d = queue_.take_json(left(deadline), stop);
-    }
-  }
-
-  // decoded() of each: what does not decode is dead-lettered; when that
+  // Each decoded as T: what does not decode is dead-lettered; when that
   // leaves none, the next batch is taken (until `deadline`).
   std::vector<Delivery<T>> decoded_many(std::vector<QueueDelivery> taken, std::size_t max,
                                         std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
@@ -400,6 +391,11 @@ class DelayQueue {
       // not settled: the queue takes it back once its lease runs out, and tries again
     }
     return std::nullopt;
+  }
+
+  static std::optional<Delivery<T>> first(std::vector<Delivery<T>> taken) {
+    if (taken.empty()) return std::nullopt;
+    return std::move(taken.front());
   }
 
   static std::chrono::milliseconds left(std::chrono::steady_clock::time_point deadline) {

@@ -388,8 +388,12 @@ detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction acti
   return r;
 }
 
-void begin_settle(detail::HeldDelivery& d) {
+void refuse_if_settled(const detail::HeldDelivery& d) {
   if (d.settled) throw UsageError("queue '" + d.queue->name + "': message '" + d.message.id + "' was settled already");
+}
+
+void begin_settle(detail::HeldDelivery& d) {
+  refuse_if_settled(d);
   d.settle();  // renewals stop: the store's answer to this settle decides
 }
 
@@ -402,8 +406,7 @@ std::vector<QueueDelivery> take_from(detail::QueueState& q, std::span<detail::He
   if (timeout < milliseconds(0)) throw QueueError(q.name, "take()'s timeout is negative");
   if (max < 1 || max > kMaxTake)
     throw QueueError(q.name, "take_many()'s max must be 1.." + std::to_string(kMaxTake) + ", got " + std::to_string(max));
-  for (detail::HeldDelivery* d : done)
-    if (d->settled) begin_settle(*d);  // throws UsageError (settled already) before anything is acked
+  for (const detail::HeldDelivery* d : done) refuse_if_settled(*d);  // before anything is acked
   const auto deadline = Clock::now() + timeout;
   // Made before the first take when this process already subscribed to the
   // queue's wake-ups (no round trip then), else after a first take found
