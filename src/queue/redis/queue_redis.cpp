@@ -169,7 +169,7 @@ class RequestBatch {
       });
       if (async_waiting_.empty()) return;  // stopping, and all sent
       std::vector<std::vector<Request*>> script = next_scripts(async_waiting_, 1);
-      Order order{order_key_, next_number_++};  // changed only under the lock (renumber())
+      Order order{order_key_, next_number_++};  // changed only under the lock (a move to a new producer)
       async_sends_.push_back(&order);
       for (;;) {
         const bool oldest = async_sends_.front() == &order;  // the previous send was answered
@@ -307,24 +307,30 @@ class RedisQueue final : public QueueStore {
 
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
 
+  // batch.lua's offer request's arguments, appended to `args`; `numbers`
+  // holds the text of the numbers among them (reserved by the caller: its
+  // elements are viewed, never reallocated).
+  static constexpr std::size_t kOfferArgs = 6, kOfferNumbers = 4;
+  static void offer_args(const QueueOffer& o, std::vector<store::NumberArg>& numbers,
+                         std::vector<std::string_view>& args) {
+    args.push_back(o.id);
+    args.push_back(o.payload);
+    for (long long n : {static_cast<long long>(o.delay.count()), static_cast<long long>(o.retries),
+                        static_cast<long long>(o.backoff.count()), static_cast<long long>(o.backoff_cap.count())})
+      args.push_back(numbers.emplace_back(n).view());
+  }
+
   std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) override {
-    constexpr std::size_t kArgs = 6;
-    std::vector<store::NumberArg> numbers;  // its views are in `args`: never reallocated
-    numbers.reserve(offers.size() * 4);
+    std::vector<store::NumberArg> numbers;
+    numbers.reserve(offers.size() * kOfferNumbers);
     std::vector<std::string_view> args;
-    args.reserve(offers.size() * kArgs);
-    for (const QueueOffer& o : offers) {
-      args.push_back(o.id);
-      args.push_back(o.payload);
-      for (long long n : {static_cast<long long>(o.delay.count()), static_cast<long long>(o.retries),
-                          static_cast<long long>(o.backoff.count()), static_cast<long long>(o.backoff_cap.count())})
-        args.push_back(numbers.emplace_back(n).view());
-    }
+    args.reserve(offers.size() * kOfferArgs);
+    for (const QueueOffer& o : offers) offer_args(o, numbers, args);
     std::vector<QueueOffered> out(offers.size());
     std::vector<RequestBatch::Request> requests(offers.size());
     for (std::size_t i = 0; i < offers.size(); ++i)
       requests[i] = {.kind = "offer",
-                     .args = std::span(args).subspan(i * kArgs, kArgs),
+                     .args = std::span(args).subspan(i * kOfferArgs, kOfferArgs),
                      .what = "queue offer",
                      .read = [&out, i](const store::ReplyView& r) { out[i] = read_offered(r); }};
     batch_->submit(requests);
@@ -336,8 +342,11 @@ class RedisQueue final : public QueueStore {
       QueueOffered offered{true};  // (kept when the send turns out to have run already)
     };
     auto r = std::make_unique<AsyncOffer>();
-    r->owned = {std::string(o.id), std::string(o.payload), std::to_string(o.delay.count()), std::to_string(o.retries),
-                std::to_string(o.backoff.count()), std::to_string(o.backoff_cap.count())};
+    std::vector<store::NumberArg> numbers;
+    numbers.reserve(kOfferNumbers);
+    std::vector<std::string_view> args;
+    offer_args(o, numbers, args);
+    r->owned.assign(args.begin(), args.end());  // (sent after this returns)
     r->views.assign(r->owned.begin(), r->owned.end());
     r->kind = "offer";
     r->args = r->views;
@@ -518,8 +527,8 @@ class RedisQueue final : public QueueStore {
   }
 
   // A take's replies (take_due()'s, scripts/_queue.lua): the delivered
-  // messages, then one or more "nothing due" ones; reclaim()'s dead-lettered
-  // ids may follow the first's fields.
+  // messages, then one "nothing due" if fewer than asked; reclaim()'s
+  // dead-lettered ids may follow the first's fields.
   static QueueTaken read_taken(const store::ReplyView& all) {
     QueueTaken out;
     for (std::size_t i = 0; i < all.size(); ++i) {
