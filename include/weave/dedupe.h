@@ -77,13 +77,12 @@ class WEAVE_API DedupeClaim : public HeldLease {
   ~DedupeClaim() = default;
 };
 
-// The claim of the innermost first call running [[dedupe]] on this thread, or
-// null (outside a guarded method, or in a duplicate). Thread-local: another
-// thread working for the call gets it through share() (weave::CallContext
-// carries locks' leases, not dedupe claims).
+// The claim of the innermost first call running [[dedupe]] in the running
+// call's context (weave/call_context.h: this thread's, or one carried to it),
+// or null (outside a guarded method, or in a duplicate).
 WEAVE_API const DedupeClaim* current_dedupe_claim() noexcept;
-// The claim on `key` (rendered, without the prefix) held by a call running on
-// this thread, innermost first, or null.
+// The claim on `key` (rendered, without the prefix) in the running call's
+// context, innermost first, or null.
 WEAVE_API const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept;
 
 struct WEAVE_API DedupeOptions {

@@ -14,15 +14,14 @@
 //     }
 //   }
 //
-// Ownership is the lease's owner token, not the thread: a call chain may hop
-// threads. The chain of leases held by the running call is thread-local; carry
-// it along with CallContext when the call continues elsewhere:
-//
-//   weave::CallContext ctx = weave::CallContext::capture();
-//   pool.submit([ctx] { weave::CallContext::Scope in(ctx); svc.pay("1"); });  // reuses the lease
+// Ownership is the lease's owner token, not the thread: a call may hop
+// threads. The leases held by the running call are its weave::CallContext
+// (weave/call_context.h), which travels with an async call by itself and is
+// carried to another thread by hand.
 #pragma once
 
 #include "weave/abi.h"
+#include "weave/call_context.h"
 #include "weave/held_lease.h"
 
 #include <chrono>
@@ -42,7 +41,6 @@ enum class LockType;
 
 namespace detail {
 class LeaseCore;
-struct ChainNode;
 struct ClientShared;
 struct LeaseControl;
 struct LeaseState;
@@ -92,33 +90,5 @@ class WEAVE_API Lease : public HeldLease {
 WEAVE_API const Lease* current_lease() noexcept;
 // The innermost lease on `key` held by the running call chain, or null.
 WEAVE_API const Lease* current_lease(std::string_view key) noexcept;
-
-// The chain of leases held by the running call (innermost first). Capture it
-// where a call continues on another thread, and install it there with Scope.
-// Installing it does not transfer anything: the leases stay owned by their
-// handles, which the original call releases as usual.
-class WEAVE_API CallContext {
- public:
-  CallContext() noexcept = default;
-  static CallContext capture() noexcept;
-  bool empty() const noexcept { return head_ == nullptr; }
-
-  // Installs a captured chain on this thread for the scope's lifetime, then
-  // restores what was there. Scopes nest; destroy them in reverse order.
-  class Scope {
-   public:
-    explicit Scope(const CallContext& ctx) noexcept;
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    std::shared_ptr<const detail::ChainNode> previous_;
-  };
-
- private:
-  friend struct detail::LeaseControl;
-  std::shared_ptr<const detail::ChainNode> head_;
-};
 
 }  // namespace weave

@@ -297,7 +297,6 @@ class WEAVE_API LockClient {
   LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
                                   std::chrono::milliseconds* waited, std::string* busy_key,
                                   detail::LockSeries& series);
-  void give_back(std::string_view key, std::string_view owner, LockType type) const;
   std::shared_ptr<const detail::ClientShared> shared_;
 };
 
@@ -325,7 +324,7 @@ class WEAVE_API LeaseScope {
   LeaseScope& operator=(const LeaseScope&) = delete;
 
  private:
-  std::shared_ptr<const detail::ChainNode> previous_;
+  std::shared_ptr<const detail::ContextLink> previous_;
 };
 
 }  // namespace weave

@@ -149,7 +149,7 @@ class DedupeInterceptor final : public Interceptor {
       ~Release() { rt.release(held); }
     } release{*rt, *held};
     try {
-      detail::ClaimScope current(*held);
+      detail::ContextPush in_context(held->context_link(detail::context_head()));
       inv.proceed();
     } catch (const std::exception& e) {
       record_failure(*rt, s, e.what(), *held);

@@ -47,10 +47,6 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
   schemes().add(std::move(scheme), std::move(factory));
 }
 
-namespace {
-thread_local const HeldClaim* current_claim = nullptr;
-}  // namespace
-
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
                      std::chrono::milliseconds lease, Clock::time_point sent, DedupeSeries& series)
     : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
@@ -86,12 +82,10 @@ void HeldClaim::report_lost() noexcept {
               "the call ran on without its claim: its outcome is not recorded and a duplicate may run");
 }
 
-ClaimScope::ClaimScope(HeldClaim& claim) noexcept {
-  claim.enclosing_ = current_claim;
-  current_claim = &claim;
+std::shared_ptr<const ContextLink> HeldClaim::context_link(std::shared_ptr<const ContextLink> parent) {
+  link_ = ContextLink{this, HeldKind::dedupe, std::move(parent)};
+  return std::shared_ptr<const ContextLink>(shared_from_this(), &link_);
 }
-
-ClaimScope::~ClaimScope() { current_claim = current_claim->enclosing(); }
 
 DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options)) {
   options_.validate();
@@ -151,12 +145,15 @@ const detail::HeldClaim& held(const DedupeClaim& c) noexcept { return static_cas
 
 std::shared_ptr<const DedupeClaim> DedupeClaim::share() const { return held(*this).shared_from_this(); }
 
-const DedupeClaim* current_dedupe_claim() noexcept { return detail::current_claim; }
+const DedupeClaim* current_dedupe_claim() noexcept {
+  const detail::ContextLink* n = detail::find_in_context(detail::HeldKind::dedupe, [](const HeldLease&) { return true; });
+  return n ? static_cast<const DedupeClaim*>(n->held) : nullptr;
+}
 
 const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept {
-  for (const detail::HeldClaim* c = detail::current_claim; c; c = c->enclosing())
-    if (c->key() == key) return c;
-  return nullptr;
+  const detail::ContextLink* n =
+      detail::find_in_context(detail::HeldKind::dedupe, [key](const HeldLease& h) { return h.key() == key; });
+  return n ? static_cast<const DedupeClaim*>(n->held) : nullptr;
 }
 
 void configure_dedupe(DedupeOptions options) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/call_context.h"
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
 #include "core/metrics.h"
@@ -56,29 +57,20 @@ class WEAVE_API HeldClaim final : public LeaseCore,
   using LeaseCore::renewed;
   using LeaseCore::stop_token;
   const std::string& match() const noexcept { return match_; }
-  // The claim of the call this one runs inside, on the same thread.
-  const HeldClaim* enclosing() const noexcept { return enclosing_; }
+  // The claim as the head of the call's context, on `parent` (the context it
+  // runs in). Once per claim: a claim's call pushes it once.
+  std::shared_ptr<const ContextLink> context_link(std::shared_ptr<const ContextLink> parent);
   DedupeRuntime* runtime() const noexcept;
   DedupeSeries& series() const noexcept { return series_; }
 
  private:
-  friend class ClaimScope;
   std::string ran_out_cause() const override;
   std::string gone_cause() const override;
   void count_lost() noexcept override;   // DedupeStats::claims_lost
   void report_lost() noexcept override;  // on_event: lease_lost
   std::string match_;
   DedupeSeries& series_;  // its key template's
-  const HeldClaim* enclosing_ = nullptr;  // enclosing()
-};
-
-// Makes `claim` this thread's current_dedupe_claim() for the scope.
-class WEAVE_API ClaimScope {
- public:
-  explicit ClaimScope(HeldClaim& claim) noexcept;
-  ~ClaimScope();
-  ClaimScope(const ClaimScope&) = delete;
-  ClaimScope& operator=(const ClaimScope&) = delete;
+  ContextLink link_;  // context_link()
 };
 
 // Renews its running calls' claims: one ClaimStore::renew() per period for

@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/call_context.h"
 #include "core/lease_core.h"
 #include "core/metrics.h"
 #include "core/process.h"
@@ -81,15 +82,6 @@ struct WEAVE_API ClientShared final : RenewGroup {
   }
 };
 
-// One link of the (immutable, shareable) chain of leases held by a call.
-// Whoever holds a node holds its lease: a lease's first link lives inside
-// the lease (LeaseState::link_, no allocation per call), a further one in an
-// allocation that keeps the lease (LeaseControl::chain_link).
-struct WEAVE_API ChainNode {
-  Lease* lease = nullptr;
-  std::shared_ptr<const ChainNode> parent;
-};
-
 // What a Lease is (weave/lease.h holds no data): the core lease (renewal,
 // deadlines, loss) and what only a lock has. Made by LockClient with one
 // std::make_shared, so a lease costs one allocation.
@@ -108,10 +100,11 @@ struct WEAVE_API LeaseState final : LeaseCore, Lease {
   std::chrono::milliseconds max_hold_{0};
   LockSeries* series_ = nullptr;  // the key template's (set with the lease)
 
-  // The lease's first link in a call chain (LeaseControl::chain_link); its
-  // parent is the chain the lease was first pushed on (older leases: no cycle).
+  // The lease's first link in a call context (LeaseControl::chain_link): no
+  // allocation per call. Its parent is the context the lease was first pushed
+  // on (older links: no cycle). A further link is an allocation that keeps the lease.
   std::atomic<bool> link_taken_{false};
-  ChainNode link_;
+  ContextLink link_;
 
   const ClientShared& client() const noexcept { return static_cast<const ClientShared&>(*group_); }
 
@@ -158,17 +151,16 @@ struct WEAVE_API LeaseControl {
   // using the default client do not all count on one cache line.
   static LockClient thread_copy(const LockClient& c);
 
-  // The running call chain of this thread.
-  static std::shared_ptr<const ChainNode>& head();
-  // `lease` pushed on `parent`: the new head of a chain.
+  // What every copy of `c` shares (its backend, options, counters).
+  static const std::shared_ptr<const ClientShared>& shared_of(const LockClient& c) noexcept { return c.shared_; }
+  // `lease` pushed on `parent`: the new head of a call context.
   // `fresh`: the caller is the lease's only holder (just acquired).
-  static std::shared_ptr<const ChainNode> chain_link(const std::shared_ptr<Lease>& lease,
-                                                     std::shared_ptr<const ChainNode> parent, bool fresh);
-  // The lease behind a chain link, sharing the link's ownership.
-  static std::shared_ptr<Lease> lease_of(const std::shared_ptr<const ChainNode>& link) {
-    return std::shared_ptr<Lease>(link, link->lease);
+  static std::shared_ptr<const ContextLink> chain_link(const std::shared_ptr<Lease>& lease,
+                                                       std::shared_ptr<const ContextLink> parent, bool fresh);
+  // The lease behind a lock link, sharing the link's ownership.
+  static std::shared_ptr<Lease> lease_of(const std::shared_ptr<const ContextLink>& link) {
+    return std::shared_ptr<Lease>(link, static_cast<Lease*>(link->held));
   }
-  static const std::shared_ptr<const ChainNode>& head_of(const CallContext& c) { return c.head_; }
 
  private:
   // A failed backend release: counted, sent to on_event, thrown per
@@ -178,3 +170,12 @@ struct WEAVE_API LeaseControl {
 };
 
 }  // namespace weave::detail
+
+namespace WEAVE_NAMESPACE {
+// Makes LeaseHandles (their constructor is private).
+struct LeaseHandleAccess {
+  static LeaseHandle make(std::shared_ptr<Lease> lease, bool reentrant) noexcept {
+    return LeaseHandle(std::move(lease), reentrant);
+  }
+};
+}  // namespace weave

@@ -1,6 +1,6 @@
 // What a lock lease adds to the core lease (renewal in batches per client,
-// release in the backend, the lock's hooks), LeaseHandle, and the per-thread
-// call chain.
+// release in the backend, the lock's hooks), LeaseHandle, and the leases of
+// the running call's context.
 #include <charconv>
 #include <cstdint>
 #include <exception>
@@ -14,26 +14,21 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-std::shared_ptr<const ChainNode>& LeaseControl::head() {
-  thread_local std::shared_ptr<const ChainNode> chain;
-  return chain;
-}
-
-std::shared_ptr<const ChainNode> LeaseControl::chain_link(const std::shared_ptr<Lease>& lease,
-                                                          std::shared_ptr<const ChainNode> parent, bool fresh) {
+std::shared_ptr<const ContextLink> LeaseControl::chain_link(const std::shared_ptr<Lease>& lease,
+                                                            std::shared_ptr<const ContextLink> parent, bool fresh) {
   LeaseState& l = state(*lease);
   const bool first = fresh ? !l.link_taken_.load(std::memory_order_relaxed) : !l.link_taken_.exchange(true);
   if (first) {
     l.link_taken_.store(true, std::memory_order_relaxed);
-    l.link_ = ChainNode{lease.get(), std::move(parent)};
-    return std::shared_ptr<const ChainNode>(lease, &l.link_);  // shares the lease's ownership
+    l.link_ = ContextLink{lease.get(), HeldKind::lock, std::move(parent)};
+    return std::shared_ptr<const ContextLink>(lease, &l.link_);  // shares the lease's ownership
   }
   struct Held {
-    ChainNode link;
+    ContextLink link;
     std::shared_ptr<Lease> keep;
   };
-  auto held = std::make_shared<const Held>(Held{ChainNode{lease.get(), std::move(parent)}, lease});
-  return std::shared_ptr<const ChainNode>(held, &held->link);
+  auto held = std::make_shared<const Held>(Held{ContextLink{lease.get(), HeldKind::lock, std::move(parent)}, lease});
+  return std::shared_ptr<const ContextLink>(held, &held->link);
 }
 
 void ClientShared::renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const {
@@ -197,38 +192,27 @@ std::uint64_t Lease::fencing_token(std::string_view key) const {
   throw UsageError("lease on '" + s.key_ + "' does not hold key '" + std::string(key) + "'");
 }
 
-// ---- call chain ----
+// ---- the call context's leases ----
 
 const Lease* current_lease() noexcept {
-  const auto& head = detail::LeaseControl::head();
-  return head ? head->lease : nullptr;
+  const detail::ContextLink* n = detail::find_in_context(detail::HeldKind::lock, [](const HeldLease&) { return true; });
+  return n ? static_cast<const Lease*>(n->held) : nullptr;
 }
 
 const Lease* current_lease(std::string_view key) noexcept {
-  for (const detail::ChainNode* n = detail::LeaseControl::head().get(); n; n = n->parent.get())
-    if (n->lease->holds(key)) return n->lease;
-  return nullptr;
+  const detail::ContextLink* n = detail::find_in_context(
+      detail::HeldKind::lock, [key](const HeldLease& h) { return static_cast<const Lease&>(h).holds(key); });
+  return n ? static_cast<const Lease*>(n->held) : nullptr;
 }
-
-CallContext CallContext::capture() noexcept {
-  CallContext c;
-  c.head_ = detail::LeaseControl::head();
-  return c;
-}
-
-CallContext::Scope::Scope(const CallContext& ctx) noexcept
-    : previous_(std::exchange(detail::LeaseControl::head(), ctx.head_)) {}
-
-CallContext::Scope::~Scope() { detail::LeaseControl::head() = std::move(previous_); }
 
 LeaseScope::LeaseScope(const LeaseHandle& handle) {
   if (!handle) throw UsageError("LeaseScope needs a handle that holds a lease");
-  auto& head = detail::LeaseControl::head();
+  auto& head = detail::context_head();
   previous_ = head;
   head = detail::LeaseControl::chain_link(handle.shared(), previous_, /*fresh=*/false);
 }
 
-LeaseScope::~LeaseScope() { detail::LeaseControl::head() = std::move(previous_); }
+LeaseScope::~LeaseScope() { detail::context_head() = std::move(previous_); }
 
 // ---- LeaseHandle ----
 

@@ -13,6 +13,7 @@
 #include "core/glob.h"
 #include "core/renewer.h"
 #include "core/unique_token.h"
+#include "acquisition.h"
 #include "internal.h"
 #include "mem_backend.h"
 #include "weave/config.h"
@@ -198,77 +199,101 @@ class LocalGate {
 
 }  // namespace
 
-namespace {
+namespace detail {
 
-// One key, until acquired or `deadline` (with a local leader among exclusive
-// waiters, a place in line for fair / write waiters, waits capped at the
-// holder's ttl). `sent` receives when the winning attempt was sent; a
-// `first_attempt` time (the caller's clock reading, made just before) spares
-// the first attempt a clock read (about 30 ns on a VM).
-std::optional<AcquireResult> take_key(const detail::ClientShared& shared, std::string_view key,
-                                      std::string_view owner, LockType type, milliseconds lease_time,
-                                      bool waits, Clock::time_point deadline, Clock::time_point call_start,
-                                      Clock::time_point first_attempt, Clock::time_point& sent) {
-  LockBackend& backend = *shared.backend;
+KeyAttempt::KeyAttempt(const ClientShared& shared, std::string_view key, std::string_view owner, LockType type,
+                       milliseconds lease_time, bool waits, Clock::time_point deadline, Clock::time_point call_start,
+                       Clock::time_point first_attempt)
+    : shared_(shared),
+      backend_(*shared.backend),
+      key_(key),
+      owner_(owner),
+      type_(type),
+      lease_time_(lease_time),
+      waits_(waits),
+      deadline_(deadline),
+      call_start_(call_start),
+      first_attempt_(first_attempt) {
   // fair / write waiters hold a place in the backend's line, refreshed while waiting.
-  const milliseconds queue_entry =
-      waits && (type == LockType::fair || type == LockType::write)
-          ? std::max(shared.options.queue_entry, milliseconds(30))
-          : milliseconds(0);
-  std::optional<LocalGate> gate;
-  if (waits && (type == LockType::reentrant || type == LockType::write)) gate.emplace(&backend, key);
-  // Leaves the backend's line on every way out but success.
-  struct Queued {
-    LockBackend* backend = nullptr;
-    LockType type;
-    std::string_view key, owner;
-    ~Queued() {
-      if (!backend) return;
-      try {
-        backend->leave_queue({key, owner, type});
-      } catch (...) {
-        // The entry runs out on its own.
-      }
-    }
-  } queued{queue_entry > milliseconds(0) ? &backend : nullptr, type, key, owner};
+  if (waits && (type == LockType::fair || type == LockType::write))
+    queue_entry_ = std::max(shared.options.queue_entry, milliseconds(30));
+  in_line_ = queue_entry_ > milliseconds(0);
   // reentrant: a caller that has waited starvation_after is starving (it
   // joins the key's line when refused; LockOptions::starvation_after).
-  const milliseconds turn = type == LockType::reentrant ? shared.options.handoff_turn : milliseconds(0);
-  const bool may_starve = turn > milliseconds(0) && waits && shared.options.starvation_after != forever;
+  if (type == LockType::reentrant) turn_ = shared.options.handoff_turn;
+  may_starve_ = turn_ > milliseconds(0) && waits && shared.options.starvation_after != forever;
+}
 
+void KeyAttempt::leave_line() noexcept {
+  if (!in_line_) return;
+  in_line_ = false;
+  try {
+    backend_.leave_queue({key_, owner_, type_});
+  } catch (...) {
+    // The entry runs out on its own.
+  }
+}
+
+KeyAttempt::Tried KeyAttempt::try_once() {
+  waiter_.reset();
+  if (waits_) waiter_ = backend_.prepare_wait(key_);
+  sent_ = first_attempt_ != Clock::time_point{} ? std::exchange(first_attempt_, Clock::time_point{}) : Clock::now();
+  const bool starving = may_starve_ && sent_ - call_start_ >= shared_.options.starvation_after;
+  if (starving) in_line_ = true;  // it may have a place in line now
+  AcquireResult r = backend_.acquire({key_, owner_, lease_time_, type_, queue_entry_, sent_, turn_, starving});
+  Tried t;
+  if (r.acquired) {
+    in_line_ = false;
+    t.acquired = r;
+    return t;
+  }
+  const auto now = Clock::now();
+  if (!waiter_ || now >= deadline_) {
+    t.give_up = true;
+    return t;
+  }
+  // Wake on a release, when the holder's lease runs out, at our deadline,
+  // or in time to refresh our place in line.
+  Clock::time_point wake = deadline_;
+  if (r.holder_ttl_left > milliseconds(0) && r.holder_ttl_left < deadline_ - now)
+    wake = now + r.holder_ttl_left + milliseconds(1);
+  // A starving waiter's place lasts the holder's lease + a turn: it comes
+  // back half a turn before the lease ends (the holder may have renewed it).
+  if (starving && r.holder_ttl_left > turn_) wake = std::min(wake, now + r.holder_ttl_left - turn_ / 2);
+  if (queue_entry_ > milliseconds(0)) wake = std::min(wake, now + queue_entry_ / 3);
+  // A caller about to starve tries again then, to take its place in line.
+  if (may_starve_ && !starving) wake = std::min(wake, call_start_ + shared_.options.starvation_after);
+  t.wake = wake;
+  return t;
+}
+
+std::optional<Clock::time_point> KeyAttempt::after_release(Clock::time_point last_wake) const {
+  // A release that designated another starving waiter lets only it in: keep
+  // waiting, but not past its turn (it may have died or stopped).
+  const std::string_view next = waiter_->designated();
+  if (turn_ == milliseconds(0) || next.empty() || next == owner_) return std::nullopt;
+  return std::min(last_wake, Clock::now() + turn_ + milliseconds(1));
+}
+
+}  // namespace detail
+
+namespace {
+
+// One key, until acquired or its deadline, waiting on this thread (with a
+// local leader among exclusive waiters).
+std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
+  std::optional<LocalGate> gate;
+  if (k.gated()) gate.emplace(&k.backend(), k.key());
   for (;;) {
-    if (gate && !gate->lead(deadline)) return std::nullopt;  // timed out behind another local waiter
-    // Prepared before trying, so a release in between is not missed.
-    std::unique_ptr<LockWaiter> waiter;
-    if (waits) waiter = backend.prepare_wait(key);
-    sent = first_attempt != Clock::time_point{} ? std::exchange(first_attempt, Clock::time_point{}) : Clock::now();
-    const bool starving = may_starve && sent - call_start >= shared.options.starvation_after;
-    if (starving) queued.backend = &backend;  // it may have a place in line now
-    AcquireResult r = backend.acquire({key, owner, lease_time, type, queue_entry, sent, turn, starving});
-    if (r.acquired) {
-      queued.backend = nullptr;
-      return r;  // the gate hands leadership on as it goes
-    }
-    const auto now = Clock::now();
-    if (!waiter || now >= deadline) return std::nullopt;
-    // Wake on a release, when the holder's lease runs out, at our deadline,
-    // or in time to refresh our place in line.
-    Clock::time_point wake = deadline;
-    if (r.holder_ttl_left > milliseconds(0) && r.holder_ttl_left < deadline - now)
-      wake = now + r.holder_ttl_left + milliseconds(1);
-    // A starving waiter's place lasts the holder's lease + a turn: it comes
-    // back half a turn before the lease ends (the holder may have renewed it).
-    if (starving && r.holder_ttl_left > turn) wake = std::min(wake, now + r.holder_ttl_left - turn / 2);
-    if (queue_entry > milliseconds(0)) wake = std::min(wake, now + queue_entry / 3);
-    // A caller about to starve tries again then, to take its place in line.
-    if (may_starve && !starving) wake = std::min(wake, call_start + shared.options.starvation_after);
-    // A release that designated another starving waiter lets only it in: keep
-    // waiting, but not past its turn (it may have died or stopped).
-    const Clock::time_point last_wake = wake;
-    while (waiter->wait_until(wake)) {
-      const std::string_view next = waiter->designated();
-      if (turn == milliseconds(0) || next.empty() || next == owner) break;
-      wake = std::min(last_wake, Clock::now() + turn + milliseconds(1));
+    if (gate && !gate->lead(k.deadline())) return std::nullopt;  // timed out behind another local waiter
+    detail::KeyAttempt::Tried t = k.try_once();
+    if (t.acquired) return t.acquired;  // the gate hands leadership on as it goes
+    if (t.give_up) return std::nullopt;
+    Clock::time_point wake = t.wake;
+    while (k.waiter()->wait_until(wake)) {
+      const std::optional<Clock::time_point> more = k.after_release(t.wake);
+      if (!more) break;
+      wake = *more;
     }
   }
 }
@@ -294,64 +319,81 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys, 
   return try_acquire_counted(keys, spec, waited, busy_key, direct);
 }
 
-LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys_in, const LockSpec& spec,
+// Flattened: the request's steps inline into one function, as when they were one.
+[[gnu::flatten]] LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
                                             milliseconds* waited, std::string* busy_key, detail::LockSeries& series) {
+  detail::Acquisition a(shared_, keys, spec, waited, busy_key, series);
+  if (LeaseHandle h = a.begin()) return h;
+  // All or nothing, in sorted order; one wait budget for all keys.
+  for (std::size_t i = 0; i < a.missing().size(); ++i) {
+    std::optional<AcquireResult> r;
+    detail::KeyAttempt k = a.attempt(i);
+    try {
+      r = take_key(k);
+    } catch (...) {
+      a.failed(i);
+      throw;
+    }
+    if (!r) return a.busy(i);
+    a.took(i, *r, k.sent());
+  }
+  return a.finish();
+}
+
+namespace detail {
+
+Acquisition::Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys_in,
+                         const LockSpec& spec, milliseconds* waited, std::string* busy_key, LockSeries& series)
+    : shared_(shared), spec_(spec), waited_(waited), busy_key_(busy_key), series_(series) {
   // A mem:// lease of a second or more that does not wait starts at the
   // coarse clock: up to a tick early, so it ends up to a tick early, for its
   // holder and for everyone else alike (the table keeps the same deadline).
-  const milliseconds asked = spec.ttl == milliseconds(0) ? shared_->options.watchdog_lease : spec.ttl;
-  const auto start = shared_->in_process && spec.wait == milliseconds(0) && asked >= std::chrono::seconds(1)
-                         ? detail::coarse_now()
-                         : Clock::now();
+  lease_time_ = spec.ttl == milliseconds(0) ? shared->options.watchdog_lease : spec.ttl;
+  start_ = shared->in_process && spec.wait == milliseconds(0) && lease_time_ >= std::chrono::seconds(1)
+               ? coarse_now()
+               : Clock::now();
   if (waited) *waited = milliseconds(0);
-  // Counted once per request, however it ends, in the client's LockStats
-  // and the template's series; errors unless set.
-  using detail::LockCounts;
-  struct Tally {
-    LockCounts& c;
-    detail::LockSeries& series;
-    Clock::time_point start;
-    std::atomic<std::uint64_t> LockCounts::*outcome = &LockCounts::errors;
-    Clock::time_point end{};  // when the request ended, if the caller read the clock already
-    ~Tally() {
-      detail::ClientShared::Stats::add_to(c.*outcome);
-      detail::ClientShared::Stats::add_to(series.counts.mine().*outcome);
-      const auto stop = end != Clock::time_point{} ? end : Clock::now();
-      series.wait.observe(stop - start);
-      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start).count();
-      if (us != 0) detail::ClientShared::Stats::add_to(c.acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
-    }
-  } tally{shared_->counters(), series, start};
-  if (made_in_other_process())
+  keys_ = keys_in;
+}
+
+// Counted once per request, however it ends, in the client's LockStats and
+// the template's series; errors unless set.
+Acquisition::~Acquisition() {
+  ClientShared::Stats::add_to(shared_->counters().*outcome_);
+  ClientShared::Stats::add_to(series_.counts.mine().*outcome_);
+  const auto stop = end_ != Clock::time_point{} ? end_ : Clock::now();
+  series_.wait.observe(stop - start_);
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start_).count();
+  if (us != 0) ClientShared::Stats::add_to(shared_->counters().acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
+}
+
+LeaseHandle Acquisition::begin() {
+  if (shared_->pid != current_pid())
     throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
                      " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
-  if (keys_in.empty()) throw UsageError("lock: no key given");
-  for (std::string_view k : keys_in) validate(k, spec);
-  LockBackend& backend = *shared_->backend;
-  const LockType type = spec.type;
-
+  if (keys_.empty()) throw UsageError("lock: no key given");
+  for (std::string_view k : keys_) validate(k, spec_);
   // Sorted and unique: every caller takes overlapping sets in the same order.
   // (No allocation for the common single key.)
-  std::vector<std::string_view> sorted;
-  std::span<const std::string_view> keys = keys_in;
-  if (keys_in.size() > 1) {
-    sorted.assign(keys_in.begin(), keys_in.end());
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    keys = sorted;
+  if (keys_.size() > 1) {
+    sorted_.assign(keys_.begin(), keys_.end());
+    std::sort(sorted_.begin(), sorted_.end());
+    sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
+    keys_ = sorted_;
   }
-
-  // Reentrancy: keys the running call chain already holds here are not taken
-  // again. An exclusive hold serves every request; a read hold serves reads only.
-  std::shared_ptr<Lease> reuse;  // the innermost chain lease holding the first held key
-  std::vector<std::string_view> not_held;
-  std::span<const std::string_view> missing = keys;
-  if (LeaseControl::head()) {
-    for (std::string_view key : keys) {
+  missing_ = keys_;
+  const LockType type = spec_.type;
+  // Reentrancy: keys the running call's context already holds here are not
+  // taken again. An exclusive hold serves every request; a read hold serves
+  // reads only.
+  if (const auto& head = context_head()) {
+    std::shared_ptr<Lease> reuse;  // the innermost context lease holding the first held key
+    for (std::string_view key : keys_) {
       bool held = false;
-      for (const auto* link = &LeaseControl::head(); *link; link = &(*link)->parent) {
-        const detail::ChainNode* n = link->get();
-        detail::LeaseState& outer = detail::state(*n->lease);
+      for (const auto* link = &head; *link; link = &(*link)->parent) {
+        const ContextLink* n = link->get();
+        if (n->kind != HeldKind::lock) continue;
+        LeaseState& outer = state(*static_cast<Lease*>(n->held));
         if (!outer.holds(key) || outer.client().backend != shared_->backend) continue;
         if (outer.released()) break;  // a stale chain: acquire afresh
         if (!exclusive(outer.type()) && exclusive(type))
@@ -361,107 +403,109 @@ LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> ke
         held = true;
         break;
       }
-      if (!held) not_held.push_back(key);
+      if (!held) not_held_.push_back(key);
     }
     if (reuse) {
-      if (not_held.empty() && LeaseControl::add_hold(detail::state(*reuse))) {
-        tally.outcome = &LockCounts::reentered;
-        return LeaseHandle(reuse, true);
+      if (not_held_.empty() && LeaseControl::add_hold(state(*reuse))) {
+        outcome_ = &LockCounts::reentered;
+        return LeaseHandleAccess::make(std::move(reuse), true);
       }
-      if (!not_held.empty()) missing = not_held;  // else released meanwhile: acquire afresh
+      if (!not_held_.empty()) missing_ = not_held_;  // else released meanwhile: acquire afresh
     }
   }
-
-  if (type != LockType::reentrant && !backend.supports(type)) {
+  if (type != LockType::reentrant && !shared_->backend->supports(type)) {
     const std::string& url = shared_->options.url;
     throw UsageError("lock type '" + std::string(to_string(type)) + "' is not supported by backend " +
                      url.substr(0, url.find("://") + 3));
   }
-  const bool watchdog = spec.ttl == milliseconds(0);
-  const milliseconds lease_time = asked;
-  const bool forever_wait = spec.wait == forever || spec.wait > max_duration;  // no clock overflow
-  const Clock::time_point deadline =
-      forever_wait ? Clock::time_point::max() : start + spec.wait;
-  const bool waits = spec.wait > milliseconds(0);
-  std::string owner = detail::unique_token();  // one owner for every key of the lease
+  const bool forever_wait = spec_.wait == forever || spec_.wait > max_duration;  // no clock overflow
+  deadline_ = forever_wait ? Clock::time_point::max() : start_ + spec_.wait;
+  waits_ = spec_.wait > milliseconds(0);
+  owner_ = unique_token();
+  return {};
+}
 
-  std::string first_key;
-  std::uint64_t first_fence = 0;
-  std::vector<std::pair<std::string, std::uint64_t>> more;  // the further keys of a multi-key lease
-  Clock::time_point first_sent{}, expires = Clock::time_point::max();
-  // All or nothing, in sorted order; one wait budget for all keys.
-  for (std::size_t i = 0; i < missing.size(); ++i) {
-    Clock::time_point sent;
-    std::optional<AcquireResult> r;
-    try {
-      try {
-        r = take_key(*shared_, missing[i], owner, type, lease_time, waits, deadline, start,
-                     i == 0 ? start : Clock::time_point{}, sent);
-      } catch (Error& e) {
-        detail::name_key(e, missing[i]);
-        throw;
-      }
-    } catch (...) {
-      for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
-      throw;
-    }
-    if (!r) {
-      for (std::size_t j = 0; j < i; ++j) give_back(missing[j], owner, type);
-      if (busy_key) busy_key->assign(missing[i]);
-      if (waited) *waited = since(start);
-      tally.outcome = &LockCounts::busy;
-      return {};
-    }
-    if (i == 0) {
-      first_sent = sent;
-      first_key.assign(missing[i]);
-      first_fence = r->fencing_token;
-    } else {
-      more.emplace_back(std::string(missing[i]), r->fencing_token);
-    }
-    if (r->validity > milliseconds(0) && r->validity < lease_time)
-      expires = std::min(expires, sent + r->validity);  // the backend's shorter validity
+KeyAttempt Acquisition::attempt(std::size_t i) {
+  return KeyAttempt(*shared_, missing_[i], owner_, spec_.type, lease_time_, waits_, deadline_, start_,
+                    i == 0 ? start_ : Clock::time_point{});
+}
+
+void Acquisition::took(std::size_t i, const AcquireResult& r, Clock::time_point sent) {
+  if (i == 0) {
+    first_sent_ = sent;
+    first_key_.assign(missing_[i]);
+    first_fence_ = r.fencing_token;
+  } else {
+    more_.emplace_back(std::string(missing_[i]), r.fencing_token);
   }
-  auto lease = std::make_shared<detail::LeaseState>();  // the lease's one allocation
-  detail::LeaseState& init = *lease;
-  init.key_ = std::move(first_key);
-  init.fence_ = first_fence;
-  init.more_ = std::move(more);
-  init.owner_ = std::move(owner);
-  init.type_ = type;
-  init.on_expiry_ = spec.release == LockSpec::Release::on_expiry;
-  init.lease_time_ = lease_time;
-  init.acquired_at_ = first_sent;  // conservative: the backend's lease started later
-  init.series_ = &series;
+  if (r.validity > milliseconds(0) && r.validity < lease_time_)
+    expires_ = std::min(expires_, sent + r.validity);  // the backend's shorter validity
+}
+
+void Acquisition::give_back_before(std::size_t i) noexcept {
+  for (std::size_t j = 0; j < i; ++j) {
+    try {
+      shared_->backend->release({missing_[j], owner_, spec_.type, {}, shared_->options.handoff_turn});
+    } catch (...) {
+      // Runs out with its lease.
+    }
+  }
+}
+
+LeaseHandle Acquisition::busy(std::size_t i) {
+  give_back_before(i);
+  if (busy_key_) busy_key_->assign(missing_[i]);
+  if (waited_) *waited_ = since(start_);
+  outcome_ = &LockCounts::busy;
+  return {};
+}
+
+void Acquisition::failed(std::size_t i) noexcept {
+  try {
+    throw;
+  } catch (Error& e) {
+    name_key(e, missing_[i]);
+  } catch (...) {
+  }
+  give_back_before(i);
+}
+
+LeaseHandle Acquisition::finish() {
+  const bool watchdog = spec_.ttl == milliseconds(0);
+  auto lease = std::make_shared<LeaseState>();  // the lease's one allocation
+  LeaseState& init = *lease;
+  init.key_ = std::move(first_key_);
+  init.fence_ = first_fence_;
+  init.more_ = std::move(more_);
+  init.owner_ = std::move(owner_);
+  init.type_ = spec_.type;
+  init.on_expiry_ = spec_.release == LockSpec::Release::on_expiry;
+  init.lease_time_ = lease_time_;
+  init.acquired_at_ = first_sent_;  // conservative: the backend's lease started later
+  init.series_ = &series_;
   if (watchdog) {
     init.renew_every_ = shared_->renew_interval();
     // Longer than the longest duration (weave::forever included): no limit.
-    if (spec.max_hold > milliseconds(0) && spec.max_hold <= max_duration) {
-      init.max_hold_ = spec.max_hold;
-      init.hold_deadline_ = first_sent + spec.max_hold;
+    if (spec_.max_hold > milliseconds(0) && spec_.max_hold <= max_duration) {
+      init.max_hold_ = spec_.max_hold;
+      init.hold_deadline_ = first_sent_ + spec_.max_hold;
     }
   }
   init.group_ = shared_;
-  init.set_expires_at(expires != Clock::time_point::max() ? expires : first_sent + lease_time);
+  init.set_expires_at(expires_ != Clock::time_point::max() ? expires_ : first_sent_ + lease_time_);
   // (A fixed-ttl lease nobody asked to hear about is not watched: the
   // process handler hears of its loss when the release finds it.)
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)
-    detail::Renewer::instance().watch(*lease, lease, /*fresh=*/true);
+    Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   // A mem:// key taken at the first attempt cost one in-process call, well
   // under the microsecond LockStats counts in: its end needs no clock read.
-  tally.end = shared_->in_process && missing.size() == 1 && first_sent == start ? start : Clock::now();
-  if (waited) *waited = std::chrono::duration_cast<milliseconds>(tally.end - start);
-  tally.outcome = &LockCounts::acquired;
-  return LeaseHandle(std::move(lease), false);
+  end_ = shared_->in_process && missing_.size() == 1 && first_sent_ == start_ ? start_ : Clock::now();
+  if (waited_) *waited_ = std::chrono::duration_cast<milliseconds>(end_ - start_);
+  outcome_ = &LockCounts::acquired;
+  return LeaseHandleAccess::make(std::move(lease), false);
 }
 
-void LockClient::give_back(std::string_view key, std::string_view owner, LockType type) const {
-  try {
-    shared_->backend->release({key, owner, type, {}, shared_->options.handoff_turn});
-  } catch (...) {
-    // Runs out with its lease.
-  }
-}
+}  // namespace detail
 
 // ---- the process-wide client ----
 

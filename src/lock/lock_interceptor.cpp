@@ -110,13 +110,9 @@ class LockInterceptor final : public Interceptor {
       return;  // skip / fallback: the proxy decides what the call returns
     }
     {
-      // The lease is on the call chain while the method runs.
-      struct RestoreChain {
-        std::shared_ptr<const detail::ChainNode> saved = detail::LeaseControl::head();
-        ~RestoreChain() { detail::LeaseControl::head() = std::move(saved); }
-      } restore;
-      auto& head = detail::LeaseControl::head();
-      head = detail::LeaseControl::chain_link(lease.shared(), head, /*fresh=*/!lease.reentrant());
+      // The lease is in the call's context while the method runs.
+      detail::ContextPush in_context(
+          detail::LeaseControl::chain_link(lease.shared(), detail::context_head(), /*fresh=*/!lease.reentrant()));
       inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
     lease.release();  // a lost lease or a failed release: per the options' policies

@@ -1,0 +1,20 @@
+#include "call_context.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+
+std::shared_ptr<const ContextLink>& context_head() noexcept {
+  thread_local std::shared_ptr<const ContextLink> head;
+  return head;
+}
+
+}  // namespace detail
+
+CallContext CallContext::capture() noexcept { return detail::CallContextAccess::make(detail::context_head()); }
+
+CallContext::Scope::Scope(const CallContext& ctx) noexcept
+    : previous_(std::exchange(detail::context_head(), detail::CallContextAccess::head(ctx))) {}
+
+CallContext::Scope::~Scope() { detail::context_head() = std::move(previous_); }
+
+}  // namespace weave

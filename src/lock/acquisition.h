@@ -1,0 +1,133 @@
+// A lock request as steps, so that the blocking path (LockClient, which
+// waits on condition variables) and the suspending one (asynchronous methods,
+// src/lock/asio/) drive one set of rules: validation, reentrancy, counting,
+// all-or-nothing multi-key leases, the wake-up times of a waiter, places in
+// line, starvation turns. Only the waiting differs between the two.
+//
+//   Acquisition a(shared, keys, spec, waited, busy_key, series);
+//   if (LeaseHandle h = a.begin()) return h;
+//   for (std::size_t i = 0; i < a.missing().size(); ++i) {
+//     KeyAttempt k = a.attempt(i);
+//     ... loop: k.try_once(); wait for the waiter until k's wake time; k.after_release() ...
+//     if (!acquired) return a.busy(i);   // gives the keys taken back
+//     a.took(i, result, k.sent());
+//   }
+//   return a.finish();
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "internal.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// One key of a request, until acquired or its deadline.
+class WEAVE_API KeyAttempt {
+ public:
+  KeyAttempt(const ClientShared& shared, std::string_view key, std::string_view owner, LockType type,
+             std::chrono::milliseconds lease_time, bool waits, Clock::time_point deadline,
+             Clock::time_point call_start, Clock::time_point first_attempt);
+  // Leaves the backend's line unless acquired (a store call: an asynchronous
+  // driver calls leave_line() itself, off its executor, first).
+  ~KeyAttempt() { leave_line(); }
+  KeyAttempt(const KeyAttempt&) = delete;
+  KeyAttempt& operator=(const KeyAttempt&) = delete;
+
+  std::string_view key() const noexcept { return key_; }
+  LockBackend& backend() const noexcept { return backend_; }
+  Clock::time_point deadline() const noexcept { return deadline_; }
+  // Exclusive waiters of a process take turns through one local leader per key.
+  bool gated() const noexcept { return waits_ && (type_ == LockType::reentrant || type_ == LockType::write); }
+
+  // Prepares the wait (when waiting: before trying, so a release in between
+  // is not missed) and tries once. Store round trips.
+  struct Tried {
+    std::optional<AcquireResult> acquired;  // set: done
+    bool give_up = false;                   // not waiting, or the deadline passed
+    Clock::time_point wake{};               // else: wait for a release until then, then try again
+  };
+  Tried try_once();
+  // The waiter try_once() prepared (null when not waiting).
+  LockWaiter* waiter() const noexcept { return waiter_.get(); }
+  // After the waiter said the key was released: nullopt to try again now, or
+  // the time to keep waiting until (the release designated another starving
+  // waiter, whose turn it is). `last_wake`: try_once()'s wake.
+  std::optional<Clock::time_point> after_release(Clock::time_point last_wake) const;
+  // When the winning attempt was sent.
+  Clock::time_point sent() const noexcept { return sent_; }
+  // Gives up a place in the backend's line, if it holds one.
+  void leave_line() noexcept;
+  // Whether leave_line() has anything to do.
+  bool in_line() const noexcept { return in_line_; }
+
+ private:
+  const ClientShared& shared_;
+  LockBackend& backend_;
+  std::string_view key_, owner_;
+  LockType type_;
+  std::chrono::milliseconds lease_time_;
+  bool waits_;
+  Clock::time_point deadline_, call_start_, first_attempt_;
+  std::chrono::milliseconds queue_entry_{0};  // fair / write waiters hold a place in line
+  std::chrono::milliseconds turn_{0};         // reentrant hand-off turn (starvation)
+  bool may_starve_ = false;
+  bool in_line_ = false;
+  std::unique_ptr<LockWaiter> waiter_;
+  Clock::time_point sent_{};
+};
+
+// One request: counted once however it ends (LockStats, its series).
+class WEAVE_API Acquisition {
+ public:
+  // Counts the request from now; begin() checks it.
+  Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys,
+              const LockSpec& spec, std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series);
+  ~Acquisition();
+  Acquisition(const Acquisition&) = delete;
+  Acquisition& operator=(const Acquisition&) = delete;
+
+  // Checks the request (UsageError), then: a hold on a lease the running
+  // call's context holds already (reentrancy), or an empty handle: take
+  // missing() then.
+  LeaseHandle begin();
+  std::span<const std::string_view> missing() const noexcept { return missing_; }
+  KeyAttempt attempt(std::size_t i);
+  void took(std::size_t i, const AcquireResult& r, Clock::time_point sent);
+  // Key i stays busy: the keys before it are given back (store calls), busy_key
+  // and waited are set; returns the empty handle the request ends with.
+  LeaseHandle busy(std::size_t i);
+  // Key i failed with an exception: names it in `e` if a weave::Error, gives
+  // the keys before it back (store calls). The caller rethrows.
+  void failed(std::size_t i) noexcept;
+  LeaseHandle finish();
+
+ private:
+  const std::shared_ptr<const ClientShared>& shared_;  // the client's (outlives the request)
+  const LockSpec& spec_;
+  std::chrono::milliseconds* waited_;
+  std::string* busy_key_;
+  LockSeries& series_;
+  Clock::time_point start_;
+  std::atomic<std::uint64_t> LockCounts::*outcome_ = &LockCounts::errors;
+  Clock::time_point end_{};  // when the request ended, if the clock was read already
+  std::vector<std::string_view> sorted_, not_held_;
+  std::span<const std::string_view> keys_, missing_;
+  std::chrono::milliseconds lease_time_{0};
+  bool waits_ = false;
+  Clock::time_point deadline_{};
+  std::string owner_;  // one owner for every key of the lease
+  std::string first_key_;
+  std::uint64_t first_fence_ = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> more_;  // the further keys of a multi-key lease
+  Clock::time_point first_sent_{}, expires_ = Clock::time_point::max();
+  void give_back_before(std::size_t i) noexcept;
+};
+
+}  // namespace weave::detail
