@@ -261,14 +261,15 @@ std::string ClangTypes::async_reason(CXType result) {
   CXCursor decl = clang_getTypeDeclaration(t);
   if (clang_Cursor_isNull(decl) || clang_isInvalid(clang_getCursorKind(decl))) return "";
   auto has = [&](const char* member) { return !find_members(decl, member, nullptr).empty(); };
-  if (has("promise_type")) return "a coroutine type: it names a promise_type";
+  const std::string supported = "; Weave weaves methods returning boost::asio::awaitable<T> as asynchronous";
+  if (has("promise_type")) return "a coroutine type: it names a promise_type" + supported;
   bool nested_promise = false;  // `struct promise_type;` is a class, not a member find_members sees
   for (CXCursor c : {decl, template_or_self(decl)})
     visit(c, [&](CXCursor ch) {
       if (spelling(ch) == "promise_type") nested_promise = true;
       return nested_promise ? CXChildVisit_Break : CXChildVisit_Continue;
     });
-  if (nested_promise) return "a coroutine type: it names a promise_type";
+  if (nested_promise) return "a coroutine type: it names a promise_type" + supported;
   if (!indexed_) index_free_functions();
   const CXCursor tmpl = template_or_self(decl);
   for (CXCursor spec : coroutine_traits_) {
@@ -276,14 +277,14 @@ std::string ClangTypes::async_reason(CXType result) {
     if (clang_getCursorKind(spec) != CXCursor_ClassTemplatePartialSpecialization &&
         clang_Type_getNumTemplateArguments(st) > 0) {
       if (clang_equalTypes(clang_getCanonicalType(clang_Type_getTemplateArgumentAsType(st, 0)), t))
-        return "a coroutine type: std::coroutine_traits is specialized for it";
+        return "a coroutine type: std::coroutine_traits is specialized for it" + supported;
     } else if (first_template_argument_name(str(clang_getCursorDisplayName(spec))) == spelling(tmpl)) {
-      return "a coroutine type: std::coroutine_traits is specialized for it";
+      return "a coroutine type: std::coroutine_traits is specialized for it" + supported;
     }
   }
   if (has("await_ready") || has("operator co_await") || co_await_usrs_.count(usr(decl)) ||
       co_await_usrs_.count(usr(tmpl)))
-    return "an awaitable: it has await_ready or operator co_await";
+    return "an awaitable: it has await_ready or operator co_await" + supported;
   if (has("then")) return "a future: it has a continuation, then()";
   if (has("get") && (has("wait") || has("wait_for"))) return "a future: it has get() and wait()";
   return "";

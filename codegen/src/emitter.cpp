@@ -109,7 +109,7 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
   // static_assert names what to add when the type has no JSON conversion.
   if (f.stores_result)
     out += "constexpr ::weave::ResultCodec " + p + "codec = ::weave::detail::make_result_codec<" + f.ret_qualified +
-           ">(" + quote(f.ret) + ");\n";
+           ">(" + quote(f.async ? f.async_value : f.ret) + ");\n";
   if (f.stores_call) emit_stored_call_codec(out, f, proxy);
   std::string codecs;
   if (f.stores_result || f.stores_call) codecs += f.stores_result ? ", &" + p + "codec" : ", nullptr";
@@ -117,6 +117,17 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
   out += "constexpr ::weave::MethodInfo " + p + "info{" + quote(f.qualified_name) + ", " + quote(header) + ", " +
          std::to_string(f.decl_line) + ", " + p + "annotations, " + (f.params.empty() ? "{}" : p + "params") +
          codecs + "};\n\n";
+}
+
+// Asynchronous methods: the source includes weave/generated/invoke_async.h
+// (and with it Boost.Asio; only then).
+bool any_async(const Model& m) {
+  for (const auto& c : m.classes)
+    for (const auto& f : c.methods)
+      if (f.async && !f.annotations.empty()) return true;
+  for (const auto& f : m.functions)
+    if (f.async) return true;
+  return false;
 }
 
 // Results or calls kept as JSON: the source includes weave/json_codec.h.
@@ -223,18 +234,31 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
   } else {
     call = f.target + "(" + call_args(f) + ")";
   }
+  // What a skipped call returns: for an asynchronous method its task's value,
+  // or the fallback's task.
+  const std::string V = f.async ? f.async_value : R;
   std::string on_skip;
   switch (f.skip) {
     case FunctionModel::Skip::cannot: on_skip = "::weave::detail::CannotSkip{}"; break;
     case FunctionModel::Skip::nothing: on_skip = "[] {}"; break;
-    case FunctionModel::Skip::nullopt: on_skip = "[]() -> " + R + " { return ::std::nullopt; }"; break;
+    case FunctionModel::Skip::nullopt: on_skip = "[]() -> " + V + " { return ::std::nullopt; }"; break;
     case FunctionModel::Skip::fallback: {
       std::string fb;
       if (f.member) fb = decorator ? member_call(f, true, f.fallback) : f.fallback;
       else fb = f.target.substr(0, f.target.rfind("::") + 2) + f.fallback;
-      on_skip = "[&]() -> " + R + " { return " + fb + "(" + call_args(f) + "); }";
+      on_skip = (f.async ? "[&]() { return " : "[&]() -> " + R + " { return ") + fb + "(" + call_args(f) + "); }";
       break;
     }
+  }
+  if (f.async) {
+    // The proxy is a coroutine: its parameters (by value) live in its frame
+    // until the chain finished.
+    out += "  co_return co_await ::weave::detail::invoke_async<" + R + ">(\n";
+    out += "      ::" + p + "info, " + args + ", " + rendered + ",\n";
+    out += "      [&]() -> " + R + " { return " + call + "; },\n";
+    out += "      " + on_skip + ");\n";
+    out += "}\n\n";
+    return;
   }
   out += "  return ::weave::detail::invoke<" + R + ">(\n";
   out += "      ::" + p + "info, " + args + ", " + rendered + ",\n";
@@ -421,6 +445,13 @@ std::string emit_source(const Model& m, const EmitOptions& o) {
   out += "#include " + quote(o.header_from_source) + "\n\n";
   out += "#include <optional>\n#include <span>\n#include <string>\n#include <string_view>\n#include <utility>\n\n";
   if (any_json(m)) out += "#include <weave/json_codec.h>\n\n";
+  if (any_async(m))
+    // GCC 12 takes a coroutine frame's field of a lambda's type for a subobject
+    // without linkage (a false positive of -Wsubobject-linkage, on by default).
+    out += "#if defined(__GNUC__) && !defined(__clang__)\n"
+           "#pragma GCC diagnostic ignored \"-Wsubobject-linkage\"\n"
+           "#endif\n"
+           "#include <weave/generated/invoke_async.h>\n\n";
   out += "namespace {\n\n";
   for (const auto& c : m.classes)
     for (const auto& f : c.methods)

@@ -49,6 +49,12 @@ struct FunctionModel {
   std::string target;          // free functions: "::shop::transfer"
   std::vector<ParamModel> params;
   std::string ret;             // return type spelling
+  // An asynchronous method (it returns a task, weave/async_task.h): the proxy
+  // is a coroutine awaiting detail::invoke_async<ret>. What follows about the
+  // result (ret_void, ret_qualified, skip) is then about the task's value,
+  // spelled `async_value`.
+  bool async = false;
+  std::string async_value;
   bool ret_void = false;
   // An annotation keeps the result as JSON (vocabulary "stores_result"): the
   // source gets a ResultCodec over `ret_qualified`, the return type spelled

@@ -300,6 +300,45 @@ std::string ModelBuilder::qualified_text(std::vector<Token>::const_iterator from
   return out + src_.slice(at, end);
 }
 
+// boost::asio::awaitable<T> with the default executor: the task type Weave
+// weaves as asynchronous (weave/async_task.h); `value` becomes T.
+ModelBuilder::Awaitable ModelBuilder::asio_awaitable(CXType t, CXType& value) {
+  const CXType canon = clang_getCanonicalType(t);
+  if (canon.kind != CXType_Record || type_spelling(canon).rfind("boost::asio::awaitable<", 0) != 0) return Awaitable::no;
+  if (clang_Type_getNumTemplateArguments(canon) != 2) return Awaitable::no;
+  const CXType executor = clang_getCanonicalType(clang_Type_getTemplateArgumentAsType(canon, 1));
+  if (type_spelling(executor) != "boost::asio::any_io_executor") return Awaitable::other_executor;
+  value = clang_Type_getTemplateArgumentAsType(canon, 0);
+  return Awaitable::yes;
+}
+
+// An asynchronous method's coroutine may run on after its caller's arguments
+// are gone: it takes each one by value. Reports the others; false if any.
+bool ModelBuilder::async_parameters_owned(const FunctionModel& f, const FunctionFacts& facts, Loc at) {
+  bool ok = true;
+  for (std::size_t i = 0; i < f.params.size() && i < facts.param_types.size(); ++i) {
+    const TypeId t = facts.param_types[i];
+    const std::string name = types_.name(t);
+    std::string what;
+    switch (types_.passing(t)) {
+      case Passing::reference:
+      case Passing::const_reference:
+      case Passing::rvalue_reference: what = "a reference"; break;
+      default:
+        if (types_.shape(t) == TypeShape::pointer) what = "a pointer";
+        else if (name.rfind("std::basic_string_view<", 0) == 0 || name.rfind("std::span<", 0) == 0) what = "a view";
+    }
+    if (what.empty()) continue;
+    rep_.error(src_.path, at,
+               "'" + f.qualified_name + "' is asynchronous (it returns '" + f.ret +
+                   "'): its coroutine may run after the caller's arguments are gone, but parameter '" +
+                   f.params[i].name + "' is '" + f.params[i].type + "', " + what +
+                   "; take it by value (std::string, not std::string_view or const std::string&)");
+    ok = false;
+  }
+  return ok;
+}
+
 // Return type, parameters (with defaults as written, if asked) and qualifiers
 // of `c`. `nested`: spell types fully qualified (the proxy lives outside the
 // class). A decorator's forwarders need no defaults: calls go through the
@@ -314,9 +353,26 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
   const CXType fty = clang_getCursorType(c);
   const CXType rty = clang_getResultType(fty);
   f.ret = type_text(rty);
-  f.ret_void = rty.kind == CXType_Void;
+  // An asynchronous method: what follows about the result is about its task's value.
+  CXType vty = rty;
+  bool ok = true;
+  switch (asio_awaitable(rty, vty)) {
+    case Awaitable::no: break;
+    case Awaitable::yes:
+      f.async = true;
+      f.async_value = type_text(vty);
+      break;
+    case Awaitable::other_executor:
+      rep_.error(src_.path, at,
+                 "'" + f.qualified_name + "' returns '" + type_spelling(rty) +
+                     "', an awaitable on another executor: Weave weaves boost::asio::awaitable<T> with the default "
+                     "executor (boost::asio::any_io_executor)");
+      ok = false;
+      break;
+  }
+  f.ret_void = vty.kind == CXType_Void;
   {
-    std::string q = type_spelling(clang_getCanonicalType(rty));
+    std::string q = type_spelling(clang_getCanonicalType(vty));
     if (q.find('(') != std::string::npos || q.find('[') != std::string::npos) q = "::std::type_identity_t<" + q + ">";
     f.ret_qualified = q;
   }
@@ -331,7 +387,6 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
   const int n_args = clang_Cursor_getNumArguments(c);
   std::set<std::string> used_names;
   for (int i = 0; i < n_args; ++i) used_names.insert(spelling(clang_Cursor_getArgument(c, static_cast<unsigned>(i))));
-  bool ok = true;
   for (int i = 0; i < n_args; ++i) {
     CXCursor p = clang_Cursor_getArgument(c, static_cast<unsigned>(i));
     ParamModel pm;
@@ -373,8 +428,8 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
     }
     f.params.push_back(std::move(pm));
   }
-  // Skip behaviour by return type.
-  const std::string canon_ret = type_spelling(clang_getCanonicalType(rty));
+  // Skip behaviour by return type (an asynchronous method's: by its value's).
+  const std::string canon_ret = type_spelling(clang_getCanonicalType(vty));
   if (f.ret_void) f.skip = FunctionModel::Skip::nothing;
   else if (canon_ret.rfind("std::optional<", 0) == 0) f.skip = FunctionModel::Skip::nullopt;
   return ok;
@@ -437,7 +492,9 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
       list += (i ? ", " : "") + type_spelling(clang_getCursorType(clang_Cursor_getArgument(c, static_cast<unsigned>(i))));
     facts.default_key += "(" + list + ")";
   }
-  facts.async_reason = types_.async_reason(clang_getResultType(clang_getCursorType(c)));
+  facts.async = f.async;
+  if (!f.async) facts.async_reason = types_.async_reason(clang_getResultType(clang_getCursorType(c)));
+  else if (!async_parameters_owned(f, facts, first->loc)) return;
   {
     const CXTypeKind rk = clang_getCanonicalType(clang_getResultType(clang_getCursorType(c))).kind;
     facts.returns_reference = rk == CXType_LValueReference || rk == CXType_RValueReference;

@@ -20,6 +20,8 @@
 
 namespace weavegen {
 
+struct FunctionFacts;  // validator.h
+
 class ModelBuilder {
  public:
   ModelBuilder(CXTranslationUnit tu, const Source& source, const std::vector<DeclEntry>& decls,
@@ -37,6 +39,9 @@ class ModelBuilder {
   ClassModel* class_for(CXCursor cls, Loc at);
   std::string cannot_decorate(CXCursor cls);
   bool read_signature(CXCursor c, bool nested, bool with_defaults, FunctionModel& f, Loc at);
+  enum class Awaitable { no, yes, other_executor };
+  static Awaitable asio_awaitable(CXType t, CXType& value);
+  bool async_parameters_owned(const FunctionModel& f, const FunctionFacts& facts, Loc at);
   bool is_overloaded(CXCursor fn);
   bool has_function(CXCursor fn, const std::string& name);
   void add_forwarders(ClassModel& cls, CXCursor cursor);

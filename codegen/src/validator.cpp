@@ -747,6 +747,13 @@ void Validator::check_detaches() {
     const RawArg* at = written(d.name);  // null: present by its default
     const Loc l = at ? at->value.loc : raw_.loc;
     const int len = at ? at->value.length : static_cast<int>(raw_.spelled.size());
+    if (facts_.async) {
+      error(l,
+            "'" + d.name + "' of '" + raw_.name + "' runs '" + f_.qualified_name +
+                "' again in the background, which Weave does not do for an asynchronous method yet; drop " + d.name,
+            len);
+      continue;
+    }
     for (std::size_t i = 0; i < f_.params.size() && i < facts_.param_types.size(); ++i) {
       if (types_.copyable(facts_.param_types[i])) continue;
       error(l,
@@ -769,6 +776,9 @@ void Validator::check_stores_call() {
   auto refuse = [&](const std::string& why) { error(raw_.loc, why, len); };
   const std::string stores = "'" + raw_.name + "' stores the call of '" + f_.qualified_name + "' to run it later";
   if (f_.stores_call) return refuse(stores + ", but another of its annotations stores it already; keep one");
+  if (facts_.async)
+    return refuse(stores + ", but it is asynchronous (it returns '" + f_.ret +
+                  "'): a worker runs a stored call to its end and awaits nothing; declare it returning void");
   if (!facts_.member || facts_.is_static)
     refuse(stores + " on the object a worker serves, but it is a " +
            (facts_.member ? "static method" : "free function") + ", which has none; make it a non-static method");

@@ -25,6 +25,7 @@ struct FunctionFacts {
   std::string self_expr;            // how generated code names the object, e.g. "(*this)"
   std::string default_key;          // qualified name, with parameter types when overloaded
   std::string async_reason;         // non-empty: the result completes after the call returns, and why
+  bool async = false;               // an asynchronous method (FunctionModel::async): woven as a coroutine
   bool returns_reference = false;   // `T&` or `T&&` (after aliases)
   bool is_noexcept = false;         // really noexcept (noexcept(false) is not)
   std::function<bool(const std::string&)> has_function;  // a function of that name in the same scope

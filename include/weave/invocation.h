@@ -185,6 +185,9 @@ class WEAVE_API Invocation {
   friend struct detail::InvocationAccess;
   friend class detail::Detached;
   const ResultCodec& codec_for_completion() const;
+  // Makes interceptor `depth` - 1 the running one (0: none): the view
+  // annotation() and prepared() give.
+  void at_level(std::size_t depth) noexcept;
   const MethodInfo* method_;
   std::span<const ArgRef> args_;
   std::span<const std::string> rendered_;

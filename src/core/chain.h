@@ -22,6 +22,15 @@ struct InvocationAccess {
     inv.chain_ = &chain;
     inv.detach_ = detach;
   }
+  // For the asynchronous chain (src/async), which steps through the
+  // interceptors itself: the running level, entering or leaving one
+  // (Invocation::at_level), and the method's completion.
+  static std::size_t depth(const Invocation& inv) noexcept { return inv.depth_; }
+  static void at_level(Invocation& inv, std::size_t depth) noexcept { inv.at_level(depth); }
+  static void set_done(Invocation& inv) noexcept { inv.target_done_ = true; }
+  static const MethodInfo& method(const Invocation& inv) noexcept { return *inv.method_; }
+  static std::span<const std::string> rendered(const Invocation& inv) noexcept { return inv.rendered_; }
+  static void* result_slot(const Invocation& inv) noexcept { return inv.result_slot_; }
   // `call` made a Detached that stands after interceptor `depth` - 1 of
   // `chain` (1: after the first). Empty when the call's owner is being
   // destroyed, or the process is exiting. `stored`: a stored call's replay

@@ -91,16 +91,17 @@ void Invocation::proceed() {
   struct Restore {
     Invocation& inv;
     std::size_t depth;
-    ~Restore() {
-      inv.depth_ = depth;
-      inv.current_ = depth == 0 ? Annotation(empty_spec(), {})
-                                : Annotation(inv.method_->annotations[depth - 1], inv.rendered_);
-    }
+    ~Restore() { inv.at_level(depth); }
   } restore{*this, depth_};
   Interceptor* next = chain.interceptors[depth_];
   current_ = Annotation(method_->annotations[depth_], rendered_);
   ++depth_;
   next->around(*this);
+}
+
+void Invocation::at_level(std::size_t depth) noexcept {
+  depth_ = depth;
+  current_ = depth == 0 ? Annotation(empty_spec(), {}) : Annotation(method_->annotations[depth - 1], rendered_);
 }
 
 const StoredCallCodec* Invocation::stored_call() const noexcept { return method_->stored_call; }

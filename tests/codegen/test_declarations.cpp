@@ -78,16 +78,20 @@ TEST_CASE("diagnostic: lock on results that complete after the call returns, sha
       "template <class T> struct task { template <class F> auto then(F f); T get(); };\n"           // 13
       "template <class T> struct Future { T get(); void wait(); };\n"                               // 14
       "struct Plain { int get() const; };\n";                                                       // 15
+  // Coroutine types other than the supported one name it.
+  const std::string supported = "; Weave weaves methods returning boost::asio::awaitable<T> as asynchronous";
+  const std::string traits = "a coroutine type: std::coroutine_traits is specialized for it" + supported;
+  const std::string awaitable = "an awaitable: it has await_ready or operator co_await" + supported;
   struct Case {
     const char* name;
     const char* ret;
-    const char* why;
+    std::string why;
   } cases[] = {
-      {"coroutine_traits_partial", "awaitable<int>", "a coroutine type: std::coroutine_traits is specialized for it"},
-      {"coroutine_traits_full", "Job", "a coroutine type: std::coroutine_traits is specialized for it"},
-      {"await_ready", "Ready", "an awaitable: it has await_ready or operator co_await"},
-      {"member_co_await", "Awaited", "an awaitable: it has await_ready or operator co_await"},
-      {"free_co_await", "Deferred<int>", "an awaitable: it has await_ready or operator co_await"},
+      {"coroutine_traits_partial", "awaitable<int>", traits},
+      {"coroutine_traits_full", "Job", traits},
+      {"await_ready", "Ready", awaitable},
+      {"member_co_await", "Awaited", awaitable},
+      {"free_co_await", "Deferred<int>", awaitable},
       {"then", "task<int>", "a future: it has a continuation, then()"},
       {"get_wait", "Future<int>", "a future: it has get() and wait()"},
       {"shared_future", "std::shared_future<int>", "a std::future is ready later"},

@@ -434,3 +434,58 @@ TEST_CASE("the header is named relative to --source-root, and --include-as still
   CHECK_THAT(cpp, Catch::Contains("\"M::f\", \"lib/rooted.h\", 1,"));
   CHECK(cpp.find(work_dir().string()) == std::string::npos);
 }
+
+// Asynchronous methods (boost::asio::awaitable<T>, docs/async.md).
+namespace {
+const std::string k_async_prelude = std::string(k_prelude) +
+                                    "#include <string_view>\n"                   // line 3
+                                    "#include <boost/asio/awaitable.hpp>\n"      // line 4
+                                    "#include <boost/asio/io_context.hpp>\n"     // line 5
+                                    "using boost::asio::awaitable;\n"            // line 6
+                                    "struct C {\n";                              // line 7
+}  // namespace
+
+TEST_CASE("an asynchronous method is woven as a coroutine awaiting its chain", "[codegen][diagnostics]") {
+  auto r = run("async_ok", k_async_prelude +
+                               "  [[lock(key=\"acct:<id>\")]] virtual awaitable<long> add(std::string id, int cents);\n"
+                               "  [[cache(name=\"r\", key=\"<ccy>\")]] virtual awaitable<double> rate(std::string ccy);\n"
+                               "  [[lock(key=\"k\", on_busy=skip)]] virtual awaitable<void> ping();\n"
+                               "};\n");
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const std::string cpp = read(r.out_cpp);
+  CHECK_THAT(cpp, Catch::Contains("#include <weave/generated/invoke_async.h>"));
+  CHECK_THAT(cpp, Catch::Contains("co_return co_await ::weave::detail::invoke_async<awaitable<long>>("));
+  // The cache keeps the task's value, not the task.
+  CHECK_THAT(cpp, Catch::Contains("make_result_codec<double>(\"double\")"));
+  CHECK(compile_errors(r).empty());
+}
+
+TEST_CASE("diagnostic: an asynchronous method takes its arguments by value", "[codegen][diagnostics]") {
+  expect_error_in_declaration("async_ref", k_async_prelude, 8,
+                              "  [[lock(key=\"acct:<id>\")]] virtual awaitable<long> add(const std::string& id);",
+                              "lock",
+                              "'C::add' is asynchronous (it returns 'awaitable<long>'): its coroutine may run after "
+                              "the caller's arguments are gone, but parameter 'id' is 'const std::string &', a "
+                              "reference; take it by value");
+  expect_error_in_declaration("async_view", k_async_prelude, 8,
+                              "  [[audit(event=\"e\")]] awaitable<int> f(std::string_view name);", "audit",
+                              "parameter 'name' is 'std::string_view', a view; take it by value");
+  expect_error_in_declaration("async_pointer", k_async_prelude, 8,
+                              "  [[audit(event=\"e\")]] awaitable<int> f(const Item* item);", "audit",
+                              "parameter 'item' is 'const Item *', a pointer; take it by value");
+}
+
+TEST_CASE("diagnostic: what Weave does not do for an asynchronous method", "[codegen][diagnostics]") {
+  expect_error_in_declaration(
+      "async_executor", k_async_prelude, 8,
+      "  [[audit(event=\"e\")]] awaitable<int, boost::asio::io_context::executor_type> f();", "audit",
+      "an awaitable on another executor: Weave weaves boost::asio::awaitable<T> with the default executor");
+  expect_error_in_declaration("async_refresh", k_async_prelude, 8,
+                              "  [[cache(name=\"r\", key=\"k\", refresh_after=1s)]] awaitable<int> f();", "1s",
+                              "'refresh_after' of 'cache' runs 'C::f' again in the background, which Weave does not "
+                              "do for an asynchronous method yet");
+  expect_error_in_declaration("async_delay", k_async_prelude, 8,
+                              "  [[delay(queue=\"q\", after=1s)]] virtual awaitable<void> f(int n);", "delay",
+                              "'delay' stores the call of 'C::f' to run it later, but it is asynchronous");
+}

@@ -1,0 +1,78 @@
+// weave/generated/invoke_async.h — what an asynchronous woven method's body
+// calls: co_return co_await detail::invoke_async<Task>(info, args, rendered,
+// target, on_skip) runs the chain of `info` around `target` (which returns the
+// method's own task) as coroutines, and gives back the result (or what the
+// method's skip rule says: on_skip returns the value, or a task of it, as a
+// fallback method does). Generated code's ABI, like weave/generated/invoke.h.
+#pragma once
+
+#include "weave/abi.h"
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <type_traits>
+
+#include "weave/async_task.h"
+#include "weave/generated/invoke.h"
+#include "weave/generated/method_info.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// Runs the chain of `info`; `target(target_ctx)` runs the method, leaving its
+// result in `result_slot` (a std::optional<T>, null for void). True when the
+// method ran or an interceptor completed the call; false when one skipped it.
+// In Weave::asio.
+WEAVE_API boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
+                                                       std::span<const std::string> rendered,
+                                                       boost::asio::awaitable<void> (*target)(void*), void* target_ctx,
+                                                       void* result_slot);
+
+template <class Task, class Target, class OnSkip>
+boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(const MethodInfo& info,
+                                                                              std::span<const ArgRef> args,
+                                                                              std::span<const std::string> rendered,
+                                                                              Target& target, OnSkip& on_skip) {
+  using Traits = async_task_traits<Task>;
+  using T = typename Traits::value_type;
+  constexpr bool cannot_skip = std::is_same_v<std::remove_cvref_t<OnSkip>, CannotSkip>;
+  if constexpr (std::is_void_v<T>) {
+    struct Ctx {
+      Target* target;
+    } ctx{&target};
+    const bool ran = co_await run_chain_async(
+        info, args, rendered,
+        [](void* p) -> boost::asio::awaitable<void> { co_await Traits::to_awaitable((*static_cast<Ctx*>(p)->target)()); },
+        &ctx, nullptr);
+    if (ran) co_return;
+    if constexpr (cannot_skip) throw_cannot_skip(info);
+    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) co_await Traits::to_awaitable(on_skip());
+    else on_skip();
+  } else {
+    static_assert(!std::is_reference_v<T>, "weave: an asynchronous method returns its result by value");
+    struct Ctx {
+      Target* target;
+      std::optional<T> value;
+    } ctx{&target, {}};
+    const bool ran = co_await run_chain_async(
+        info, args, rendered,
+        [](void* p) -> boost::asio::awaitable<void> {
+          auto* c = static_cast<Ctx*>(p);
+          c->value.emplace(co_await Traits::to_awaitable((*c->target)()));
+        },
+        &ctx, &ctx.value);
+    if (ran) co_return std::move(*ctx.value);
+    if constexpr (cannot_skip) throw_cannot_skip(info);
+    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) co_return co_await Traits::to_awaitable(on_skip());
+    else co_return on_skip();
+  }
+}
+
+template <class Task, class Target, class OnSkip>
+Task invoke_async(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
+                  Target&& target, OnSkip&& on_skip) {
+  return async_task_traits<Task>::from_awaitable(run_async<Task>(info, args, rendered, target, on_skip));
+}
+
+}  // namespace weave::detail

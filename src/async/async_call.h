@@ -1,0 +1,51 @@
+// One call of an asynchronous woven method (weave/generated/invoke_async.h):
+// the Invocation it keeps its state in, the chain's asynchronous view, and
+// the executor its coroutines run on, which carries the call's context.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "async/context_executor.h"
+#include "core/chain.h"
+#include "weave/async_interceptor.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+// A Chain as the asynchronous path runs it, made once per Chain.
+struct AsyncChain {
+  // Parallel to Chain::interceptors; null for a plain Interceptor, which runs
+  // on the blocking pool (run_sync_interceptor).
+  std::vector<AsyncInterceptor*> async;
+  // For each plain one at i: the chain's first i + 1 interceptors, whose end
+  // is where that interceptor's proceed() hands back to the coroutines.
+  std::vector<std::unique_ptr<Chain>> upto;
+};
+
+struct AsyncCall {
+  AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
+            void* result_slot, const Chain& chain, const AsyncChain& async_chain,
+            boost::asio::awaitable<void> (*target)(void*), void* target_ctx);
+  Invocation inv;  // the call's state: arguments, running level, result, done
+  AsyncInvocation view;
+  const Chain* chain;
+  const AsyncChain* async_chain;
+  boost::asio::awaitable<void> (*target)(void*);
+  void* target_ctx;
+  std::shared_ptr<ContextCell> cell;
+  boost::asio::any_io_executor executor;  // the caller's, carrying `cell`
+};
+
+struct AsyncCallAccess {
+  static AsyncInvocation view(Invocation& inv, AsyncCall* call) noexcept { return AsyncInvocation(inv, call); }
+  static AsyncCall* call(AsyncInvocation& inv) noexcept { return inv.call_; }
+};
+
+// The rest of the call from its running level: the next interceptor, or the
+// method. What AsyncInvocation::proceed() awaits.
+boost::asio::awaitable<void> proceed_async(AsyncCall& call);
+
+}  // namespace weave::detail

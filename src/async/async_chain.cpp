@@ -1,0 +1,122 @@
+// The asynchronous chain: run_chain_async (what an asynchronous proxy
+// awaits), AsyncInvocation::proceed, and the chain's asynchronous view.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <mutex>
+#include <unordered_map>
+
+#include "async/async_call.h"
+#include "async/sync_interceptor.h"
+#include "core/process.h"
+#include "weave/generated/invoke_async.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+namespace {
+
+AsyncChain make_async_chain(const Chain& chain) {
+  AsyncChain made;
+  const std::size_t n = chain.interceptors.size();
+  made.async.resize(n, nullptr);
+  made.upto.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    made.async[i] = dynamic_cast<AsyncInterceptor*>(chain.interceptors[i]);
+    if (made.async[i]) continue;
+    auto upto = std::make_unique<Chain>();
+    upto->interceptors.assign(chain.interceptors.begin(), chain.interceptors.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    upto->prepared.assign(chain.prepared.begin(), chain.prepared.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    made.upto[i] = std::move(upto);
+  }
+  return made;
+}
+
+struct AsyncChains {
+  std::mutex mutex;
+  // Chains are never freed (core/interceptor_registry.cpp): neither are these.
+  std::unordered_map<const Chain*, std::unique_ptr<const AsyncChain>> by_chain;
+};
+
+const AsyncChain& async_chain_of(const Chain& chain) {
+  thread_local const Chain* last_chain = nullptr;
+  thread_local const AsyncChain* last = nullptr;
+  if (last_chain == &chain) return *last;
+  AsyncChains& all = fork_guarded<AsyncChains>();
+  std::lock_guard lock(all.mutex);
+  auto& slot = all.by_chain[&chain];
+  if (!slot) slot = std::make_unique<const AsyncChain>(make_async_chain(chain));
+  last_chain = &chain;
+  last = slot.get();
+  return *slot;
+}
+
+[[noreturn, gnu::cold]] void throw_proceeded_twice(const Invocation& inv) {
+  throw UsageError("proceed() awaited again after " + std::string(inv.method()) + " returned");
+}
+
+}  // namespace
+
+AsyncCall::AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
+                     void* result_slot, const Chain& chain, const AsyncChain& async_chain,
+                     boost::asio::awaitable<void> (*target)(void*), void* target_ctx)
+    : inv(info, args, rendered, nullptr, nullptr, result_slot),
+      view(AsyncCallAccess::view(inv, this)),
+      chain(&chain),
+      async_chain(&async_chain),
+      target(target),
+      target_ctx(target_ctx) {
+  InvocationAccess::set_up(inv, chain, nullptr);
+}
+
+boost::asio::awaitable<void> proceed_async(AsyncCall& call) {
+  Invocation& inv = call.inv;
+  if (inv.proceeded()) throw_proceeded_twice(inv);
+  const std::size_t depth = InvocationAccess::depth(inv);
+  if (depth == call.chain->interceptors.size()) {
+    co_await call.target(call.target_ctx);
+    InvocationAccess::set_done(inv);
+    co_return;
+  }
+  struct Leave {
+    Invocation& inv;
+    std::size_t depth;
+    ~Leave() { InvocationAccess::at_level(inv, depth); }
+  } leave{inv, depth};
+  InvocationAccess::at_level(inv, depth + 1);
+  if (AsyncInterceptor* next = call.async_chain->async[depth])
+    co_await next->around_async(call.view);
+  else
+    co_await run_sync_interceptor(call, depth);
+}
+
+boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
+                                             std::span<const std::string> rendered,
+                                             boost::asio::awaitable<void> (*target)(void*), void* target_ctx,
+                                             void* result_slot) {
+  const Chain& chain = resolve_chain(info);
+  if (chain.interceptors.empty()) {
+    co_await target(target_ctx);
+    co_return true;
+  }
+  AsyncCall call(info, args, rendered, result_slot, chain, async_chain_of(chain), target, target_ctx);
+  // The call runs as a coroutine of its own on the caller's executor,
+  // wrapped to install its context at every resumption; it starts from the
+  // context the caller runs in (a woven caller's: reentrancy).
+  call.cell = std::make_shared<ContextCell>();
+  call.cell->head = context_head();
+  call.executor = ContextExecutor<boost::asio::any_io_executor>(co_await boost::asio::this_coro::executor, call.cell);
+  co_await boost::asio::co_spawn(call.executor, proceed_async(call), boost::asio::use_awaitable);
+  co_return call.inv.proceeded();
+}
+
+}  // namespace detail
+
+boost::asio::awaitable<void> AsyncInvocation::proceed() {
+  if (!call_) {
+    inv_->proceed();  // a synchronous method: the rest runs here
+    co_return;
+  }
+  co_await detail::proceed_async(*call_);
+}
+
+}  // namespace weave

@@ -1,0 +1,293 @@
+// The interceptor chain of an asynchronous method, driven the way a generated
+// proxy drives it (weave/generated/invoke_async.h; MethodInfo constants
+// written by hand in the shape weavegen emits): asynchronous interceptors,
+// plain ones on an asynchronous method, asynchronous ones on a synchronous
+// method, skips, exceptions, and the call's context across co_await.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/detached.hpp>
+
+#include "async_test_support.h"
+#include "registered_interceptor.h"
+#include "weave/async_interceptor.h"
+#include "weave/generated.h"
+#include "weave/generated/invoke_async.h"
+#include "weave/lock.h"
+
+namespace asio = boost::asio;
+using weave::AnnotationSpec;
+using weave::ArgSpec;
+using weave::ArgValue;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr ArgSpec k_outer_args[] = {{"event", ArgValue::of_text("outer")}};
+constexpr ArgSpec k_inner_args[] = {{"event", ArgValue::of_template(0)}};
+constexpr AnnotationSpec k_two[] = {
+    {"async_outer", 0, k_outer_args, 10, 3},
+    {"async_inner", 5, k_inner_args, 11, 3},
+};
+constexpr std::string_view k_params[] = {"order_id", "cents"};
+constexpr weave::MethodInfo k_info{"shop::Svc::pay", "svc.h", 12, k_two, k_params};
+
+class Trace {
+ public:
+  void add(std::string s) {
+    std::lock_guard g(mutex_);
+    items_.push_back(std::move(s));
+  }
+  std::vector<std::string> items() {
+    std::lock_guard g(mutex_);
+    return items_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::string> items_;
+};
+
+class RegisteredAsync {
+ public:
+  RegisteredAsync(std::string name, std::function<asio::awaitable<void>(weave::AsyncInvocation&)> f) : name_(name) {
+    weave::add_async_interceptor(weave::InterceptorRegistry::global(), std::move(name), std::move(f));
+  }
+  ~RegisteredAsync() { weave::InterceptorRegistry::global().remove(name_); }
+
+ private:
+  std::string name_;
+};
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  co_await t.async_wait(asio::use_awaitable);
+}
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The method itself: suspends once, then answers (or throws).
+asio::awaitable<int> pay_target(int cents, Trace& trace, bool fail) {
+  co_await sleep_for(1ms);
+  trace.add("target");
+  if (fail) throw Failure("card declined");
+  co_return cents * 2;
+}
+
+// A proxy as weavegen emits it for `awaitable<int> pay(std::string order_id, int cents)`.
+asio::awaitable<int> pay(std::string order_id, int cents, Trace& trace, bool fail = false) {
+  const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(cents)};
+  std::string rendered[1];
+  rendered[0] += "order:";
+  weave::append_key(rendered[0], order_id);
+  co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(
+      k_info, args, rendered, [&] { return pay_target(cents, trace, fail); }, weave::detail::CannotSkip{});
+}
+
+// The same method returning std::optional<int>: a skip answers std::nullopt.
+asio::awaitable<std::optional<int>> pay_optional(std::string order_id, int cents, Trace& trace) {
+  const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(cents)};
+  std::string rendered[1] = {"order:" + order_id};
+  co_return co_await weave::detail::invoke_async<asio::awaitable<std::optional<int>>>(
+      k_info, args, rendered,
+      [&]() -> asio::awaitable<std::optional<int>> { co_return co_await pay_target(cents, trace, false); },
+      []() -> std::optional<int> { return std::nullopt; });
+}
+
+}  // namespace
+
+TEST_CASE("asynchronous interceptors await the rest of the chain around the method") {
+  Trace trace;
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    trace.add("outer " + std::string(inv.annotation().text("event")));
+    co_await inv.proceed();
+    trace.add("outer after, proceeded=" + std::to_string(inv.proceeded()));
+  });
+  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    trace.add("inner " + std::string(inv.annotation().text("event")) + " " + inv.arg(1).text());
+    co_await sleep_for(1ms);  // suspends before the method too
+    co_await inv.proceed();
+    trace.add("inner after");
+  });
+  CHECK(async_test::run(1, pay("A1", 50, trace)) == 100);
+  CHECK(trace.items() == std::vector<std::string>{"outer outer", "inner order:A1 50", "target", "inner after",
+                                                  "outer after, proceeded=1"});
+}
+
+TEST_CASE("the method's exception reaches the caller unchanged through asynchronous interceptors") {
+  Trace trace;
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    try {
+      co_await inv.proceed();
+    } catch (const Failure& e) {
+      trace.add(std::string("outer saw ") + e.what());
+      throw;
+    }
+  });
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  CHECK_THROWS_MATCHES(async_test::run(2, pay("A1", 50, trace, true)), Failure,
+                       Catch::Matchers::Message("card declined"));
+  CHECK(trace.items() == std::vector<std::string>{"target", "outer saw card declined"});
+}
+
+TEST_CASE("an asynchronous interceptor that does not proceed skips the method") {
+  Trace trace;
+  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation&) -> asio::awaitable<void> { co_return; });
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  // No way to skip: a UsageError naming the method.
+  CHECK_THROWS_AS(async_test::run(1, pay("A1", 50, trace)), weave::UsageError);
+  CHECK_THROWS_WITH(async_test::run(1, pay("A1", 50, trace)), Catch::Matchers::Contains("shop::Svc::pay, which cannot skip"));
+  // An optional result: std::nullopt.
+  CHECK(async_test::run(1, pay_optional("A1", 50, trace)) == std::nullopt);
+  CHECK(trace.items().empty());
+}
+
+TEST_CASE("awaiting proceed twice after the method returned is a UsageError") {
+  Trace trace;
+  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    co_await inv.proceed();
+    co_await inv.proceed();
+  });
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  CHECK_THROWS_AS(async_test::run(1, pay("A1", 50, trace)), weave::UsageError);
+  CHECK_THROWS_WITH(async_test::run(1, pay("A1", 50, trace)),
+                    Catch::Matchers::Contains("proceed() awaited again after shop::Svc::pay returned"));
+}
+
+TEST_CASE("a plain interceptor on an asynchronous method sees the whole call from a thread of its own") {
+  // One io_context thread: the method's timer fires only if the plain
+  // interceptor's wait does not block it.
+  Trace trace;
+  std::atomic<bool> on_io_thread{true};
+  std::thread::id io_thread;
+  Registered outer("async_outer", [&](weave::Invocation& inv) {
+    on_io_thread = std::this_thread::get_id() == io_thread;
+    trace.add("outer " + std::string(inv.annotation().text("event")));
+    try {
+      inv.proceed();
+      trace.add("outer after, proceeded=" + std::to_string(inv.proceeded()));
+    } catch (const Failure& e) {
+      trace.add(std::string("outer saw ") + e.what());
+      throw;
+    }
+  });
+  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    trace.add("inner " + std::string(inv.annotation().text("event")));
+    co_await inv.proceed();
+  });
+  auto call = [&](bool fail) -> asio::awaitable<int> {
+    io_thread = std::this_thread::get_id();
+    co_return co_await pay("A2", 21, trace, fail);
+  };
+  CHECK(async_test::run(1, call(false)) == 42);
+  CHECK_FALSE(on_io_thread);
+  CHECK(trace.items() == std::vector<std::string>{"outer outer", "inner order:A2", "target", "outer after, proceeded=1"});
+  CHECK_THROWS_MATCHES(async_test::run(1, call(true)), Failure, Catch::Matchers::Message("card declined"));
+  CHECK(trace.items().back() == "outer saw card declined");
+}
+
+TEST_CASE("a plain interceptor on an asynchronous method may skip it") {
+  Trace trace;
+  Registered outer("async_outer", [](weave::Invocation&) {});
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  CHECK(async_test::run(1, pay_optional("A1", 50, trace)) == std::nullopt);
+  CHECK(trace.items().empty());
+}
+
+TEST_CASE("an asynchronous interceptor on a synchronous method runs to its end on the calling thread") {
+  Trace trace;
+  const std::thread::id caller = std::this_thread::get_id();
+  bool same_thread = false;
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    CHECK_FALSE(inv.asynchronous());
+    co_await sleep_for(1ms);
+    co_await inv.proceed();
+    same_thread = std::this_thread::get_id() == caller;
+    trace.add("outer after");
+  });
+  Registered inner("async_inner", [&](weave::Invocation& inv) {
+    trace.add("inner " + std::string(inv.annotation().text("event")));
+    inv.proceed();
+  });
+  const std::string order = "S1";
+  const int cents = 4;
+  const weave::ArgRef args[] = {weave::ArgRef(order), weave::ArgRef(cents)};
+  std::string rendered[1] = {"order:S1"};
+  const int r = weave::detail::invoke<int>(
+      k_info, args, rendered,
+      [&] {
+        trace.add("target");
+        return cents * 3;
+      },
+      weave::detail::CannotSkip{});
+  CHECK(r == 12);
+  CHECK(same_thread);
+  CHECK(trace.items() == std::vector<std::string>{"inner order:S1", "target", "outer after"});
+}
+
+TEST_CASE("the call's context travels with its coroutines across co_await, on whichever thread resumes them") {
+  // An asynchronous interceptor puts a lease in the call's context while the
+  // rest runs (LeaseScope, as a synchronous one would); the method checks it
+  // after each of its suspensions. 200 calls at once on 4 threads, and
+  // coroutines outside any call beside them: each call sees its own lease
+  // every time, the others never see one.
+  weave::LockClient locks(weave::LockOptions{.url = "mem://"});
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+    weave::LeaseHandle lease = locks.acquire("order:" + inv.arg(0).text());
+    weave::LeaseScope in_context(lease);
+    co_await inv.proceed();
+  });
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  std::atomic<int> checks{0}, wrong{0}, outside_wrong{0};
+  std::mutex threads_mutex;
+  std::set<std::thread::id> threads;
+  auto method = [&](std::string order) -> asio::awaitable<int> {
+    for (int i = 0; i < 10; ++i) {
+      co_await sleep_for(std::chrono::milliseconds(i % 2));
+      const weave::Lease* l = weave::current_lease();
+      if (!l || l->key() != "order:" + order) ++wrong;
+      ++checks;
+      std::lock_guard g(threads_mutex);
+      threads.insert(std::this_thread::get_id());
+    }
+    co_return 1;
+  };
+  auto call = [&](std::string order) -> asio::awaitable<void> {
+    const weave::ArgRef args[] = {weave::ArgRef(order)};
+    std::string rendered[1] = {"order:" + order};
+    co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, [&] { return method(order); },
+                                                                weave::detail::CannotSkip{});
+    if (weave::current_lease()) ++outside_wrong;  // the caller's own context: none
+  };
+  auto outside = [&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 20; ++i) {
+      co_await sleep_for(std::chrono::milliseconds(i % 2));
+      if (weave::current_lease()) ++outside_wrong;
+    }
+  };
+  asio::io_context io;
+  for (int i = 0; i < 200; ++i) {
+    asio::co_spawn(io, call("c" + std::to_string(i)), asio::detached);
+    if (i % 10 == 0) asio::co_spawn(io, outside(), asio::detached);
+  }
+  async_test::run_threads(io, 4);
+  CHECK(checks == 2000);
+  CHECK(wrong == 0);
+  CHECK(outside_wrong == 0);
+  CHECK(threads.size() > 1);  // resumed on more than one thread
+  CHECK(locks.stats().acquired == 200);
+}
