@@ -76,6 +76,17 @@ class WEAVE_API LockWaiter {
   // when anyone may try (no line; or more than one release, or a lost
   // connection, since the last wait). Default "": every waiter tries again.
   virtual std::string_view designated() const { return {}; }
+  // For waiting without a thread (asynchronous methods): runs `wake` once
+  // when the key is released (or freed) after prepare_wait() or the last
+  // wait_until() that returned true, at once on this thread if it already
+  // was, else on whichever thread learns of it. `wake` must be quick and must
+  // not call the backend; wait_until(now) then reads the release (and
+  // designated()). A later call replaces an earlier one. False: this backend
+  // cannot, and the caller waits on a thread of its own (the default).
+  virtual bool wake_on_release(std::function<void()> wake) {
+    (void)wake;
+    return false;
+  }
 };
 
 // One acquisition attempt of `key` for `owner_token`.

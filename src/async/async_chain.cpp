@@ -104,8 +104,12 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
   // context the caller runs in (a woven caller's: reentrancy).
   call.cell = std::make_shared<ContextCell>();
   call.cell->head = context_head();
-  call.executor = ContextExecutor<boost::asio::any_io_executor>(co_await boost::asio::this_coro::executor, call.cell);
-  co_await boost::asio::co_spawn(call.executor, proceed_async(call), boost::asio::use_awaitable);
+  // (No temporary with a destructor in a co_await expression: g++ 12
+  // destroys those twice.)
+  const boost::asio::any_io_executor outer = co_await boost::asio::this_coro::executor;
+  call.executor = ContextExecutor<boost::asio::any_io_executor>(outer, call.cell);
+  auto rest = proceed_async(call);
+  co_await boost::asio::co_spawn(call.executor, std::move(rest), boost::asio::use_awaitable);
   co_return call.inv.proceeded();
 }
 

@@ -1,4 +1,4 @@
-#include "blocking_pool.h"
+#include "async/blocking_pool.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -9,73 +9,77 @@
 #include "core/process.h"
 
 namespace WEAVE_NAMESPACE::detail {
-namespace {
 
 constexpr auto kIdleEnd = std::chrono::seconds(30);
 
-struct Pool {
+struct BlockingPool::State {
   std::mutex mutex;
   std::condition_variable cv;
   std::deque<std::function<void()>> jobs;
+  int max_threads = 0;
   int threads = 0;
   int idle = 0;
+
+  void work() {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      ++idle;
+      const bool got = cv.wait_for(lock, kIdleEnd, [&] { return !jobs.empty(); });
+      --idle;
+      if (!got) {
+        --threads;
+        return;
+      }
+      std::function<void()> job = std::move(jobs.front());
+      jobs.pop_front();
+      lock.unlock();
+      job();
+      job = nullptr;  // its captures go before the thread counts as idle
+      lock.lock();
+    }
+  }
 };
 
-Pool& pool() {
-  // Detached threads (a job may outlive static destruction: they end with
-  // the process); in a fork()ed child the parent's threads are not there.
-  static Pool* p = [] {
-    auto* made = new Pool;
-    guard_across_fork(made->mutex, [made] {
-      made->jobs.clear();
-      made->threads = 0;
-      made->idle = 0;
-    });
-    return made;
-  }();
-  return *p;
+BlockingPool::BlockingPool(int max_threads) : state_(std::make_shared<State>()) {
+  state_->max_threads = max_threads;
+  // Its threads are detached (a job may outlive static destruction: they end
+  // with the process); in a fork()ed child the parent's are not there.
+  State* s = state_.get();
+  guard_across_fork(s->mutex, [s] {
+    s->jobs.clear();
+    s->threads = 0;
+    s->idle = 0;
+  });
 }
 
-void work(Pool& p) {
-  std::unique_lock lock(p.mutex);
-  for (;;) {
-    ++p.idle;
-    const bool got = p.cv.wait_for(lock, kIdleEnd, [&] { return !p.jobs.empty(); });
-    --p.idle;
-    if (!got) {
-      --p.threads;
-      return;
-    }
-    std::function<void()> job = std::move(p.jobs.front());
-    p.jobs.pop_front();
+void BlockingPool::run(std::function<void()> job) {
+  std::unique_lock lock(state_->mutex);
+  state_->jobs.push_back(std::move(job));
+  // A queued job has an idle thread to take it, or gets a new one if the cap allows.
+  if (static_cast<int>(state_->jobs.size()) > state_->idle &&
+      (state_->max_threads == 0 || state_->threads < state_->max_threads)) {
+    ++state_->threads;
     lock.unlock();
-    job();
-    job = nullptr;  // its captures go before the thread counts as idle
-    lock.lock();
-  }
-}
-
-}  // namespace
-
-void run_blocking(std::function<void()> job) {
-  Pool& p = pool();
-  std::unique_lock lock(p.mutex);
-  p.jobs.push_back(std::move(job));
-  // Every queued job has an idle thread to take it, or gets a new one.
-  if (static_cast<int>(p.jobs.size()) > p.idle) {
-    ++p.threads;
-    lock.unlock();
-    std::thread([&p] { work(p); }).detach();
+    std::thread([s = state_] { s->work(); }).detach();
     return;
   }
   lock.unlock();
-  p.cv.notify_one();
+  state_->cv.notify_one();
 }
 
-int blocking_threads() noexcept {
-  Pool& p = pool();
-  std::lock_guard lock(p.mutex);
-  return p.threads;
+int BlockingPool::threads() const noexcept {
+  std::lock_guard lock(state_->mutex);
+  return state_->threads;
+}
+
+BlockingPool& interceptor_pool() {
+  static auto* pool = new BlockingPool(0);  // usable during exit
+  return *pool;
+}
+
+BlockingPool& store_pool() {
+  static auto* pool = new BlockingPool(8);
+  return *pool;
 }
 
 }  // namespace weave::detail

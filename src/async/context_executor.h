@@ -1,9 +1,10 @@
 // The executor an asynchronous call runs on: the caller's, wrapped so that
 // every handler it runs (each resumption of the call's coroutines, whichever
 // thread runs it) runs with the call's context (core/call_context.h)
-// installed as the thread's, and the thread's own put back afterwards. This
-// is how current_lease() and lock reentrancy follow a coroutine across
-// co_await without a thread owning anything.
+// installed as the thread's, and the thread's own put back afterwards; what
+// the call pushes meanwhile is written through to its cell
+// (set_context_head). This is how current_lease() and lock reentrancy
+// follow a coroutine across co_await without a thread owning anything.
 #pragma once
 
 #include <boost/asio/execution.hpp>
@@ -19,27 +20,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// The context of one asynchronous call between two of its handlers. A
-// handler starts from it and leaves its own end state in it, so what the
-// call pushes (a lease while the body runs, a LeaseScope) lasts across
-// co_await until it is popped. The lock is for handlers of one call run at
-// once on two threads (the branches of a parallel group): each writes back
-// its own end state, the last one wins.
-struct ContextCell {
-  SpinLock lock;
-  std::shared_ptr<const ContextLink> head;
-
-  std::shared_ptr<const ContextLink> load() {
-    std::lock_guard g(lock);
-    return head;
-  }
-  void store(std::shared_ptr<const ContextLink> h) {
-    std::shared_ptr<const ContextLink> old;
-    std::lock_guard g(lock);
-    old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
-  }
-};
-
 template <class Inner>
 class ContextExecutor {
  public:
@@ -50,10 +30,13 @@ class ContextExecutor {
   void execute(F&& f) const {
     inner_.execute([f = std::forward<F>(f), cell = cell_]() mutable {
       struct Installed {
-        ContextCell& cell;
-        std::shared_ptr<const ContextLink> saved;
-        ~Installed() { cell.store(std::exchange(context_head(), std::move(saved))); }
-      } installed{*cell, std::exchange(context_head(), cell->load())};
+        std::shared_ptr<const ContextLink> saved_head;
+        ContextCell* saved_cell;
+        ~Installed() {
+          context_head() = std::move(saved_head);
+          current_cell() = saved_cell;
+        }
+      } installed{std::exchange(context_head(), cell->load()), std::exchange(current_cell(), cell.get())};
       std::move(f)();
     });
   }

@@ -40,32 +40,6 @@ void run_rest_and_wait(void* p) {
   finished.get();  // the rest's exception, for the interceptor to see
 }
 
-// Runs `job` on the blocking pool and resumes the awaiting coroutine on its
-// own executor; rethrows what the job threw.
-template <class Job>
-boost::asio::awaitable<void> on_blocking_pool(Job& job) {
-  std::exception_ptr error;
-  co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(
-      [&job, &error](auto handler) {
-        // The caller's executor counts this work as outstanding: its
-        // io_context's run() does not return while the job runs.
-        auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler),
-                                        boost::asio::execution::outstanding_work.tracked);
-        // (std::function wants a copyable job: the move-only handler is shared.)
-        auto resume = std::make_shared<decltype(handler)>(std::move(handler));
-        run_blocking([&job, &error, resume, work = std::move(work)] {
-          try {
-            job();
-          } catch (...) {
-            error = std::current_exception();
-          }
-          boost::asio::post(work, [resume] { std::move (*resume)(); });
-        });
-      },
-      boost::asio::use_awaitable);
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace
 
 boost::asio::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t depth) {
@@ -78,17 +52,16 @@ boost::asio::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t d
   InvocationAccess::at_level(inv, depth);
   // The interceptor runs in the call's context, as on the caller's thread.
   const std::shared_ptr<const ContextLink> outer = context_head();
-  auto job = [&inv, &outer] {
-    const CallContext::Scope in_call(CallContextAccess::make(outer));
-    inv.proceed();
-  };
   std::exception_ptr error;
   try {
-    co_await on_blocking_pool(job);
+    co_await run_on(interceptor_pool(), [&inv, &outer] {
+      const CallContext::Scope in_call(CallContextAccess::make(outer));
+      inv.proceed();
+    });
   } catch (...) {
     error = std::current_exception();
   }
-  context_head() = outer;  // what it pushed ended with it (the cell follows at this handler's end)
+  set_context_head(outer);  // what it pushed ended with it
   if (error) std::rethrow_exception(error);
   // Completed by the interceptor itself (complete_from_json), not by the method.
   if (inv.proceeded() && !call.inv.proceeded()) InvocationAccess::set_done(call.inv);

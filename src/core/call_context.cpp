@@ -8,13 +8,19 @@ std::shared_ptr<const ContextLink>& context_head() noexcept {
   return head;
 }
 
+ContextCell*& current_cell() noexcept {
+  thread_local ContextCell* cell = nullptr;
+  return cell;
+}
+
 }  // namespace detail
 
 CallContext CallContext::capture() noexcept { return detail::CallContextAccess::make(detail::context_head()); }
 
-CallContext::Scope::Scope(const CallContext& ctx) noexcept
-    : previous_(std::exchange(detail::context_head(), detail::CallContextAccess::head(ctx))) {}
+CallContext::Scope::Scope(const CallContext& ctx) noexcept : previous_(detail::context_head()) {
+  detail::set_context_head(detail::CallContextAccess::head(ctx));
+}
 
-CallContext::Scope::~Scope() { detail::context_head() = std::move(previous_); }
+CallContext::Scope::~Scope() { detail::set_context_head(std::move(previous_)); }
 
 }  // namespace weave

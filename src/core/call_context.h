@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "weave/abi.h"
 #include "weave/call_context.h"
 #include "weave/held_lease.h"
+#include "core/process.h"
 
 namespace WEAVE_NAMESPACE {
 namespace detail {
@@ -23,9 +25,36 @@ struct WEAVE_API ContextLink {
   std::shared_ptr<const ContextLink> parent;
 };
 
+// The context of one asynchronous call between its resumptions (src/async:
+// each handler of the call installs it as the thread's and sets
+// current_cell()). Written through by set_context_head(), so a handler of
+// the call that starts at once on another thread (a strand's, a parallel
+// branch's) sees what this one pushed. The lock is for such handlers.
+struct ContextCell {
+  SpinLock lock;
+  std::shared_ptr<const ContextLink> head;
+
+  std::shared_ptr<const ContextLink> load() {
+    std::lock_guard g(lock);
+    return head;
+  }
+  void store(std::shared_ptr<const ContextLink> h) {
+    std::shared_ptr<const ContextLink> old;
+    std::lock_guard g(lock);
+    old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
+  }
+};
+
 // This thread's context: the head of the running call's chain (null outside
-// a call). Features assign it; async calls swap it at every resumption.
+// a call). Read it here; change it with set_context_head().
 WEAVE_API std::shared_ptr<const ContextLink>& context_head() noexcept;
+// The asynchronous call whose handler this thread runs, or null.
+WEAVE_API ContextCell*& current_cell() noexcept;
+// Sets this thread's context, and the running asynchronous call's.
+inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
+  if (ContextCell* cell = current_cell()) cell->store(head);
+  context_head() = std::move(head);
+}
 
 // The innermost link of `kind` whose held lease satisfies `pred`, or null.
 template <class Pred>
@@ -37,16 +66,18 @@ const ContextLink* find_in_context(HeldKind kind, Pred&& pred) noexcept {
 
 // Pushes a link for the scope's lifetime; restores the previous head, also
 // on throw. In a coroutine (an asynchronous call) the push lasts across
-// co_await: the call's executor keeps its context between resumptions. A
+// co_await: it is written to the call's cell, which every resumption
+// installs. A
 // coroutine destroyed without resuming runs this on a thread that is not
 // running the call: that thread's context is left alone.
 class ContextPush {
  public:
   explicit ContextPush(std::shared_ptr<const ContextLink> link) noexcept
-      : pushed_(link.get()), previous_(std::exchange(context_head(), std::move(link))) {}
+      : pushed_(link.get()), previous_(context_head()) {
+    set_context_head(std::move(link));
+  }
   ~ContextPush() {
-    auto& head = context_head();
-    if (head.get() == pushed_) head = std::move(previous_);
+    if (context_head().get() == pushed_) set_context_head(std::move(previous_));
   }
   ContextPush(const ContextPush&) = delete;
   ContextPush& operator=(const ContextPush&) = delete;

@@ -112,10 +112,23 @@ void register_builtin_interceptor(std::string_view annotation_name, BuiltinFacto
   builtin_factories()[std::string(annotation_name)] = factory;
 }
 
+std::map<std::string, BuiltinDecorator, std::less<>>& builtin_decorators() {
+  static auto* decorators = new std::map<std::string, BuiltinDecorator, std::less<>>;  // static-init safe
+  return *decorators;
+}
+
+void register_builtin_decorator(std::string_view annotation_name, BuiltinDecorator decorate) {
+  builtin_decorators()[std::string(annotation_name)] = decorate;
+}
+
 std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name) {
   const auto& factories = builtin_factories();
   auto it = factories.find(annotation_name);
-  return it == factories.end() ? nullptr : it->second();
+  if (it == factories.end()) return nullptr;
+  std::shared_ptr<Interceptor> made = it->second();
+  const auto& decorators = builtin_decorators();
+  auto d = decorators.find(annotation_name);
+  return d == decorators.end() ? made : d->second(std::move(made));
 }
 
 namespace {

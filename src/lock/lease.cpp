@@ -207,12 +207,11 @@ const Lease* current_lease(std::string_view key) noexcept {
 
 LeaseScope::LeaseScope(const LeaseHandle& handle) {
   if (!handle) throw UsageError("LeaseScope needs a handle that holds a lease");
-  auto& head = detail::context_head();
-  previous_ = head;
-  head = detail::LeaseControl::chain_link(handle.shared(), previous_, /*fresh=*/false);
+  previous_ = detail::context_head();
+  detail::set_context_head(detail::LeaseControl::chain_link(handle.shared(), previous_, /*fresh=*/false));
 }
 
-LeaseScope::~LeaseScope() { detail::context_head() = std::move(previous_); }
+LeaseScope::~LeaseScope() { detail::set_context_head(std::move(previous_)); }
 
 // ---- LeaseHandle ----
 

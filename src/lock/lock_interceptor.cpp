@@ -9,23 +9,14 @@
 
 #include "core/builtin.h"
 #include "internal.h"
+#include "lock_interceptor.h"
 #include "weave/error.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
 #include "weave_vocabulary.h"
 
 namespace WEAVE_NAMESPACE {
-namespace {
-
-using std::chrono::milliseconds;
-
-enum class OnBusy { fail, skip, fallback };
-
-// What [[lock(...)]] says besides its keys.
-struct Settings {
-  LockSpec spec;
-  OnBusy on_busy = OnBusy::fail;
-};
+namespace detail {
 
 namespace vocab = vocabulary::lock;
 // The C++ enums follow the vocabulary's order (weavegen emits indexes into it).
@@ -35,10 +26,10 @@ static_assert(vocab::type_values[static_cast<int>(LockType::fair)] == "fair" &&
               vocab::type_values[static_cast<int>(LockType::write)] == "write");
 static_assert(vocab::release_values[1] == "on_expiry");
 
-// Throws UsageError for a value outside the vocabulary. An argument not
-// written takes the vocabulary's default (annotations/lock.json).
-Settings read_settings(const Annotation& a) {
-  Settings s;
+std::shared_ptr<const ParsedLock> ParsedLock::parse(const AnnotationSpec& spec) {
+  const Annotation a(spec, {});
+  auto p = std::make_shared<ParsedLock>();
+  LockSettings& s = p->settings;
   if (a.has("ttl")) s.spec.ttl = a.duration("ttl");
   s.spec.wait = a.has("wait") ? a.duration("wait") : vocab::wait;
   if (a.has("max_hold")) s.spec.max_hold = a.duration("max_hold");
@@ -46,60 +37,46 @@ Settings read_settings(const Annotation& a) {
   s.spec.release = release == 1 ? LockSpec::Release::on_expiry : LockSpec::Release::on_return;
   s.on_busy = static_cast<OnBusy>(a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values) : vocab::on_busy);
   s.spec.type = static_cast<LockType>(a.has("type") ? a.choice("type", vocab::type_values) : vocab::type);
-  return s;
+  const std::string_view arg = a.has("keys") ? "keys" : "key";
+  const ArgValue* key = a.find(arg);
+  if (key && (key->kind == ArgValue::Kind::key_template || key->kind == ArgValue::Kind::key_template_list)) {
+    p->first = key->first;
+    p->count = key->count;
+    if (p->count == 0) throw UsageError("lock keys=[] names no key");
+    p->series = &lock_series(key->text);
+  } else {
+    p->fixed = a.text(arg);  // a UsageError naming the argument when there is none, or of another kind
+    p->series = &lock_series(p->fixed);
+  }
+  return p;
 }
 
-// What a method's [[lock(...)]] says, read once when its chain is built.
-struct Parsed {
-  Settings settings;
-  // The keys: key templates rendered per call into slots [first, first +
-  // count), or one key written as text (weavegen's default key, the method's
-  // qualified name, or a spec written by hand) when first < 0.
-  int first = -1, count = 1;
-  std::string fixed;
-  detail::LockSeries* series = nullptr;  // the metrics of the key template (or of the fixed key)
-};
+}  // namespace detail
+
+namespace {
+
+using detail::OnBusy;
+using detail::ParsedLock;
+using std::chrono::milliseconds;
 
 class LockInterceptor final : public Interceptor {
  public:
   // Every call's chain runs this first (generated or written by hand); a
   // bad value fails the call, and the chain names the method.
-  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override {
-    const Annotation a(spec, {});
-    auto p = std::make_shared<Parsed>();
-    p->settings = read_settings(a);
-    const std::string_view arg = a.has("keys") ? "keys" : "key";
-    const ArgValue* key = a.find(arg);
-    if (key && (key->kind == ArgValue::Kind::key_template || key->kind == ArgValue::Kind::key_template_list)) {
-      p->first = key->first;
-      p->count = key->count;
-      if (p->count == 0) throw UsageError("lock keys=[] names no key");
-      p->series = &detail::lock_series(key->text);
-    } else {
-      p->fixed = a.text(arg);  // a UsageError naming the argument when there is none, or of another kind
-      p->series = &detail::lock_series(p->fixed);
-    }
-    return p;
-  }
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return ParsedLock::parse(spec); }
 
   void around(Invocation& inv) override {
-    const Parsed& p = *inv.prepared<Parsed>();
-    const Annotation& a = inv.annotation();
-    if (p.count == 1) {
-      const std::string_view key = p.first < 0 ? std::string_view(p.fixed) : a.rendered(p.first);
-      return run(inv, std::span<const std::string_view>(&key, 1), p);
-    }
-    std::vector<std::string_view> keys;
-    keys.reserve(static_cast<std::size_t>(p.count));
-    for (int i = 0; i < p.count; ++i) keys.push_back(a.rendered(p.first + i));
-    run(inv, keys, p);
+    const ParsedLock& p = *inv.prepared<ParsedLock>();
+    std::string_view one;
+    std::vector<std::string_view> many;
+    run(inv, p.keys(inv.annotation(), one, many), p);
   }
 
  private:
   // One key, or several as one lease taken all-or-nothing in sorted order
   // (so two calls locking overlapping sets cannot deadlock).
-  static void run(Invocation& inv, std::span<const std::string_view> keys, const Parsed& p) {
-    const Settings& settings = p.settings;
+  static void run(Invocation& inv, std::span<const std::string_view> keys, const ParsedLock& p) {
+    const detail::LockSettings& settings = p.settings;
     const LockSpec& spec = settings.spec;
     LockClient& client = detail::thread_default_client();
     milliseconds waited{0};

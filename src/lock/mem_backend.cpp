@@ -40,6 +40,8 @@ struct Slot {
   std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
   std::condition_variable_any cv;  // waits on the shard's SpinLock
+  // One-shot wake-ups of waiters that hold no thread (LockWaiter::wake_on_release).
+  std::vector<std::pair<const void*, std::function<void()>>> wakes;
   // fair: waiters in arrival order, each with the expiry of its place in line.
   std::deque<std::pair<std::string, Clock::time_point>> line;
   // read / write: the live readers, and the writers waiting (place-in-line expiry).
@@ -91,6 +93,7 @@ struct Slot {
   void wake() {
     ++releases;
     if (waiters > 0) cv.notify_all();  // (waiters register under the shard's mutex)
+    for (auto& [waiter, w] : std::exchange(wakes, {})) w();  // (quick: they only post)
   }
 };
 
@@ -454,8 +457,22 @@ class MemBackend::Waiter final : public LockWaiter {
     return slot_->cv.wait_until(lk, deadline, released);
   }
 
+  bool wake_on_release(std::function<void()> wake) override {
+    {
+      std::lock_guard g(shard_.mutex);
+      std::erase_if(slot_->wakes, [this](const auto& w) { return w.first == this; });
+      if (slot_->releases == seen_) {
+        slot_->wakes.emplace_back(this, std::move(wake));
+        return true;
+      }
+    }
+    wake();  // released already
+    return true;
+  }
+
   ~Waiter() override {
     std::lock_guard g(shard_.mutex);
+    std::erase_if(slot_->wakes, [this](const auto& w) { return w.first == this; });
     --slot_->waiters;
     shard_.drop_if_idle(Hashed(key_), *slot_, Clock::now());
   }

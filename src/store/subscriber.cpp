@@ -36,6 +36,8 @@ struct Subscriber::Channel {
   std::chrono::steady_clock::time_point idle_since;
   std::condition_variable cv;
   std::vector<Bell*> bells;  // of live Interests that asked for one
+  // One-shot wake-ups (Interest::on_change), run at the next bump.
+  std::vector<std::pair<const Interest*, std::function<void()>>> wakes;
   std::vector<Feed*> feeds;  // likewise
   // steady_clock ns when the last confirmation was read: everything sent
   // on the channel before the subscription took effect is behind it.
@@ -123,6 +125,7 @@ void Subscriber::bump_locked(Channel& ch) {
   ++ch.generation;
   ch.cv.notify_all();
   for (Bell* b : ch.bells) b->ring();
+  for (auto& [interest, wake] : std::exchange(ch.wakes, {})) wake();
 }
 
 std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell,
@@ -181,7 +184,25 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell
   }
 }
 
-Subscriber::Interest::~Interest() { sub_->release_interest(ch_, bell_.get(), feed_.get()); }
+Subscriber::Interest::~Interest() {
+  {
+    std::lock_guard g(sub_->mutex_);
+    std::erase_if(ch_->wakes, [this](const auto& w) { return w.first == this; });
+  }
+  sub_->release_interest(ch_, bell_.get(), feed_.get());
+}
+
+void Subscriber::Interest::on_change(std::function<void()> wake) {
+  {
+    std::lock_guard g(sub_->mutex_);
+    std::erase_if(ch_->wakes, [this](const auto& w) { return w.first == this; });
+    if (ch_->generation == seen_ && !sub_->stop_) {
+      ch_->wakes.emplace_back(this, std::move(wake));
+      return;
+    }
+  }
+  wake();  // changed already
+}
 
 bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline, std::string* message) {
   std::unique_lock g(sub_->mutex_);

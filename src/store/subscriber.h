@@ -88,6 +88,11 @@ class WEAVE_API Subscriber {
     // `message`, if given, receives the message's text when exactly one
     // message and nothing else arrived since, else "" (anything may have).
     bool wait_until(std::chrono::steady_clock::time_point deadline, std::string* message = nullptr);
+    // Runs `wake` once at the next change (at once, here, if one came since
+    // the last wait_until() that returned true), on the reader thread under
+    // the subscriber's lock: quick, never calling back into the subscriber.
+    // Replaces an earlier one; the Interest's destruction drops it.
+    void on_change(std::function<void()> wake);
 
    private:
     Subscriber* sub_;

@@ -72,7 +72,8 @@ class RegisteredAsync {
 };
 
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  asio::steady_timer t(co_await asio::this_coro::executor, d);
+  const auto ex = co_await asio::this_coro::executor;  // (a named executor: g++ 12 destroys a co_await expression's temporaries twice)
+  asio::steady_timer t(ex, d);
   co_await t.async_wait(asio::use_awaitable);
 }
 

@@ -4,6 +4,8 @@
 // method's own task) as coroutines, and gives back the result (or what the
 // method's skip rule says: on_skip returns the value, or a task of it, as a
 // fallback method does). Generated code's ABI, like weave/generated/invoke.h.
+// No temporary with a destructor stands in a co_await expression here: g++ 12
+// destroys such temporaries twice.
 #pragma once
 
 #include "weave/abi.h"
@@ -43,12 +45,19 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
     } ctx{&target};
     const bool ran = co_await run_chain_async(
         info, args, rendered,
-        [](void* p) -> boost::asio::awaitable<void> { co_await Traits::to_awaitable((*static_cast<Ctx*>(p)->target)()); },
+        [](void* p) -> boost::asio::awaitable<void> {
+          auto task = Traits::to_awaitable((*static_cast<Ctx*>(p)->target)());
+          co_await std::move(task);
+        },
         &ctx, nullptr);
     if (ran) co_return;
     if constexpr (cannot_skip) throw_cannot_skip(info);
-    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) co_await Traits::to_awaitable(on_skip());
-    else on_skip();
+    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {
+      auto fallback = Traits::to_awaitable(on_skip());
+      co_await std::move(fallback);
+    } else {
+      on_skip();
+    }
   } else {
     static_assert(!std::is_reference_v<T>, "weave: an asynchronous method returns its result by value");
     struct Ctx {
@@ -59,13 +68,18 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
         info, args, rendered,
         [](void* p) -> boost::asio::awaitable<void> {
           auto* c = static_cast<Ctx*>(p);
-          c->value.emplace(co_await Traits::to_awaitable((*c->target)()));
+          auto task = Traits::to_awaitable((*c->target)());
+          c->value.emplace(co_await std::move(task));
         },
         &ctx, &ctx.value);
     if (ran) co_return std::move(*ctx.value);
     if constexpr (cannot_skip) throw_cannot_skip(info);
-    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) co_return co_await Traits::to_awaitable(on_skip());
-    else co_return on_skip();
+    else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {
+      auto fallback = Traits::to_awaitable(on_skip());
+      co_return co_await std::move(fallback);
+    } else {
+      co_return on_skip();
+    }
   }
 }
 

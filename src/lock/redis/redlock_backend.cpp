@@ -27,9 +27,25 @@ using Clock = std::chrono::steady_clock;
 constexpr int kAttempts = 3;
 
 
+// A wake-up asked for by wake_on_release(), run by the bell's next ring.
+struct PendingWake {
+  std::mutex mutex;
+  std::function<void()> wake;
+  void ring() {
+    std::function<void()> w;
+    {
+      std::lock_guard g(mutex);
+      w = std::move(wake);
+      wake = nullptr;
+    }
+    if (w) w();
+  }
+};
+
 class Waiter final : public LockWaiter {
  public:
-  explicit Waiter(std::shared_ptr<store::Bell> bell) : bell_(std::move(bell)), seen_(0) {}
+  explicit Waiter(std::shared_ptr<store::Bell> bell, std::shared_ptr<PendingWake> pending)
+      : bell_(std::move(bell)), pending_(std::move(pending)), seen_(0) {}
   std::vector<std::unique_ptr<store::Subscriber::Interest>> interests;
   std::vector<std::shared_ptr<store::NodeExecutor>> keep;  // subscribers outlive interests
 
@@ -40,10 +56,29 @@ class Waiter final : public LockWaiter {
     return true;
   }
 
-  ~Waiter() override { interests.clear(); }
+  bool wake_on_release(std::function<void()> wake) override {
+    {
+      std::lock_guard g(pending_->mutex);
+      pending_->wake = std::move(wake);
+    }
+    bool rang;
+    {
+      std::lock_guard g(bell_->mutex);
+      rang = bell_->rings != seen_;
+    }
+    if (rang) pending_->ring();  // rang already (whoever takes the wake-up first runs it)
+    return true;
+  }
+
+  ~Waiter() override {
+    interests.clear();
+    std::lock_guard g(pending_->mutex);
+    pending_->wake = nullptr;
+  }
 
  private:
   std::shared_ptr<store::Bell> bell_;
+  std::shared_ptr<PendingWake> pending_;
   std::uint64_t seen_;
 };
 
@@ -206,7 +241,9 @@ class RedlockBackend final : public LockBackend {
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {
     const std::size_t n = masters_.size();
     auto bell = std::make_shared<store::Bell>();
-    auto waiter = std::make_unique<Waiter>(bell);
+    auto pending = std::make_shared<PendingWake>();
+    bell->hook = [pending] { pending->ring(); };  // set before the bell is handed to a subscription
+    auto waiter = std::make_unique<Waiter>(bell, std::move(pending));
     waiter->interests.resize(n);
     Failures errors(n);
     const std::string channel = release_channel(prefix_, key);

@@ -1,0 +1,347 @@
+// The `lock` interceptor of asynchronous methods: the blocking interceptor's
+// rules (src/lock/acquisition.h) driven by suspension. A waiter holds no
+// thread: it is resumed by the release notification (LockWaiter::
+// wake_on_release), its deadline, or its cancellation; of this process's
+// coroutines waiting for one key only a local leader talks to the store.
+// Store round trips run on the store pool (mem:// calls run inline: they
+// cost less than a thread hop). While the body runs, the lease is in the
+// call's context, and a lost lease or the caller's cancellation cancels the
+// body's pending operation.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <unordered_map>
+
+#include "async/blocking_pool.h"
+#include "async/wakeup.h"
+#include "core/builtin.h"
+#include "lock/acquisition.h"
+#include "lock/lock_interceptor.h"
+#include "weave/async_interceptor.h"
+#include "weave/error.h"
+
+namespace WEAVE_NAMESPACE::detail {
+namespace {
+
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+
+// A store call: inline for an in-process backend, else on the store pool.
+template <class F>
+asio::awaitable<std::invoke_result_t<F&>> store_call(bool in_process, F f) {
+  if (in_process) co_return f();
+  co_return co_await run_on(store_pool(), std::move(f));
+}
+
+[[noreturn]] void throw_aborted() {
+  throw boost::system::system_error(asio::error::operation_aborted);
+}
+
+// Throws operation_aborted when the awaiting coroutine was cancelled while
+// it could not be told (during a store call, say).
+asio::awaitable<void> throw_if_cancelled() {
+  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none) throw_aborted();
+}
+
+// The blocking path's LocalGate, by suspension: of this process's
+// coroutines waiting for one exclusive key of one backend, one leads.
+class AsyncGate {
+ public:
+  AsyncGate(const LockBackend* backend, std::string_view key) {
+    id_ = std::to_string(reinterpret_cast<std::uintptr_t>(backend));
+    id_ += '/';
+    id_ += key;
+    Table& t = table();
+    std::lock_guard g(t.mutex);
+    auto& slot = t.gates[id_];
+    if (!slot) slot = std::make_shared<Gate>();
+    gate_ = slot;
+    ++gate_->users;
+  }
+  ~AsyncGate() {
+    resign();
+    Table& t = table();
+    std::lock_guard g(t.mutex);
+    if (--gate_->users == 0) t.gates.erase(id_);
+  }
+  AsyncGate(const AsyncGate&) = delete;
+  AsyncGate& operator=(const AsyncGate&) = delete;
+
+  // Becomes the leader, or returns false at `deadline`; cancelled, throws
+  // operation_aborted and leaves no place behind.
+  asio::awaitable<bool> lead(Clock::time_point deadline) {
+    if (leading_) co_return true;
+    Follower me;
+    {
+      std::lock_guard g(gate_->mutex);
+      if (!gate_->leader) {
+        gate_->leader = leading_ = true;
+        co_return true;
+      }
+      gate_->followers.push_back(&me);
+    }
+    std::exception_ptr error;
+    try {
+      co_await me.wakeup->wait_until(deadline);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard g(gate_->mutex);
+      if (me.granted)
+        leading_ = true;  // (perhaps as the deadline passed: the next try gives up and hands it on)
+      else
+        std::erase(gate_->followers, &me);
+    }
+    if (error) {
+      resign();
+      std::rethrow_exception(error);
+    }
+    co_return leading_;
+  }
+
+  void resign() {
+    if (!leading_) return;
+    leading_ = false;
+    std::shared_ptr<Wakeup> next;
+    {
+      std::lock_guard g(gate_->mutex);
+      if (gate_->followers.empty()) {
+        gate_->leader = false;
+        return;
+      }
+      Follower* f = gate_->followers.front();
+      gate_->followers.pop_front();
+      f->granted = true;
+      next = f->wakeup;
+    }
+    next->notify();
+  }
+
+ private:
+  struct Follower {
+    std::shared_ptr<Wakeup> wakeup = std::make_shared<Wakeup>();
+    bool granted = false;  // under the gate's mutex
+  };
+  struct Gate {
+    std::mutex mutex;
+    bool leader = false;
+    std::deque<Follower*> followers;
+    int users = 0;  // under the table's mutex
+  };
+  struct Table {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
+  };
+  static Table& table() { return fork_guarded<Table>(); }
+  std::string id_;
+  std::shared_ptr<Gate> gate_;
+  bool leading_ = false;
+};
+
+// Waits for a release of the waiter's key until `until`, holding no thread
+// (a backend that cannot wake a coroutine gets a pool thread that waits).
+asio::awaitable<bool> wait_for_release(LockWaiter& waiter, Clock::time_point until) {
+  auto wakeup = std::make_shared<Wakeup>();
+  if (!waiter.wake_on_release([wakeup] { wakeup->notify(); }))
+    co_return co_await run_on(interceptor_pool(), [&waiter, until] { return waiter.wait_until(until); });
+  if (!co_await wakeup->wait_until(until)) co_return false;
+  co_return waiter.wait_until(Clock::now());  // reads the release (designated())
+}
+
+// One key, until acquired or its deadline (take_key of the blocking path).
+asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, bool in_process) {
+  std::optional<AsyncGate> gate;
+  if (k.gated()) gate.emplace(&k.backend(), k.key());
+  for (;;) {
+    if (gate && !co_await gate->lead(k.deadline())) co_return std::nullopt;
+    const KeyAttempt::Tried t = co_await store_call(in_process, [&k] { return k.try_once(); });
+    if (t.acquired) co_return t.acquired;  // the gate hands leadership on as it goes
+    if (t.give_up) co_return std::nullopt;
+    co_await throw_if_cancelled();
+    Clock::time_point wake = t.wake;
+    while (co_await wait_for_release(*k.waiter(), wake)) {
+      const std::optional<Clock::time_point> more = k.after_release(t.wake);
+      if (!more) break;
+      wake = *more;
+    }
+  }
+}
+
+// LockClient::try_acquire_counted, suspending. Cancelled, it leaves no
+// waiter, no place in line and no key behind, and throws operation_aborted.
+asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<const std::string_view> keys,
+                                           const LockSpec& spec, milliseconds* waited, std::string* busy_key,
+                                           LockSeries& series) {
+  const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
+  const bool in_process = shared->in_process;
+  Acquisition a(shared, keys, spec, waited, busy_key, series);
+  if (LeaseHandle h = a.begin()) co_return h;
+  for (std::size_t i = 0; i < a.missing().size(); ++i) {
+    KeyAttempt k = a.attempt(i);
+    std::optional<AcquireResult> r;
+    std::exception_ptr error;
+    try {
+      r = co_await take_key_async(k, in_process);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (error) {
+      co_await store_call(in_process, [&] {
+        k.leave_line();
+        try {
+          std::rethrow_exception(error);
+        } catch (...) {
+          a.failed(i);  // names the key, gives the ones before back
+        }
+      });
+      std::rethrow_exception(error);
+    }
+    if (!r) {
+      co_return co_await store_call(in_process, [&] {
+        k.leave_line();
+        return a.busy(i);
+      });
+    }
+    a.took(i, *r, k.sent());
+  }
+  LeaseHandle lease = a.finish();
+  // Cancelled while the last store call ran: the key it set goes back now.
+  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none) {
+    co_await store_call(in_process, [&lease] { LeaseHandle gone = std::move(lease); });
+    throw_aborted();
+  }
+  co_return lease;
+}
+
+// Completes when the lease is lost: its stop token (the watchdog saw the
+// loss), or, for a fixed lease nobody renews, its expiry.
+asio::awaitable<void> lease_lost(std::shared_ptr<const Lease> lease) {
+  auto wakeup = std::make_shared<Wakeup>();
+  const std::stop_callback on_loss(lease->stop_token(), [wakeup] { wakeup->notify(); });
+  for (;;) {
+    const Clock::time_point until = lease->renewed() ? Clock::time_point::max() : lease->expires_at();
+    if (co_await wakeup->wait_until(until) || lease->lost()) co_return;
+  }
+}
+
+// The rest of the call, cancelled at its pending co_await (terminal) when
+// the lease is lost. Run on a strand of the call's executor, so that the
+// cancellation never meets the body running on another thread.
+// (awaitable_operators' || waits for one to succeed: a body that throws would
+// wait for the watch. The group here ends with the first to end, either way.)
+asio::awaitable<bool> body_unless_lost(AsyncInvocation& inv, std::shared_ptr<const Lease> lease) {
+  const asio::any_io_executor ex = co_await asio::this_coro::executor;
+  // (Made apart from the co_await: g++ 12 destroys temporaries of a co_await
+  // expression twice.)
+  auto group = asio::experimental::make_parallel_group(asio::co_spawn(ex, inv.proceed(), asio::deferred),
+                                                       asio::co_spawn(ex, lease_lost(std::move(lease)), asio::deferred));
+  const auto [order, body_error, watch_error] =
+      co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
+  if (order[0] == 0) {
+    if (body_error) std::rethrow_exception(body_error);
+    co_return true;
+  }
+  if (watch_error) std::rethrow_exception(watch_error);  // the caller's cancellation ended it
+  co_return false;                                       // lost: the body was cancelled
+}
+
+bool is_aborted(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& s) {
+    return s.code() == asio::error::operation_aborted;
+  } catch (...) {
+    return false;
+  }
+}
+
+class AsyncLockInterceptor final : public AsyncInterceptor {
+ public:
+  explicit AsyncLockInterceptor(std::shared_ptr<Interceptor> blocking) : blocking_(std::move(blocking)) {}
+
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return blocking_->prepare(spec); }
+  void around(Invocation& inv) override { blocking_->around(inv); }
+
+  asio::awaitable<void> around_async(AsyncInvocation& inv) override {
+    const ParsedLock& p = *inv.prepared<ParsedLock>();
+    const LockSettings& settings = p.settings;
+    std::string_view one;
+    std::vector<std::string_view> many;
+    const std::span<const std::string_view> keys = p.keys(inv.annotation(), one, many);
+    const LockClient client = thread_default_client();  // a copy: the coroutine may move threads
+    const bool in_process = LeaseControl::shared_of(client)->in_process;
+    milliseconds waited{0};
+    std::string busy_key;
+    LeaseHandle lease = co_await acquire_async(client, keys, settings.spec, &waited, &busy_key, *p.series);
+    if (!lease) {
+      if (settings.on_busy == OnBusy::fail) throw_busy(settings.spec, busy_key, waited);
+      co_return;  // skip / fallback: the proxy decides what the call returns
+    }
+    std::exception_ptr error;
+    {
+      // The lease is in the call's context while the rest runs.
+      ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
+      try {
+        const asio::any_io_executor ex = co_await asio::this_coro::executor;
+        const auto strand = asio::make_strand(ex);
+        auto body = body_unless_lost(inv, lease.shared());
+        const bool ran = co_await asio::co_spawn(strand, std::move(body), asio::use_awaitable);
+        if (!ran) throw_aborted();  // the loss cancelled it
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    if (error) {
+      // Given back at once and quietly: the body's exception is what the
+      // caller gets, unless the loss of the lease cancelled the body.
+      const bool lost = lease.lease().lost() && is_aborted(error);
+      const std::string key = lease.lease().key();
+      const std::string cause = lost ? lease.lease().lost_cause() : std::string();
+      co_await store_call(in_process, [&lease] { LeaseHandle gone = std::move(lease); });
+      if (lost) throw LeaseLost(key, cause + "; the body was cancelled at its next co_await");
+      std::rethrow_exception(error);
+    }
+    co_await store_call(in_process, [&lease] { lease.release(); });  // per the options' policies
+  }
+
+ private:
+  std::shared_ptr<Interceptor> blocking_;
+};
+
+}  // namespace
+}  // namespace weave::detail
+
+namespace WEAVE_NAMESPACE {
+// Weave::asio makes the built-in `lock` asynchronous when it is linked
+// (cmake/link/weave_link_asio.cpp keeps this object).
+extern "C" WEAVE_API const char weave_link_asio = 0;
+
+namespace {
+[[maybe_unused]] const bool async_lock_registered = [] {
+  detail::register_builtin_decorator("lock", [](std::shared_ptr<Interceptor> blocking) {
+    return std::shared_ptr<Interceptor>(std::make_shared<detail::AsyncLockInterceptor>(std::move(blocking)));
+  });
+  return true;
+}();
+}  // namespace
+}  // namespace WEAVE_NAMESPACE

@@ -1,0 +1,355 @@
+// [[lock]] on asynchronous methods (src/lock/asio/), woven by weavegen
+// (async_ledger.h), on every store of the suite: one holder at a time among
+// thousands of coroutines, no thread per waiter, ownership by the call (two
+// coroutines on one thread do not share a lock; a body resumed on another
+// thread releases), reentrancy across co_await, cancellation while waiting,
+// while holding and in the middle of acquiring, a lost lease cancelling the
+// body, exceptions kept, release when the coroutine is destroyed unresumed.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/system/system_error.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "async_ledger.weave.h"
+#include "weave/lock.h"
+#include "weave/woven.h"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using asynclock::Ledger;
+using asynclock::Probe;
+
+namespace {
+
+// Every case locks its own accounts (keys are unique per case and store).
+std::string account(const std::string& name) {
+  static const std::string run = std::to_string(::getpid()) + "-" +
+                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  return name + "-" + run;
+}
+
+struct Configured {
+  explicit Configured(weave::LockOptions o = {}) {
+    o.url = test_store_url();
+    weave::configure_locks(std::move(o));
+  }
+  ~Configured() { weave::configure_locks({}); }
+};
+
+#if !WEAVE_TEST_STORE_IS_MEM
+// Scripts the server ran (EVALSHA and EVAL calls, from INFO commandstats), on
+// a single redis:// node; -1 elsewhere.
+long long scripts_run() {
+  if (test_store_url().rfind("redis://", 0) != 0) return -1;
+  auto exec = weave::store::open_executor(test_admin_url(), {});
+  weave::store::Reply r = exec->command(weave::store::Command{"INFO", "commandstats"}, "any", "test info");
+  const std::string info(r->str, r->len);
+  long long calls = 0;
+  for (const char* name : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
+    if (const auto at = info.find(name); at != std::string::npos) calls += std::stoll(info.substr(at + std::strlen(name)));
+  return calls;
+}
+#else
+long long scripts_run() { return -1; }
+#endif
+
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+void run_threads(asio::io_context& io, int threads) {
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+}
+
+// How a spawned call ended.
+struct Outcome {
+  std::atomic<bool> done{false};
+  std::exception_ptr error;
+  long value = 0;
+  bool aborted() const {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const boost::system::system_error& e) {
+      return e.code() == asio::error::operation_aborted;
+    } catch (...) {
+    }
+    return false;
+  }
+};
+
+auto record(Outcome& o) {
+  return [&o](std::exception_ptr e, long v) {
+    o.error = e;
+    o.value = v;
+    o.done = true;
+  };
+}
+
+bool key_held(const std::string& key) {
+  const std::optional<weave::LockState> s = weave::default_lock_client().lock_state(key);
+  return s && !s->holders.empty();
+}
+
+std::size_t key_line(const std::string& key) {
+  const std::optional<weave::LockState> s = weave::default_lock_client().lock_state(key);
+  return s ? s->line.size() : 0;
+}
+
+}  // namespace
+
+TEST_CASE("async lock: thousands of coroutines on one key hold it one at a time, with no thread per waiter",
+          "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("many");
+  constexpr int kCalls = 10'000;
+  asio::io_context io;
+  std::atomic<int> done{0}, most_threads{0};
+  for (int i = 0; i < kCalls; ++i)
+    asio::co_spawn(io, ledger.add(id, 1, 0), [&](std::exception_ptr e, long) {
+      if (!e) ++done;
+    });
+  // Samples the process's threads while the calls wait and run.
+  std::atomic<bool> sampling{true};
+  std::thread sampler([&] {
+    while (sampling) {
+      most_threads = std::max(most_threads.load(), process_threads());
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  const int before = process_threads();
+  const long long scripts_before = scripts_run();
+  run_threads(io, 4);
+  const long long scripts = scripts_run() - scripts_before;
+  sampling = false;
+  sampler.join();
+  CHECK(done == kCalls);
+  CHECK(probe.most_inside == 1);
+  CHECK(probe.fence_out_of_order == 0);
+  CHECK(probe.wrong_lease == 0);
+  CHECK(ledger.total() == kCalls);
+  // 4 io threads, the sampler, and a fixed few of Weave's (the store pool's 8
+  // at most, the Pub/Sub reader, the renewer): never one per waiter.
+  INFO("threads before " << before << ", at most " << most_threads.load());
+  CHECK(most_threads <= before + 3 + 8 + 4);
+  CHECK_FALSE(key_held("acct:" + id));
+  // Store commands grow with the acquisitions, not with waiters x time: an
+  // acquire and a release each, and a retry per release the leader heard.
+  if (scripts_before >= 0) {
+    INFO("scripts run: " << scripts);
+    CHECK(scripts <= 4LL * kCalls);
+  }
+}
+
+TEST_CASE("async lock: two coroutines on one thread never share a lock", "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("one-thread");
+  asio::io_context io;  // one thread runs both
+  Outcome holder;
+  std::optional<std::optional<long>> other;
+  asio::co_spawn(io, ledger.add(id, 1, 200), record(holder));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (probe.entered == 0) co_await asynclock::sleep_for(1ms);  // the first call holds the key now
+        other = co_await ledger.try_add(id);
+      },
+      asio::detached);
+  io.run();
+  REQUIRE(holder.done);
+  CHECK_FALSE(holder.error);
+  REQUIRE(other.has_value());
+  CHECK(*other == std::nullopt);  // busy: the other coroutine's lease is not this one's
+}
+
+TEST_CASE("async lock: a body resumed on other threads releases, and a nested call re-enters its lease", "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("reenter");
+  asio::io_context io;
+  std::vector<Outcome> outcomes(20);
+  for (auto& o : outcomes) asio::co_spawn(io, ledger.transfer(id), record(o));
+  const weave::LockStats before = weave::default_lock_client().stats();
+  run_threads(io, 4);
+  for (auto& o : outcomes) {
+    CHECK(o.done);
+    CHECK_FALSE(o.error);
+  }
+  CHECK(ledger.total() == 20 * 100);
+  CHECK(probe.wrong_lease == 0);
+  CHECK(probe.most_inside == 1);
+  const weave::LockStats after = weave::default_lock_client().stats();
+  CHECK(after.reentered - before.reentered == 20);  // each nested add() re-entered its caller's lease
+  CHECK(after.acquired - before.acquired == 20);
+  CHECK(after.released - before.released == 20);
+  CHECK_FALSE(key_held("acct:" + id));
+}
+
+TEST_CASE("async lock: a waiter cancelled through its cancellation slot ends at once and leaves nothing behind",
+          "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("cancel-wait");
+  asio::io_context io;
+  Outcome holder, waiter;
+  asio::cancellation_signal cancel;
+  asio::co_spawn(io, ledger.add(id, 1, 1500), record(holder));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
+        asio::co_spawn(io, ledger.add(id, 1, 0), asio::bind_cancellation_slot(cancel.slot(), record(waiter)));
+        co_await asynclock::sleep_for(100ms);  // it waits for the key now
+        cancel.emit(asio::cancellation_type::terminal);
+        co_await asynclock::sleep_for(50ms);
+        CHECK(waiter.done);         // ended long before the holder's 1.5 s
+        CHECK_FALSE(holder.done);
+      },
+      asio::detached);
+  io.run();
+  CHECK(waiter.aborted());
+  CHECK(holder.done);
+  CHECK_FALSE(holder.error);
+  CHECK(probe.entered == 1);  // the cancelled call never ran
+  CHECK_FALSE(key_held("acct:" + id));
+  CHECK(key_line("acct:" + id) == 0);
+}
+
+TEST_CASE("async lock: a holder cancelled through its cancellation slot gives the key back at once", "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("cancel-hold");
+  asio::io_context io;
+  Outcome holder;
+  asio::cancellation_signal cancel;
+  bool held_when_cancelled = false, held_after = true;
+  asio::co_spawn(io, ledger.add(id, 1, 60'000), asio::bind_cancellation_slot(cancel.slot(), record(holder)));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
+        held_when_cancelled = key_held("acct:" + id);
+        cancel.emit(asio::cancellation_type::terminal);
+        while (!holder.done) co_await asynclock::sleep_for(1ms);
+        held_after = key_held("acct:" + id);
+      },
+      asio::detached);
+  io.run();
+  CHECK(held_when_cancelled);
+  CHECK(holder.aborted());
+  CHECK_FALSE(held_after);  // released when the call ended, not at its ttl
+}
+
+TEST_CASE("async lock: a call cancelled in the middle of acquiring gives back the key it set", "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("cancel-acquire");
+  asio::io_context io;
+  Outcome call;
+  asio::cancellation_signal cancel;
+  asio::co_spawn(io, ledger.add(id, 1, 0), asio::bind_cancellation_slot(cancel.slot(), record(call)));
+  // Cancelled before it starts: the acquisition's store call runs (it cannot
+  // be recalled; on mem:// it cannot be told apart from the cancellation),
+  // sets the key, and the call gives it back instead of running the body.
+  cancel.emit(asio::cancellation_type::terminal);
+  io.run();
+  CHECK(call.aborted());
+  // (mem:// takes the key without suspending: the cancellation reaches the
+  // body's first co_await instead, which gives the key back as well.)
+  if (!WEAVE_TEST_STORE_IS_MEM) CHECK(probe.entered == 0);
+  CHECK_FALSE(key_held("acct:" + id));
+}
+
+TEST_CASE("async lock: a lost lease cancels the body at its next co_await and the caller hears of the loss",
+          "[async]") {
+  SECTION("a fixed lease that ran out") {
+    Configured c;
+    weave::Woven<Ledger> ledger;
+    const std::string id = account("lost-ttl");
+    asio::io_context io;
+    Outcome call;
+    asio::co_spawn(io, ledger.overstay(id, 5'000), record(call));
+    io.run();
+    REQUIRE(call.error);
+    CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
+    CHECK(ledger.after_loss() == 0);  // the body did not go on past its suspension
+  }
+  SECTION("a renewed lease forced away by an operator") {
+    weave::LockOptions o;
+    o.watchdog_lease = 600ms;
+    Configured c(o);
+    Probe probe;
+    weave::Woven<Ledger> ledger(&probe);
+    const std::string id = account("lost-forced");
+    asio::io_context io;
+    Outcome call;
+    asio::co_spawn(io, ledger.add_renewed(id, 10'000), record(call));
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
+          weave::default_lock_client().force_unlock("acct:" + id);
+        },
+        asio::detached);
+    io.run();
+    REQUIRE(call.error);
+    CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
+    CHECK(probe.exited == 0);
+  }
+}
+
+TEST_CASE("async lock: the body's exception reaches the caller unchanged and the key is given back", "[async]") {
+  Configured c;
+  weave::Woven<Ledger> ledger;
+  const std::string id = account("declined");
+  asio::io_context io;
+  Outcome call;
+  asio::co_spawn(io, ledger.decline(id), record(call));
+  io.run();
+  REQUIRE(call.error);
+  CHECK_THROWS_AS(std::rethrow_exception(call.error), asynclock::Declined);
+  CHECK_FALSE(key_held("acct:" + id));
+}
+
+TEST_CASE("async lock: a holder destroyed without resuming releases the key", "[async]") {
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("destroyed");
+  {
+    asio::io_context io;
+    asio::co_spawn(io, ledger.add(id, 1, 60'000), asio::detached);
+    io.run_for(100ms);  // it holds the key and waits on its timer
+    REQUIRE(probe.entered == 1);
+    REQUIRE(key_held("acct:" + id));
+  }  // the io_context goes, and with it the suspended coroutines
+  CHECK_FALSE(key_held("acct:" + id));
+}
