@@ -83,7 +83,7 @@ class WEAVE_API LockWaiter {
   // not call the backend; wait_until(now) then reads the release (and
   // designated()). A later call replaces an earlier one. False: this backend
   // cannot, and the caller waits on a thread of its own (the default).
-  virtual bool wake_on_release(std::function<void()> wake) {
+  virtual bool wake_on_change(std::function<void()> wake) {
     (void)wake;
     return false;
   }

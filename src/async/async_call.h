@@ -42,6 +42,9 @@ struct AsyncCall {
 struct AsyncCallAccess {
   static AsyncInvocation view(Invocation& inv, AsyncCall* call) noexcept { return AsyncInvocation(inv, call); }
   static AsyncCall* call(AsyncInvocation& inv) noexcept { return inv.call_; }
+  // The call's state, for a feature's steps shared with its blocking
+  // interceptor (they read arguments and complete results through it).
+  static Invocation& invocation(AsyncInvocation& inv) noexcept { return *inv.inv_; }
 };
 
 // The rest of the call from its running level: the next interceptor, or the

@@ -80,4 +80,12 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
   if constexpr (!std::is_void_v<R>) co_return std::move(*result);
 }
 
+// A store call of an asynchronous call: inline when the store lives in this
+// process (mem://: cheaper than a thread hop), else on the store pool.
+template <class F>
+boost::asio::awaitable<std::invoke_result_t<F&>> store_call(bool in_process, F f) {
+  if (in_process) co_return f();
+  co_return co_await run_on(store_pool(), std::move(f));
+}
+
 }  // namespace weave::detail

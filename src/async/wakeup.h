@@ -1,11 +1,11 @@
 // A coroutine's wait for one event that another thread announces: a lock's
-// release (through LockWaiter::wake_on_release), a local leader's turn, a
+// release (through LockWaiter::wake_on_change), a local leader's turn, a
 // single flight's end. notify() is thread-safe and quick; wait_until()
 // suspends (no thread held) until notified, the deadline, or the awaiting
 // coroutine's cancellation (terminal or partial: operation_aborted).
 //
 //   auto w = std::make_shared<Wakeup>();
-//   waiter.wake_on_release([w] { w->notify(); });
+//   waiter.wake_on_change([w] { w->notify(); });
 //   bool released = co_await w->wait_until(deadline);
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 
+#include "async/blocking_pool.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -38,5 +39,19 @@ class WEAVE_API Wakeup : public std::enable_shared_from_this<Wakeup> {
   bool notified_ = false;
   std::weak_ptr<Wait> waiting_;  // owned by its timer's pending wait
 };
+
+// Waits for a store waiter's next change (a LockWaiter's release, a
+// ClaimWaiter's record change) until `until`, holding no thread: true when it
+// changed (read with waiter.wait_until(now), so its own view moves on). A
+// waiter that cannot wake a coroutine (wake_on_change false) gets a thread
+// of the blocking pool that waits.
+template <class Waiter>
+boost::asio::awaitable<bool> wait_for_change(Waiter& waiter, Wakeup::Clock::time_point until) {
+  auto wakeup = std::make_shared<Wakeup>();
+  if (!waiter.wake_on_change([wakeup] { wakeup->notify(); }))
+    co_return co_await run_on(interceptor_pool(), [&waiter, until] { return waiter.wait_until(until); });
+  if (!co_await wakeup->wait_until(until)) co_return false;
+  co_return waiter.wait_until(Wakeup::Clock::now());
+}
 
 }  // namespace weave::detail

@@ -3,7 +3,10 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <functional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "dedupe/claim_store.h"
 #include "core/feature_runtime.h"
@@ -97,6 +100,24 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
       return changed;
     }
 
+    bool wake_on_change(std::function<void()> wake) override {
+      {
+        std::lock_guard g(table_->mutex_);
+        std::erase_if(table_->wakes_, [this](const auto& w) { return w.first == this; });
+        if (table_->generation_ == seen_) {
+          table_->wakes_.emplace_back(this, std::move(wake));
+          return true;
+        }
+      }
+      wake();  // changed already
+      return true;
+    }
+
+    ~Waiter() override {
+      std::lock_guard g(table_->mutex_);
+      std::erase_if(table_->wakes_, [this](const auto& w) { return w.first == this; });
+    }
+
    private:
     std::shared_ptr<MemClaims> table_;
     std::uint64_t seen_;
@@ -112,6 +133,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   void wake_locked() {
     ++generation_;
     cv_.notify_all();
+    for (auto& [waiter, wake] : std::exchange(wakes_, {})) wake();  // (quick: they only post)
   }
   // Expired records go in batches, so memory follows the live records.
   void sweep_locked(Clock::time_point now) {
@@ -124,6 +146,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   std::mutex mutex_;
   std::condition_variable cv_;
   std::uint64_t generation_ = 0;  // one per table: a wake-up is at worst spurious for other keys
+  std::vector<std::pair<const void*, std::function<void()>>> wakes_;  // Waiter::wake_on_change, one-shot
   std::unordered_map<std::string, Entry> records_;
   std::size_t next_sweep_ = 1024;
 };

@@ -46,6 +46,14 @@ class WEAVE_API ClaimWaiter {
   // True once the key's record changed since prepare_wait or the last true
   // (may be spurious); false at the deadline. Reusable across wake-ups.
   virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
+  // For waiting without a thread (asynchronous methods): runs `wake` once at
+  // the key's next change after the last true (at once if one came), on
+  // whichever thread learns of it; quick, never calling the store. A later
+  // call replaces an earlier one. False: this store cannot (the default).
+  virtual bool wake_on_change(std::function<void()> wake) {
+    (void)wake;
+    return false;
+  }
 };
 
 class WEAVE_API ClaimStore {

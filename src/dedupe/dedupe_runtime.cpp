@@ -90,6 +90,7 @@ std::shared_ptr<const ContextLink> HeldClaim::context_link(std::shared_ptr<const
 DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options)) {
   options_.validate();
   store_ = make_store(options_);
+  in_process_ = parse_store_url(feature_url(options_.url, "WEAVE_DEDUPE_URL")).scheme == "mem";
 }
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,

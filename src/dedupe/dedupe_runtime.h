@@ -79,6 +79,8 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
  public:
   explicit DedupeRuntime(DedupeOptions options);
   const DedupeOptions& options() const noexcept { return options_; }
+  // The store lives in this process (mem://).
+  bool in_process() const noexcept { return in_process_; }
   ClaimStore& store() noexcept { return *store_; }
   // Counts in this runtime's DedupeStats and in the key template's series.
   void count(DedupeSeries& series, std::atomic<std::uint64_t> DedupeCounterStripe::*field) noexcept {
@@ -102,6 +104,7 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
   DedupeOptions options_;
   std::shared_ptr<ClaimStore> store_;
+  bool in_process_ = false;
   mutable DedupeCounters counters_;
 };
 

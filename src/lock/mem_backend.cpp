@@ -40,7 +40,7 @@ struct Slot {
   std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
   std::condition_variable_any cv;  // waits on the shard's SpinLock
-  // One-shot wake-ups of waiters that hold no thread (LockWaiter::wake_on_release).
+  // One-shot wake-ups of waiters that hold no thread (LockWaiter::wake_on_change).
   std::vector<std::pair<const void*, std::function<void()>>> wakes;
   // fair: waiters in arrival order, each with the expiry of its place in line.
   std::deque<std::pair<std::string, Clock::time_point>> line;
@@ -457,7 +457,7 @@ class MemBackend::Waiter final : public LockWaiter {
     return slot_->cv.wait_until(lk, deadline, released);
   }
 
-  bool wake_on_release(std::function<void()> wake) override {
+  bool wake_on_change(std::function<void()> wake) override {
     {
       std::lock_guard g(shard_.mutex);
       std::erase_if(slot_->wakes, [this](const auto& w) { return w.first == this; });

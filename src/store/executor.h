@@ -178,6 +178,11 @@ class SubscriptionWaiter final : public Waiter {
   SubscriptionWaiter(std::shared_ptr<Executor> exec, const std::string& channel)
       : exec_(std::move(exec)), interest_(exec_->subscribe(channel)) {}
   bool wait_until(std::chrono::steady_clock::time_point deadline) override { return interest_->wait_until(deadline); }
+  // (Overrides the waiter interface's wake_on_change where it has one: dedupe's.)
+  bool wake_on_change(std::function<void()> wake) {
+    interest_->on_change(std::move(wake));
+    return true;
+  }
 
  private:
   std::shared_ptr<Executor> exec_;  // declared first: outlives interest_

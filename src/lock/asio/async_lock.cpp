@@ -1,7 +1,7 @@
 // The `lock` interceptor of asynchronous methods: the blocking interceptor's
 // rules (src/lock/acquisition.h) driven by suspension. A waiter holds no
 // thread: it is resumed by the release notification (LockWaiter::
-// wake_on_release), its deadline, or its cancellation; of this process's
+// wake_on_change), its deadline, or its cancellation; of this process's
 // coroutines waiting for one key only a local leader talks to the store.
 // Store round trips run on the store pool (mem:// calls run inline: they
 // cost less than a thread hop). While the body runs, the lease is in the
@@ -42,13 +42,6 @@ namespace {
 
 namespace asio = boost::asio;
 using std::chrono::milliseconds;
-
-// A store call: inline for an in-process backend, else on the store pool.
-template <class F>
-asio::awaitable<std::invoke_result_t<F&>> store_call(bool in_process, F f) {
-  if (in_process) co_return f();
-  co_return co_await run_on(store_pool(), std::move(f));
-}
 
 [[noreturn]] void throw_aborted() {
   throw boost::system::system_error(asio::error::operation_aborted);
@@ -157,16 +150,6 @@ class AsyncGate {
   bool leading_ = false;
 };
 
-// Waits for a release of the waiter's key until `until`, holding no thread
-// (a backend that cannot wake a coroutine gets a pool thread that waits).
-asio::awaitable<bool> wait_for_release(LockWaiter& waiter, Clock::time_point until) {
-  auto wakeup = std::make_shared<Wakeup>();
-  if (!waiter.wake_on_release([wakeup] { wakeup->notify(); }))
-    co_return co_await run_on(interceptor_pool(), [&waiter, until] { return waiter.wait_until(until); });
-  if (!co_await wakeup->wait_until(until)) co_return false;
-  co_return waiter.wait_until(Clock::now());  // reads the release (designated())
-}
-
 // One key, until acquired or its deadline (take_key of the blocking path).
 asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, bool in_process) {
   std::optional<AsyncGate> gate;
@@ -178,7 +161,7 @@ asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, bool
     if (t.give_up) co_return std::nullopt;
     co_await throw_if_cancelled();
     Clock::time_point wake = t.wake;
-    while (co_await wait_for_release(*k.waiter(), wake)) {
+    while (co_await wait_for_change(*k.waiter(), wake)) {
       const std::optional<Clock::time_point> more = k.after_release(t.wake);
       if (!more) break;
       wake = *more;

@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kAttempts = 3;
 
 
-// A wake-up asked for by wake_on_release(), run by the bell's next ring.
+// A wake-up asked for by wake_on_change(), run by the bell's next ring.
 struct PendingWake {
   std::mutex mutex;
   std::function<void()> wake;
@@ -56,7 +56,7 @@ class Waiter final : public LockWaiter {
     return true;
   }
 
-  bool wake_on_release(std::function<void()> wake) override {
+  bool wake_on_change(std::function<void()> wake) override {
     {
       std::lock_guard g(pending_->mutex);
       pending_->wake = std::move(wake);

@@ -27,7 +27,7 @@ class Waiter final : public LockWaiter {
   }
   // release.lua publishes the first starving waiter's owner token, else "1".
   std::string_view designated() const override { return message_ == "1" ? std::string_view() : message_; }
-  bool wake_on_release(std::function<void()> wake) override {
+  bool wake_on_change(std::function<void()> wake) override {
     interest_->on_change(std::move(wake));
     return true;
   }

@@ -1,0 +1,158 @@
+// Asynchronous [[lock]] against the synchronous woven call, in one run
+// (docs/benchmarks.md, "Asynchronous methods"):
+//  1. uncontended latency, call by call: a synchronous woven call from a
+//     plain thread vs the asynchronous one awaited by a coroutine on a
+//     one-thread io_context, p50 and p99, alternating rounds, on redis://
+//     (its own redis-server) and on mem://;
+//  2. contended: N coroutines on one key on an io_context run by 4 threads,
+//     each holding the lock across a 100 us suspension, with a 1 ms
+//     heartbeat timer on the same io_context: its lag p50/p99/max, the
+//     process's threads, acquisitions per second.
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "async_accounts.weave.h"
+#include "redis_server.h"
+#include "weave/lock.h"
+#include "weave/woven.h"
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
+}
+
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+// Microseconds per call, one sample per call.
+std::vector<double> sync_round(Accounts& svc, int n) {
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(n));
+  const std::string id = "u";
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = Clock::now();
+    svc.add_sync(id);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+  }
+  return us;
+}
+
+std::vector<double> async_round(Accounts& svc, int n) {
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(n));
+  asio::io_context io;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const std::string id = "u";
+        for (int i = 0; i < n; ++i) {
+          const auto t0 = Clock::now();
+          co_await svc.add(id);
+          us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        }
+      },
+      asio::detached);
+  io.run();
+  return us;
+}
+
+void uncontended(const char* store, Accounts& svc, int n, int rounds) {
+  std::vector<double> s_all, a_all;
+  sync_round(svc, n / 10);  // warm: connections, scripts, pools
+  async_round(svc, n / 10);
+  for (int r = 0; r < rounds; ++r) {  // alternating: both sides see the same load
+    auto s = sync_round(svc, n);
+    auto a = async_round(svc, n);
+    s_all.insert(s_all.end(), s.begin(), s.end());
+    a_all.insert(a_all.end(), a.begin(), a.end());
+  }
+  const double sp50 = percentile(s_all, 0.5), ap50 = percentile(a_all, 0.5);
+  std::printf("%-9s uncontended, %d x %d calls each\n", store, rounds, n);
+  std::printf("  synchronous woven call   p50 %8.2f us  p99 %8.2f us\n", sp50, percentile(s_all, 0.99));
+  std::printf("  asynchronous woven call  p50 %8.2f us  p99 %8.2f us   p50 ratio %.2fx\n", ap50,
+              percentile(a_all, 0.99), ap50 / sp50);
+}
+
+void contended(const char* store, Accounts& svc, int coroutines) {
+  asio::io_context io;
+  std::atomic<int> done{0};
+  const int threads_before = process_threads();
+  std::atomic<int> most_threads{threads_before};
+  std::vector<double> lag_us;
+  std::atomic<bool> running{true};
+  // 1 ms heartbeat on the same io_context.
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const auto ex = co_await asio::this_coro::executor;
+        asio::steady_timer t(ex);
+        auto next = Clock::now();
+        while (running) {
+          next += std::chrono::milliseconds(1);
+          t.expires_at(next);
+          co_await t.async_wait(asio::use_awaitable);
+          lag_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - next).count());
+          most_threads = std::max(most_threads.load(), process_threads());
+        }
+      },
+      asio::detached);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < coroutines; ++i)
+    asio::co_spawn(io, svc.hold("c", 100), [&](std::exception_ptr e, long) {
+      if (!e && ++done == coroutines) running = false;
+    });
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 3; ++i) pool.emplace_back([&] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("%-9s contended: %d coroutines on one key, each holding it across 100 us, 4 io threads\n", store,
+              coroutines);
+  std::printf("  %d acquisitions in %.2f s (%.0f/s); threads %d -> at most %d\n", done.load(), secs, done / secs,
+              threads_before, most_threads.load());
+  std::printf("  1 ms heartbeat lag  p50 %.0f us  p99 %.0f us  max %.0f us (%zu beats)\n", percentile(lag_us, 0.5),
+              percentile(lag_us, 0.99), percentile(lag_us, 1.0), lag_us.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int n = argc > 1 ? std::atoi(argv[1]) : 5000;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 4;
+  const int coroutines = argc > 3 ? std::atoi(argv[3]) : 2000;
+  {
+    redis_test::RedisServer server;
+    weave::configure_locks({.url = server.url()});
+    weave::Woven<Accounts> svc;
+    uncontended("redis://", svc, n, rounds);
+    contended("redis://", svc, coroutines);
+    weave::configure_locks({});
+  }
+  weave::configure_locks({.url = "mem://"});
+  weave::Woven<Accounts> svc;
+  uncontended("mem://", svc, n * 10, rounds);
+  contended("mem://", svc, coroutines);
+  return 0;
+}

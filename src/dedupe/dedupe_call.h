@@ -1,0 +1,110 @@
+// One [[dedupe]] call as steps, so that the blocking interceptor
+// (dedupe_interceptor.cpp) and the suspending one (src/dedupe/asio/) drive
+// one set of rules: claiming, answering a duplicate (mismatch, replay, skip,
+// refuse), waiting for a running first call, recording the outcome.
+//
+//   DedupeCall c(inv);                         // checks the input
+//   c.prepare_wait();                          // store call (when wait= > 0)
+//   for (;;) {
+//     DedupeCall::Step s = c.claim_once();     // store call; may throw the duplicate's answer
+//     if (s.kind == Step::answered) return;    // replayed, skipped
+//     if (s.kind == Step::first) break;
+//     wait for c.waiter() until s.until;
+//   }
+//   auto held = c.hold();                      // the first call's claim, renewed
+//   ... run the method with the claim in the call's context ...
+//   c.failed(what, *held) / c.succeeded(*held) // store calls
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dedupe/dedupe_runtime.h"
+#include "weave/invocation.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+enum class OnDuplicate { fail, skip, replay };
+enum class OnError { forget, remember };
+
+// What [[dedupe(...)]] says, read once per method (the interceptor's prepare()).
+struct WEAVE_API DedupeSettings {
+  // The key and match templates' slots, rendered per call, or -1: the text
+  // written (weavegen's default key is the qualified name); without a key,
+  // the method's name, without a match, "".
+  int key_slot = -1, match_slot = -1;
+  std::optional<std::string> key;
+  std::string match;
+  std::chrono::milliseconds window{0};
+  OnDuplicate on_duplicate = OnDuplicate::fail;
+  std::string message;
+  std::chrono::milliseconds wait{0};
+  OnError on_error = OnError::forget;
+  DedupeSeries* series = nullptr;  // the metrics of the key template (or of the key written)
+
+  // Throws UsageError for a value outside the vocabulary; arguments not
+  // written take its defaults (annotations/dedupe.json).
+  static std::shared_ptr<const DedupeSettings> parse(const AnnotationSpec& spec);
+};
+
+class WEAVE_API DedupeCall {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Reads the call's key and match; throws for an empty or oversized key or
+  // a window out of range, and (replay) a method without a result codec.
+  // `rt` outlives the call: a blocking call's DedupeRuntimeRef, or a
+  // coroutine's shared_ptr (a Ref counts on its thread, and a coroutine moves).
+  DedupeCall(Invocation& inv, DedupeRuntime& rt);
+
+  DedupeRuntime& runtime() const noexcept { return rt_; }
+  // True when the store lives in this process (mem://): its calls cost less
+  // than a thread hop.
+  bool in_process() const noexcept;
+
+  // Subscribes to the key's changes before the first claim (when wait= > 0),
+  // so a finish in between is not missed. Store call.
+  void prepare_wait();
+  ClaimWaiter* waiter() const noexcept { return waiter_.get(); }
+
+  struct Step {
+    enum Kind { first, answered, wait } kind = first;
+    Clock::time_point until{};  // wait: look again by then (woken earlier by the first call's end)
+  };
+  // One claim (store call): the first call (claimed), a duplicate answered
+  // (the call completed with a replay, or skipped), or a running first call
+  // to wait for. Throws the duplicate's refusal (DuplicateCall,
+  // DuplicateInFlight at the deadline, DedupeMismatch).
+  Step claim_once();
+
+  // The first call's claim, renewed while the method runs (no store call).
+  std::shared_ptr<HeldClaim> hold();
+  // The method threw `what`: forget the claim, or remember the failure. Store call; never throws.
+  void failed(const char* what, HeldClaim& held) noexcept;
+  // The method returned: record the outcome (its result, when replayed).
+  // Store call; a result that cannot be encoded throws (and forgets).
+  void succeeded(HeldClaim& held);
+  void release(HeldClaim& held) noexcept { rt_.release(held); }
+
+ private:
+  Invocation& inv_;
+  const DedupeSettings& s_;
+  DedupeRuntime& rt_;
+  std::string_view key_, match_;
+  const ResultCodec* codec_ = nullptr;
+  std::string owner_;
+  Clock::time_point started_, deadline_, sent_;
+  bool waited_ = false;
+  std::unique_ptr<ClaimWaiter> waiter_;
+
+  void count(std::atomic<std::uint64_t> DedupeCounterStripe::*field) const;
+  template <class F>
+  auto naming_key(F&& f) -> decltype(f());
+  void answer(const DedupeRecord& r);
+  void finish(const DedupeRecord& outcome, HeldClaim& held) noexcept;
+  void forget_quietly(HeldClaim& held) noexcept;
+};
+
+}  // namespace weave::detail

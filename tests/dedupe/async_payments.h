@@ -1,0 +1,50 @@
+// A service with asynchronous [[dedupe]] methods, woven by weavegen, for the
+// asynchronous dedupe suite (test_async_dedupe.cpp).
+#pragma once
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "weave/dedupe.h"
+
+namespace asyncdedupe {
+
+struct Declined : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
+  boost::asio::steady_timer t(ex, d);
+  co_await t.async_wait(boost::asio::use_awaitable);
+}
+
+class Payments {
+ public:
+  virtual ~Payments() = default;
+
+  // Runs once per key for a minute; duplicates wait for a running first call
+  // (suspended) and get its result again.
+  [[dedupe(key="pay:<key>", window=1min, on_duplicate=replay, wait=10s)]]
+  virtual boost::asio::awaitable<long> pay(std::string key, int cents, int hold_ms) {
+    ++runs_;
+    co_await sleep_for(std::chrono::milliseconds(hold_ms));
+    if (!weave::current_dedupe_claim("pay:" + key)) ++claim_missing_;  // its claim, after a suspension
+    if (cents < 0) throw Declined("declined: " + key);
+    co_return 2L * cents;
+  }
+
+  int runs() const { return runs_; }
+  int claim_missing() const { return claim_missing_; }
+
+ private:
+  std::atomic<int> runs_{0}, claim_missing_{0};
+};
+
+}  // namespace asyncdedupe

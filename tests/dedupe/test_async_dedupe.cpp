@@ -1,0 +1,148 @@
+// [[dedupe]] on asynchronous methods (src/dedupe/asio/), woven by weavegen
+// (async_payments.h), on every store of the suite: one run per key with the
+// duplicates suspended until its result is replayed, the claim in the
+// call's context across co_await, cancellation of a waiting duplicate, and a
+// failed first call forgotten.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/system/system_error.hpp>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "async_payments.weave.h"
+#include "weave/dedupe.h"
+#include "weave/woven.h"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using asyncdedupe::Payments;
+
+namespace {
+
+std::string unique(const std::string& name) {
+  static const std::string run = std::to_string(::getpid()) + "-" +
+                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  return name + "-" + run;
+}
+
+struct Configured {
+  Configured() { weave::configure_dedupe({.url = test_store_url()}); }
+  ~Configured() { weave::configure_dedupe({}); }
+};
+
+void run_threads(asio::io_context& io, int threads) {
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+}
+
+struct Outcome {
+  bool done = false;
+  std::exception_ptr error;
+  long value = 0;
+};
+
+auto record(Outcome& o) {
+  return [&o](std::exception_ptr e, long v) {
+    o.error = e;
+    o.value = v;
+    o.done = true;
+  };
+}
+
+bool aborted(const std::exception_ptr& e) {
+  try {
+    if (e) std::rethrow_exception(e);
+  } catch (const boost::system::system_error& s) {
+    return s.code() == asio::error::operation_aborted;
+  } catch (...) {
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run and get its result", "[async]") {
+  Configured c;
+  weave::Woven<Payments> payments;
+  const std::string key = unique("single");
+  asio::io_context io;
+  constexpr int kCalls = 200;
+  std::vector<Outcome> outcomes(kCalls);
+  for (auto& o : outcomes) asio::co_spawn(io, payments.pay(key, 21, 200), record(o));
+  run_threads(io, 4);
+  int ok = 0;
+  for (const auto& o : outcomes) ok += o.done && !o.error && o.value == 42;
+  CHECK(ok == kCalls);
+  CHECK(payments.runs() == 1);
+  CHECK(payments.claim_missing() == 0);
+  const weave::DedupeStats s = weave::dedupe_stats();
+  CHECK(s.replays >= kCalls - 1);
+}
+
+TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
+  Configured c;
+  weave::Woven<Payments> payments;
+  const std::string key = unique("cancel");
+  asio::io_context io;
+  Outcome first, duplicate;
+  asio::cancellation_signal cancel;
+  bool first_done_at_cancel = true, duplicate_done_soon = false;
+  asio::co_spawn(io, payments.pay(key, 5, 1500), record(first));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (payments.runs() == 0) co_await asyncdedupe::sleep_for(1ms);
+        asio::co_spawn(io, payments.pay(key, 5, 0), asio::bind_cancellation_slot(cancel.slot(), record(duplicate)));
+        co_await asyncdedupe::sleep_for(100ms);  // it waits for the first call now
+        first_done_at_cancel = first.done;
+        cancel.emit(asio::cancellation_type::terminal);
+        co_await asyncdedupe::sleep_for(50ms);
+        duplicate_done_soon = duplicate.done;
+      },
+      asio::detached);
+  io.run();
+  CHECK_FALSE(first_done_at_cancel);
+  CHECK(duplicate_done_soon);  // long before the first call's 1.5 s
+  CHECK(aborted(duplicate.error));
+  CHECK(first.done);
+  CHECK_FALSE(first.error);
+  CHECK(first.value == 10);
+  CHECK(payments.runs() == 1);
+}
+
+TEST_CASE("async dedupe: a first call that throws is forgotten and its exception kept", "[async]") {
+  Configured c;
+  weave::Woven<Payments> payments;
+  const std::string key = unique("declined");
+  asio::io_context io;
+  Outcome first, retry;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        try {
+          co_await payments.pay(key, -1, 1);
+        } catch (...) {
+          first.error = std::current_exception();
+        }
+        first.done = true;
+        retry.value = co_await payments.pay(key, 3, 1);  // forgotten: it runs again
+        retry.done = true;
+      },
+      asio::detached);
+  io.run();
+  REQUIRE(first.done);
+  CHECK_THROWS_AS(std::rethrow_exception(first.error), asyncdedupe::Declined);
+  CHECK(retry.done);
+  CHECK(retry.value == 6);
+  CHECK(payments.runs() == 2);
+}
