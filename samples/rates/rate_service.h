@@ -14,7 +14,7 @@ class RateService {
 
   // One load per currency a minute, shared by every request (and, on Redis,
   // by every process).
-  [[cache(name="rates", key="<ccy>", ttl=1min)]]
+  [[cache(name="rates", key="<ccy>", ttl=1min, local_ttl=30s)]]
   virtual boost::asio::awaitable<double> rate(std::string ccy);
 
   // One conversion per account at a time: a request for a busy account waits
