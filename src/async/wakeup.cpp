@@ -93,10 +93,13 @@ boost::asio::awaitable<bool> Wakeup::wait_until(Clock::time_point deadline) {
           std::move(*boxed)(ec, notified);
         });
         // Published and armed under the mutex: whoever ends it (notify, on
-        // another thread) sees the timer and the slot set.
-        std::lock_guard g(mutex_);
+        // another thread) sees the timer and the slot set, and this never
+        // touches the Wakeup after the mutex is given back (the resumed
+        // coroutine may destroy it at once).
+        std::unique_lock g(mutex_);
         if (notified_) {
           notified_ = false;
+          g.unlock();
           Wait::finish(std::move(w), Wait::How::notified);
           return;
         }
