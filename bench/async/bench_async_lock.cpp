@@ -8,6 +8,7 @@
 //     each holding the lock across a 100 us suspension, with a 1 ms
 //     heartbeat timer on the same io_context: its lag p50/p99/max, the
 //     process's threads, acquisitions per second.
+//   bench_async_lock [calls=5000] [rounds=4] [coroutines=2000] [mem|redis]
 #include <algorithm>
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
@@ -142,7 +143,8 @@ int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 5000;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 4;
   const int coroutines = argc > 3 ? std::atoi(argv[3]) : 2000;
-  {
+  const std::string only = argc > 4 ? argv[4] : "";  // "mem" or "redis": that store alone (for a profile)
+  if (only != "mem") {
     redis_test::RedisServer server;
     weave::configure_locks({.url = server.url()});
     weave::Woven<Accounts> svc;
@@ -150,6 +152,7 @@ int main(int argc, char** argv) {
     contended("redis://", svc, coroutines);
     weave::configure_locks({});
   }
+  if (only == "redis") return 0;
   weave::configure_locks({.url = "mem://"});
   weave::Woven<Accounts> svc;
   uncontended("mem://", svc, n * 10, rounds);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -14,6 +15,7 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
 #include <utility>
 
 namespace WEAVE_NAMESPACE::detail {
@@ -79,6 +81,12 @@ void Wakeup::notify() {
 }
 
 boost::asio::awaitable<bool> Wakeup::wait_until(Clock::time_point deadline) {
+  const Ended ended = co_await watch_until(deadline);
+  if (ended == Ended::cancelled) throw boost::system::system_error(boost::asio::error::operation_aborted);
+  co_return ended == Ended::notified;
+}
+
+boost::asio::awaitable<Wakeup::Ended> Wakeup::watch_until(Clock::time_point deadline) {
   std::weak_ptr<Wakeup> self = weak_from_this();
   // A named initiation: g++ 12 destroys a temporary with a destructor twice
   // when it stands in a co_await expression (a lambda holding a weak_ptr
@@ -118,9 +126,11 @@ boost::asio::awaitable<bool> Wakeup::wait_until(Clock::time_point deadline) {
           });
         }
       };
-  co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
-                                                 void(boost::system::error_code, bool)>(std::move(initiation),
-                                                                                        boost::asio::use_awaitable);
+  auto token = boost::asio::as_tuple(boost::asio::use_awaitable);
+  const auto [ec, notified] =
+      co_await boost::asio::async_initiate<decltype(token), void(boost::system::error_code, bool)>(
+          std::move(initiation), token);
+  co_return ec ? Ended::cancelled : notified ? Ended::notified : Ended::deadline;
 }
 
 }  // namespace weave::detail

@@ -31,6 +31,11 @@ class WEAVE_API Wakeup : public std::enable_shared_from_this<Wakeup> {
   // boost::system::system_error(operation_aborted) when the awaiting
   // coroutine is cancelled. One wait at a time.
   boost::asio::awaitable<bool> wait_until(Clock::time_point deadline);
+  // The same, with cancellation a result instead of an exception (for a
+  // watch that is cancelled as a matter of course: an exception costs
+  // microseconds).
+  enum class Ended { notified, deadline, cancelled };
+  boost::asio::awaitable<Ended> watch_until(Clock::time_point deadline);
 
   struct Wait;  // one pending wait (wakeup.cpp)
 

@@ -218,12 +218,16 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
 
 // Completes when the lease is lost: its stop token (the watchdog saw the
 // loss), or, for a fixed lease nobody renews, its expiry.
-asio::awaitable<void> lease_lost(std::shared_ptr<const Lease> lease) {
+// Cancelled (the body ended first), it ends without an exception: the
+// group below cancels it on every call.
+asio::awaitable<bool> lease_lost(std::shared_ptr<const Lease> lease) {
   auto wakeup = std::make_shared<Wakeup>();
   const std::stop_callback on_loss(lease->stop_token(), [wakeup] { wakeup->notify(); });
   for (;;) {
     const Clock::time_point until = lease->renewed() ? Clock::time_point::max() : lease->expires_at();
-    if (co_await wakeup->wait_until(until) || lease->lost()) co_return;
+    const Wakeup::Ended ended = co_await wakeup->watch_until(until);
+    if (ended == Wakeup::Ended::cancelled) co_return false;
+    if (ended == Wakeup::Ended::notified || lease->lost()) co_return true;
   }
 }
 
@@ -238,14 +242,15 @@ asio::awaitable<bool> body_unless_lost(AsyncInvocation& inv, std::shared_ptr<con
   // expression twice.)
   auto group = asio::experimental::make_parallel_group(asio::co_spawn(ex, inv.proceed(), asio::deferred),
                                                        asio::co_spawn(ex, lease_lost(std::move(lease)), asio::deferred));
-  const auto [order, body_error, watch_error] =
+  const auto [order, body_error, watch_error, lost] =
       co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
   if (order[0] == 0) {
     if (body_error) std::rethrow_exception(body_error);
     co_return true;
   }
-  if (watch_error) std::rethrow_exception(watch_error);  // the caller's cancellation ended it
-  co_return false;                                       // lost: the body was cancelled
+  if (watch_error) std::rethrow_exception(watch_error);
+  if (!lost) throw_aborted();  // the caller's cancellation ended the watch first
+  co_return false;             // lost: the body was cancelled
 }
 
 bool is_aborted(const std::exception_ptr& e) {
