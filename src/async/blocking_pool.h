@@ -63,7 +63,7 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
                                         boost::asio::execution::outstanding_work.tracked);
         // (std::function wants a copyable job: the move-only handler is shared.)
         auto resume = std::make_shared<decltype(handler)>(std::move(handler));
-        pool.run([&job, &error, &result, resume, work = std::move(work)] {
+        pool.run([&, resume, work = std::move(work)] {
           try {
             if constexpr (std::is_void_v<R>)
               job();

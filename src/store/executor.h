@@ -173,16 +173,15 @@ WEAVE_API std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> no
 // ClaimWaiter, the queue's QueueWaiter) over a confirmed subscription to
 // `channel`; keeps the executor whose subscriber serves it.
 template <class Waiter>
-class SubscriptionWaiter final : public Waiter {
+class SubscriptionWaiter : public Waiter {
  public:
   SubscriptionWaiter(std::shared_ptr<Executor> exec, const std::string& channel)
       : exec_(std::move(exec)), interest_(exec_->subscribe(channel)) {}
   bool wait_until(std::chrono::steady_clock::time_point deadline) override { return interest_->wait_until(deadline); }
-  // (Overrides the waiter interface's wake_on_change where it has one: dedupe's.)
-  bool wake_on_change(std::function<void()> wake) {
-    interest_->on_change(std::move(wake));
-    return true;
-  }
+
+ protected:
+  // For a waiter that also wakes coroutines (Interest::on_change).
+  Subscriber::Interest& interest() noexcept { return *interest_; }
 
  private:
   std::shared_ptr<Executor> exec_;  // declared first: outlives interest_

@@ -18,6 +18,17 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// A duplicate's wait for the key's record to change: the blocking one, and a
+// coroutine's wake-up (ClaimWaiter::wake_on_change).
+class ClaimSubscription final : public store::SubscriptionWaiter<ClaimWaiter> {
+ public:
+  using SubscriptionWaiter::SubscriptionWaiter;
+  bool wake_on_change(std::function<void()> wake) override {
+    interest().on_change(std::move(wake));
+    return true;
+  }
+};
+
 class RedisClaims final : public ClaimStore {
  public:
   RedisClaims(std::shared_ptr<store::Executor> exec, std::string prefix, bool claim_by_script)
@@ -149,7 +160,7 @@ class RedisClaims final : public ClaimStore {
     std::string channel;
     record_key(channel, key);
     channel += ":done";
-    return std::make_unique<store::SubscriptionWaiter<ClaimWaiter>>(exec_, channel);
+    return std::make_unique<ClaimSubscription>(exec_, channel);
   }
 
  private:
