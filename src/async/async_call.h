@@ -15,13 +15,29 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// A built-in interceptor made asynchronous by Weave::asio (a decorator of
+// the blocking one, core/builtin.h): a synchronous method's call, and its
+// prepare(), go to the blocking interceptor; an asynchronous call may hand
+// itself to it too (run_blocking, below).
+class AsyncBuiltin : public AsyncInterceptor {
+ public:
+  explicit AsyncBuiltin(std::shared_ptr<Interceptor> blocking) : blocking_(std::move(blocking)) {}
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return blocking_->prepare(spec); }
+  void around(Invocation& inv) override { blocking_->around(inv); }
+  Interceptor& blocking() const noexcept { return *blocking_; }
+
+ private:
+  std::shared_ptr<Interceptor> blocking_;
+};
+
 // A Chain as the asynchronous path runs it, made once per Chain.
 struct AsyncChain {
   // Parallel to Chain::interceptors; null for a plain Interceptor, which runs
   // on the blocking pool (run_sync_interceptor).
   std::vector<AsyncInterceptor*> async;
-  // For each plain one at i: the chain's first i + 1 interceptors, whose end
-  // is where that interceptor's proceed() hands back to the coroutines.
+  // For each plain one at i (and each AsyncBuiltin, its blocking one in its
+  // place): the chain's first i + 1 interceptors, whose end is where that
+  // interceptor's proceed() hands back to the coroutines.
   std::vector<std::unique_ptr<Chain>> upto;
 };
 
@@ -50,5 +66,11 @@ struct AsyncCallAccess {
 // The rest of the call from its running level: the next interceptor, or the
 // method. What AsyncInvocation::proceed() awaits.
 boost::asio::awaitable<void> proceed_async(AsyncCall& call);
+
+// From an AsyncBuiltin's around_async(): the rest of this interceptor's work
+// done by its blocking interceptor, on the interceptor pool (its proceed()
+// runs the rest of the call as coroutines and waits). For the paths of a
+// feature not made suspending yet.
+boost::asio::awaitable<void> run_blocking(AsyncInvocation& inv);
 
 }  // namespace weave::detail

@@ -22,10 +22,12 @@ AsyncChain make_async_chain(const Chain& chain) {
   made.upto.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     made.async[i] = dynamic_cast<AsyncInterceptor*>(chain.interceptors[i]);
-    if (made.async[i]) continue;
+    const auto* builtin = dynamic_cast<const AsyncBuiltin*>(made.async[i]);
+    if (made.async[i] && !builtin) continue;
     auto upto = std::make_unique<Chain>();
     upto->interceptors.assign(chain.interceptors.begin(), chain.interceptors.begin() + static_cast<std::ptrdiff_t>(i + 1));
     upto->prepared.assign(chain.prepared.begin(), chain.prepared.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    if (builtin) upto->interceptors.back() = &builtin->blocking();
     made.upto[i] = std::move(upto);
   }
   return made;
@@ -111,6 +113,13 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
   auto rest = proceed_async(call);
   co_await boost::asio::co_spawn(call.executor, std::move(rest), boost::asio::use_awaitable);
   co_return call.inv.proceeded();
+}
+
+boost::asio::awaitable<void> run_blocking(AsyncInvocation& inv) {
+  AsyncCall* call = AsyncCallAccess::call(inv);
+  if (!call) throw UsageError("run_blocking() outside an asynchronous call of " + std::string(inv.method()));
+  // The running interceptor is the one at depth - 1 (proceed_async entered it).
+  co_await run_sync_interceptor(*call, InvocationAccess::depth(call->inv) - 1);
 }
 
 }  // namespace detail

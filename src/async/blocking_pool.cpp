@@ -18,6 +18,7 @@ struct BlockingPool::State {
   std::deque<std::function<void()>> jobs;
   int max_threads = 0;
   int threads = 0;
+  std::uint64_t jobs_run = 0;
   int idle = 0;
 
   void work() {
@@ -54,6 +55,7 @@ BlockingPool::BlockingPool(int max_threads) : state_(std::make_shared<State>()) 
 
 void BlockingPool::run(std::function<void()> job) {
   std::unique_lock lock(state_->mutex);
+  ++state_->jobs_run;
   state_->jobs.push_back(std::move(job));
   // A queued job has an idle thread to take it, or gets a new one if the cap allows.
   if (static_cast<int>(state_->jobs.size()) > state_->idle &&
@@ -70,6 +72,11 @@ void BlockingPool::run(std::function<void()> job) {
 int BlockingPool::threads() const noexcept {
   std::lock_guard lock(state_->mutex);
   return state_->threads;
+}
+
+std::uint64_t BlockingPool::jobs() const noexcept {
+  std::lock_guard lock(state_->mutex);
+  return state_->jobs_run;
 }
 
 BlockingPool& interceptor_pool() {

@@ -15,6 +15,7 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,6 +35,8 @@ class WEAVE_API BlockingPool {
   void run(std::function<void()> job);
   // Threads alive now (busy or idle).
   int threads() const noexcept;
+  // Jobs handed to the pool so far.
+  std::uint64_t jobs() const noexcept;
 
   struct State;  // blocking_pool.cpp
 

@@ -26,6 +26,37 @@ bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const Flight
   }
 }
 
+}  // namespace
+
+bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
+                         CacheName& cache, std::string_view key, bool count_miss) {
+  const auto now = Clock::now();
+  if (s.tier == Tier::remote || !rt.remote().live(now)) return false;
+  // A value of this method's type is copied into the result inside the read
+  // (no reference count written); another type is converted after.
+  bool done = false;
+  std::shared_ptr<const void> other;
+  const ResultCodec* other_codec = nullptr;
+  const bool found = cache.local().visit(key, now, [&](const LocalEntry& e) {
+    const auto* made_by = static_cast<const ResultCodec*>(e.kind);
+    if (codec.same_type(*made_by)) {
+      inv.complete_from_shared(e.value.get());
+      done = true;
+    } else {
+      other = e.value;
+      other_codec = made_by;
+    }
+  });
+  if (found && (done || complete_with(inv, codec, *other_codec, other.get()))) {
+    cache.counters().add(&Counts::local_hits);
+    return true;
+  }
+  if (count_miss) cache.counters().add(&Counts::local_misses);
+  return false;
+}
+
+namespace {
+
 class CacheInterceptor final : public CacheInterceptorBase {
  public:
   void around(Invocation& inv) override {
@@ -38,29 +69,8 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const std::string_view key = key_of(inv, s, key_storage);
 
     // 1. the local tier, only while the invalidation feed is complete
+    if (complete_from_local(inv, s, codec, *rt, cache, key, /*count_miss=*/true)) return;
     const auto now = Clock::now();
-    if (s.tier != Tier::remote && rt->remote().live(now)) {
-      // A value of this method's type is copied into the result inside the
-      // read (no reference count written); another type is converted after.
-      bool done = false;
-      std::shared_ptr<const void> other;
-      const ResultCodec* other_codec = nullptr;
-      const bool found = cache.local().visit(key, now, [&](const LocalEntry& e) {
-        const auto* made_by = static_cast<const ResultCodec*>(e.kind);
-        if (codec.same_type(*made_by)) {
-          inv.complete_from_shared(e.value.get());
-          done = true;
-        } else {
-          other = e.value;
-          other_codec = made_by;
-        }
-      });
-      if (found && (done || complete_with(inv, codec, *other_codec, other.get()))) {
-        count.add(&Counts::local_hits);
-        return;
-      }
-      count.add(&Counts::local_misses);
-    }
 
     // 2. one load per key in this process; the others wait for its value
     for (int attempt = 0;; ++attempt) {

@@ -99,6 +99,12 @@ bool guarded(CacheRuntime& rt, CacheName& cache, std::string_view key, const Set
   }
 }
 
+// The cache a call reads: its name= (rendered), or the method's name.
+inline std::string_view cache_name_of(const Invocation& inv, const Settings& s) {
+  if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
+  return s.name.empty() ? inv.method() : std::string_view(s.name);
+}
+
 class CacheInterceptorBase : public Interceptor {
  public:
   // Every call's chain runs this first (generated or written by hand); a
@@ -110,10 +116,7 @@ class CacheInterceptorBase : public Interceptor {
  protected:
   // What the annotation says, read once per method by prepare().
   static const Settings& settings_of(const Invocation& inv) { return *inv.prepared<Settings>(); }
-  static std::string_view name_of(const Invocation& inv, const Settings& s) {
-    if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
-    return s.name.empty() ? inv.method() : std::string_view(s.name);
-  }
+  static std::string_view name_of(const Invocation& inv, const Settings& s) { return cache_name_of(inv, s); }
 };
 
 // The cache_put and cache_evict interceptors (put_evict.cpp).

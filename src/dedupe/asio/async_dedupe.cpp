@@ -20,12 +20,9 @@ namespace {
 
 namespace asio = boost::asio;
 
-class AsyncDedupeInterceptor final : public AsyncInterceptor {
+class AsyncDedupeInterceptor final : public AsyncBuiltin {
  public:
-  explicit AsyncDedupeInterceptor(std::shared_ptr<Interceptor> blocking) : blocking_(std::move(blocking)) {}
-
-  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return blocking_->prepare(spec); }
-  void around(Invocation& inv) override { blocking_->around(inv); }
+  using AsyncBuiltin::AsyncBuiltin;
 
   asio::awaitable<void> around_async(AsyncInvocation& inv) override {
     // A shared reference, not a DedupeRuntimeRef: that one counts on its thread.
@@ -72,8 +69,6 @@ class AsyncDedupeInterceptor final : public AsyncInterceptor {
     co_await store_call(in_process, [&] { call.succeeded(*held); });
   }
 
- private:
-  std::shared_ptr<Interceptor> blocking_;
 };
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "async/async_call.h"
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
 #include "core/builtin.h"
@@ -263,12 +264,9 @@ bool is_aborted(const std::exception_ptr& e) {
   }
 }
 
-class AsyncLockInterceptor final : public AsyncInterceptor {
+class AsyncLockInterceptor final : public AsyncBuiltin {
  public:
-  explicit AsyncLockInterceptor(std::shared_ptr<Interceptor> blocking) : blocking_(std::move(blocking)) {}
-
-  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return blocking_->prepare(spec); }
-  void around(Invocation& inv) override { blocking_->around(inv); }
+  using AsyncBuiltin::AsyncBuiltin;
 
   asio::awaitable<void> around_async(AsyncInvocation& inv) override {
     const ParsedLock& p = *inv.prepared<ParsedLock>();
@@ -312,8 +310,6 @@ class AsyncLockInterceptor final : public AsyncInterceptor {
     co_await store_call(in_process, [&lease] { lease.release(); });  // per the options' policies
   }
 
- private:
-  std::shared_ptr<Interceptor> blocking_;
 };
 
 }  // namespace
