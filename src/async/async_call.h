@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "async/context_executor.h"
+#include "core/builtin.h"
 #include "core/chain.h"
 #include "weave/async_interceptor.h"
 
@@ -29,6 +30,15 @@ class AsyncBuiltin : public AsyncInterceptor {
  private:
   std::shared_ptr<Interceptor> blocking_;
 };
+
+// Makes built-in `annotation` an AsyncT (an AsyncBuiltin) around the blocking
+// interceptor its library registers. From static initialisation.
+template <class AsyncT>
+void register_async_builtin(std::string_view annotation) {
+  register_builtin_decorator(annotation, [](std::shared_ptr<Interceptor> blocking) {
+    return std::shared_ptr<Interceptor>(std::make_shared<AsyncT>(std::move(blocking)));
+  });
+}
 
 // A Chain as the asynchronous path runs it, made once per Chain.
 struct AsyncChain {

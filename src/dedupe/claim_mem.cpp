@@ -10,6 +10,7 @@
 
 #include "dedupe/claim_store.h"
 #include "core/feature_runtime.h"
+#include "core/wake_list.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -101,21 +102,18 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     }
 
     bool wake_on_change(std::function<void()> wake) override {
+      bool armed;
       {
         std::lock_guard g(table_->mutex_);
-        std::erase_if(table_->wakes_, [this](const auto& w) { return w.first == this; });
-        if (table_->generation_ == seen_) {
-          table_->wakes_.emplace_back(this, std::move(wake));
-          return true;
-        }
+        armed = table_->wakes_.arm(this, wake, /*changed=*/table_->generation_ != seen_);
       }
-      wake();  // changed already
+      if (!armed) wake();  // changed already
       return true;
     }
 
     ~Waiter() override {
       std::lock_guard g(table_->mutex_);
-      std::erase_if(table_->wakes_, [this](const auto& w) { return w.first == this; });
+      table_->wakes_.drop(this);
     }
 
    private:
@@ -133,7 +131,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   void wake_locked() {
     ++generation_;
     cv_.notify_all();
-    for (auto& [waiter, wake] : std::exchange(wakes_, {})) wake();  // (quick: they only post)
+    wakes_.fire();
   }
   // Expired records go in batches, so memory follows the live records.
   void sweep_locked(Clock::time_point now) {
@@ -146,7 +144,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   std::mutex mutex_;
   std::condition_variable cv_;
   std::uint64_t generation_ = 0;  // one per table: a wake-up is at worst spurious for other keys
-  std::vector<std::pair<const void*, std::function<void()>>> wakes_;  // Waiter::wake_on_change, one-shot
+  WakeList wakes_;  // Waiter::wake_on_change
   std::unordered_map<std::string, Entry> records_;
   std::size_t next_sweep_ = 1024;
 };

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "internal.h"
+#include "core/wake_list.h"
 #include "mem_backend.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -40,8 +41,7 @@ struct Slot {
   std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
   std::condition_variable_any cv;  // waits on the shard's SpinLock
-  // One-shot wake-ups of waiters that hold no thread (LockWaiter::wake_on_change).
-  std::vector<std::pair<const void*, std::function<void()>>> wakes;
+  WakeList wakes;  // of waiters that hold no thread (LockWaiter::wake_on_change)
   // fair: waiters in arrival order, each with the expiry of its place in line.
   std::deque<std::pair<std::string, Clock::time_point>> line;
   // read / write: the live readers, and the writers waiting (place-in-line expiry).
@@ -93,7 +93,7 @@ struct Slot {
   void wake() {
     ++releases;
     if (waiters > 0) cv.notify_all();  // (waiters register under the shard's mutex)
-    for (auto& [waiter, w] : std::exchange(wakes, {})) w();  // (quick: they only post)
+    wakes.fire();
   }
 };
 
@@ -458,21 +458,18 @@ class MemBackend::Waiter final : public LockWaiter {
   }
 
   bool wake_on_change(std::function<void()> wake) override {
+    bool armed;
     {
       std::lock_guard g(shard_.mutex);
-      std::erase_if(slot_->wakes, [this](const auto& w) { return w.first == this; });
-      if (slot_->releases == seen_) {
-        slot_->wakes.emplace_back(this, std::move(wake));
-        return true;
-      }
+      armed = slot_->wakes.arm(this, wake, /*changed=*/slot_->releases != seen_);
     }
-    wake();  // released already
+    if (!armed) wake();  // released already
     return true;
   }
 
   ~Waiter() override {
     std::lock_guard g(shard_.mutex);
-    std::erase_if(slot_->wakes, [this](const auto& w) { return w.first == this; });
+    slot_->wakes.drop(this);
     --slot_->waiters;
     shard_.drop_if_idle(Hashed(key_), *slot_, Clock::now());
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/wake_list.h"
 #include "core/events.h"
 #include "store/acl.h"
 #include "weave/error.h"
@@ -36,8 +37,7 @@ struct Subscriber::Channel {
   std::chrono::steady_clock::time_point idle_since;
   std::condition_variable cv;
   std::vector<Bell*> bells;  // of live Interests that asked for one
-  // One-shot wake-ups (Interest::on_change), run at the next bump.
-  std::vector<std::pair<const Interest*, std::function<void()>>> wakes;
+  detail::WakeList wakes;  // Interest::on_change, run at the next bump
   std::vector<Feed*> feeds;  // likewise
   // steady_clock ns when the last confirmation was read: everything sent
   // on the channel before the subscription took effect is behind it.
@@ -125,7 +125,7 @@ void Subscriber::bump_locked(Channel& ch) {
   ++ch.generation;
   ch.cv.notify_all();
   for (Bell* b : ch.bells) b->ring();
-  for (auto& [interest, wake] : std::exchange(ch.wakes, {})) wake();
+  ch.wakes.fire();
 }
 
 std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell,
@@ -187,21 +187,18 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell
 Subscriber::Interest::~Interest() {
   {
     std::lock_guard g(sub_->mutex_);
-    std::erase_if(ch_->wakes, [this](const auto& w) { return w.first == this; });
+    ch_->wakes.drop(this);
   }
   sub_->release_interest(ch_, bell_.get(), feed_.get());
 }
 
 void Subscriber::Interest::on_change(std::function<void()> wake) {
+  bool armed;
   {
     std::lock_guard g(sub_->mutex_);
-    std::erase_if(ch_->wakes, [this](const auto& w) { return w.first == this; });
-    if (ch_->generation == seen_ && !sub_->stop_) {
-      ch_->wakes.emplace_back(this, std::move(wake));
-      return;
-    }
+    armed = ch_->wakes.arm(this, wake, /*changed=*/ch_->generation != seen_ || sub_->stop_);
   }
-  wake();  // changed already
+  if (!armed) wake();  // changed already
 }
 
 bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline, std::string* message) {

@@ -12,6 +12,7 @@
 
 #include "async/blocking_pool.h"
 #include "async_rates.weave.h"
+#include "async_test_support.h"
 #include "weave/cache.h"
 #include "weave/woven.h"
 
@@ -24,12 +25,7 @@ std::string fresh_currency() {
   return "EUR-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
-void run_threads(asio::io_context& io, int threads) {
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& t : pool) t.join();
-}
+using async_test::run_threads;
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "async_payments.weave.h"
+#include "async_test_support.h"
 #include "weave/dedupe.h"
 #include "weave/woven.h"
 
@@ -27,54 +28,21 @@ using asyncdedupe::Payments;
 
 namespace {
 
-std::string unique(const std::string& name) {
-  static const std::string run = std::to_string(::getpid()) + "-" +
-                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  return name + "-" + run;
-}
+using async_test::Outcome;
+using async_test::record;
+using async_test::run_threads;
 
 struct Configured {
   Configured() { weave::configure_dedupe({.url = test_store_url()}); }
   ~Configured() { weave::configure_dedupe({}); }
 };
 
-void run_threads(asio::io_context& io, int threads) {
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& t : pool) t.join();
-}
-
-struct Outcome {
-  bool done = false;
-  std::exception_ptr error;
-  long value = 0;
-};
-
-auto record(Outcome& o) {
-  return [&o](std::exception_ptr e, long v) {
-    o.error = e;
-    o.value = v;
-    o.done = true;
-  };
-}
-
-bool aborted(const std::exception_ptr& e) {
-  try {
-    if (e) std::rethrow_exception(e);
-  } catch (const boost::system::system_error& s) {
-    return s.code() == asio::error::operation_aborted;
-  } catch (...) {
-  }
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run and get its result", "[async]") {
   Configured c;
   weave::Woven<Payments> payments;
-  const std::string key = unique("single");
+  const std::string key = async_test::unique_name("single");
   asio::io_context io;
   constexpr int kCalls = 200;
   std::vector<Outcome> outcomes(kCalls);
@@ -92,7 +60,7 @@ TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run an
 TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
   Configured c;
   weave::Woven<Payments> payments;
-  const std::string key = unique("cancel");
+  const std::string key = async_test::unique_name("cancel");
   asio::io_context io;
   Outcome first, duplicate;
   asio::cancellation_signal cancel;
@@ -113,7 +81,7 @@ TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at 
   io.run();
   CHECK_FALSE(first_done_at_cancel);
   CHECK(duplicate_done_soon);  // long before the first call's 1.5 s
-  CHECK(aborted(duplicate.error));
+  CHECK(duplicate.aborted());
   CHECK(first.done);
   CHECK_FALSE(first.error);
   CHECK(first.value == 10);
@@ -123,7 +91,7 @@ TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at 
 TEST_CASE("async dedupe: a first call that throws is forgotten and its exception kept", "[async]") {
   Configured c;
   weave::Woven<Payments> payments;
-  const std::string key = unique("declined");
+  const std::string key = async_test::unique_name("declined");
   asio::io_context io;
   Outcome first, retry;
   asio::co_spawn(

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "async_ledger.weave.h"
+#include "async_test_support.h"
 #include "weave/lock.h"
 #include "weave/woven.h"
 
@@ -35,12 +35,12 @@ using asynclock::Probe;
 
 namespace {
 
+using async_test::Outcome;
+using async_test::record;
+using async_test::run_threads;
+
 // Every case locks its own accounts (keys are unique per case and store).
-std::string account(const std::string& name) {
-  static const std::string run = std::to_string(::getpid()) + "-" +
-                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-  return name + "-" + run;
-}
+std::string account(const std::string& name) { return async_test::unique_name(name); }
 
 struct Configured {
   explicit Configured(weave::LockOptions o = {}) {
@@ -66,45 +66,6 @@ long long scripts_run() {
 #else
 long long scripts_run() { return -1; }
 #endif
-
-int process_threads() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  return -1;
-}
-
-void run_threads(asio::io_context& io, int threads) {
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
-  io.run();
-  for (auto& t : pool) t.join();
-}
-
-// How a spawned call ended.
-struct Outcome {
-  std::atomic<bool> done{false};
-  std::exception_ptr error;
-  long value = 0;
-  bool aborted() const {
-    try {
-      if (error) std::rethrow_exception(error);
-    } catch (const boost::system::system_error& e) {
-      return e.code() == asio::error::operation_aborted;
-    } catch (...) {
-    }
-    return false;
-  }
-};
-
-auto record(Outcome& o) {
-  return [&o](std::exception_ptr e, long v) {
-    o.error = e;
-    o.value = v;
-    o.done = true;
-  };
-}
 
 bool key_held(const std::string& key) {
   const std::optional<weave::LockState> s = weave::default_lock_client().lock_state(key);
@@ -135,11 +96,11 @@ TEST_CASE("async lock: thousands of coroutines on one key hold it one at a time,
   std::atomic<bool> sampling{true};
   std::thread sampler([&] {
     while (sampling) {
-      most_threads = std::max(most_threads.load(), process_threads());
+      most_threads = std::max(most_threads.load(), async_test::process_threads());
       std::this_thread::sleep_for(5ms);
     }
   });
-  const int before = process_threads();
+  const int before = async_test::process_threads();
   const long long scripts_before = scripts_run();
   run_threads(io, 4);
   const long long scripts = scripts_run() - scripts_before;

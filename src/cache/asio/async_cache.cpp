@@ -46,9 +46,7 @@ extern "C" WEAVE_API const char weave_link_asio_cache = 0;
 
 namespace {
 [[maybe_unused]] const bool async_cache_registered = [] {
-  detail::register_builtin_decorator("cache", [](std::shared_ptr<Interceptor> blocking) {
-    return std::shared_ptr<Interceptor>(std::make_shared<detail::AsyncCacheInterceptor>(std::move(blocking)));
-  });
+  detail::register_async_builtin<detail::AsyncCacheInterceptor>("cache");
   return true;
 }();
 }  // namespace

@@ -80,9 +80,7 @@ extern "C" WEAVE_API const char weave_link_asio_dedupe = 0;
 
 namespace {
 [[maybe_unused]] const bool async_dedupe_registered = [] {
-  detail::register_builtin_decorator("dedupe", [](std::shared_ptr<Interceptor> blocking) {
-    return std::shared_ptr<Interceptor>(std::make_shared<detail::AsyncDedupeInterceptor>(std::move(blocking)));
-  });
+  detail::register_async_builtin<detail::AsyncDedupeInterceptor>("dedupe");
   return true;
 }();
 }  // namespace

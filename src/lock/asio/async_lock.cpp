@@ -322,9 +322,7 @@ extern "C" WEAVE_API const char weave_link_asio = 0;
 
 namespace {
 [[maybe_unused]] const bool async_lock_registered = [] {
-  detail::register_builtin_decorator("lock", [](std::shared_ptr<Interceptor> blocking) {
-    return std::shared_ptr<Interceptor>(std::make_shared<detail::AsyncLockInterceptor>(std::move(blocking)));
-  });
+  detail::register_async_builtin<detail::AsyncLockInterceptor>("lock");
   return true;
 }();
 }  // namespace

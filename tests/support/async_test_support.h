@@ -1,0 +1,95 @@
+// What the asynchronous suites share: running an io_context on threads,
+// run(io_threads, task) (spawns `task` on a fresh io_context run by
+// `io_threads` threads and returns its result, or rethrows its exception, once
+// everything on it finished), how a spawned call ended (Outcome, record), a
+// name no earlier run used, and the process's thread count.
+#pragma once
+
+#include <unistd.h>
+
+#include <boost/asio/error.hpp>
+#include <boost/system/system_error.hpp>
+#include <chrono>
+#include <fstream>
+#include <string>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <exception>
+#include <optional>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace async_test {
+
+inline void run_threads(boost::asio::io_context& io, int threads) {
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : pool) t.join();
+}
+
+template <class T>
+T run(int threads, boost::asio::awaitable<T> task) {
+  boost::asio::io_context io;
+  std::exception_ptr error;
+  if constexpr (std::is_void_v<T>) {
+    boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) { error = e; });
+    run_threads(io, threads);
+    if (error) std::rethrow_exception(error);
+  } else {
+    std::optional<T> result;
+    boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
+      error = e;
+      if (!e) result.emplace(std::move(value));
+    });
+    run_threads(io, threads);
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+}
+
+// How a spawned call ended: co_spawn(io, call, record(outcome)).
+struct Outcome {
+  bool done = false;
+  std::exception_ptr error;
+  long value = 0;
+  // Ended by a cancellation (boost::asio::error::operation_aborted).
+  bool aborted() const {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const boost::system::system_error& e) {
+      return e.code() == boost::asio::error::operation_aborted;
+    } catch (...) {
+    }
+    return false;
+  }
+};
+
+template <class T = long>
+auto record(Outcome& o) {
+  return [&o](std::exception_ptr e, T v) {
+    o.error = e;
+    o.value = static_cast<long>(v);
+    o.done = true;
+  };
+}
+
+// `name` made unique to this process and moment (keys no earlier run left behind).
+inline std::string unique_name(const std::string& name) {
+  static const std::string run = std::to_string(::getpid()) + "-" +
+                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+  return name + "-" + run;
+}
+
+inline int process_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+}  // namespace async_test
