@@ -68,7 +68,6 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     // 3. the outcome
     co_await store_call(in_process, [&] { call.succeeded(*held); });
   }
-
 };
 
 }  // namespace

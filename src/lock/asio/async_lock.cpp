@@ -309,7 +309,6 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     }
     co_await store_call(in_process, [&lease] { lease.release(); });  // per the options' policies
   }
-
 };
 
 }  // namespace
