@@ -300,7 +300,8 @@ TEST_CASE("async lock: the body's exception reaches the caller unchanged and the
   CHECK_FALSE(key_held("acct:" + id));
 }
 
-TEST_CASE("async lock: a holder destroyed without resuming releases the key", "[async]") {
+TEST_CASE("async lock: a holder destroyed without resuming releases the key, and its waiters leave no trace",
+          "[async]") {
   Configured c;
   Probe probe;
   weave::Woven<Ledger> ledger(&probe);
@@ -310,7 +311,20 @@ TEST_CASE("async lock: a holder destroyed without resuming releases the key", "[
     asio::co_spawn(io, ledger.add(id, 1, 60'000), asio::detached);
     io.run_for(100ms);  // it holds the key and waits on its timer
     REQUIRE(probe.entered == 1);
+    // Two more: one leads this process's waiters (it waits for the release),
+    // one waits for its turn behind it.
+    asio::co_spawn(io, ledger.add(id, 1, 0), asio::detached);
+    asio::co_spawn(io, ledger.add(id, 1, 0), asio::detached);
+    io.run_for(100ms);
+    REQUIRE(probe.entered == 1);
     REQUIRE(key_held("acct:" + id));
   }  // the io_context goes, and with it the suspended coroutines
   CHECK_FALSE(key_held("acct:" + id));
+  // The key's local line is empty again: a new call takes the key at once.
+  asio::io_context io;
+  Outcome next;
+  asio::co_spawn(io, ledger.add(id, 1, 0), record(next));
+  io.run_for(5s);
+  CHECK(next.done);
+  CHECK_FALSE(next.error);
 }

@@ -80,7 +80,8 @@ class AsyncGate {
   AsyncGate& operator=(const AsyncGate&) = delete;
 
   // Becomes the leader, or returns false at `deadline`; cancelled, throws
-  // operation_aborted and leaves no place behind.
+  // operation_aborted and leaves no place behind (nor when its coroutine is
+  // destroyed without resuming: the gate's destructor then passes the turn on).
   asio::awaitable<bool> lead(Clock::time_point deadline) {
     if (leading_) co_return true;
     Follower me;
@@ -92,18 +93,22 @@ class AsyncGate {
       }
       gate_->followers.push_back(&me);
     }
+    // However the wait ends (woken, the deadline, cancelled, or the coroutine
+    // destroyed without resuming): out of the line, and a turn handed to it
+    // meanwhile is taken (or, on the way out, passed on).
+    struct Queued {
+      AsyncGate& gate;
+      Follower& me;
+      ~Queued() { gate.leave_line(me); }
+    };
     std::exception_ptr error;
-    try {
-      co_await me.wakeup->wait_until(deadline);
-    } catch (...) {
-      error = std::current_exception();
-    }
     {
-      std::lock_guard g(gate_->mutex);
-      if (me.granted)
-        leading_ = true;  // (perhaps as the deadline passed: the next try gives up and hands it on)
-      else
-        std::erase(gate_->followers, &me);
+      const Queued queued{*this, me};
+      try {
+        co_await me.wakeup->wait_until(deadline);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
     if (error) {
       resign();
@@ -111,6 +116,7 @@ class AsyncGate {
     }
     co_return leading_;
   }
+
 
   void resign() {
     if (!leading_) return;
@@ -135,6 +141,15 @@ class AsyncGate {
     std::shared_ptr<Wakeup> wakeup = std::make_shared<Wakeup>();
     bool granted = false;  // under the gate's mutex
   };
+  // A follower leaves the line: the leader if it was granted the turn
+  // (perhaps as its deadline passed: its next try gives up and hands it on).
+  void leave_line(Follower& me) noexcept {
+    std::lock_guard g(gate_->mutex);
+    if (me.granted)
+      leading_ = true;
+    else
+      std::erase(gate_->followers, &me);
+  }
   struct Gate {
     std::mutex mutex;
     bool leader = false;
