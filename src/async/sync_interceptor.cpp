@@ -1,14 +1,7 @@
 #include "async/sync_interceptor.h"
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <exception>
 #include <future>
 #include <memory>
