@@ -69,11 +69,6 @@ void BlockingPool::run(std::function<void()> job) {
   state_->cv.notify_one();
 }
 
-int BlockingPool::threads() const noexcept {
-  std::lock_guard lock(state_->mutex);
-  return state_->threads;
-}
-
 std::uint64_t BlockingPool::jobs() const noexcept {
   std::lock_guard lock(state_->mutex);
   return state_->jobs_run;

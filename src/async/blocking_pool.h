@@ -33,8 +33,6 @@ class WEAVE_API BlockingPool {
   BlockingPool& operator=(const BlockingPool&) = delete;
   // Runs `job` on a thread of the pool. `job` must not throw.
   void run(std::function<void()> job);
-  // Threads alive now (busy or idle).
-  int threads() const noexcept;
   // Jobs handed to the pool so far.
   std::uint64_t jobs() const noexcept;
 

@@ -12,11 +12,9 @@
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/require.hpp>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 #include "core/call_context.h"
-#include "core/process.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -60,9 +58,6 @@ class ContextExecutor {
       -> ContextExecutor<std::decay_t<decltype(boost::asio::prefer(std::declval<const Inner&>(), p))>> {
     return {boost::asio::prefer(inner_, p), cell_};
   }
-
-  const Inner& inner() const noexcept { return inner_; }
-  const std::shared_ptr<ContextCell>& cell() const noexcept { return cell_; }
 
  private:
   Inner inner_;

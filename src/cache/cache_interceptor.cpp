@@ -29,8 +29,7 @@ bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const Flight
 }  // namespace
 
 bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
-                         CacheName& cache, std::string_view key, bool count_miss) {
-  const auto now = Clock::now();
+                         CacheName& cache, std::string_view key, Clock::time_point now, bool count_miss) {
   if (s.tier == Tier::remote || !rt.remote().live(now)) return false;
   // A value of this method's type is copied into the result inside the read
   // (no reference count written); another type is converted after.
@@ -63,14 +62,14 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const Settings& s = settings_of(inv);
     const ResultCodec& codec = codec_of(inv);
     const CacheRuntimeRef rt;
-    CacheName& cache = rt->name(name_of(inv, s));
+    CacheName& cache = rt->name(cache_name_of(inv, s));
     CacheCounters& count = cache.counters();
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
 
     // 1. the local tier, only while the invalidation feed is complete
-    if (complete_from_local(inv, s, codec, *rt, cache, key, /*count_miss=*/true)) return;
     const auto now = Clock::now();
+    if (complete_from_local(inv, s, codec, *rt, cache, key, now, /*count_miss=*/true)) return;
 
     // 2. one load per key in this process; the others wait for its value
     for (int attempt = 0;; ++attempt) {

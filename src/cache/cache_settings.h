@@ -116,7 +116,6 @@ class CacheInterceptorBase : public Interceptor {
  protected:
   // What the annotation says, read once per method by prepare().
   static const Settings& settings_of(const Invocation& inv) { return *inv.prepared<Settings>(); }
-  static std::string_view name_of(const Invocation& inv, const Settings& s) { return cache_name_of(inv, s); }
 };
 
 // The cache_put and cache_evict interceptors (put_evict.cpp).

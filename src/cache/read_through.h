@@ -14,12 +14,12 @@
 
 namespace WEAVE_NAMESPACE::detail::cache {
 
-// Step 1 of a read: the local tier's value, while the invalidation feed is
-// complete. True when it completed the call (a local hit, counted).
-// `count_miss`: count a miss too (a caller that goes on to the rest of the
-// read, which counts it otherwise, passes false).
+// Step 1 of a read, at `now`: the local tier's value, while the
+// invalidation feed is complete. True when it completed the call (a local
+// hit, counted). `count_miss`: count a miss too (a caller that goes on to the
+// rest of the read, which counts it otherwise, passes false).
 WEAVE_API bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
-                                   CacheName& cache, std::string_view key, bool count_miss);
+                                   CacheName& cache, std::string_view key, Clock::time_point now, bool count_miss);
 
 class ReadThrough {
  public:

@@ -67,9 +67,8 @@ const ContextLink* find_in_context(HeldKind kind, Pred&& pred) noexcept {
 // Pushes a link for the scope's lifetime; restores the previous head, also
 // on throw. In a coroutine (an asynchronous call) the push lasts across
 // co_await: it is written to the call's cell, which every resumption
-// installs. A
-// coroutine destroyed without resuming runs this on a thread that is not
-// running the call: that thread's context is left alone.
+// installs. A coroutine destroyed without resuming runs this on a thread that
+// is not running the call: that thread's context is left alone.
 class ContextPush {
  public:
   explicit ContextPush(std::shared_ptr<const ContextLink> link) noexcept

@@ -112,10 +112,12 @@ void register_builtin_interceptor(std::string_view annotation_name, BuiltinFacto
   builtin_factories()[std::string(annotation_name)] = factory;
 }
 
+namespace {
 std::map<std::string, BuiltinDecorator, std::less<>>& builtin_decorators() {
   static auto* decorators = new std::map<std::string, BuiltinDecorator, std::less<>>;  // static-init safe
   return *decorators;
 }
+}  // namespace
 
 void register_builtin_decorator(std::string_view annotation_name, BuiltinDecorator decorate) {
   builtin_decorators()[std::string(annotation_name)] = decorate;

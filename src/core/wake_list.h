@@ -4,7 +4,9 @@
 // watches, under that state's lock.
 //
 //   // under the lock: arm, unless the change came already
-//   if (!wakes.arm(this, std::move(wake), /*changed=*/generation != seen)) wake();  // after the lock
+//   armed = wakes.arm(this, wake, /*changed=*/generation != seen);
+//   // after the lock:
+//   if (!armed) wake();
 //   // the change, under the lock:
 //   ++generation;
 //   wakes.fire();

@@ -164,7 +164,7 @@ std::shared_ptr<HeldClaim> DedupeCall::hold() {
   return rt_.hold(key_, std::move(owner_), match_, sent_, *s_.series);
 }
 
-void DedupeCall::failed(const char* what, HeldClaim& held) noexcept {
+void DedupeCall::failed(const std::exception_ptr& error, HeldClaim& held) noexcept {
   if (s_.on_error == OnError::forget) {
     forget_quietly(held);  // a retry runs at once
     rt_.count(held.series(), &DedupeCounterStripe::forgotten);
@@ -172,7 +172,14 @@ void DedupeCall::failed(const char* what, HeldClaim& held) noexcept {
   }
   rt_.count(held.series(), &DedupeCounterStripe::remembered);
   try {
-    finish(DedupeRecord{'e', held.match(), what}, held);
+    std::string what = "a non-standard exception";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    finish(DedupeRecord{'e', held.match(), std::move(what)}, held);
   } catch (...) {
     // (finish reports store failures itself; only the record's copy may throw)
   }

@@ -13,10 +13,11 @@
 //   }
 //   auto held = c.hold();                      // the first call's claim, renewed
 //   ... run the method with the claim in the call's context ...
-//   c.failed(what, *held) / c.succeeded(*held) // store calls
+//   c.failed(error, *held) / c.succeeded(*held) // store calls
 #pragma once
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,8 +82,9 @@ class WEAVE_API DedupeCall {
 
   // The first call's claim, renewed while the method runs (no store call).
   std::shared_ptr<HeldClaim> hold();
-  // The method threw `what`: forget the claim, or remember the failure. Store call; never throws.
-  void failed(const char* what, HeldClaim& held) noexcept;
+  // The method threw `error`: forget the claim, or remember the failure
+  // (its what(), or "a non-standard exception"). Store call; never throws.
+  void failed(const std::exception_ptr& error, HeldClaim& held) noexcept;
   // The method returned: record the outcome (its result, when replayed).
   // Store call; a result that cannot be encoded throws (and forgets).
   void succeeded(HeldClaim& held);

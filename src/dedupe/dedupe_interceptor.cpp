@@ -48,11 +48,8 @@ class DedupeInterceptor final : public Interceptor {
     try {
       detail::ContextPush in_context(held->context_link(detail::context_head()));
       inv.proceed();
-    } catch (const std::exception& e) {
-      call.failed(e.what(), *held);
-      throw;
     } catch (...) {
-      call.failed("a non-standard exception", *held);
+      call.failed(std::current_exception(), *held);
       throw;
     }
     // 3. record the outcome

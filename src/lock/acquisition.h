@@ -17,16 +17,62 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "internal.h"
 
 namespace WEAVE_NAMESPACE::detail {
+
+// This process's gate of one (backend, key): where its exclusive waiters
+// take turns through one local leader, kept while any of them is there. The
+// blocking waiters' gate (LocalGate, lock_client.cpp) and the suspending
+// ones' (AsyncGate, asio/async_lock.cpp) are each a Gate type of their own,
+// each in a table of its own.
+template <class Gate>
+class GateRef {
+ public:
+  GateRef(const LockBackend* backend, std::string_view key) {
+    id_.reserve(key.size() + 20);
+    id_ = std::to_string(reinterpret_cast<std::uintptr_t>(backend));
+    id_ += '/';
+    id_ += key;
+    Table& t = table();
+    std::lock_guard g(t.mutex);
+    Entry& e = t.gates[id_];
+    if (!e.gate) e.gate = std::make_shared<Gate>();
+    gate_ = e.gate;
+    ++e.users;
+  }
+  ~GateRef() {
+    Table& t = table();
+    std::lock_guard g(t.mutex);
+    auto it = t.gates.find(id_);
+    if (--it->second.users == 0) t.gates.erase(it);
+  }
+  GateRef(const GateRef&) = delete;
+  GateRef& operator=(const GateRef&) = delete;
+  Gate* operator->() const noexcept { return gate_.get(); }
+
+ private:
+  struct Entry {
+    std::shared_ptr<Gate> gate;
+    int users = 0;
+  };
+  struct Table {
+    std::mutex mutex;
+    std::unordered_map<std::string, Entry> gates;
+  };
+  static Table& table() { return fork_guarded<Table>(); }
+  std::string id_;
+  std::shared_ptr<Gate> gate_;
+};
 
 // One key of a request, until acquired or its deadline.
 class WEAVE_API KeyAttempt {
@@ -64,8 +110,6 @@ class WEAVE_API KeyAttempt {
   Clock::time_point sent() const noexcept { return sent_; }
   // Gives up a place in the backend's line, if it holds one.
   void leave_line() noexcept;
-  // Whether leave_line() has anything to do.
-  bool in_line() const noexcept { return in_line_; }
 
  private:
   const ClientShared& shared_;

@@ -6,7 +6,6 @@
 #include <mutex>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -137,22 +136,8 @@ bool exclusive(LockType t) { return t != LockType::read; }
 // place in the backend's line), nor do readers (they may all get in at once).
 class LocalGate {
  public:
-  LocalGate(const LockBackend* backend, std::string_view key) {
-    id_.reserve(key.size() + 20);
-    id_ = std::to_string(reinterpret_cast<std::uintptr_t>(backend));
-    id_ += '/';
-    id_ += key;
-    std::lock_guard g(table().mutex);
-    auto& slot = table().gates[id_];
-    if (!slot) slot = std::make_shared<Gate>();
-    gate_ = slot;
-    ++gate_->users;
-  }
-  ~LocalGate() {
-    resign();
-    std::lock_guard g(table().mutex);
-    if (--gate_->users == 0) table().gates.erase(id_);
-  }
+  LocalGate(const LockBackend* backend, std::string_view key) : gate_(backend, key) {}
+  ~LocalGate() { resign(); }
   LocalGate(const LocalGate&) = delete;
   LocalGate& operator=(const LocalGate&) = delete;
 
@@ -185,15 +170,8 @@ class LocalGate {
     std::mutex mutex;
     std::condition_variable cv;
     bool leader = false;
-    int users = 0;  // guarded by the table's mutex
   };
-  struct Table {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
-  };
-  static Table& table() { return detail::fork_guarded<Table>(); }
-  std::string id_;
-  std::shared_ptr<Gate> gate_;
+  detail::GateRef<Gate> gate_;
   bool leading_ = false;
 };
 

@@ -10,7 +10,6 @@
 
 #include "async/async_call.h"
 #include "cache/read_through.h"
-#include "core/builtin.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -31,7 +30,7 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
       auto& name = rt->name(cache::cache_name_of(call, s));
       std::string key_storage;
       const std::string_view key = cache::key_of(call, s, key_storage);
-      if (cache::complete_from_local(call, s, codec, *rt, name, key, /*count_miss=*/false)) co_return;
+      if (cache::complete_from_local(call, s, codec, *rt, name, key, cache::Clock::now(), /*count_miss=*/false)) co_return;
     }
     co_await run_blocking(inv);
   }

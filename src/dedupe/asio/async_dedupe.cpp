@@ -11,7 +11,6 @@
 #include "async/async_call.h"
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
-#include "core/builtin.h"
 #include "dedupe/dedupe_call.h"
 #include "weave/async_interceptor.h"
 
@@ -54,15 +53,7 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
       }
     }
     if (error) {
-      co_await store_call(in_process, [&] {
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          call.failed(e.what(), *held);
-        } catch (...) {
-          call.failed("a non-standard exception", *held);
-        }
-      });
+      co_await store_call(in_process, [&] { call.failed(error, *held); });
       std::rethrow_exception(error);
     }
     // 3. the outcome

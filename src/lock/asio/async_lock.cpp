@@ -22,12 +22,10 @@
 #include <optional>
 #include <stop_token>
 #include <string>
-#include <unordered_map>
 
 #include "async/async_call.h"
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
-#include "core/builtin.h"
 #include "lock/acquisition.h"
 #include "lock/lock_interceptor.h"
 #include "weave/async_interceptor.h"
@@ -54,23 +52,8 @@ asio::awaitable<void> throw_if_cancelled() {
 // coroutines waiting for one exclusive key of one backend, one leads.
 class AsyncGate {
  public:
-  AsyncGate(const LockBackend* backend, std::string_view key) {
-    id_ = std::to_string(reinterpret_cast<std::uintptr_t>(backend));
-    id_ += '/';
-    id_ += key;
-    Table& t = table();
-    std::lock_guard g(t.mutex);
-    auto& slot = t.gates[id_];
-    if (!slot) slot = std::make_shared<Gate>();
-    gate_ = slot;
-    ++gate_->users;
-  }
-  ~AsyncGate() {
-    resign();
-    Table& t = table();
-    std::lock_guard g(t.mutex);
-    if (--gate_->users == 0) t.gates.erase(id_);
-  }
+  AsyncGate(const LockBackend* backend, std::string_view key) : gate_(backend, key) {}
+  ~AsyncGate() { resign(); }
   AsyncGate(const AsyncGate&) = delete;
   AsyncGate& operator=(const AsyncGate&) = delete;
 
@@ -112,7 +95,6 @@ class AsyncGate {
     co_return leading_;
   }
 
-
   void resign() {
     if (!leading_) return;
     leading_ = false;
@@ -149,15 +131,8 @@ class AsyncGate {
     std::mutex mutex;
     bool leader = false;
     std::deque<Follower*> followers;
-    int users = 0;  // under the table's mutex
   };
-  struct Table {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::shared_ptr<Gate>> gates;
-  };
-  static Table& table() { return fork_guarded<Table>(); }
-  std::string id_;
-  std::shared_ptr<Gate> gate_;
+  GateRef<Gate> gate_;
   bool leading_ = false;
 };
 
