@@ -18,8 +18,8 @@ namespace WEAVE_NAMESPACE::detail {
 
 // A built-in interceptor made asynchronous by Weave::asio (a decorator of
 // the blocking one, core/builtin.h): a synchronous method's call, and its
-// prepare(), go to the blocking interceptor; an asynchronous call may hand
-// itself to it too (run_blocking, below).
+// prepare(), go to the blocking interceptor; an asynchronous call to
+// around_async(), which drives the feature's steps by suspension.
 class AsyncBuiltin : public AsyncInterceptor {
  public:
   explicit AsyncBuiltin(std::shared_ptr<Interceptor> blocking) : blocking_(std::move(blocking)) {}
@@ -76,11 +76,5 @@ struct AsyncCallAccess {
 // The rest of the call from its running level: the next interceptor, or the
 // method. What AsyncInvocation::proceed() awaits.
 boost::asio::awaitable<void> proceed_async(AsyncCall& call);
-
-// From an AsyncBuiltin's around_async(): the rest of this interceptor's work
-// done by its blocking interceptor, on the interceptor pool (its proceed()
-// runs the rest of the call as coroutines and waits). For the paths of a
-// feature not made suspending yet.
-boost::asio::awaitable<void> run_blocking(AsyncInvocation& inv);
 
 }  // namespace weave::detail

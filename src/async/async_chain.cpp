@@ -115,13 +115,6 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
   co_return call.inv.proceeded();
 }
 
-boost::asio::awaitable<void> run_blocking(AsyncInvocation& inv) {
-  AsyncCall* call = AsyncCallAccess::call(inv);
-  if (!call) throw UsageError("run_blocking() outside an asynchronous call of " + std::string(inv.method()));
-  // The running interceptor is the one at depth - 1 (proceed_async entered it).
-  co_await run_sync_interceptor(*call, InvocationAccess::depth(call->inv) - 1);
-}
-
 }  // namespace detail
 
 boost::asio::awaitable<void> AsyncInvocation::proceed() {

@@ -54,6 +54,25 @@ bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& 
   return false;
 }
 
+AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, CacheRuntime& rt, CacheName& cache,
+                         std::string_view key, Flight& flight, Clock::time_point began, int attempt) {
+  std::unique_lock lock(flight.mutex);
+  const bool failed = !flight.value && flight.json.empty();
+  // A leader that read before this call began may have read before a write
+  // that completed before it, and been slow since: its value is taken only
+  // if no invalidation of the key came in since its read and the feed is
+  // confirmed (every write completed more than feed_lag ago has been
+  // applied), as for a local hit. Else read again.
+  const bool superseded =
+      flight.read_at < began && (flight.stamp != cache.local().stamp(key) || !rt.remote().live(Clock::now()));
+  if (!failed && !superseded && complete_from_flight(inv, codec, flight)) {
+    cache.counters().add(&Counts::shared_loads);
+    return AfterFlight::taken;
+  }
+  // The leader's load failed (or writes keep coming): this caller loads for itself.
+  return failed || attempt == 2 ? AfterFlight::load_self : AfterFlight::join_again;
+}
+
 namespace {
 
 class CacheInterceptor final : public CacheInterceptorBase {
@@ -63,7 +82,6 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const ResultCodec& codec = codec_of(inv);
     const CacheRuntimeRef rt;
     CacheName& cache = rt->name(cache_name_of(inv, s));
-    CacheCounters& count = cache.counters();
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
 
@@ -78,26 +96,11 @@ class CacheInterceptor final : public CacheInterceptorBase {
         ReadThrough(inv, s, codec, *rt, cache, key, std::move(flight)).run();
         return;
       }
-      std::unique_lock lock(flight->mutex);
-      // Not `[&] { return flight->done; }`: clang 14 cannot capture a
-      // structured binding (C++20 allows it; clang does from 16).
-      flight->done_cv.wait(lock, [&f = *flight] { return f.done; });
-      const bool failed = !flight->value && flight->json.empty();
-      // A leader that read before this call began may have read before a
-      // write that completed before it, and been slow since: its value is
-      // taken only if no invalidation of the key came in since its read and
-      // the feed is confirmed (every write completed more than feed_lag ago
-      // has been applied), as for a local hit. Else read again.
-      const bool superseded = flight->read_at < now && (flight->stamp != cache.local().stamp(key) ||
-                                                        !rt->remote().live(Clock::now()));
-      if (!failed && !superseded && complete_from_flight(inv, codec, *flight)) {
-        count.add(&Counts::shared_loads);
-        return;
-      }
-      lock.unlock();
-      if (failed || attempt == 2) {
-        inv.proceed();  // the leader's load failed (or writes keep coming): this caller loads for itself
-        return;
+      flight->wait_done();
+      switch (after_flight(inv, codec, *rt, cache, key, *flight, now, attempt)) {
+        case AfterFlight::taken: return;
+        case AfterFlight::load_self: inv.proceed(); return;
+        case AfterFlight::join_again: break;
       }
     }
   }

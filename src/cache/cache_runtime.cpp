@@ -73,8 +73,23 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
     flight->stamp = stamp;
     flight->read_at = read_at;
     flight->done = true;
+    flight->done_wakes.fire();
   }
   flight->done_cv.notify_all();
+}
+
+void Flight::wait_done() {
+  std::unique_lock lock(mutex);
+  done_cv.wait(lock, [this] { return done; });
+}
+
+void Flight::wake_when_done(const void* waiter, std::function<void()> wake) {
+  bool armed;
+  {
+    std::lock_guard lock(mutex);
+    armed = done_wakes.arm(waiter, wake, /*changed=*/done);
+  }
+  if (!armed) wake();
 }
 
 CacheRuntime::CacheRuntime(CacheOptions options)

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "core/lease_core.h"
 #include "core/metrics.h"
 #include "core/striped.h"
+#include "core/wake_list.h"
 #include "cache/remote_tier.h"
 #include "weave/cache.h"
 #include "weave/held_lease.h"
@@ -40,6 +42,7 @@ using CacheCounters = StripedCounters<CacheCounterStripe>;
 struct WEAVE_API Flight {
   std::mutex mutex;
   std::condition_variable done_cv;
+  WakeList done_wakes;  // of waiters that hold no thread (wake_when_done)
   bool done = false;
   std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
   const ResultCodec* codec = nullptr;  // made `value`
@@ -49,6 +52,12 @@ struct WEAVE_API Flight {
   // (an invalidation came in meanwhile; the value may predate its write).
   std::uint64_t stamp = 0;
   std::chrono::steady_clock::time_point read_at{};  // when that stamp was taken
+
+  // Blocks until the leader landed.
+  void wait_done();
+  // Runs `waiter`'s `wake` once the leader landed (at once, on this
+  // thread, if it has).
+  void wake_when_done(const void* waiter, std::function<void()> wake);
 };
 
 class WEAVE_API CacheName {

@@ -8,47 +8,65 @@
 namespace WEAVE_NAMESPACE::detail::cache {
 
 void ReadThrough::run() {
-  const bool use_remote = s_.tier != Tier::local;
+  for (;;) {
+    const Step step = look();
+    if (step.kind == Step::done) return;
+    if (step.kind == Step::load) break;
+    waiter_->wait_until(step.until);
+  }
+  load(false);
+}
+
+ReadThrough::Step ReadThrough::look() {
+  waiter_.reset();
+  if (s_.tier == Tier::local) {
+    stamp_ = land_.stamp = cache_.local().stamp(key_);
+    land_.read_at = Clock::now();
+    return {Step::load};
+  }
   // sync=true: how long a miss waits for other processes' loads in all.
-  const auto deadline = Clock::now() + rt_.options().fill_guard;
-  bool waited = false;
+  if (fill_deadline_ == Clock::time_point{}) fill_deadline_ = Clock::now() + rt_.options().fill_guard;
   for (;;) {
     // Taken before anything is read: an invalidation from here on refuses the fill.
     stamp_ = cache_.local().stamp(key_);
     land_.stamp = stamp_;
     land_.read_at = Clock::now();
     read_version_.reset();
-    if (!use_remote) break;
     RemoteRead stored;
-    if (!guarded(rt_, cache_, key_, s_, [&] { stored = rt_.remote().get(cache_.name(), key_); })) break;
+    if (!guarded(rt_, cache_, key_, s_, [&] { stored = rt_.remote().get(cache_.name(), key_); })) return {Step::load};
     read_version_ = stored.version;
     if (stored.json) {
-      if (shared_hit(stored)) return;
-      break;  // stored by another version of the type: a miss, overwritten below
+      if (shared_hit(stored)) return {Step::done};
+      return {Step::load};  // stored by another version of the type: a miss, overwritten after the load
     }
-    if (!waited) count_.add(&Counts::remote_misses);
-    if (!s_.sync) break;
+    if (!waited_) count_.add(&Counts::remote_misses);
+    if (!s_.sync) return {Step::load};
     // One loader in the deployment; the others wait for its value.
     if (held_.token.empty()) held_.token = unique_token();
-    FillClaim claim = FillClaim::gave_up;
+    FillClaimed claim;
     const auto sent = Clock::now();
     if (!guarded(rt_, cache_, key_, s_, [&] {
-          claim = rt_.remote().claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
-                                          stored.version, deadline);
+          waiter_ = rt_.remote().watch_fill(cache_.name(), key_);  // before the claim: no wake is missed
+          claim = rt_.remote().try_claim_fill(cache_.name(), key_, held_.token, rt_.options().fill_lease,
+                                              stored.version);
         }))
-      break;
-    if (claim == FillClaim::load) {
+      return {Step::load};
+    if (claim.claim == FillClaim::load) {
       held_.take(sent);
-      break;
+      return {Step::load};
     }
-    if (claim == FillClaim::gave_up) break;  // waited fill_guard: load without the lease
-    if (claim == FillClaim::waited && !waited) {
-      waited = true;
+    if (claim.claim == FillClaim::read_again) continue;
+    // Held by another caller: wait for its fill (or its lease's end), up to
+    // fill_guard in all, then load without the lease.
+    if (Clock::now() >= fill_deadline_) return {Step::load};
+    if (!waited_) {
+      waited_ = true;
       count_.add(&Counts::sync_waits);
     }
+    return {Step::wait, std::min(fill_deadline_, claim.held_until)};
   }
-  load(false);
 }
+
 bool ReadThrough::shared_hit(const RemoteRead& stored) {
   try {
     inv_.complete_from_json(*stored.json);
@@ -71,9 +89,20 @@ void ReadThrough::load(bool refreshing) {
   try {
     inv_.proceed();
   } catch (...) {
-    count_.add(&Counts::load_failures);
+    count_.add(&Counts::load_failures);  // the lease: given back by ~Held, or kept by a failed reload
     throw;
   }
+  loaded(started, refreshing);
+}
+
+void ReadThrough::load_failed() noexcept {
+  waiter_.reset();
+  count_.add(&Counts::load_failures);
+  held_.give_back();  // a waiter loads at once instead of waiting for the lease to run out
+}
+
+void ReadThrough::loaded(Clock::time_point started, bool refreshing) {
+  waiter_.reset();
   count_.add(&Counts::loads);
   if (refreshing) count_.add(&Counts::refreshes);
   const auto took = Clock::now() - started;

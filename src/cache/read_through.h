@@ -21,6 +21,25 @@ namespace WEAVE_NAMESPACE::detail::cache {
 WEAVE_API bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
                                    CacheName& cache, std::string_view key, Clock::time_point now, bool count_miss);
 
+// Step 2, for a caller that waited for another caller's load of its key in
+// this process (single flight) until it landed: take its value, load for
+// itself (the leader failed, or writes keep coming: `attempt` 2), or join
+// the key's next flight. `began`: when the call began.
+enum class AfterFlight { taken, load_self, join_again };
+WEAVE_API AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, CacheRuntime& rt, CacheName& cache,
+                                   std::string_view key, Flight& flight, Clock::time_point began, int attempt);
+
+// Steps 3 and 4, by the leader of a flight, as steps, so that the blocking
+// interceptor (run()) and the suspending one (src/cache/asio/) drive one set
+// of rules:
+//
+//   for (;;) {
+//     ReadThrough::Step s = r.look();             // store calls
+//     if (s.kind == Step::done) return;           // a shared hit completed the call
+//     if (s.kind == Step::load) break;
+//     wait on r.waiter() until s.until;           // another caller's fill lease (sync=true)
+//   }
+//   started = now; run the method; r.loaded(started) or r.load_failed()   // store calls
 class ReadThrough {
  public:
   ReadThrough(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
@@ -29,7 +48,21 @@ class ReadThrough {
         land_{cache, std::string(key), std::move(flight), &codec, nullptr, {}, false},
         held_{rt, cache, key, {}, nullptr} {}
 
+  // The steps below, waiting on this thread.
   void run();
+
+  struct Step {
+    enum Kind { done, load, wait } kind = load;
+    Clock::time_point until{};  // wait: look again by then (woken earlier by the holder's fill)
+  };
+  // Reads the shared tier and, sync=true, claims the fill lease.
+  Step look();
+  // After a wait step: woken when the lease's holder filled or gave up.
+  FillWaiter* waiter() const noexcept { return waiter_.get(); }
+  // The method returned (it started at `started`): count, fill, install.
+  void loaded(Clock::time_point started, bool refreshing = false);
+  // The method threw: counted, and a fill lease given back at once.
+  void load_failed() noexcept;
 
   // A reload queued by reload_in_background: the fill of load(true), with
   // what the claimer read, on the background thread.
@@ -55,6 +88,10 @@ class ReadThrough {
   void reload_in_background();
   // 4. the method, then the fill (which also drops a lease this call holds).
   void load(bool refreshing);
+  // sync=true: when the wait for other processes' loads ends, in all.
+  Clock::time_point fill_deadline_{};
+  bool waited_ = false;
+  std::unique_ptr<FillWaiter> waiter_;
   void install(const std::shared_ptr<const void>& value, std::size_t weight, std::int64_t written_ms,
                std::optional<milliseconds> ttl = std::nullopt);
 
@@ -94,7 +131,8 @@ class ReadThrough {
       if (lease) lease->drop_hold();
       lease.reset();
     }
-    ~Held() {
+    // Given back in the store (store call).
+    void give_back() noexcept {
       if (!lease) return;
       stop_renewing();
       try {
@@ -103,6 +141,7 @@ class ReadThrough {
         rt.report(cache, key, e);  // the lease runs out by itself
       }
     }
+    ~Held() { give_back(); }
   };
 
   Invocation& inv_;

@@ -4,12 +4,14 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "cache/remote_tier.h"
 #include "core/feature_runtime.h"
+#include "core/wake_list.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -62,23 +64,19 @@ class MemRemote final : public RemoteTier {
     for (const auto& [key, e] : n->second) live += e.expires > now ? 1 : 0;
     return live;
   }
-  FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
-                       std::chrono::milliseconds lease, std::uint64_t read_version,
-                       Clock::time_point deadline) override {
-    std::unique_lock lock(mutex_);
-    if (entry(name, key) || version_of(name, key) != read_version) return FillClaim::read_again;
+  std::unique_ptr<FillWaiter> watch_fill(std::string_view, std::string_view) override {
+    std::lock_guard lock(mutex_);
+    return std::make_unique<Waiter>(*this, changes_);
+  }
+  FillClaimed try_claim_fill(std::string_view name, std::string_view key, std::string_view token,
+                             std::chrono::milliseconds lease, std::uint64_t read_version) override {
+    std::lock_guard lock(mutex_);
+    if (entry(name, key) || version_of(name, key) != read_version) return {FillClaim::read_again};
     const auto now = Clock::now();
     Lease& held = leases_[lease_key('f', name, key)];
-    if (held.token.empty() || held.expires <= now) {
-      held = Lease{std::string(token), now + lease};
-      return FillClaim::load;
-    }
-    // Woken by any change of the table (rare: only sync misses wait here).
-    const std::uint64_t seen = changes_;
-    // A copy: `held` may be erased while this waits (wait_until keeps a reference).
-    const Clock::time_point until = std::min(deadline, held.expires);
-    const bool woken = cv_.wait_until(lock, until, [&] { return changes_ != seen; });
-    return !woken && Clock::now() >= deadline ? FillClaim::gave_up : FillClaim::waited;
+    if (!held.token.empty() && held.expires > now) return {FillClaim::held, held.expires};
+    held = Lease{std::string(token), now + lease};
+    return {FillClaim::load};
   }
   bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
                      std::chrono::milliseconds lease) override {
@@ -114,6 +112,7 @@ class MemRemote final : public RemoteTier {
   }
   void listen(Listener) override {}
   bool live(Clock::time_point) const noexcept override { return true; }
+  bool in_process() const noexcept override { return true; }
 
  private:
   struct Entry {
@@ -124,6 +123,32 @@ class MemRemote final : public RemoteTier {
   struct Lease {
     std::string token;
     Clock::time_point expires;
+  };
+  // Woken by any change of the table (rare: only sync misses wait).
+  class Waiter final : public FillWaiter {
+   public:
+    Waiter(MemRemote& table, std::uint64_t seen) : table_(table), seen_(seen) {}
+    ~Waiter() override {
+      std::lock_guard lock(table_.mutex_);
+      table_.wakes_.drop(this);
+    }
+    bool wait_until(Clock::time_point until) override {
+      std::unique_lock lock(table_.mutex_);
+      return table_.cv_.wait_until(lock, until, [&] { return table_.changes_ != seen_; });
+    }
+    bool wake_on_change(std::function<void()> wake) override {
+      bool armed;
+      {
+        std::lock_guard lock(table_.mutex_);
+        armed = table_.wakes_.arm(this, wake, /*changed=*/table_.changes_ != seen_);
+      }
+      if (!armed) wake();
+      return true;
+    }
+
+   private:
+    MemRemote& table_;  // the waiter's caller holds the runtime that holds the table
+    const std::uint64_t seen_;
   };
   // The live entry, or null (an expired one is dropped). Under mutex_.
   const Entry* entry(std::string_view name, std::string_view key) {
@@ -157,6 +182,7 @@ class MemRemote final : public RemoteTier {
   void changed() {
     ++changes_;
     cv_.notify_all();
+    wakes_.fire();
   }
   // Write versions in a fixed table of buckets (bounded memory; a key shares
   // its bucket with others, which only refuses some fills) plus a counter
@@ -173,7 +199,8 @@ class MemRemote final : public RemoteTier {
     else ++all_evictions_;
   }
   std::mutex mutex_;
-  std::condition_variable cv_;  // claim_fill's waiters
+  std::condition_variable cv_;  // fill waiters with a thread
+  WakeList wakes_;              // and without (Waiter::wake_on_change)
   std::uint64_t changes_ = 0;   // bumped by every fill, put, evict and release
   std::unordered_map<std::string, std::unordered_map<std::string, Entry>> names_;
   std::unordered_map<std::string, Lease> leases_;

@@ -34,12 +34,30 @@ inline std::int64_t wall_ms() noexcept {
       .count();
 }
 
-// What claim_fill() found (sync=true).
+// What try_claim_fill() found (sync=true).
 enum class FillClaim {
   load,        // the caller holds the fill lease: it loads, then fill() or release()
   read_again,  // the key was filled or written since the miss
-  waited,      // another caller held the lease; it landed, gave up or ran out: read again
-  gave_up,     // the deadline passed while another caller held the lease
+  held,        // another caller holds the lease, until `held_until` at the latest
+};
+struct FillClaimed {
+  FillClaim claim = FillClaim::load;
+  std::chrono::steady_clock::time_point held_until{};
+};
+
+// sync=true: this process's wait for a fill lease another caller holds,
+// made before the claim (a wake sent after the claim's step is not lost).
+class WEAVE_API FillWaiter {
+ public:
+  virtual ~FillWaiter() = default;
+  // True once woken (the key filled, written or evicted, or its lease given
+  // back; may be spurious) since the waiter was made; false at `until`.
+  virtual bool wait_until(std::chrono::steady_clock::time_point until) = 0;
+  // For waiting without a thread (asynchronous methods): runs `wake` once,
+  // at the first wake (at once if one came), on whichever thread learns of
+  // it; quick, never calling the store. A later call replaces an earlier one.
+  // Always true (the shape of LockWaiter's and ClaimWaiter's).
+  virtual bool wake_on_change(std::function<void()> wake) = 0;
 };
 
 class WEAVE_API RemoteTier {
@@ -68,13 +86,13 @@ class WEAVE_API RemoteTier {
   // for operators (`weave cache stats`): one walk of the whole store.
   virtual std::uint64_t stored_keys(std::string_view name) = 0;
 
+  // sync=true: a waiter for `key`'s fill lease, made before try_claim_fill.
+  virtual std::unique_ptr<FillWaiter> watch_fill(std::string_view name, std::string_view key) = 0;
   // sync=true, after a miss that read `read_version`: claims the key's fill
-  // lease for `lease` (one loader per deployment). When another caller holds
-  // it, waits until woken (the key filled, written or evicted, the holder
-  // released) or its lease ran out, at most until `deadline`.
-  virtual FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token,
-                               std::chrono::milliseconds lease, std::uint64_t read_version,
-                               std::chrono::steady_clock::time_point deadline) = 0;
+  // lease for `lease` (one loader per deployment), or says who has it. Never
+  // waits: the caller waits on its watch_fill() waiter, then reads again.
+  virtual FillClaimed try_claim_fill(std::string_view name, std::string_view key, std::string_view token,
+                                     std::chrono::milliseconds lease, std::uint64_t read_version) = 0;
   // refresh_after: claims the reload of the value `read` saw for `lease`;
   // false when another caller holds the claim or the entry changed since.
   virtual bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read,
@@ -104,6 +122,9 @@ class WEAVE_API RemoteTier {
   // process resuming from a pause is not live until its reader caught up).
   // A local tier may serve only then.
   virtual bool live(std::chrono::steady_clock::time_point now) const noexcept = 0;
+  // True when the tier lives in this process (mem://): its calls cost less
+  // than a thread hop, so an asynchronous call makes them inline.
+  virtual bool in_process() const noexcept { return false; }
 };
 
 // mem://[name]: a table in this process shared by every cache of the same

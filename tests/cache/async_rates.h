@@ -8,7 +8,10 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
+
+#include "weave/json_codec.h"
 
 namespace asynccache {
 
@@ -30,6 +33,40 @@ class Rates {
 
  private:
   std::atomic<int> loads_{0};
+};
+
+// The shape of the cache suite's shop::Product (cache_methods.h): what the
+// suite's cache_worker processes store, read here as another process would.
+struct Quote {
+  std::string id;
+  int cents = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Quote, id, cents)
+
+// sync=true: one load per deployment. A load waits, suspended, until
+// open() (so that a test holds it while others wait).
+class Quotes {
+ public:
+  virtual ~Quotes() = default;
+
+  [[cache(name="async-quotes", key="<id>", ttl=10min, sync=true)]]
+  virtual boost::asio::awaitable<std::optional<Quote>> find(std::string id) {
+    ++loads_;
+    const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
+    while (!open_) {  // (a test's gate: the user's body may poll, Weave does not)
+      boost::asio::steady_timer t(ex, std::chrono::milliseconds(1));
+      co_await t.async_wait(boost::asio::use_awaitable);
+    }
+    co_return Quote{id, 100};
+  }
+
+  // Lets every held load and every later one go on.
+  void open() { open_ = true; }
+  int loads() const { return loads_; }
+
+ private:
+  std::atomic<int> loads_{0};
+  std::atomic<bool> open_{false};
 };
 
 }  // namespace asynccache

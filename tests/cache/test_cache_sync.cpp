@@ -195,8 +195,7 @@ struct WaitingOnOther {
   WaitingOnOther(const std::string& what, std::chrono::milliseconds lease) : name(fresh_name(what)) {
     use_store();
     read = other->get(name, "k");
-    REQUIRE(other->claim_fill(name, "k", "other", lease, read.version, std::chrono::steady_clock::now()) ==
-            weave::detail::FillClaim::load);
+    REQUIRE(other->try_claim_fill(name, "k", "other", lease, read.version).claim == weave::detail::FillClaim::load);
     waiter = std::async(std::launch::async, [this] { return c.find(name, "k", Find::sync); });
     REQUIRE(waiter.wait_for(100ms) == std::future_status::timeout);
   }
@@ -242,9 +241,8 @@ TEST_CASE("cache sync: a load slower than fill_lease keeps its lease: no other p
   std::this_thread::sleep_for(1500ms);  // five leases long
   auto other = other_process();
   const auto read = other->get(name, "k");
-  // Still held: the other process waits (until its short deadline) instead of loading.
-  CHECK(other->claim_fill(name, "k", "other", 60s, read.version, std::chrono::steady_clock::now() + 50ms) ==
-        weave::detail::FillClaim::gave_up);
+  // Still held: the other process would wait instead of loading.
+  CHECK(other->try_claim_fill(name, "k", "other", 60s, read.version).claim == weave::detail::FillClaim::held);
 }
 
 TEST_CASE("cache sync: a lease holder that never comes back blocks a waiter only until its lease runs out") {

@@ -5,6 +5,7 @@
 // cause them, so that the one rule they keep is plain: a waiter registers
 // before its claim, so a wake published after the claim is never lost.
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -25,12 +26,25 @@ FillWaiters::Waiting::~Waiting() {
   std::lock_guard g(w_.mutex_);
   w_.waiting_.fetch_sub(1);
   auto it = w_.waits_.find(entry_);
+  it->second.wakes_without_thread.drop(this);
   if (--it->second.waiters == 0) w_.waits_.erase(it);
 }
 
-bool FillWaiters::Waiting::wait(std::chrono::steady_clock::time_point until) {
+bool FillWaiters::Waiting::woken_locked() { return w_.waits_[entry_].wakes != wakes_ || w_.wake_all_ != all_; }
+
+bool FillWaiters::Waiting::wait_until(std::chrono::steady_clock::time_point until) {
   std::unique_lock g(w_.mutex_);
-  return w_.cv_.wait_until(g, until, [&] { return w_.waits_[entry_].wakes != wakes_ || w_.wake_all_ != all_; });
+  return w_.cv_.wait_until(g, until, [&] { return woken_locked(); });
+}
+
+bool FillWaiters::Waiting::wake_on_change(std::function<void()> wake) {
+  bool armed;
+  {
+    std::lock_guard g(w_.mutex_);
+    armed = w_.waits_[entry_].wakes_without_thread.arm(this, wake, /*changed=*/woken_locked());
+  }
+  if (!armed) wake();
+  return true;
 }
 
 void FillWaiters::woken(const std::string& entry) {
@@ -40,6 +54,7 @@ void FillWaiters::woken(const std::string& entry) {
     auto it = waits_.find(entry);
     if (it == waits_.end()) return;
     ++it->second.wakes;
+    it->second.wakes_without_thread.fire();
   }
   cv_.notify_all();
 }
@@ -49,6 +64,7 @@ void FillWaiters::woken_all() {
   {
     std::lock_guard g(mutex_);
     ++wake_all_;
+    for (auto& [entry, slot] : waits_) slot.wakes_without_thread.fire();
   }
   cv_.notify_all();
 }

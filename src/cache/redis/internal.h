@@ -25,6 +25,7 @@
 
 #include "cache/remote_tier.h"
 #include "core/process.h"
+#include "core/wake_list.h"
 #include "store/executor.h"
 
 namespace WEAVE_NAMESPACE::cache_redis {
@@ -101,22 +102,23 @@ class GroupCommit {
 
 // ---- fill_waiters.cpp ----
 
-// claim_fill's waiters of this process, per entry key: woken by any message
+// The fill waiters of this process, per entry key: woken by any message
 // about their key (or their name, or a gap of the feed), then they read again.
 class FillWaiters {
  public:
-  // One waiter, registered before its claim: a wake published after the
-  // claim's script ran is not lost.
-  class Waiting {
+  // One waiter, made before its claim: a wake published after the claim's
+  // script ran is not lost.
+  class Waiting final : public detail::FillWaiter {
    public:
     Waiting(FillWaiters& w, std::string entry);
-    ~Waiting();
+    ~Waiting() override;
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
-    // True when woken since the registration; false once `until` passed.
-    bool wait(std::chrono::steady_clock::time_point until);
+    bool wait_until(std::chrono::steady_clock::time_point until) override;
+    bool wake_on_change(std::function<void()> wake) override;
 
    private:
+    bool woken_locked();
     FillWaiters& w_;
     std::string entry_;
     std::uint64_t wakes_ = 0, all_ = 0;
@@ -131,6 +133,7 @@ class FillWaiters {
   struct Slot {
     int waiters = 0;
     std::uint64_t wakes = 0;
+    detail::WakeList wakes_without_thread;
   };
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -71,22 +71,21 @@ class RedisRemote final : public detail::RemoteTier {
     return sent;
   }
 
-  FillClaim claim_fill(std::string_view name, std::string_view key, std::string_view token, milliseconds lease,
-                       std::uint64_t read_version, std::chrono::steady_clock::time_point deadline) override {
+  std::unique_ptr<detail::FillWaiter> watch_fill(std::string_view name, std::string_view key) override {
+    return std::make_unique<FillWaiters::Waiting>(waiters_, entry_key(prefix_, name, key));
+  }
+
+  detail::FillClaimed try_claim_fill(std::string_view name, std::string_view key, std::string_view token,
+                                     milliseconds lease, std::uint64_t read_version) override {
     const std::string k = entry_key(prefix_, name, key);
-    // Registered before the claim: a wake published after the script ran is not lost.
-    FillWaiters::Waiting waiting(waiters_, k);
     const std::string ms = std::to_string(std::max<long long>(1, lease.count())), v = std::to_string(read_version);
     const long long r =
         integer(run({scripts::claim_fill, {k, fill_lease_key(k)}, {token, ms, v}}, "cache claim fill"));
-    if (r == 1) return FillClaim::load;
-    if (r >= 0) return FillClaim::read_again;
-    // Held by another caller for -r ms more: wait for its wake, or for its
-    // lease to run out (a crashed loader, or no feed to hear the wake on).
-    const auto now = std::chrono::steady_clock::now();
-    const auto lease_end = now + milliseconds(-r);
-    if (waiting.wait(std::min(deadline, lease_end))) return FillClaim::waited;
-    return lease_end < deadline ? FillClaim::waited : FillClaim::gave_up;
+    if (r == 1) return {FillClaim::load};
+    if (r >= 0) return {FillClaim::read_again};
+    // Held by another caller for -r ms more: a crashed loader's lease runs
+    // out then (and with no feed to hear its wake on, so does the wait).
+    return {FillClaim::held, std::chrono::steady_clock::now() + milliseconds(-r)};
   }
 
   bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
