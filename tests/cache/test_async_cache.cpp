@@ -224,7 +224,7 @@ TEST_CASE("async cache: a miss cancelled while it waits for another call's load 
     asio::co_spawn(io, quotes.find(key), record_quote(waiter));
     asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });
   });
-  REQUIRE(eventually([&] { return cancelled.done; }));
+  REQUIRE(eventually([&] { return cancelled.done.load(); }));
   CHECK(cancelled.aborted());
   CHECK(!leader.done);
   CHECK(!waiter.done);

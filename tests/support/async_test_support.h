@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/error.hpp>
 #include <boost/system/system_error.hpp>
 #include <chrono>
@@ -52,8 +53,9 @@ T run(int threads, boost::asio::awaitable<T> task) {
 }
 
 // How a spawned call ended: co_spawn(io, call, record(outcome)).
+// `done` is set last: a thread that sees it reads the rest.
 struct Outcome {
-  bool done = false;
+  std::atomic<bool> done{false};
   std::exception_ptr error;
   long value = 0;
   // Ended by a cancellation (boost::asio::error::operation_aborted).
