@@ -61,7 +61,7 @@ struct AsyncCall {
   const AsyncChain* async_chain;
   boost::asio::awaitable<void> (*target)(void*);
   void* target_ctx;
-  std::shared_ptr<ContextCell> cell;
+  std::shared_ptr<CallCell> cell;
   boost::asio::any_io_executor executor;  // the caller's, carrying `cell`
 };
 

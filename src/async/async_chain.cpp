@@ -1,6 +1,9 @@
 // The asynchronous chain: run_chain_async (what an asynchronous proxy
 // awaits), AsyncInvocation::proceed, and the chain's asynchronous view.
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <mutex>
@@ -104,14 +107,31 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
   // The call runs as a coroutine of its own on the caller's executor,
   // wrapped to install its context at every resumption; it starts from the
   // context the caller runs in (a woven caller's: reentrancy).
-  call.cell = std::make_shared<ContextCell>();
+  call.cell = std::make_shared<CallCell>();
   call.cell->head = context_head();
   // (No temporary with a destructor in a co_await expression: g++ 12
   // destroys those twice.)
   const boost::asio::any_io_executor outer = co_await boost::asio::this_coro::executor;
-  call.executor = ContextExecutor<boost::asio::any_io_executor>(outer, call.cell);
+  // An io_context's executor is wrapped as itself: small enough to live
+  // inside the type-erased executor (no allocation, no shared count per copy).
+  if (const auto* io = outer.target<boost::asio::io_context::executor_type>())
+    call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell);
+  else
+    call.executor = ContextExecutor<boost::asio::any_io_executor>(outer, call.cell);
+  // Cancelled through its cell (a lost lease, from any thread); the
+  // caller's cancellation goes the same way.
+  const boost::asio::cancellation_state caller = co_await boost::asio::this_coro::cancellation_state;
+  struct Forward {
+    boost::asio::cancellation_slot slot;
+    ~Forward() {
+      if (slot.is_connected()) slot.clear();
+    }
+  } forward{caller.slot()};
+  if (forward.slot.is_connected())
+    forward.slot.assign([cell = call.cell.get()](boost::asio::cancellation_type type) { cell->cancel(type, false); });
   auto rest = proceed_async(call);
-  co_await boost::asio::co_spawn(call.executor, std::move(rest), boost::asio::use_awaitable);
+  auto bound = boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable);
+  co_await boost::asio::co_spawn(call.executor, std::move(rest), bound);
   co_return call.inv.proceeded();
 }
 

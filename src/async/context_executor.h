@@ -5,36 +5,89 @@
 // the call pushes meanwhile is written through to its cell
 // (set_context_head). This is how current_lease() and lock reentrancy
 // follow a coroutine across co_await without a thread owning anything.
+//
+// The cell is also how the call is cancelled from another thread (a lost
+// lease, the caller's cancellation): CallCell emits a cancellation only
+// while none of the call's handlers runs, since a cancellation slot is not
+// thread-safe and each handler of the call runs through this executor.
 #pragma once
 
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/execution.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/require.hpp>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "core/call_context.h"
+#include "core/process.h"
+#include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
+
+// An asynchronous call's context (ContextCell) and its cancellation. The
+// call's coroutines are spawned bound to slot(); cancel() reaches their
+// pending operation from any thread.
+class WEAVE_API CallCell : public ContextCell {
+ public:
+  CallCell() = default;
+  CallCell(const CallCell&) = delete;
+  CallCell& operator=(const CallCell&) = delete;
+
+  boost::asio::cancellation_slot slot() noexcept { return own_.slot(); }
+  // Emits `type` at the call's pending operation: now when none of the
+  // call's handlers runs, else as the running one ends. `loss`: a lost
+  // lease's, which forget_loss() drops while not emitted yet (the body it
+  // was meant for ended first).
+  void cancel(boost::asio::cancellation_type type, bool loss) noexcept;
+  void forget_loss() noexcept;
+  // While a plain interceptor's proceed() runs the rest of the call as
+  // coroutines of their own, bound to `signal`: cancellations go there.
+  // Returns the signal they went to before.
+  boost::asio::cancellation_signal* retarget(boost::asio::cancellation_signal* signal) noexcept;
+
+  // Around each handler of the call (ContextExecutor).
+  void enter() noexcept;
+  void leave() noexcept;
+
+ private:
+  // An emission runs as one of the call's handlers, unlocked (co_spawn's
+  // cancellation handler dispatches, which may run a handler inline): the
+  // emitting thread's handlers run, other threads' wait until it ends.
+  SpinLock guard_;
+  int running_ = 0;
+  std::thread::id emitter_;
+  boost::asio::cancellation_type pending_ = boost::asio::cancellation_type::none;
+  boost::asio::cancellation_type pending_loss_ = boost::asio::cancellation_type::none;
+  boost::asio::cancellation_signal own_;
+  boost::asio::cancellation_signal* target_ = &own_;
+};
 
 template <class Inner>
 class ContextExecutor {
  public:
-  ContextExecutor(Inner inner, std::shared_ptr<ContextCell> cell) noexcept
+  ContextExecutor(Inner inner, std::shared_ptr<CallCell> cell) noexcept
       : inner_(std::move(inner)), cell_(std::move(cell)) {}
 
   template <class F>
   void execute(F&& f) const {
     inner_.execute([f = std::forward<F>(f), cell = cell_]() mutable {
       struct Installed {
+        CallCell& cell;
         std::shared_ptr<const ContextLink> saved_head;
         ContextCell* saved_cell;
         ~Installed() {
           context_head() = std::move(saved_head);
           current_cell() = saved_cell;
+          cell.leave();
         }
-      } installed{std::exchange(context_head(), cell->load()), std::exchange(current_cell(), cell.get())};
+      };
+      cell->enter();
+      const Installed installed{*cell, std::exchange(context_head(), cell->load()),
+                                std::exchange(current_cell(), cell.get())};
       std::move(f)();
     });
   }
@@ -61,7 +114,7 @@ class ContextExecutor {
 
  private:
   Inner inner_;
-  std::shared_ptr<ContextCell> cell_;
+  std::shared_ptr<CallCell> cell_;
 };
 
 }  // namespace weave::detail

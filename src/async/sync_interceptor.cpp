@@ -1,5 +1,7 @@
 #include "async/sync_interceptor.h"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <exception>
@@ -22,14 +24,23 @@ void run_rest_and_wait(void* p) {
   // The rest starts from this thread's context: the call's, with what the
   // interceptor pushed (a lease it took).
   call.cell->store(context_head());
+  // The call's cancellations (a lost lease further in) go to the rest while
+  // it runs: its own coroutines, bound to their own signal once spawned.
+  boost::asio::cancellation_signal rest_signal;
   std::promise<void> done;
   std::future<void> finished = done.get_future();
-  boost::asio::co_spawn(call.executor, proceed_async(call), [&done](std::exception_ptr error) {
-    if (error)
-      done.set_exception(error);
-    else
-      done.set_value();
-  });
+  boost::asio::co_spawn(call.executor, proceed_async(call),
+                        boost::asio::bind_cancellation_slot(rest_signal.slot(), [&done](std::exception_ptr error) {
+                          if (error)
+                            done.set_exception(error);
+                          else
+                            done.set_value();
+                        }));
+  struct Retargeted {
+    CallCell& cell;
+    boost::asio::cancellation_signal* before;
+    ~Retargeted() { cell.retarget(before); }
+  } retargeted{*call.cell, call.cell->retarget(&rest_signal)};
   finished.get();  // the rest's exception, for the interceptor to see
 }
 

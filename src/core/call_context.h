@@ -28,8 +28,8 @@ struct WEAVE_API ContextLink {
 // The context of one asynchronous call between its resumptions (src/async:
 // each handler of the call installs it as the thread's and sets
 // current_cell()). Written through by set_context_head(), so a handler of
-// the call that starts at once on another thread (a strand's, a parallel
-// branch's) sees what this one pushed. The lock is for such handlers.
+// the call that starts at once on another thread (a parallel branch the
+// body spawned) sees what this one pushed. The lock is for such handlers.
 struct ContextCell {
   SpinLock lock;
   std::shared_ptr<const ContextLink> head;

@@ -5,6 +5,10 @@
 // method, skips, exceptions, and the call's context across co_await.
 #include <catch2/catch.hpp>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -207,6 +211,48 @@ TEST_CASE("a plain interceptor on an asynchronous method may skip it") {
   RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
   CHECK(async_test::run(1, pay_optional("A1", 50, trace)) == std::nullopt);
   CHECK(trace.items().empty());
+}
+
+TEST_CASE("the caller's cancellation reaches the method's pending co_await, also through a plain interceptor") {
+  Trace trace;
+  std::atomic<bool> started{false};
+  auto slow_target = [&]() -> asio::awaitable<int> {
+    started = true;
+    co_await sleep_for(60s);
+    co_return 0;
+  };
+  auto slow_pay = [&](std::string order_id) -> asio::awaitable<int> {
+    const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(1)};
+    std::string rendered[1] = {"order:" + order_id};
+    co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, slow_target,
+                                                                        weave::detail::CannotSkip{});
+  };
+  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  auto cancelled_at_once = [&] {
+    started = false;
+    asio::io_context io;
+    asio::cancellation_signal signal;
+    async_test::Outcome call;
+    asio::co_spawn(io, slow_pay("C1"), asio::bind_cancellation_slot(signal.slot(), async_test::record<int>(call)));
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          while (!started) co_await sleep_for(1ms);
+          co_await sleep_for(5ms);  // (the target is waiting on its timer by now)
+          signal.emit(asio::cancellation_type::terminal);
+        },
+        asio::detached);
+    io.run();  // ends well before the target's 60 s
+    return call.aborted();
+  };
+  SECTION("asynchronous interceptors only") {
+    RegisteredAsync outer("async_outer", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+    CHECK(cancelled_at_once());
+  }
+  SECTION("a plain interceptor first") {
+    Registered outer("async_outer", [](weave::Invocation& inv) { inv.proceed(); });
+    CHECK(cancelled_at_once());
+  }
 }
 
 TEST_CASE("an asynchronous interceptor on a synchronous method runs to its end on the calling thread") {

@@ -7,14 +7,9 @@
 // cost less than a thread hop). While the body runs, the lease is in the
 // call's context, and a lost lease or the caller's cancellation cancels the
 // body's pending operation.
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <deque>
 #include <functional>
@@ -202,42 +197,14 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
   co_return lease;
 }
 
-// Completes when the lease is lost: its stop token (the watchdog saw the
-// loss), or, for a fixed lease nobody renews, its expiry.
-// Cancelled (the body ended first), it ends without an exception: the
-// group below cancels it on every call.
-asio::awaitable<bool> lease_lost(std::shared_ptr<const Lease> lease) {
-  auto wakeup = std::make_shared<Wakeup>();
-  const std::stop_callback on_loss(lease->stop_token(), [wakeup] { wakeup->notify(); });
-  for (;;) {
-    const Clock::time_point until = lease->renewed() ? Clock::time_point::max() : lease->expires_at();
-    const Wakeup::Ended ended = co_await wakeup->watch_until(until);
-    if (ended == Wakeup::Ended::cancelled) co_return false;
-    if (ended == Wakeup::Ended::notified || lease->lost()) co_return true;
-  }
-}
-
-// The rest of the call, cancelled at its pending co_await (terminal) when
-// the lease is lost. Run on a strand of the call's executor, so that the
-// cancellation never meets the body running on another thread.
-// (awaitable_operators' || waits for one to succeed: a body that throws would
-// wait for the watch. The group here ends with the first to end, either way.)
-asio::awaitable<bool> body_unless_lost(AsyncInvocation& inv, std::shared_ptr<const Lease> lease) {
-  const asio::any_io_executor ex = co_await asio::this_coro::executor;
-  // (Made apart from the co_await: g++ 12 destroys temporaries of a co_await
-  // expression twice.)
-  auto group = asio::experimental::make_parallel_group(asio::co_spawn(ex, inv.proceed(), asio::deferred),
-                                                       asio::co_spawn(ex, lease_lost(std::move(lease)), asio::deferred));
-  const auto [order, body_error, watch_error, lost] =
-      co_await group.async_wait(asio::experimental::wait_for_one(), asio::use_awaitable);
-  if (order[0] == 0) {
-    if (body_error) std::rethrow_exception(body_error);
-    co_return true;
-  }
-  if (watch_error) std::rethrow_exception(watch_error);
-  if (!lost) throw_aborted();  // the caller's cancellation ended the watch first
-  co_return false;             // lost: the body was cancelled
-}
+// Cancels the rest of the call at its pending co_await (terminal) when the
+// lease is lost: the lease's stop token fires at a loss a renewal found, at
+// a fixed ttl's end (the renewer watches a lease asked for its token),
+// max_hold, or a forced unlock.
+struct CancelOnLoss {
+  CallCell* cell;
+  void operator()() const noexcept { cell->cancel(asio::cancellation_type::terminal, /*loss=*/true); }
+};
 
 bool is_aborted(const std::exception_ptr& e) {
   try {
@@ -270,18 +237,23 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     }
     std::exception_ptr error;
     {
-      // The lease is in the call's context while the rest runs.
+      // The lease is in the call's context while the rest runs, and its
+      // loss cancels the rest.
       ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
+      CallCell& cell = *AsyncCallAccess::call(inv)->cell;
+      std::optional<std::stop_callback<CancelOnLoss>> on_loss;
+      on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{&cell});
       try {
-        const asio::any_io_executor ex = co_await asio::this_coro::executor;
-        const auto strand = asio::make_strand(ex);
-        auto body = body_unless_lost(inv, lease.shared());
-        const bool ran = co_await asio::co_spawn(strand, std::move(body), asio::use_awaitable);
-        if (!ran) throw_aborted();  // the loss cancelled it
+        co_await inv.proceed();
       } catch (...) {
         error = std::current_exception();
       }
+      on_loss.reset();     // (waits for a callback running on another thread)
+      cell.forget_loss();  // the rest ended first: nothing left to cancel
     }
+    // A cancellation the rest took (or swallowed) does not refuse the release.
+    const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+    if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
     if (error) {
       // Given back at once and quietly: the body's exception is what the
       // caller gets, unless the loss of the lease cancelled the body.
