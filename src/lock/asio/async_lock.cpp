@@ -137,7 +137,9 @@ asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, bool
   if (k.gated()) gate.emplace(&k.backend(), k.key());
   for (;;) {
     if (gate && !co_await gate->lead(k.deadline())) co_return std::nullopt;
-    const KeyAttempt::Tried t = co_await store_call(in_process, [&k] { return k.try_once(); });
+    // (mem:// inline, without a coroutine frame: the uncontended call's cost)
+    const KeyAttempt::Tried t =
+        in_process ? k.try_once() : co_await run_on(store_pool(), [&k] { return k.try_once(); });
     if (t.acquired) co_return t.acquired;  // the gate hands leadership on as it goes
     if (t.give_up) co_return std::nullopt;
     co_await throw_if_cancelled();
@@ -264,7 +266,10 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       if (lost) throw LeaseLost(key, cause + "; the body was cancelled at its next co_await");
       std::rethrow_exception(error);
     }
-    co_await store_call(in_process, [&lease] { lease.release(); });  // per the options' policies
+    if (in_process)  // per the options' policies
+      lease.release();
+    else
+      co_await run_on(store_pool(), [&lease] { lease.release(); });
   }
 };
 
