@@ -40,7 +40,7 @@ WEAVE_API AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, Ca
 //     wait on r.waiter() until s.until;           // another caller's fill lease (sync=true)
 //   }
 //   started = now; run the method; r.loaded(started) or r.load_failed()   // store calls
-class ReadThrough {
+class WEAVE_API ReadThrough {
  public:
   ReadThrough(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
               CacheName& cache, std::string_view key, std::shared_ptr<Flight> flight)
