@@ -129,6 +129,12 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
   } forward{caller.slot()};
   if (forward.slot.is_connected())
     forward.slot.assign([cell = call.cell.get()](boost::asio::cancellation_type type) { cell->cancel(type, false); });
+  // Once spawned, the signal's slot holds co_spawn's handler, which holds
+  // the call's executor, which holds the cell: cleared when the call ends.
+  struct Disconnect {
+    CallCell& cell;
+    ~Disconnect() { cell.disconnect(); }
+  } disconnect{*call.cell};
   auto rest = proceed_async(call);
   auto bound = boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable);
   co_await boost::asio::co_spawn(call.executor, std::move(rest), bound);

@@ -23,6 +23,11 @@ void CallCell::cancel(cancellation_type type, bool loss) noexcept {
   leave();
 }
 
+void CallCell::disconnect() noexcept {
+  std::lock_guard g(guard_);
+  own_.slot().clear();
+}
+
 void CallCell::forget_loss() noexcept {
   std::lock_guard g(guard_);
   pending_loss_ = cancellation_type::none;

@@ -38,6 +38,9 @@ class WEAVE_API CallCell : public ContextCell {
   CallCell& operator=(const CallCell&) = delete;
 
   boost::asio::cancellation_slot slot() noexcept { return own_.slot(); }
+  // The call ended: drops what its slot holds (co_spawn's handler holds
+  // the call's executor, which holds this cell).
+  void disconnect() noexcept;
   // Emits `type` at the call's pending operation: now when none of the
   // call's handlers runs, else as the running one ends. `loss`: a lost
   // lease's, which forget_loss() drops while not emitted yet (the body it
