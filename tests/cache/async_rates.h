@@ -35,6 +35,12 @@ class Rates {
   std::atomic<int> loads_{0};
 };
 
+inline boost::asio::awaitable<void> sleep_ms(int ms) {
+  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
+  boost::asio::steady_timer t(ex, std::chrono::milliseconds(ms));
+  co_await t.async_wait(boost::asio::use_awaitable);
+}
+
 // The shape of the cache suite's shop::Product (cache_methods.h): what the
 // suite's cache_worker processes store, read here as another process would.
 struct Quote {
@@ -52,11 +58,7 @@ class Quotes {
   [[cache(name="async-quotes", key="<id>", ttl=10min, sync=true)]]
   virtual boost::asio::awaitable<std::optional<Quote>> find(std::string id) {
     ++loads_;
-    const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
-    while (!open_) {  // (a test's gate: the user's body may poll, Weave does not)
-      boost::asio::steady_timer t(ex, std::chrono::milliseconds(1));
-      co_await t.async_wait(boost::asio::use_awaitable);
-    }
+    while (!open_) co_await sleep_ms(1);  // (a test's gate: the user's body may poll, Weave does not)
     co_return Quote{id, 100};
   }
 

@@ -10,6 +10,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -233,5 +234,36 @@ TEST_CASE("async cache: a miss cancelled while it waits for another call's load 
   CHECK(leader.value == 100);
   CHECK(waiter.value == 100);
   CHECK(quotes.loads() == 1);
+  weave::configure_cache({});
+}
+
+TEST_CASE("async cache sync=true: a load cancelled while it runs gives its fill lease back at once", "[async]") {
+  weave::configure_cache({.url = test_store_url()});
+  weave::Woven<Quotes> quotes;  // held until open()
+  const std::string key = async_test::unique_name("cancel-load");
+  const weave::CacheStats before = weave::cache_stats("async-quotes");
+  Outcome loader, next;
+  asio::cancellation_signal signal;
+  asio::io_context io;
+  asio::co_spawn(io, quotes.find(key), asio::bind_cancellation_slot(signal.slot(), record_quote(loader)));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (quotes.loads() == 0) co_await asynccache::sleep_ms(1);
+        signal.emit(asio::cancellation_type::terminal);
+        while (!loader.done) co_await asynccache::sleep_ms(1);
+        quotes.open();
+        // The lease was given back: this call claims it and loads, it does not wait for it.
+        const std::optional<Quote> q = co_await quotes.find(key);
+        next.value = q ? q->cents : -1;
+        next.done = true;
+      },
+      asio::detached);
+  io.run();
+  CHECK(loader.aborted());
+  REQUIRE(next.done);
+  CHECK(next.value == 100);
+  CHECK(quotes.loads() == 2);
+  CHECK(weave::cache_stats("async-quotes").sync_waits == before.sync_waits);
   weave::configure_cache({});
 }

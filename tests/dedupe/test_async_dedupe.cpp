@@ -114,3 +114,32 @@ TEST_CASE("async dedupe: a first call that throws is forgotten and its exception
   CHECK(retry.value == 6);
   CHECK(payments.runs() == 2);
 }
+
+TEST_CASE("async dedupe: a first call cancelled while it runs is forgotten at once, and a retry runs", "[async]") {
+  Configured c;
+  weave::Woven<Payments> payments;
+  const std::string key = async_test::unique_name("cancelled");
+  asio::io_context io;
+  asio::cancellation_signal cancel;
+  Outcome first, retry;
+  asio::co_spawn(io, payments.pay(key, 4, 60'000), asio::bind_cancellation_slot(cancel.slot(), record(first)));
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (payments.runs() == 0) co_await asyncdedupe::sleep_for(1ms);
+        co_await asyncdedupe::sleep_for(5ms);  // (the body waits on its timer by now)
+        cancel.emit(asio::cancellation_type::terminal);
+        while (!first.done) co_await asyncdedupe::sleep_for(1ms);
+        // Not a duplicate of a call still running (which would wait its 10 s, then be refused):
+        // the cancelled call's claim is gone.
+        retry.value = co_await payments.pay(key, 3, 1);
+        retry.done = true;
+      },
+      asio::detached);
+  io.run();
+  REQUIRE(first.done);
+  CHECK(first.aborted());
+  CHECK(retry.done);
+  CHECK(retry.value == 6);
+  CHECK(payments.runs() == 2);
+}

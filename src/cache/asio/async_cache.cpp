@@ -7,6 +7,8 @@
 // the fill (FillWaiter::wake_on_change). Store calls run on the store pool
 // (mem:// inline); the method runs as the rest of the call's coroutines.
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <exception>
 #include <memory>
 #include <string>
@@ -37,6 +39,10 @@ asio::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, 
   } catch (...) {
     error = std::current_exception();
   }
+  // A cancellation the method took (or swallowed) does not refuse the store
+  // calls below (a co_await in a cancelled coroutine throws at once).
+  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
   if (error) {
     co_await store_call(in_process, [&r] { r.load_failed(); });
     std::rethrow_exception(error);

@@ -5,6 +5,8 @@
 // cancellation; store calls run on the store pool (mem:// inline). The first
 // call's claim is in the call's context while the rest of the call runs.
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <exception>
 #include <memory>
 
@@ -52,6 +54,10 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
         error = std::current_exception();
       }
     }
+    // A cancellation the method took (or swallowed) does not refuse the
+    // store calls below (a co_await in a cancelled coroutine throws at once).
+    const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+    if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
     if (error) {
       co_await store_call(in_process, [&] { call.failed(error, *held); });
       std::rethrow_exception(error);

@@ -253,7 +253,8 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       on_loss.reset();     // (waits for a callback running on another thread)
       cell.forget_loss();  // the rest ended first: nothing left to cancel
     }
-    // A cancellation the rest took (or swallowed) does not refuse the release.
+    // A cancellation the rest took (or swallowed) does not refuse the
+    // release (a co_await in a cancelled coroutine throws at once).
     const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
     if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
     if (error) {
