@@ -10,7 +10,7 @@ using boost::asio::cancellation_type;
 }  // namespace
 
 void CallCell::cancel(cancellation_type type, bool loss) noexcept {
-  std::unique_lock g(guard_);
+  std::unique_lock g(lock);
   if (running_ > 0) {
     (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handlers end
     return;
@@ -24,22 +24,22 @@ void CallCell::cancel(cancellation_type type, bool loss) noexcept {
 }
 
 void CallCell::disconnect() noexcept {
-  std::lock_guard g(guard_);
+  std::lock_guard g(lock);
   own_.slot().clear();
 }
 
 void CallCell::forget_loss() noexcept {
-  std::lock_guard g(guard_);
+  std::lock_guard g(lock);
   pending_loss_ = cancellation_type::none;
 }
 
 boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_signal* signal) noexcept {
-  std::lock_guard g(guard_);
+  std::lock_guard g(lock);
   return std::exchange(target_, signal);
 }
 
-void CallCell::enter() noexcept {
-  std::unique_lock g(guard_);
+std::shared_ptr<const ContextLink> CallCell::enter() noexcept {
+  std::unique_lock g(lock);
   const std::thread::id me = std::this_thread::get_id();
   while (emitter_ != std::thread::id() && emitter_ != me) {
     g.unlock();
@@ -47,10 +47,11 @@ void CallCell::enter() noexcept {
     g.lock();
   }
   ++running_;
+  return head;
 }
 
 void CallCell::leave() noexcept {
-  std::unique_lock g(guard_);
+  std::unique_lock g(lock);
   for (;;) {
     if (--running_ > 0) return;
     const cancellation_type type = pending_ | pending_loss_;

@@ -23,7 +23,6 @@
 #include <utility>
 
 #include "core/call_context.h"
-#include "core/process.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -52,15 +51,16 @@ class WEAVE_API CallCell : public ContextCell {
   // Returns the signal they went to before.
   boost::asio::cancellation_signal* retarget(boost::asio::cancellation_signal* signal) noexcept;
 
-  // Around each handler of the call (ContextExecutor).
-  void enter() noexcept;
+  // Around each handler of the call (ContextExecutor); enter() returns the
+  // call's context to install (one lock for both).
+  std::shared_ptr<const ContextLink> enter() noexcept;
   void leave() noexcept;
 
  private:
   // An emission runs as one of the call's handlers, unlocked (co_spawn's
   // cancellation handler dispatches, which may run a handler inline): the
   // emitting thread's handlers run, other threads' wait until it ends.
-  SpinLock guard_;
+  // Under ContextCell::lock, as the head is.
   int running_ = 0;
   std::thread::id emitter_;
   boost::asio::cancellation_type pending_ = boost::asio::cancellation_type::none;
@@ -88,8 +88,7 @@ class ContextExecutor {
           cell.leave();
         }
       };
-      cell->enter();
-      const Installed installed{*cell, std::exchange(context_head(), cell->load()),
+      const Installed installed{*cell, std::exchange(context_head(), cell->enter()),
                                 std::exchange(current_cell(), cell.get())};
       std::move(f)();
     });
