@@ -128,7 +128,7 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
     }
   } forward{caller.slot()};
   if (forward.slot.is_connected())
-    forward.slot.assign([cell = call.cell.get()](boost::asio::cancellation_type type) { cell->cancel(type, false); });
+    forward.slot.assign([cell = call.cell](boost::asio::cancellation_type type) { cell->cancel(type, false); });
   // Once spawned, the signal's slot holds co_spawn's handler, which holds
   // the call's executor, which holds the cell: cleared when the call ends.
   struct Disconnect {

@@ -13,6 +13,7 @@
 #include <boost/system/system_error.hpp>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <stop_token>
@@ -203,8 +204,10 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
 // lease is lost: the lease's stop token fires at a loss a renewal found, at
 // a fixed ttl's end (the renewer watches a lease asked for its token),
 // max_hold, or a forced unlock.
+// (It keeps the cell: an operation that completed inline from its
+// cancellation could end the call inside the emission.)
 struct CancelOnLoss {
-  CallCell* cell;
+  std::shared_ptr<CallCell> cell;
   void operator()() const noexcept { cell->cancel(asio::cancellation_type::terminal, /*loss=*/true); }
 };
 
@@ -242,16 +245,16 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       // The lease is in the call's context while the rest runs, and its
       // loss cancels the rest.
       ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
-      CallCell& cell = *AsyncCallAccess::call(inv)->cell;
+      const std::shared_ptr<CallCell>& cell = AsyncCallAccess::call(inv)->cell;
       std::optional<std::stop_callback<CancelOnLoss>> on_loss;
-      on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{&cell});
+      on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{cell});
       try {
         co_await inv.proceed();
       } catch (...) {
         error = std::current_exception();
       }
       on_loss.reset();     // (waits for a callback running on another thread)
-      cell.forget_loss();  // the rest ended first: nothing left to cancel
+      cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
     // A cancellation the rest took (or swallowed) does not refuse the
     // release (a co_await in a cancelled coroutine throws at once).
