@@ -62,17 +62,20 @@ std::vector<double> sync_round(Accounts& svc, int n) {
   return us;
 }
 
-std::vector<double> async_round(Accounts& svc, int n) {
+// Microseconds per awaited call(executor, i), one after another, from a
+// coroutine on a one-thread io_context.
+template <class Call>
+std::vector<double> coroutine_round(int n, Call call) {
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(n));
   asio::io_context io;
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        const std::string id = "u";
+        const asio::any_io_executor ex = co_await asio::this_coro::executor;
         for (int i = 0; i < n; ++i) {
           const auto t0 = Clock::now();
-          co_await svc.add(id);
+          co_await call(ex, i);
           us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
         }
       },
@@ -81,28 +84,19 @@ std::vector<double> async_round(Accounts& svc, int n) {
   return us;
 }
 
+std::vector<double> async_round(Accounts& svc, int n) {
+  return coroutine_round(n, [&svc](const asio::any_io_executor&, int) { return svc.add("u"); });
+}
+
 asio::awaitable<long> returns_at_once(long x) { co_return x + 1; }
 
 // The floor under any call that runs on an executor of its own: awaiting a
 // co_spawn of a coroutine that returns at once (asio completes it through a
 // post, to avoid recursion). An asynchronous woven call is one such spawn.
 std::vector<double> spawn_round(int n) {
-  std::vector<double> us;
-  us.reserve(static_cast<std::size_t>(n));
-  asio::io_context io;
-  asio::co_spawn(
-      io,
-      [&]() -> asio::awaitable<void> {
-        const auto ex = co_await asio::this_coro::executor;
-        for (int i = 0; i < n; ++i) {
-          const auto t0 = Clock::now();
-          co_await asio::co_spawn(ex, returns_at_once(i), asio::use_awaitable);
-          us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-        }
-      },
-      asio::detached);
-  io.run();
-  return us;
+  return coroutine_round(n, [](const asio::any_io_executor& ex, int i) {
+    return asio::co_spawn(ex, returns_at_once(i), asio::use_awaitable);
+  });
 }
 
 void uncontended(const char* store, Accounts& svc, int n, int rounds) {

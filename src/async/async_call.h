@@ -5,6 +5,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -76,5 +77,12 @@ struct AsyncCallAccess {
 // The rest of the call from its running level: the next interceptor, or the
 // method. What AsyncInvocation::proceed() awaits.
 boost::asio::awaitable<void> proceed_async(AsyncCall& call);
+
+// From an AsyncBuiltin that makes store calls after the rest of the call (a
+// release, an outcome, a fill): awaits inv.proceed() and returns its
+// exception instead of throwing it, with a cancellation the rest took (or
+// swallowed) reset, since a co_await in a cancelled coroutine throws at once
+// and would skip those store calls.
+boost::asio::awaitable<std::exception_ptr> proceed_before_cleanup(AsyncInvocation& inv);
 
 }  // namespace weave::detail

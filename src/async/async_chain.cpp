@@ -94,6 +94,19 @@ boost::asio::awaitable<void> proceed_async(AsyncCall& call) {
     co_await run_sync_interceptor(call, depth);
 }
 
+boost::asio::awaitable<std::exception_ptr> proceed_before_cleanup(AsyncInvocation& inv) {
+  std::exception_ptr error;
+  try {
+    co_await inv.proceed();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
+  if (state.cancelled() != boost::asio::cancellation_type::none)
+    co_await boost::asio::this_coro::reset_cancellation_state();
+  co_return error;
+}
+
 boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
                                              std::span<const std::string> rendered,
                                              boost::asio::awaitable<void> (*target)(void*), void* target_ctx,

@@ -19,11 +19,6 @@ void ReadThrough::run() {
 
 ReadThrough::Step ReadThrough::look() {
   waiter_.reset();
-  if (s_.tier == Tier::local) {
-    stamp_ = land_.stamp = cache_.local().stamp(key_);
-    land_.read_at = Clock::now();
-    return {Step::load};
-  }
   // sync=true: how long a miss waits for other processes' loads in all.
   if (fill_deadline_ == Clock::time_point{}) fill_deadline_ = Clock::now() + rt_.options().fill_guard;
   for (;;) {
@@ -32,6 +27,7 @@ ReadThrough::Step ReadThrough::look() {
     land_.stamp = stamp_;
     land_.read_at = Clock::now();
     read_version_.reset();
+    if (s_.tier == Tier::local) return {Step::load};
     RemoteRead stored;
     if (!guarded(rt_, cache_, key_, s_, [&] { stored = rt_.remote().get(cache_.name(), key_); })) return {Step::load};
     read_version_ = stored.version;

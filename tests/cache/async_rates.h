@@ -15,6 +15,12 @@
 
 namespace asynccache {
 
+inline boost::asio::awaitable<void> sleep_ms(int ms) {
+  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
+  boost::asio::steady_timer t(ex, std::chrono::milliseconds(ms));
+  co_await t.async_wait(boost::asio::use_awaitable);
+}
+
 class Rates {
  public:
   virtual ~Rates() = default;
@@ -23,9 +29,7 @@ class Rates {
   [[cache(name="async-rates", key="<ccy>", ttl=10min, local_ttl=5min)]]
   virtual boost::asio::awaitable<double> rate(std::string ccy) {
     ++loads_;
-    const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
-    boost::asio::steady_timer t(ex, std::chrono::milliseconds(50));
-    co_await t.async_wait(boost::asio::use_awaitable);
+    co_await sleep_ms(50);
     co_return ccy.rfind("EUR", 0) == 0 ? 1.08 : 1.27;
   }
 
@@ -34,12 +38,6 @@ class Rates {
  private:
   std::atomic<int> loads_{0};
 };
-
-inline boost::asio::awaitable<void> sleep_ms(int ms) {
-  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
-  boost::asio::steady_timer t(ex, std::chrono::milliseconds(ms));
-  co_await t.async_wait(boost::asio::use_awaitable);
-}
 
 // The shape of the cache suite's shop::Product (cache_methods.h): what the
 // suite's cache_worker processes store, read here as another process would.

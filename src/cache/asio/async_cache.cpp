@@ -7,8 +7,6 @@
 // the fill (FillWaiter::wake_on_change). Store calls run on the store pool
 // (mem:// inline); the method runs as the rest of the call's coroutines.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/cancellation_state.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <exception>
 #include <memory>
 #include <string>
@@ -33,16 +31,7 @@ asio::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, 
     co_await wait_for_change(*r.waiter(), step.until);
   }
   const auto started = cache::Clock::now();
-  std::exception_ptr error;
-  try {
-    co_await inv.proceed();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  // A cancellation the method took (or swallowed) does not refuse the store
-  // calls below (a co_await in a cancelled coroutine throws at once).
-  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-  if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
+  const std::exception_ptr error = co_await proceed_before_cleanup(inv);
   if (error) {
     co_await store_call(in_process, [&r] { r.load_failed(); });
     std::rethrow_exception(error);
@@ -67,17 +56,18 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
     const ResultCodec& codec = cache::codec_of(call);
     std::string key_storage;
     const std::string_view key = cache::key_of(call, s, key_storage);
+    const std::string_view cache_name = cache::cache_name_of(call, s);
     const auto now = cache::Clock::now();
     {
       // 1. the local tier. No suspension in this scope: a CacheRuntimeRef
       // counts on its thread (and costs no shared count).
       const CacheRuntimeRef rt;
-      auto& name = rt->name(cache::cache_name_of(call, s));
+      auto& name = rt->name(cache_name);
       if (cache::complete_from_local(call, s, codec, *rt, name, key, now, /*count_miss=*/true)) co_return;
     }
     // 2. one load per key in this process; the others wait, suspended, for its value
     const std::shared_ptr<CacheRuntime> rt = cache_runtime();
-    CacheName& name = rt->name(cache::cache_name_of(call, s));
+    CacheName& name = rt->name(cache_name);
     const bool in_process = rt->remote().in_process() || s.tier == cache::Tier::local;
     for (int attempt = 0;; ++attempt) {
       auto joined = name.join(std::string(key));

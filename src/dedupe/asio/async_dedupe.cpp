@@ -5,8 +5,6 @@
 // cancellation; store calls run on the store pool (mem:// inline). The first
 // call's claim is in the call's context while the rest of the call runs.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/cancellation_state.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <exception>
 #include <memory>
 
@@ -48,16 +46,8 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     std::exception_ptr error;
     {
       ContextPush in_context(held->context_link(context_head()));
-      try {
-        co_await inv.proceed();
-      } catch (...) {
-        error = std::current_exception();
-      }
+      error = co_await proceed_before_cleanup(inv);
     }
-    // A cancellation the method took (or swallowed) does not refuse the
-    // store calls below (a co_await in a cancelled coroutine throws at once).
-    const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-    if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
     if (error) {
       co_await store_call(in_process, [&] { call.failed(error, *held); });
       std::rethrow_exception(error);

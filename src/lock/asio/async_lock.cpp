@@ -248,18 +248,10 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       const std::shared_ptr<CallCell>& cell = AsyncCallAccess::call(inv)->cell;
       std::optional<std::stop_callback<CancelOnLoss>> on_loss;
       on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{cell});
-      try {
-        co_await inv.proceed();
-      } catch (...) {
-        error = std::current_exception();
-      }
+      error = co_await proceed_before_cleanup(inv);
       on_loss.reset();     // (waits for a callback running on another thread)
       cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
-    // A cancellation the rest took (or swallowed) does not refuse the
-    // release (a co_await in a cancelled coroutine throws at once).
-    const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-    if (state.cancelled() != asio::cancellation_type::none) co_await asio::this_coro::reset_cancellation_state();
     if (error) {
       // Given back at once and quietly: the body's exception is what the
       // caller gets, unless the loss of the lease cancelled the body.
