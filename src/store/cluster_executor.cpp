@@ -115,6 +115,10 @@ class Small {
 
 }  // namespace
 
+bool is_cluster_redirect(std::string_view error) {
+  return parse_redirect(error).has_value() || error.starts_with("TRYAGAIN");
+}
+
 unsigned key_slot(std::string_view key) noexcept {
   if (const auto open = key.find('{'); open != std::string_view::npos) {
     const auto close = key.find('}', open + 1);
@@ -145,6 +149,15 @@ ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port
 std::string ClusterExecutor::node_of(unsigned slot) {
   NodePtr n = route(slot);
   return n->endpoint().describe();
+}
+
+store::Executor::Direct ClusterExecutor::direct(const std::vector<store::ScriptCall>& calls) {
+  if (calls.empty() || calls.front().keys.empty()) return {};
+  const unsigned slot = key_slot(calls.front().keys.front());
+  for (const store::ScriptCall& c : calls)
+    if (c.keys.empty() || key_slot(c.keys.front()) != slot) return {};
+  std::shared_lock g(mutex_);
+  return {slots_[slot].get(), true};
 }
 
 ClusterExecutor::NodePtr ClusterExecutor::route(unsigned slot) {

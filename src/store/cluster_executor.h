@@ -21,6 +21,10 @@ constexpr unsigned kSlots = 16384;
 // between the first '{' and the next '}' when that is not empty, mod 16384.
 WEAVE_API unsigned key_slot(std::string_view key) noexcept;
 
+// An error reply a cluster answers to send the request elsewhere or later
+// (MOVED, ASK, TRYAGAIN): ClusterExecutor::run() follows it.
+WEAVE_API bool is_cluster_redirect(std::string_view error);
+
 // Routes every request to the master serving its slot: script calls (the
 // slot of a call's first key, one pipeline per node), plain commands, SPUBLISH
 // and SSUBSCRIBE (the channel's slot: sharded Pub/Sub). All of them go through
@@ -40,6 +44,9 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   long long publish(std::string_view channel, std::string_view message) override;
   store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
   void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
+  // The master of the calls' slot as the map has it (no refresh), when they
+  // all share it.
+  Direct direct(const std::vector<store::ScriptCall>& calls) override;
 
   // For tests: MOVED and ASK redirects followed and slot-map refreshes so
   // far, and the node ("host:port") that currently serves `slot` in the

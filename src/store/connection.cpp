@@ -113,6 +113,24 @@ void Connection::read_available(std::vector<Reply>& out) {
   }
 }
 
+void Connection::feed(const char* data, std::size_t n, std::vector<Reply>& out) {
+  if (n == 0) lost("the server closed the connection");
+  errno = 0;  // (a protocol error is not the event loop's last EAGAIN: not a timeout)
+  if (redisReaderFeed(ctx_->reader, data, n) != REDIS_OK) fail("a reply");
+  for (;;) {
+    void* raw = nullptr;
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("a reply");
+    if (raw == nullptr) return;
+    out.emplace_back(static_cast<redisReply*>(raw));
+  }
+}
+
+void Connection::lost(const std::string& why) {
+  broken_ = true;
+  failure_ = IoFailure::closed;
+  throw IoError("weave redis: reading a reply from " + where_ + " failed: " + why);
+}
+
 void Connection::timed_out(const char* what) {
   broken_ = true;
   failure_ = IoFailure::timeout;
@@ -185,6 +203,14 @@ Pool::Borrowed Pool::borrow() {
       throw TimeoutError("weave redis: no free connection to " + endpoint_.describe() +
                          " (pool_size " + std::to_string(size_) + ")");
   }
+}
+
+std::optional<Pool::Borrowed> Pool::try_borrow() {
+  std::lock_guard g(mutex_);
+  if (idle_.empty()) return std::nullopt;
+  auto c = std::move(idle_.back());
+  idle_.pop_back();
+  return Borrowed(this, std::move(c), false);
 }
 
 void Pool::give_back(std::unique_ptr<Connection> c) {

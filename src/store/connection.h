@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,10 +90,16 @@ class WEAVE_API Connection {
   void flush();
   int fd() const noexcept { return ctx_->fd; }
   void read_available(std::vector<Reply>& out);
+  // The same with bytes the caller read from fd() itself (an event loop's
+  // non-blocking read, store/async_run.h); `n` 0: the server closed it.
+  void feed(const char* data, std::size_t n, std::vector<Reply>& out);
   // Blocks (up to the command timeout) for the next reply.
   Reply read_reply();
   // The caller stopped waiting for replies: the connection is unusable.
   [[noreturn]] void timed_out(const char* what);
+  // The caller's own read failed (`why`) or met the end: the connection is
+  // unusable (IoFailure::closed); throws IoError.
+  [[noreturn]] void lost(const std::string& why);
 
   bool broken() const noexcept { return broken_; }
   IoFailure last_failure() const noexcept { return failure_; }
@@ -143,6 +150,8 @@ class WEAVE_API Pool {
   // An idle connection, a new one, or waits (up to the command timeout) for
   // one to come back. Throws BackendUnavailable / TimeoutError.
   Borrowed borrow();
+  // An idle connection, or nothing: never connects and never waits.
+  std::optional<Borrowed> try_borrow();
   // Closes all idle connections (after a failure: they may be stale too).
   void drop_idle();
   const Endpoint& endpoint() const { return endpoint_; }

@@ -135,6 +135,17 @@ const std::string& NodeExecutor::body_of(const char* body) {
   return scripts_.try_emplace(body, std::move(text), std::string()).first->second.first;
 }
 
+bool NodeExecutor::cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out) {
+  out.resize(calls.size());
+  std::shared_lock g(sha_mutex_);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    auto it = scripts_.find(calls[i].body);
+    if (it == scripts_.end() || it->second.second.empty()) return false;
+    out[i] = it->second.second;
+  }
+  return true;
+}
+
 // The SHA of each call's script; scripts not loaded yet are loaded with one
 // pipelined SCRIPT LOAD round trip.
 std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vector<ScriptCall>& calls) {
@@ -171,6 +182,10 @@ NodeExecutor::InFlight NodeExecutor::open() { return InFlight(pool_.borrow()); }
 void NodeExecutor::start(InFlight& f, const std::vector<ScriptCall>& calls, bool asking) {
   f.asking_ = asking;
   f.shas_ = shas_for(*f.conn_, calls);
+  send_all(f, calls);
+}
+
+void NodeExecutor::send_all(InFlight& f, const std::vector<ScriptCall>& calls) {
   f.numkeys_.clear();
   for (const auto& c : calls) f.numkeys_.push_back(std::to_string(c.keys.size()));
   std::vector<std::size_t> all(calls.size());
@@ -197,6 +212,36 @@ std::vector<Reply> NodeExecutor::receive(InFlight& f) {
   std::vector<Reply> out;
   for (std::size_t j = 1; j < f.replies.size(); j += 2) out.push_back(std::move(f.replies[j]));
   return out;
+}
+
+std::optional<NodeExecutor::InFlight> NodeExecutor::start_now(const std::vector<ScriptCall>& calls) {
+  std::vector<std::string> shas;
+  if (!cached_shas(calls, shas)) return std::nullopt;
+  std::optional<Pool::Borrowed> conn = pool_.try_borrow();
+  if (!conn) return std::nullopt;
+  std::optional<InFlight> f(InFlight(std::move(*conn)));
+  f->shas_ = std::move(shas);
+  try {
+    send_all(*f, calls);
+  } catch (const IoError&) {
+    if (retry_after(*f)) return std::nullopt;  // died while idle: run() sends on a new one
+    throw;
+  }
+  return f;
+}
+
+std::optional<std::vector<Reply>> NodeExecutor::take_replies(InFlight& f, const std::vector<ScriptCall>& calls) {
+  if (!f.noscript_.empty()) {  // the EVALs' replies
+    for (std::size_t j = 0; j < f.noscript_.size(); ++j) f.first_[f.noscript_[j]] = std::move(f.replies[j]);
+    f.noscript_.clear();
+    return std::move(f.first_);
+  }
+  for (std::size_t i = 0; i < f.replies.size(); ++i)
+    if (is_noscript(f.replies[i].get())) f.noscript_.push_back(i);
+  if (f.noscript_.empty()) return std::move(f.replies);
+  f.first_ = std::move(f.replies);
+  send(f, calls, f.noscript_, true);  // as finish() does
+  return std::nullopt;
 }
 
 std::vector<Reply> NodeExecutor::finish(InFlight& f, const std::vector<ScriptCall>& calls) {

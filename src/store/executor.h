@@ -81,6 +81,19 @@ class WEAVE_API Executor {
   // f on every master (one for redis:// and sentinel, each cluster master):
   // for the rare whole-keyspace step (SCAN).
   virtual void for_each_master(const std::function<void(NodeExecutor&)>& f) = 0;
+
+  // Where `calls` go now, for a caller that sends them itself without
+  // blocking its thread (store/async_run.h), and how much of run() that
+  // caller may leave out. No node: only run() sends them (redlock has no
+  // Executor; sentinel re-asks for the master).
+  struct Direct {
+    NodeExecutor* node = nullptr;
+    // run() follows redirects (MOVED, ASK, TRYAGAIN) and sends again after a
+    // connection error (cluster): a direct send that meets either leaves the
+    // calls to run(), as run() itself would send them again.
+    bool resends = false;
+  };
+  virtual Direct direct(const std::vector<ScriptCall>& /*calls*/) { return {}; }
 };
 
 // Every key matching the glob `pattern` on every master of `exec`, handed
@@ -114,6 +127,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   Reply command(const Command& c, bool asking = false);
   const Endpoint& endpoint() const { return pool_.endpoint(); }
   const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
+  Direct direct(const std::vector<ScriptCall>&) override { return {this, false}; }
 
   // run_raw in steps, for run_on_each: open() borrows a connection, start()
   // writes the calls without reading; the caller may feed replies in
@@ -132,21 +146,36 @@ class WEAVE_API NodeExecutor final : public Executor {
     std::vector<std::string> shas_, numkeys_;
     std::size_t expected_ = 0;
     bool asking_ = false;
+    std::vector<Reply> first_;           // take_replies: while NOSCRIPT calls go again
+    std::vector<std::size_t> noscript_;  // ... these
   };
   InFlight open();
   void start(InFlight& flight, const std::vector<ScriptCall>& calls, bool asking = false);
   std::vector<Reply> finish(InFlight& flight, const std::vector<ScriptCall>& calls);
+  // run_raw that never blocks, for store/async_run.h: start_now() sends the
+  // calls on an idle connection, or sends nothing and returns nullopt when
+  // none is idle or a script's SHA is not known yet (the blocking path
+  // connects and loads). The caller feeds the connection what it reads until
+  // the flight is complete, then take_replies(): the replies, or nullopt when
+  // the server had lost scripts and those calls went again as EVAL (read the
+  // flight again, then take_replies() again).
+  std::optional<InFlight> start_now(const std::vector<ScriptCall>& calls);
+  std::optional<std::vector<Reply>> take_replies(InFlight& flight, const std::vector<ScriptCall>& calls);
   // After a failed flight: drops the idle connections (they may be stale too)
   // and says whether running the calls once more on a new connection is
   // right (the reused connection had died while idle).
   bool retry_after(InFlight& flight);
 
  private:
+  // Writes every call as EVALSHA (the flight's SHAs set).
+  void send_all(InFlight& f, const std::vector<ScriptCall>& calls);
   // Writes `which` of the calls (EVALSHA, or EVAL when `eval`).
   void send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
   std::vector<Reply> receive(InFlight& f);
   const std::string& body_of(const char* body);
   std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
+  // The calls' SHAs from the cache alone; false when one is not there.
+  bool cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out);
 
   Pool pool_;
   std::shared_ptr<Subscriber> sub_;

@@ -11,8 +11,12 @@
 #include <thread>
 #include <vector>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include "event_recorder.h"
 #include "lock/redis/backends.h"
+#include "store/async_run.h"
 #include "store/cluster_executor.h"
 #include "store/open.h"
 #include "cluster_fixture.h"
@@ -203,6 +207,42 @@ TEST_CASE("cluster: a migrated slot is followed through MOVED, and ASK and TRYAG
   // hand-over is MOVED, and the map follows.
   h4.release();
   REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(to));
+}
+
+TEST_CASE("cluster: a direct asynchronous send that meets MOVED leaves the call to run(), which follows it",
+          "[cluster]") {
+  auto& c = Cluster::shared();
+  auto cl = make_client();
+  const std::string key = next_key("direct-moved");
+  const long long slot = c.slot_of(key);
+  const std::size_t from = c.owner(slot), to = (from + 1) % c.size();
+  static const char kIncr[] = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
+  const std::vector<weave::store::ScriptCall> one{weave::store::ScriptCall{kIncr, {key}, {"1"}}};
+  // One asynchronous send of `one` on an io_context run by this thread.
+  auto send_async = [&] {
+    boost::asio::io_context io;
+    std::optional<std::vector<weave::store::Reply>> replies;
+    std::exception_ptr error;
+    boost::asio::co_spawn(
+        io, [&]() -> boost::asio::awaitable<void> { replies = co_await weave::store::try_run_async(*cl.exec, one, "incr"); },
+        [&](std::exception_ptr e) { error = e; });
+    io.run();
+    if (error) std::rethrow_exception(error);
+    return replies;
+  };
+  REQUIRE(cl.exec->run(one, "incr").front()->integer == 1);  // the map read, the script loaded on that node
+  const auto sent = send_async();
+  REQUIRE(sent);
+  CHECK(sent->front()->integer == 2);
+
+  c.migrate(slot, from, to);
+  const auto moved_before = cl.exec->moved();
+  const auto after_move = send_async();
+  CHECK_FALSE(after_move);                       // MOVED: not run there, left to run()
+  CHECK(cl.exec->moved() == moved_before);       // the direct send follows nothing itself
+  CHECK(cl.exec->run(one, "incr").front()->integer == 3);  // run() follows it: the key counted once more
+  CHECK(cl.exec->moved() > moved_before);
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot)) == c.name(to));
 }
 
 TEST_CASE("cluster: plain commands and scripts on a key already moved mid-migration follow ASK and sharded Pub/Sub stays on the source", "[cluster]") {

@@ -1,0 +1,197 @@
+// store::try_run_async (src/store/async_run.h): script calls sent and read
+// from a coroutine's own io_context thread, against a real redis-server:
+// the replies and errors run() gives, nothing sent when it cannot go without
+// blocking, the command timeout kept without blocking the thread, a script
+// the server lost sent again, a connection that died while idle left to run().
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "redis_server.h"
+#include "store/async_run.h"
+#include "store/open.h"
+#include "weave/error.h"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using redis_test::RedisServer;
+using weave::store::Reply;
+using weave::store::ScriptCall;
+
+namespace {
+
+const char kIncr[] = "return redis.call('INCRBY', KEYS[1], ARGV[1])";
+const char kRefuse[] = "return redis.error_reply('REFUSED by the test script')";
+
+std::shared_ptr<weave::store::Executor> executor(const RedisServer& server, std::chrono::milliseconds timeout = 1s) {
+  return weave::store::open_executor(server.url(), {.command_timeout = timeout, .pool_size = 2});
+}
+
+// try_run_async on an io_context run by this thread until it completes.
+struct Outcome {
+  bool completed = false;
+  std::optional<std::vector<Reply>> replies;
+  std::exception_ptr error;
+  std::thread::id ran_on;
+};
+Outcome run_async(weave::store::Executor& exec, const std::vector<ScriptCall>& calls, asio::io_context& io) {
+  Outcome out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        out.replies = co_await weave::store::try_run_async(exec, calls, "test call");
+        out.ran_on = std::this_thread::get_id();
+      },
+      [&](std::exception_ptr e) {
+        out.completed = true;
+        out.error = e;
+      });
+  io.restart();
+  io.run();
+  return out;
+}
+
+long long integer(const Reply& r) {
+  REQUIRE(r->type == REDIS_REPLY_INTEGER);
+  return r->integer;
+}
+
+}  // namespace
+
+TEST_CASE("async store: calls on an idle connection are answered on the awaiting thread, as run() answers them",
+          "[redis]") {
+  RedisServer server;
+  auto exec = executor(server);
+  ScriptCall a{kIncr, {"counter:a"}, {"5"}}, b{kIncr, {"counter:b"}, {"7"}};
+  const std::vector<ScriptCall> both{a, b};
+  exec->run(both, "warm up");  // loads the script, leaves a connection idle
+  asio::io_context io;
+  const Outcome out = run_async(*exec, both, io);
+  REQUIRE(out.completed);
+  REQUIRE_FALSE(out.error);
+  REQUIRE(out.replies);
+  REQUIRE(out.replies->size() == 2);
+  CHECK(integer((*out.replies)[0]) == 10);
+  CHECK(integer((*out.replies)[1]) == 14);
+  CHECK(out.ran_on == std::this_thread::get_id());
+  // The connection went back usable, blocking, for run().
+  CHECK(integer(exec->run({a}, "after").front()) == 15);
+}
+
+TEST_CASE("async store: nothing is sent when no connection is idle or the script is not loaded yet", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:c"}, {"1"}}};
+  asio::io_context io;
+  const Outcome fresh = run_async(*exec, one, io);  // no SHA known, no connection
+  REQUIRE(fresh.completed);
+  REQUIRE_FALSE(fresh.error);
+  CHECK_FALSE(fresh.replies);
+  CHECK(raw.calls("evalsha") == 0);
+  CHECK(raw.calls("eval") == 0);
+  CHECK(raw.cmd({"EXISTS", "counter:c"}).integer == 0);
+}
+
+TEST_CASE("async store: an error reply throws ReplyError naming the call", "[redis]") {
+  RedisServer server;
+  auto exec = executor(server);
+  const std::vector<ScriptCall> refused{ScriptCall{kRefuse, {"any"}, {}}};
+  CHECK_THROWS_AS(exec->run(refused, "warm up"), weave::ReplyError);
+  asio::io_context io;
+  const Outcome out = run_async(*exec, refused, io);
+  REQUIRE(out.completed);
+  REQUIRE(out.error);
+  try {
+    std::rethrow_exception(out.error);
+  } catch (const weave::ReplyError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("test call") && Catch::Contains("REFUSED by the test script"));
+  }
+}
+
+TEST_CASE("async store: a script the server lost (SCRIPT FLUSH) goes again as EVAL on the same round trip", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:d"}, {"2"}}};
+  exec->run(one, "warm up");
+  raw.cmd({"SCRIPT", "FLUSH"});
+  const long long evals = raw.calls("eval");
+  asio::io_context io;
+  const Outcome out = run_async(*exec, one, io);
+  REQUIRE(out.completed);
+  REQUIRE_FALSE(out.error);
+  REQUIRE(out.replies);
+  CHECK(integer(out.replies->front()) == 4);
+  CHECK(raw.calls("eval") == evals + 1);
+}
+
+TEST_CASE("async store: a stopped server times out after the command timeout without blocking the io_context",
+          "[redis]") {
+  RedisServer server;
+  auto exec = executor(server, 300ms);
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:e"}, {"1"}}};
+  exec->run(one, "warm up");
+  ::kill(server.pid(), SIGSTOP);
+  asio::io_context io;
+  // A timer on the same thread keeps ticking while the call waits.
+  int ticks = 0;
+  asio::steady_timer tick(io);
+  std::function<void()> arm = [&] {
+    tick.expires_after(10ms);
+    tick.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      ++ticks;
+      arm();
+    });
+  };
+  Outcome out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        out.replies = co_await weave::store::try_run_async(*exec, one, "test call");
+      },
+      [&](std::exception_ptr e) {
+        out.completed = true;
+        out.error = e;
+        tick.cancel();
+      });
+  arm();
+  io.run();
+  ::kill(server.pid(), SIGCONT);
+  REQUIRE(out.completed);
+  REQUIRE(out.error);
+  CHECK_THROWS_AS(std::rethrow_exception(out.error), weave::TimeoutError);
+  INFO("ticks while waiting: " << ticks);
+  CHECK(ticks >= 5);  // ~30 in 300 ms; a blocked thread gives none
+  // The timed-out connection was dropped: the next call works on a new one.
+  CHECK(integer(exec->run(one, "after").front()) >= 2);
+}
+
+TEST_CASE("async store: a connection that died while idle leaves the calls to run(), which sends them once", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:f"}, {"1"}}};
+  exec->run(one, "warm up");
+  server.restart();  // the idle connection is dead now, the server empty
+  asio::io_context io;
+  const Outcome out = run_async(*exec, one, io);
+  REQUIRE(out.completed);
+  REQUIRE_FALSE(out.error);
+  CHECK_FALSE(out.replies);
+  auto fresh = server.client();
+  CHECK(fresh.cmd({"EXISTS", "counter:f"}).integer == 0);  // not run by the dead connection's write
+  CHECK(integer(exec->run(one, "again").front()) == 1);
+}
