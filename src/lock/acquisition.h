@@ -97,9 +97,16 @@ class WEAVE_API KeyAttempt {
   struct Tried {
     std::optional<AcquireResult> acquired;  // set: done
     bool give_up = false;                   // not waiting, or the deadline passed
+    bool again = false;                     // refused before a wait was prepared: try again now
     Clock::time_point wake{};               // else: wait for a release until then, then try again
   };
   Tried try_once();
+  // try_once() in steps, for a driver that sends the request itself:
+  // `prepare_wait` false tries first without preparing a wait (a store call
+  // of its own), and a refusal then says `again`.
+  AcquireRequest request(bool prepare_wait);
+  Tried tried(const AcquireResult& r);
+  bool waits() const noexcept { return waits_; }
   // The waiter try_once() prepared (null when not waiting).
   LockWaiter* waiter() const noexcept { return waiter_.get(); }
   // After the waiter said the key was released: nullopt to try again now, or
@@ -110,6 +117,7 @@ class WEAVE_API KeyAttempt {
   Clock::time_point sent() const noexcept { return sent_; }
   // Gives up a place in the backend's line, if it holds one.
   void leave_line() noexcept;
+  bool holds_place() const noexcept { return in_line_; }
 
  private:
   const ClientShared& shared_;
@@ -122,6 +130,8 @@ class WEAVE_API KeyAttempt {
   std::chrono::milliseconds queue_entry_{0};  // fair / write waiters hold a place in line
   std::chrono::milliseconds turn_{0};         // reentrant hand-off turn (starvation)
   bool may_starve_ = false;
+  bool starving_ = false;       // the last request's
+  bool wait_prepared_ = false;  // the last request's
   bool in_line_ = false;
   std::unique_ptr<LockWaiter> waiter_;
   Clock::time_point sent_{};

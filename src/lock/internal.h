@@ -139,6 +139,26 @@ struct WEAVE_API LeaseControl {
   static bool add_hold(LeaseState& l);
   // Gives up one hold; the last one releases in the backend.
   static void drop_hold(const std::shared_ptr<Lease>& l, bool may_throw);
+  // drop_hold() in steps, for a driver that sends the releases itself:
+  // begin_drop() gives up the hold and counts the backend releases to send
+  // (every key of the lease when it was the last hold, else none):
+  // request(i) for i < releases; each one's outcome goes to released() or,
+  // from its catch block, failed(); end_drop() then reports and throws as
+  // drop_hold() does.
+  struct Drop {
+    const LeaseState* lease = nullptr;
+    bool last = false;
+    bool childs_copy = false;  // the last hold of a fork()ed child's copy: nothing to do
+    std::size_t releases = 0;
+    Clock::time_point now{};
+    bool lost = false;
+    std::string failed_key, failure;  // the first failure
+    ReleaseRequest request(std::size_t i) const noexcept;  // (views into the lease)
+    void released(ReleaseResult r) noexcept;
+    void failed(std::string_view key) noexcept;
+  };
+  static Drop begin_drop(LeaseState& l);
+  static void end_drop(LeaseState& l, const Drop& d, bool may_throw);
 
   // LockClient::try_acquire_all, counted in `series` (the interceptor's key template).
   static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
@@ -177,5 +197,7 @@ struct LeaseHandleAccess {
   static LeaseHandle make(std::shared_ptr<Lease> lease, bool reentrant) noexcept {
     return LeaseHandle(std::move(lease), reentrant);
   }
+  // The handle's lease, the handle left empty (it releases nothing then).
+  static std::shared_ptr<Lease> take(LeaseHandle& h) noexcept { return std::move(h.lease_); }
 };
 }  // namespace weave

@@ -108,52 +108,74 @@ bool LeaseControl::add_hold(LeaseState& l) {
 }
 
 void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
-  LeaseState& l = state(*lp);
-  const ClientShared& c = l.client();
-  const bool last = l.drop_hold();
-  if (last && c.pid != current_pid()) return;  // a fork()ed child's copy: the lease is the parent's
-  if (last) {
-    ClientShared::Stats::add_to(c.counters().released);
-    // One clock reading for the deadline check, the hold time and the mem://
-    // release. A lease a second or more before its deadlines is within them
-    // by either clock: the coarse one does (it lags steady_clock by a tick,
-    // ~4 ms). A store's release is a round trip: the exact clock costs nothing.
-    Clock::time_point now = coarse_now();
-    if (!c.in_process || now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.hold_deadline_))
-      now = Clock::now();
-    l.series_->hold.observe(now - l.acquired_at_);  // (its count is the series' releases)
-    l.check_deadlines(now, true);  // ran out (or past max_hold) before this release
-    if (!l.on_expiry_) {
-      // Every key, even after a failure (the others must not wait for their ttl).
-      bool lost = false;
-      std::string failed_key, failure;
-      auto release = [&](const std::string& key) {
-        try {
-          ReleaseResult r = c.backend->release({key, l.owner_, l.type_, now, c.options.handoff_turn});
-          lost = lost || r == ReleaseResult::lost;
-        } catch (...) {
-          if (!failed_key.empty()) return;  // the first failure is the one reported
-          failed_key = key;
-          try {
-            throw;
-          } catch (const std::exception& e) {
-            failure = e.what();
-          } catch (...) {
-            failure = "unknown error";
-          }
-        }
-      };
-      release(l.key_);
-      for (const auto& [key, fence] : l.more_) release(key);
-      if (lost) l.record_lost("it expired or was taken by another owner before release", true);
-      // A lease already known lost owns nothing the failed call could free: the
-      // loss is what the caller must hear (per policy), not the backend error.
-      if (!failed_key.empty() && !l.is_lost()) return release_failed(l, failed_key, failure, may_throw);
+  Drop d = begin_drop(state(*lp));
+  const ClientShared& c = state(*lp).client();
+  // Every key, even after a failure (the others must not wait for their ttl).
+  for (std::size_t i = 0; i < d.releases; ++i) {
+    const ReleaseRequest r = d.request(i);
+    try {
+      d.released(c.backend->release(r));
+    } catch (...) {
+      d.failed(r.key);
     }
   }
-  if (last ? !l.is_lost() : !l.lost()) return;  // (the last hold checked the deadlines above)
+  end_drop(state(*lp), d, may_throw);
+}
+
+ReleaseRequest LeaseControl::Drop::request(std::size_t i) const noexcept {
+  const std::string& key = i == 0 ? lease->key_ : lease->more_[i - 1].first;
+  return {key, lease->owner_, lease->type_, now, lease->client().options.handoff_turn};
+}
+
+void LeaseControl::Drop::released(ReleaseResult r) noexcept { lost = lost || r == ReleaseResult::lost; }
+
+void LeaseControl::Drop::failed(std::string_view key) noexcept {
+  if (!failed_key.empty()) return;  // the first failure is the one reported
+  failed_key = key;
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    failure = e.what();
+  } catch (...) {
+    failure = "unknown error";
+  }
+}
+
+LeaseControl::Drop LeaseControl::begin_drop(LeaseState& l) {
+  const ClientShared& c = l.client();
+  Drop d;
+  d.lease = &l;
+  d.last = l.drop_hold();
+  if (d.last && c.pid != current_pid()) {  // a fork()ed child's copy: the lease is the parent's
+    d.childs_copy = true;
+    return d;
+  }
+  if (!d.last) return d;
+  ClientShared::Stats::add_to(c.counters().released);
+  // One clock reading for the deadline check, the hold time and the mem://
+  // release. A lease a second or more before its deadlines is within them
+  // by either clock: the coarse one does (it lags steady_clock by a tick,
+  // ~4 ms). A store's release is a round trip: the exact clock costs nothing.
+  Clock::time_point now = coarse_now();
+  if (!c.in_process || now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.hold_deadline_)) now = Clock::now();
+  l.series_->hold.observe(now - l.acquired_at_);  // (its count is the series' releases)
+  l.check_deadlines(now, true);                   // ran out (or past max_hold) before this release
+  d.now = now;
+  if (!l.on_expiry_) d.releases = 1 + l.more_.size();
+  return d;
+}
+
+void LeaseControl::end_drop(LeaseState& l, const Drop& d, bool may_throw) {
+  if (d.childs_copy) return;
+  if (d.last) {
+    if (d.lost) l.record_lost("it expired or was taken by another owner before release", true);
+    // A lease already known lost owns nothing the failed call could free: the
+    // loss is what the caller must hear (per policy), not the backend error.
+    if (!d.failed_key.empty() && !l.is_lost()) return release_failed(l, d.failed_key, d.failure, may_throw);
+  }
+  if (d.last ? !l.is_lost() : !l.lost()) return;  // (the last hold checked the deadlines above)
   l.report_lost_once();  // unless the notifier did already
-  if (may_throw && c.options.lost_policy == LeaseLostPolicy::throw_at_release)
+  if (may_throw && l.client().options.lost_policy == LeaseLostPolicy::throw_at_release)
     as_lost_error(l, [](const auto& e) { throw e; });  // its own type: HoldLimitExceeded or LeaseLost
 }
 

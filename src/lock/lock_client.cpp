@@ -212,13 +212,19 @@ void KeyAttempt::leave_line() noexcept {
   }
 }
 
-KeyAttempt::Tried KeyAttempt::try_once() {
+KeyAttempt::Tried KeyAttempt::try_once() { return tried(backend_.acquire(request(/*prepare_wait=*/true))); }
+
+AcquireRequest KeyAttempt::request(bool prepare_wait) {
   waiter_.reset();
-  if (waits_) waiter_ = backend_.prepare_wait(key_);
+  wait_prepared_ = prepare_wait;
+  if (waits_ && prepare_wait) waiter_ = backend_.prepare_wait(key_);
   sent_ = first_attempt_ != Clock::time_point{} ? std::exchange(first_attempt_, Clock::time_point{}) : Clock::now();
-  const bool starving = may_starve_ && sent_ - call_start_ >= shared_.options.starvation_after;
-  if (starving) in_line_ = true;  // it may have a place in line now
-  AcquireResult r = backend_.acquire({key_, owner_, lease_time_, type_, queue_entry_, sent_, turn_, starving});
+  starving_ = may_starve_ && sent_ - call_start_ >= shared_.options.starvation_after;
+  if (starving_) in_line_ = true;  // it may have a place in line now
+  return {key_, owner_, lease_time_, type_, queue_entry_, sent_, turn_, starving_};
+}
+
+KeyAttempt::Tried KeyAttempt::tried(const AcquireResult& r) {
   Tried t;
   if (r.acquired) {
     in_line_ = false;
@@ -226,10 +232,15 @@ KeyAttempt::Tried KeyAttempt::try_once() {
     return t;
   }
   const auto now = Clock::now();
+  if (waits_ && !wait_prepared_ && now < deadline_) {  // refused before a wait was prepared: again at once, preparing it
+    t.again = true;
+    return t;
+  }
   if (!waiter_ || now >= deadline_) {
     t.give_up = true;
     return t;
   }
+  const bool starving = starving_;
   // Wake on a release, when the holder's lease runs out, at our deadline,
   // or in time to refresh our place in line.
   Clock::time_point wake = deadline_;

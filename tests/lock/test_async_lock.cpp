@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "async/blocking_pool.h"
 #include "async_ledger.weave.h"
 #include "async_test_support.h"
 #include "weave/lock.h"
@@ -122,6 +123,49 @@ TEST_CASE("async lock: thousands of coroutines on one key hold it one at a time,
     INFO("scripts run: " << scripts);
     CHECK(scripts <= 4LL * kCalls);
   }
+}
+
+TEST_CASE("async lock: an uncontended call and a refused try send their round trips from the caller's own thread",
+          "[async]") {
+  // redis:// and redis+cluster:// send the acquire and the release from the
+  // io_context's thread (store/async_run.h), mem:// runs them inline: no job
+  // for the store pool's threads, the four thread hand-offs they cost.
+  Configured c;
+  Probe probe;
+  weave::Woven<Ledger> ledger(&probe);
+  const std::string id = account("own-thread");
+  asio::io_context io;
+  Outcome warm;
+  asio::co_spawn(io, ledger.add(id, 1, 0), record(warm));  // connects and loads the scripts
+  io.run();
+  REQUIRE(warm.done);
+  REQUIRE_FALSE(warm.error);
+  const std::uint64_t jobs = weave::detail::store_pool().jobs();
+  Outcome first, holder;
+  std::optional<std::optional<long>> refused;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<long> {
+        co_await ledger.add(id, 1, 0);
+        co_await ledger.add(id, 1, 0);
+        // Held by another call: try_add (no wait) is refused after one try.
+        asio::co_spawn(io, ledger.add(id, 1, 50), record(holder));
+        while (probe.entered < 4) co_await asynclock::sleep_for(1ms);
+        refused = co_await ledger.try_add(id);
+        co_return 0L;
+      },
+      record(first));
+  io.restart();
+  io.run();
+  REQUIRE(first.done);
+  CHECK_FALSE(first.error);
+  REQUIRE(holder.done);
+  CHECK_FALSE(holder.error);
+  REQUIRE(refused.has_value());
+  CHECK(*refused == std::nullopt);
+  CHECK(ledger.total() == 4);
+  CHECK(weave::detail::store_pool().jobs() == jobs);
+  CHECK_FALSE(key_held("acct:" + id));
 }
 
 TEST_CASE("async lock: two coroutines on one thread never share a lock", "[async]") {

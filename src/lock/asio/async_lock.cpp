@@ -3,8 +3,10 @@
 // thread: it is resumed by the release notification (LockWaiter::
 // wake_on_change), its deadline, or its cancellation; of this process's
 // coroutines waiting for one key only a local leader talks to the store.
-// Store round trips run on the store pool (mem:// calls run inline: they
-// cost less than a thread hop). While the body runs, the lease is in the
+// Other store round trips run on the store pool (mem:// calls run inline: they
+// cost less than a thread hop; a Redis backend over one executor, a
+// DirectLockBackend, sends its acquire and release from the coroutine's own
+// thread). While the body runs, the lease is in the
 // call's context, and a lost lease or the caller's cancellation cancels the
 // body's pending operation.
 #include <boost/asio/cancellation_state.hpp>
@@ -23,6 +25,7 @@
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
 #include "lock/acquisition.h"
+#include "lock/direct_backend.h"
 #include "lock/lock_interceptor.h"
 #include "weave/async_interceptor.h"
 #include "weave/error.h"
@@ -132,23 +135,87 @@ class AsyncGate {
   bool leading_ = false;
 };
 
+// How an asynchronous call reaches its client's backend.
+struct BackendPath {
+  bool in_process = false;              // mem://: inline
+  DirectLockBackend* direct = nullptr;  // else without a thread hop when it can, else the store pool
+
+  explicit BackendPath(const ClientShared& shared)
+      : in_process(shared.in_process),
+        direct(shared.in_process ? nullptr : dynamic_cast<DirectLockBackend*>(shared.backend.get())) {}
+};
+
 // One key, until acquired or its deadline (take_key of the blocking path).
-asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, bool in_process) {
+asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, const BackendPath& path) {
   std::optional<AsyncGate> gate;
   if (k.gated()) gate.emplace(&k.backend(), k.key());
+  bool first = true;
   for (;;) {
     if (gate && !co_await gate->lead(k.deadline())) co_return std::nullopt;
-    // (mem:// inline, without a coroutine frame: the uncontended call's cost)
-    const KeyAttempt::Tried t =
-        in_process ? k.try_once() : co_await run_on(store_pool(), [&k] { return k.try_once(); });
+    KeyAttempt::Tried t;
+    if (path.in_process) {
+      t = k.try_once();  // (inline, without a coroutine frame: the uncontended call's cost)
+    } else if (path.direct && first) {
+      // The first try goes without preparing a wait (a subscription: the
+      // store pool's), which only a refusal needs.
+      const AcquireRequest request = k.request(/*prepare_wait=*/false);
+      std::optional<AcquireResult> r = co_await path.direct->acquire_direct(request);
+      if (!r) r = co_await run_on(store_pool(), [&] { return k.backend().acquire(request); });
+      t = k.tried(*r);
+    } else {
+      t = co_await run_on(store_pool(), [&k] { return k.try_once(); });
+    }
+    first = false;
     if (t.acquired) co_return t.acquired;  // the gate hands leadership on as it goes
     if (t.give_up) co_return std::nullopt;
     co_await throw_if_cancelled();
+    if (t.again) continue;
     Clock::time_point wake = t.wake;
     while (co_await wait_for_change(*k.waiter(), wake)) {
       const std::optional<Clock::time_point> more = k.after_release(t.wake);
       if (!more) break;
       wake = *more;
+    }
+  }
+}
+
+// LeaseHandle::release() (`may_throw`: per the options' policies) or the
+// handle's quiet release, suspending: the backend's releases are sent as
+// the lease's backend allows. Not cut short by a cancellation (the call
+// ended, or gives the lease back because it was cancelled).
+asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path, bool may_throw) {
+  if (path.in_process || !path.direct) {
+    co_await store_call(path.in_process, [&handle, may_throw] {
+      if (may_throw)
+        handle.release();
+      else
+        LeaseHandle gone = std::move(handle);
+    });
+    co_return;
+  }
+  const std::shared_ptr<Lease> lease = LeaseHandleAccess::take(handle);
+  if (!lease) co_return;
+  LeaseState& l = state(*lease);
+  LeaseControl::Drop d = LeaseControl::begin_drop(l);
+  const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
+  co_await asio::this_coro::throw_if_cancelled(false);
+  for (std::size_t i = 0; i < d.releases; ++i) {
+    const ReleaseRequest r = d.request(i);
+    try {
+      std::optional<ReleaseResult> done = co_await path.direct->release_direct(r);
+      if (!done) done = co_await run_on(store_pool(), [&l, &r] { return l.client().backend->release(r); });
+      d.released(*done);
+    } catch (...) {
+      d.failed(r.key);
+    }
+  }
+  co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
+  if (may_throw) {
+    LeaseControl::end_drop(l, d, true);
+  } else {
+    try {
+      LeaseControl::end_drop(l, d, false);
+    } catch (...) {
     }
   }
 }
@@ -159,7 +226,8 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
                                            const LockSpec& spec, milliseconds* waited, std::string* busy_key,
                                            LockSeries& series) {
   const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
-  const bool in_process = shared->in_process;
+  const BackendPath path(*shared);
+  const bool in_process = path.in_process;
   Acquisition a(shared, keys, spec, waited, busy_key, series);
   if (LeaseHandle h = a.begin()) co_return h;
   for (std::size_t i = 0; i < a.missing().size(); ++i) {
@@ -167,12 +235,15 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
     std::optional<AcquireResult> r;
     std::exception_ptr error;
     try {
-      r = co_await take_key_async(k, in_process);
+      r = co_await take_key_async(k, path);
     } catch (...) {
       error = std::current_exception();
     }
+    // No place in line and no key taken before this one: nothing for the
+    // store, no thread hop.
+    const bool nothing_to_undo = in_process || (i == 0 && !k.holds_place());
     if (error) {
-      co_await store_call(in_process, [&] {
+      co_await store_call(nothing_to_undo, [&] {
         k.leave_line();
         try {
           std::rethrow_exception(error);
@@ -183,7 +254,7 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
       std::rethrow_exception(error);
     }
     if (!r) {
-      co_return co_await store_call(in_process, [&] {
+      co_return co_await store_call(nothing_to_undo, [&] {
         k.leave_line();
         return a.busy(i);
       });
@@ -194,7 +265,7 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<c
   // Cancelled while the last store call ran: the key it set goes back now.
   const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
   if (state.cancelled() != asio::cancellation_type::none) {
-    co_await store_call(in_process, [&lease] { LeaseHandle gone = std::move(lease); });
+    co_await release_async(lease, path, /*may_throw=*/false);
     throw_aborted();
   }
   co_return lease;
@@ -232,7 +303,7 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     std::vector<std::string_view> many;
     const std::span<const std::string_view> keys = p.keys(inv.annotation(), one, many);
     const LockClient client = thread_default_client();  // a copy: the coroutine may move threads
-    const bool in_process = LeaseControl::shared_of(client)->in_process;
+    const BackendPath path(*LeaseControl::shared_of(client));
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease = co_await acquire_async(client, keys, settings.spec, &waited, &busy_key, *p.series);
@@ -258,14 +329,14 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       const bool lost = lease.lease().lost() && is_aborted(error);
       const std::string key = lease.lease().key();
       const std::string cause = lost ? lease.lease().lost_cause() : std::string();
-      co_await store_call(in_process, [&lease] { LeaseHandle gone = std::move(lease); });
+      co_await release_async(lease, path, /*may_throw=*/false);
       if (lost) throw LeaseLost(key, cause + "; the body was cancelled at its next co_await");
       std::rethrow_exception(error);
     }
-    if (in_process)  // per the options' policies
+    if (path.in_process)  // (inline: no coroutine frame)
       lease.release();
     else
-      co_await run_on(store_pool(), [&lease] { lease.release(); });
+      co_await release_async(lease, path, /*may_throw=*/true);
   }
 };
 

@@ -8,8 +8,10 @@
 #include <set>
 #include <string>
 
+#include "lock/direct_backend.h"
 #include "lock/redis/backends.h"
 #include "lock/redis/requests.h"
+#include "store/async_run.h"
 #include "store/subscriber.h"
 #include "weave/error.h"
 #include "weave/redis.h"
@@ -38,7 +40,7 @@ class Waiter final : public LockWaiter {
   std::string message_;
 };
 
-class RedisLockBackend final : public LockBackend {
+class RedisLockBackend final : public LockBackend, public detail::DirectLockBackend {
  public:
   RedisLockBackend(std::shared_ptr<store::Executor> exec, std::string key_prefix, CounterPolicy counter)
       : exec_(std::move(exec)), prefix_(std::move(key_prefix)), counter_(counter) {}
@@ -53,6 +55,23 @@ class RedisLockBackend final : public LockBackend {
   ReleaseResult release(const ReleaseRequest& r) override {
     ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
     return ReleaseCommand::parse(run_one(command.call(), "release"));
+  }
+
+  boost::asio::awaitable<std::optional<AcquireResult>> acquire_direct(const AcquireRequest& r) override {
+    AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
+                           r.starving);
+    const std::vector<store::ScriptCall> one{command.call()};
+    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "acquire");
+    if (!replies) co_return std::nullopt;
+    co_return AcquireCommand::parse(replies->front());
+  }
+
+  boost::asio::awaitable<std::optional<ReleaseResult>> release_direct(const ReleaseRequest& r) override {
+    ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
+    const std::vector<store::ScriptCall> one{command.call()};
+    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "release");
+    if (!replies) co_return std::nullopt;
+    co_return ReleaseCommand::parse(replies->front());
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
