@@ -1,5 +1,6 @@
 // Store calls from a coroutine without a thread hop: the calls are written on
-// an idle pooled connection from the coroutine's own thread and the replies
+// an idle pooled connection from the coroutine's own thread (a script the
+// node has not been sent yet is loaded in the same round trip) and the replies
 // read as its io_context reports them, so an asynchronous round trip costs
 // what a blocking one does (the alternative, a store-pool thread, costs four
 // thread wake-ups per acquire and release). What it cannot do without
@@ -21,8 +22,7 @@ namespace WEAVE_NAMESPACE::store {
 // exec.run(calls, what) without blocking the calling thread: the same replies
 // and the same errors (ReplyError for an error reply, TimeoutError after the
 // node's command timeout, IoError). nullopt when the calls are left to run():
-// sent nothing (no connection idle, a script not loaded yet, no single node
-// for them) or met what run() handles by sending again (a cluster redirect,
+// sent nothing (no connection idle, no single node for them) or met what run() handles by sending again (a cluster redirect,
 // a connection that had died while idle, a cluster connection error).
 // Once written, the round trip is not cancellable, like a job of the store
 // pool: the awaiting coroutine checks its cancellation after.

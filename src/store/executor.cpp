@@ -136,14 +136,17 @@ const std::string& NodeExecutor::body_of(const char* body) {
 }
 
 bool NodeExecutor::cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out) {
-  out.resize(calls.size());
+  out.assign(calls.size(), std::string());
+  bool all = true;
   std::shared_lock g(sha_mutex_);
   for (std::size_t i = 0; i < calls.size(); ++i) {
     auto it = scripts_.find(calls[i].body);
-    if (it == scripts_.end() || it->second.second.empty()) return false;
-    out[i] = it->second.second;
+    if (it == scripts_.end() || it->second.second.empty())
+      all = false;
+    else
+      out[i] = it->second.second;
   }
-  return true;
+  return all;
 }
 
 // The SHA of each call's script; scripts not loaded yet are loaded with one
@@ -215,14 +218,30 @@ std::vector<Reply> NodeExecutor::receive(InFlight& f) {
 }
 
 std::optional<NodeExecutor::InFlight> NodeExecutor::start_now(const std::vector<ScriptCall>& calls) {
-  std::vector<std::string> shas;
-  if (!cached_shas(calls, shas)) return std::nullopt;
   std::optional<Pool::Borrowed> conn = pool_.try_borrow();
   if (!conn) return std::nullopt;
   std::optional<InFlight> f(InFlight(std::move(*conn)));
-  f->shas_ = std::move(shas);
   try {
-    send_all(*f, calls);
+    if (cached_shas(calls, f->shas_)) {
+      send_all(*f, calls);
+      return f;
+    }
+    // A script not loaded yet is loaded in the same round trip, its call
+    // sent as EVAL: SCRIPT LOAD <body> first, the calls after.
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      if (f->shas_[i].empty() && std::find(f->loading_.begin(), f->loading_.end(), calls[i].body) == f->loading_.end()) {
+        f->loading_.push_back(calls[i].body);
+        f->conn_->append(Command{"SCRIPT", "LOAD", body_of(calls[i].body)});
+      }
+    f->numkeys_.clear();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      f->numkeys_.push_back(std::to_string(calls[i].keys.size()));
+      f->conn_->append(f->shas_[i].empty() ? calls[i].build("EVAL", body_of(calls[i].body), f->numkeys_[i])
+                                           : calls[i].build("EVALSHA", f->shas_[i], f->numkeys_[i]));
+    }
+    f->conn_->flush();
+    f->replies.clear();
+    f->expected_ = f->loading_.size() + calls.size();
   } catch (const IoError&) {
     if (retry_after(*f)) return std::nullopt;  // died while idle: run() sends on a new one
     throw;
@@ -231,6 +250,16 @@ std::optional<NodeExecutor::InFlight> NodeExecutor::start_now(const std::vector<
 }
 
 std::optional<std::vector<Reply>> NodeExecutor::take_replies(InFlight& f, const std::vector<ScriptCall>& calls) {
+  if (!f.loading_.empty()) {  // SCRIPT LOAD's replies come first
+    {
+      std::unique_lock g(sha_mutex_);
+      for (std::size_t j = 0; j < f.loading_.size(); ++j)
+        if (f.replies[j]->type == REDIS_REPLY_STRING)  // (else its EVAL's reply says why)
+          scripts_[f.loading_[j]].second.assign(f.replies[j]->str, f.replies[j]->len);
+    }
+    f.replies.erase(f.replies.begin(), f.replies.begin() + static_cast<std::ptrdiff_t>(f.loading_.size()));
+    f.loading_.clear();
+  }
   if (!f.noscript_.empty()) {  // the EVALs' replies
     for (std::size_t j = 0; j < f.noscript_.size(); ++j) f.first_[f.noscript_[j]] = std::move(f.replies[j]);
     f.noscript_.clear();

@@ -148,14 +148,15 @@ class WEAVE_API NodeExecutor final : public Executor {
     bool asking_ = false;
     std::vector<Reply> first_;           // take_replies: while NOSCRIPT calls go again
     std::vector<std::size_t> noscript_;  // ... these
+    std::vector<const char*> loading_;   // start_now: scripts loaded ahead of the calls
   };
   InFlight open();
   void start(InFlight& flight, const std::vector<ScriptCall>& calls, bool asking = false);
   std::vector<Reply> finish(InFlight& flight, const std::vector<ScriptCall>& calls);
   // run_raw that never blocks, for store/async_run.h: start_now() sends the
-  // calls on an idle connection, or sends nothing and returns nullopt when
-  // none is idle or a script's SHA is not known yet (the blocking path
-  // connects and loads). The caller feeds the connection what it reads until
+  // calls on an idle connection (a script not loaded yet: SCRIPT LOAD and
+  // EVAL in the same round trip), or sends nothing and returns nullopt when
+  // none is idle (the blocking path connects). The caller feeds the connection what it reads until
   // the flight is complete, then take_replies(): the replies, or nullopt when
   // the server had lost scripts and those calls went again as EVAL (read the
   // flight again, then take_replies() again).
@@ -174,7 +175,8 @@ class WEAVE_API NodeExecutor final : public Executor {
   std::vector<Reply> receive(InFlight& f);
   const std::string& body_of(const char* body);
   std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
-  // The calls' SHAs from the cache alone; false when one is not there.
+  // The calls' SHAs from the cache alone ("" for one not there); false when
+  // one is not there.
   bool cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out);
 
   Pool pool_;

@@ -1,8 +1,9 @@
 // store::try_run_async (src/store/async_run.h): script calls sent and read
 // from a coroutine's own io_context thread, against a real redis-server:
-// the replies and errors run() gives, nothing sent when it cannot go without
-// blocking, the command timeout kept without blocking the thread, a script
-// the server lost sent again, a connection that died while idle left to run().
+// the replies and errors run() gives, nothing sent when no connection is
+// idle, a script loaded in the same round trip, the command timeout kept
+// without blocking the thread, a script the server lost sent again, a
+// connection that died while idle left to run().
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -89,19 +90,40 @@ TEST_CASE("async store: calls on an idle connection are answered on the awaiting
   CHECK(integer(exec->run({a}, "after").front()) == 15);
 }
 
-TEST_CASE("async store: nothing is sent when no connection is idle or the script is not loaded yet", "[redis]") {
+TEST_CASE("async store: nothing is sent when no connection is idle", "[redis]") {
   RedisServer server;
   auto raw = server.client();
   auto exec = executor(server);
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:c"}, {"1"}}};
   asio::io_context io;
-  const Outcome fresh = run_async(*exec, one, io);  // no SHA known, no connection
+  const Outcome fresh = run_async(*exec, one, io);  // no connection opened yet
   REQUIRE(fresh.completed);
   REQUIRE_FALSE(fresh.error);
   CHECK_FALSE(fresh.replies);
   CHECK(raw.calls("evalsha") == 0);
   CHECK(raw.calls("eval") == 0);
   CHECK(raw.cmd({"EXISTS", "counter:c"}).integer == 0);
+}
+
+TEST_CASE("async store: a script not loaded yet is loaded in the same round trip, then called by its SHA", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);
+  exec->command(weave::store::Command{"PING"}, "any", "warm up");  // a connection idle, no script loaded
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:g"}, {"3"}}};
+  asio::io_context io;
+  const Outcome loaded = run_async(*exec, one, io);
+  REQUIRE(loaded.completed);
+  REQUIRE_FALSE(loaded.error);
+  REQUIRE(loaded.replies);
+  CHECK(integer(loaded.replies->front()) == 3);
+  CHECK(raw.calls("eval") == 1);
+  CHECK(raw.calls("evalsha") == 0);
+  const Outcome by_sha = run_async(*exec, one, io);
+  REQUIRE(by_sha.replies);
+  CHECK(integer(by_sha.replies->front()) == 6);
+  CHECK(raw.calls("eval") == 1);
+  CHECK(raw.calls("evalsha") == 1);
 }
 
 TEST_CASE("async store: an error reply throws ReplyError naming the call", "[redis]") {
