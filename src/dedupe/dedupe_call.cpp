@@ -81,7 +81,7 @@ auto DedupeCall::naming_key(F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (Error& e) {
-    name_key(e, key_, "dedupe key");
+    name_key(e);
     throw;
   }
 }
@@ -89,12 +89,23 @@ auto DedupeCall::naming_key(F&& f) -> decltype(f()) {
 void DedupeCall::prepare_wait() {
   // Kept across wake-ups: a woken duplicate claims again at once, with no
   // new subscription round trip.
+  wait_prepared_ = true;
   if (s_.wait > milliseconds(0)) waiter_ = naming_key([&] { return rt_.store().prepare_wait(key_); });
 }
 
 DedupeCall::Step DedupeCall::claim_once() {
+  const ClaimRequest r = claim_request();
+  return claimed(naming_key([&] { return rt_.store().claim(r.key, r.owner, r.match, r.lease); }));
+}
+
+DedupeCall::ClaimRequest DedupeCall::claim_request() {
   if (waited_) sent_ = Clock::now();
-  ClaimOutcome got = naming_key([&] { return rt_.store().claim(key_, owner_, match_, rt_.options().claim_lease); });
+  return {key_, owner_, match_, rt_.options().claim_lease};
+}
+
+void DedupeCall::name_key(Error& e) const { detail::name_key(e, key_, "dedupe key"); }
+
+DedupeCall::Step DedupeCall::claimed(const ClaimOutcome& got) {
   if (got.claimed) {
     waiter_.reset();  // the first call runs without it
     return {Step::first, {}};
@@ -109,6 +120,7 @@ DedupeCall::Step DedupeCall::claim_once() {
     throw DedupeMismatch(std::string(key_), r.match, std::string(match_));
   }
   if (r.kind == 'r') {
+    if (s_.wait > milliseconds(0) && !wait_prepared_) return {Step::wait_prepared, {}};
     const auto now = Clock::now();
     if (now >= deadline_) {
       count(&DedupeCounterStripe::in_flight_refused);
@@ -185,7 +197,9 @@ void DedupeCall::failed(const std::exception_ptr& error, HeldClaim& held) noexce
   }
 }
 
-void DedupeCall::succeeded(HeldClaim& held) {
+void DedupeCall::succeeded(HeldClaim& held) { finish(success_record(held), held); }
+
+DedupeRecord DedupeCall::success_record(HeldClaim& held) {
   // A result that cannot be stored fails this call, not a replay. A claim
   // lost meanwhile is not finished (its caller still gets the result: the
   // method ran for it).
@@ -198,20 +212,33 @@ void DedupeCall::succeeded(HeldClaim& held) {
       throw;
     }
   }
-  finish(done, held);
+  return done;
 }
 
 void DedupeCall::finish(const DedupeRecord& outcome, HeldClaim& held) noexcept {
+  if (!finish_begins(held)) return;
   bool stored = false;
   try {
-    // A claim already known lost is not written over whoever holds the key now.
-    if (held.lost()) return held.report_lost_once();
-    held.settle();  // a renewal meeting the record is not a loss
     stored = rt_.store().finish(held.key(), held.owner_token(), held.match(), outcome, s_.window);
   } catch (const std::exception& e) {
-    rt_.report(held, e);
-    return;
+    return finish_failed(held, e);
   }
+  finish_ends(held, stored);
+}
+
+bool DedupeCall::finish_begins(HeldClaim& held) noexcept {
+  // A claim already known lost is not written over whoever holds the key now.
+  if (held.lost()) {
+    held.report_lost_once();
+    return false;
+  }
+  held.settle();  // a renewal meeting the record is not a loss
+  return true;
+}
+
+void DedupeCall::finish_failed(HeldClaim& held, const std::exception& e) noexcept { rt_.report(held, e); }
+
+void DedupeCall::finish_ends(HeldClaim& held, bool stored) noexcept {
   if (!stored) {
     // Counted (claims_lost) when marked, and reported once as lease_lost.
     held.record_lost("the store found the claim gone when the call finished");  // (no-op when known lost)

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "dedupe/dedupe_runtime.h"
+#include "weave/error.h"
 #include "weave/invocation.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -71,7 +72,9 @@ class WEAVE_API DedupeCall {
   ClaimWaiter* waiter() const noexcept { return waiter_.get(); }
 
   struct Step {
-    enum Kind { first, answered, wait } kind = first;
+    // wait_prepared: a running first call, met before prepare_wait(): prepare
+    // it and claim again at once.
+    enum Kind { first, answered, wait, wait_prepared } kind = first;
     Clock::time_point until{};  // wait: look again by then (woken earlier by the first call's end)
   };
   // One claim (store call): the first call (claimed), a duplicate answered
@@ -79,6 +82,17 @@ class WEAVE_API DedupeCall {
   // to wait for. Throws the duplicate's refusal (DuplicateCall,
   // DuplicateInFlight at the deadline, DedupeMismatch).
   Step claim_once();
+  // claim_once() in steps, for a driver that makes the store call itself:
+  // the claim to send, then what the store answered (a store error: name_key
+  // names the key in it, as claim_once() does). A driver may claim before
+  // prepare_wait(): only a running first call needs the wait (wait_prepared).
+  struct ClaimRequest {
+    std::string_view key, owner, match;
+    std::chrono::milliseconds lease;
+  };
+  ClaimRequest claim_request();
+  Step claimed(const ClaimOutcome& got);
+  void name_key(Error& e) const;
 
   // The first call's claim, renewed while the method runs (no store call).
   std::shared_ptr<HeldClaim> hold();
@@ -88,6 +102,16 @@ class WEAVE_API DedupeCall {
   // The method returned: record the outcome (its result, when replayed).
   // Store call; a result that cannot be encoded throws (and forgets).
   void succeeded(HeldClaim& held);
+  // succeeded() in steps, for a driver that makes the store call itself:
+  // the record to write (a result that cannot be encoded forgets the claim
+  // and throws); finish_begins() false: nothing to write (the claim is known
+  // lost, and reported); the store's finish(held, record, window()), then
+  // finish_ends() with what it returned, or finish_failed() with its error.
+  DedupeRecord success_record(HeldClaim& held);
+  bool finish_begins(HeldClaim& held) noexcept;
+  void finish_ends(HeldClaim& held, bool stored) noexcept;
+  void finish_failed(HeldClaim& held, const std::exception& e) noexcept;
+  std::chrono::milliseconds window() const noexcept { return s_.window; }
   void release(HeldClaim& held) noexcept { rt_.release(held); }
 
  private:
@@ -99,6 +123,7 @@ class WEAVE_API DedupeCall {
   std::string owner_;
   Clock::time_point started_, deadline_, sent_;
   bool waited_ = false;
+  bool wait_prepared_ = false;  // prepare_wait() ran
   std::unique_ptr<ClaimWaiter> waiter_;
 
   void count(std::atomic<std::uint64_t> DedupeCounterStripe::*field) const;

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "async/blocking_pool.h"
 #include "async_payments.weave.h"
 #include "async_test_support.h"
 #include "weave/dedupe.h"
@@ -55,6 +56,37 @@ TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run an
   CHECK(payments.claim_missing() == 0);
   const weave::DedupeStats s = weave::dedupe_stats();
   CHECK(s.replays >= kCalls - 1);
+}
+
+TEST_CASE("async dedupe: a first call and a replayed duplicate send their round trips from the caller's own thread",
+          "[async]") {
+  // Redis: the claim and the finish go from the io_context's thread
+  // (store/async_run.h), mem:// runs them inline: no job for the store pool.
+  Configured c;
+  weave::Woven<Payments> payments;
+  asio::io_context io;
+  Outcome warm;
+  asio::co_spawn(io, payments.pay(async_test::unique_name("warm"), 1, 0), record(warm));  // connects, loads scripts
+  io.run();
+  REQUIRE(warm.done);
+  REQUIRE_FALSE(warm.error);
+  const std::uint64_t jobs = weave::detail::store_pool().jobs();
+  const std::string key = async_test::unique_name("own-thread");
+  Outcome first, again;
+  asio::co_spawn(io, payments.pay(key, 21, 0), record(first));
+  io.restart();
+  io.run();
+  asio::co_spawn(io, payments.pay(key, 21, 0), record(again));
+  io.restart();
+  io.run();
+  REQUIRE(first.done);
+  CHECK_FALSE(first.error);
+  CHECK(first.value == 42);
+  REQUIRE(again.done);
+  CHECK_FALSE(again.error);
+  CHECK(again.value == 42);  // replayed
+  CHECK(payments.runs() == 2);  // the warm-up and the first call
+  CHECK(weave::detail::store_pool().jobs() == jobs);
 }
 
 TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {

@@ -2,7 +2,9 @@
 // interceptor's steps (src/dedupe/dedupe_call.h) driven by suspension. A
 // duplicate waiting for a running first call is suspended and woken by the
 // first call's finish (ClaimWaiter::wake_on_change), its deadline or its
-// cancellation; store calls run on the store pool (mem:// inline). The first
+// cancellation. On Redis the claim and the finish are sent from the
+// coroutine's own thread (DirectClaimStore -> store::try_run_async), other
+// store calls run on the store pool (mem:// inline). The first
 // call's claim is in the call's context while the rest of the call runs.
 #include <boost/asio/awaitable.hpp>
 #include <exception>
@@ -12,6 +14,7 @@
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
 #include "dedupe/dedupe_call.h"
+#include "dedupe/direct_claims.h"
 #include "weave/async_interceptor.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -28,13 +31,23 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     const std::shared_ptr<DedupeRuntime> rt = dedupe_runtime();
     DedupeCall call(AsyncCallAccess::invocation(inv), *rt);
     const bool in_process = call.in_process();
-    // 1. claim, or answer as a duplicate (waiting, suspended, for a running first call)
-    co_await store_call(in_process, [&call] { call.prepare_wait(); });
-    for (;;) {
-      const DedupeCall::Step step = co_await store_call(in_process, [&call] { return call.claim_once(); });
+    DirectClaimStore* const direct = in_process ? nullptr : dynamic_cast<DirectClaimStore*>(&rt->store());
+    // 1. claim, or answer as a duplicate (waiting, suspended, for a running
+    // first call). The direct store claims first without preparing the wait
+    // (a subscription), which only a running first call needs.
+    if (!direct) co_await store_call(in_process, [&call] { call.prepare_wait(); });
+    for (bool first_try = true;; first_try = false) {
+      DedupeCall::Step step;
+      if (direct && first_try)
+        step = co_await claim_directly(call, *direct);
+      else
+        step = co_await store_call(in_process, [&call] { return call.claim_once(); });
       if (step.kind == DedupeCall::Step::answered) co_return;
       if (step.kind == DedupeCall::Step::first) break;
-      if (call.waiter()) co_await wait_for_change(*call.waiter(), step.until);
+      if (step.kind == DedupeCall::Step::wait_prepared)
+        co_await run_on(store_pool(), [&call] { call.prepare_wait(); });
+      else if (call.waiter())
+        co_await wait_for_change(*call.waiter(), step.until);
     }
     // 2. the first call, under its claim (renewed), in the call's context
     const std::shared_ptr<HeldClaim> held = call.hold();
@@ -53,7 +66,52 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
       std::rethrow_exception(error);
     }
     // 3. the outcome
-    co_await store_call(in_process, [&] { call.succeeded(*held); });
+    if (direct)
+      co_await finish_directly(call, *held, *direct);
+    else
+      co_await store_call(in_process, [&] { call.succeeded(*held); });
+  }
+
+ private:
+  // DedupeCall::claim_once() with the claim sent from this thread.
+  static asio::awaitable<DedupeCall::Step> claim_directly(DedupeCall& call, DirectClaimStore& direct) {
+    const DedupeCall::ClaimRequest r = call.claim_request();
+    std::optional<ClaimOutcome> got;
+    try {
+      got = co_await direct.claim_direct(r.key, r.owner, r.match, r.lease);
+      if (!got) got = co_await run_on(store_pool(), [&] { return call.runtime().store().claim(r.key, r.owner, r.match, r.lease); });
+    } catch (Error& e) {
+      call.name_key(e);
+      throw;
+    }
+    co_return call.claimed(*got);
+  }
+
+  // DedupeCall::succeeded() with the finish sent from this thread.
+  static asio::awaitable<void> finish_directly(DedupeCall& call, HeldClaim& held, DirectClaimStore& direct) {
+    const DedupeRecord done = call.success_record(held);
+    if (!call.finish_begins(held)) co_return;
+    std::optional<bool> stored;
+    std::exception_ptr error;
+    try {
+      stored = co_await direct.finish_direct(held.key(), held.owner_token(), held.match(), done, call.window());
+      if (!stored)
+        stored = co_await run_on(store_pool(), [&] {
+          return call.runtime().store().finish(held.key(), held.owner_token(), held.match(), done, call.window());
+        });
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        call.finish_failed(held, e);
+      } catch (...) {
+      }
+      co_return;
+    }
+    call.finish_ends(held, *stored);
   }
 };
 

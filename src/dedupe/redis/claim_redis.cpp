@@ -7,8 +7,10 @@
 
 #include "dedupe/claim_store.h"
 #include "dedupe/dedupe_runtime.h"
+#include "dedupe/direct_claims.h"
 #include "dedupe/redis/claim_redis.h"
 #include "dedupe/scripts.h"
+#include "store/async_run.h"
 #include "store/open.h"
 #include "store/reply.h"
 #include "weave/error.h"
@@ -29,7 +31,81 @@ class ClaimSubscription final : public store::SubscriptionWaiter<ClaimWaiter> {
   }
 };
 
-class RedisClaims final : public ClaimStore {
+// Appends "{<prefix><key>}". Its channel is the same + ":done": in the
+// record's slot, so a cluster publishes and subscribes on its node.
+void record_key(std::string& out, std::string_view prefix, std::string_view key) {
+  if (out.capacity() < out.size() + prefix.size() + key.size() + 2)
+    out.reserve(out.size() + prefix.size() + key.size() + 2 + 5);
+  out.append("{").append(prefix).append(key).append("}");
+}
+void running_record(std::string& out, std::string_view owner, std::string_view match) {
+  DedupeRecord::encode_to(out, 'r', match, owner);
+}
+// Where finish() keeps when the record's outcome was written.
+std::string written_at_key(std::string_view record_key) { return std::string(record_key) + ":at"; }
+
+// A claim's key, running record and lease: SET NX GET's arguments, and the
+// claim script's call (views into this: build it in place, keep it while sent).
+struct ClaimArgs {
+  ClaimArgs(std::string_view prefix, std::string_view key, std::string_view owner, std::string_view match,
+            milliseconds lease)
+      : ms(lease.count()) {
+    record_key(k, prefix, key);
+    running_record(running, owner, match);
+  }
+  ClaimArgs(const ClaimArgs&) = delete;
+  store::ScriptCall script() const { return {dedupe_redis::scripts::claim, {k}, {running, ms.view()}}; }
+  static ClaimOutcome parse_script(const store::Reply& reply) {
+    const store::ReplyView r(reply, "dedupe claim");
+    ClaimOutcome out;
+    if (r[0].integer() == 1) {
+      out.claimed = true;
+      return out;
+    }
+    out.readable = DedupeRecord::decode(r[1].text(), out.existing);
+    // PTTL 0 (its last millisecond) or below: about to run out, look again soon.
+    out.ttl_left = milliseconds(std::max<long long>(1, r[2].integer()));
+    return out;
+  }
+  std::string k, running;
+  store::NumberArg ms;
+};
+
+// The finish script's call (views into this: build it in place).
+class FinishCall {
+ public:
+  FinishCall(std::string_view prefix, std::string_view key, std::string_view owner, std::string_view match,
+             const DedupeRecord& outcome, milliseconds window)
+      : ms_(window.count()) {
+    // One buffer for the key, its channel, the running record and the outcome.
+    const std::size_t key_size = prefix.size() + key.size() + 2;
+    b_.reserve(2 * key_size + 5 + owner.size() + 2 * match.size() + outcome.rest.size() + 2 * 24);
+    record_key(b_, prefix, key);
+    b_ += ":done";
+    const std::size_t running_at = b_.size();
+    running_record(b_, owner, match);
+    const std::size_t outcome_at = b_.size();
+    DedupeRecord::encode_to(b_, outcome.kind, outcome.match, outcome.rest);
+    const std::string_view all(b_);
+    k_ = all.substr(0, key_size);
+    channel_ = all.substr(0, running_at);
+    running_ = all.substr(running_at, outcome_at - running_at);
+    text_ = all.substr(outcome_at);
+    written_at_ = written_at_key(k_);
+  }
+  FinishCall(const FinishCall&) = delete;
+  store::ScriptCall call() const {
+    return {dedupe_redis::scripts::finish, {k_, written_at_}, {running_, text_, ms_.view(), channel_}};
+  }
+  static bool parse(const store::Reply& reply) { return store::ReplyView(reply, "dedupe finish").integer() == 1; }
+
+ private:
+  std::string b_, written_at_;
+  std::string_view k_, channel_, running_, text_;
+  store::NumberArg ms_;
+};
+
+class RedisClaims final : public ClaimStore, public DirectClaimStore {
  public:
   RedisClaims(std::shared_ptr<store::Executor> exec, std::string prefix, bool claim_by_script)
       : exec_(std::move(exec)), prefix_(std::move(prefix)), by_script_(claim_by_script) {}
@@ -40,14 +116,11 @@ class RedisClaims final : public ClaimStore {
   // then on.
   ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
                      milliseconds lease) override {
-    std::string k, running;
-    record_key(k, key);
-    running_record(running, owner, match);
-    const store::NumberArg ms(lease.count());
+    const ClaimArgs a(prefix_, key, owner, match, lease);
     if (!by_script_.load(std::memory_order_relaxed)) {
       try {
-        const store::Reply reply =
-            exec_->command(store::Command{"SET", k, running, "NX", "PX", ms.view(), "GET"}, k, "dedupe claim");
+        const store::Reply reply = exec_->command(
+            store::Command{"SET", a.k, a.running, "NX", "PX", a.ms.view(), "GET"}, a.k, "dedupe claim");
         const store::ReplyView r(reply, "dedupe claim");
         ClaimOutcome out;
         if (r.nil()) {
@@ -61,17 +134,29 @@ class RedisClaims final : public ClaimStore {
         by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
       }
     }
-    const store::Reply reply = run({dedupe_redis::scripts::claim, {k}, {running, ms.view()}}, "dedupe claim");
-    const store::ReplyView r(reply, "dedupe claim");
-    ClaimOutcome out;
-    if (r[0].integer() == 1) {
-      out.claimed = true;
-      return out;
-    }
-    out.readable = DedupeRecord::decode(r[1].text(), out.existing);
-    // PTTL 0 (its last millisecond) or below: about to run out, look again soon.
-    out.ttl_left = milliseconds(std::max<long long>(1, r[2].integer()));
-    return out;
+    return ClaimArgs::parse_script(run(a.script(), "dedupe claim"));
+  }
+
+  // The claim script (one round trip like SET NX GET, and it says the
+  // record's time left).
+  boost::asio::awaitable<std::optional<ClaimOutcome>> claim_direct(std::string_view key, std::string_view owner,
+                                                                   std::string_view match,
+                                                                   milliseconds lease) override {
+    const ClaimArgs a(prefix_, key, owner, match, lease);
+    const std::vector<store::ScriptCall> one{a.script()};
+    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "dedupe claim");
+    if (!replies) co_return std::nullopt;
+    co_return ClaimArgs::parse_script(replies->front());
+  }
+
+  boost::asio::awaitable<std::optional<bool>> finish_direct(std::string_view key, std::string_view owner,
+                                                            std::string_view match, const DedupeRecord& outcome,
+                                                            milliseconds window) override {
+    const FinishCall f(prefix_, key, owner, match, outcome, window);
+    const std::vector<store::ScriptCall> one{f.call()};
+    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "dedupe finish");
+    if (!replies) co_return std::nullopt;
+    co_return FinishCall::parse(replies->front());
   }
 
   std::optional<ClaimOutcome> read(std::string_view key) override {
@@ -101,25 +186,8 @@ class RedisClaims final : public ClaimStore {
 
   bool finish(std::string_view key, std::string_view owner, std::string_view match, const DedupeRecord& outcome,
               milliseconds window) override {
-    // One buffer for the key, its channel, the running record and the outcome.
-    std::string b;
-    const std::size_t key_size = prefix_.size() + key.size() + 2;
-    b.reserve(2 * key_size + 5 + owner.size() + 2 * match.size() + outcome.rest.size() + 2 * 24);
-    record_key(b, key);
-    b += ":done";
-    const std::size_t running_at = b.size();
-    running_record(b, owner, match);
-    const std::size_t outcome_at = b.size();
-    DedupeRecord::encode_to(b, outcome.kind, outcome.match, outcome.rest);
-    const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
-                               running = all.substr(running_at, outcome_at - running_at),
-                               text = all.substr(outcome_at);
-    const std::string written_at = written_at_key(k);
-    const store::NumberArg ms(window.count());
-    return store::ReplyView(run({dedupe_redis::scripts::finish, {k, written_at}, {running, text, ms.view(), channel}},
-                                "dedupe finish"),
-                            "dedupe finish")
-               .integer() == 1;
+    const FinishCall f(prefix_, key, owner, match, outcome, window);
+    return FinishCall::parse(run(f.call(), "dedupe finish"));
   }
 
   bool forget(std::string_view key, std::string_view owner, std::string_view match) override {
@@ -169,18 +237,7 @@ class RedisClaims final : public ClaimStore {
     calls.push_back(std::move(call));
     return std::move(exec_->run(calls, what).front());
   }
-  // Appends "{<prefix><key>}". Its channel is the same + ":done": in the
-  // record's slot, so a cluster publishes and subscribes on its node.
-  void record_key(std::string& out, std::string_view key) const {
-    if (out.capacity() < out.size() + prefix_.size() + key.size() + 2)
-      out.reserve(out.size() + prefix_.size() + key.size() + 2 + 5);
-    out.append("{").append(prefix_).append(key).append("}");
-  }
-  // Where finish() keeps when the record's outcome was written.
-  static std::string written_at_key(std::string_view record_key) { return std::string(record_key) + ":at"; }
-  static void running_record(std::string& out, std::string_view owner, std::string_view match) {
-    DedupeRecord::encode_to(out, 'r', match, owner);
-  }
+  void record_key(std::string& out, std::string_view key) const { detail::record_key(out, prefix_, key); }
 
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
