@@ -1,9 +1,8 @@
 // Store calls from a coroutine without a thread hop: the calls are written on
 // an idle pooled connection from the coroutine's own thread (a script the
 // node has not been sent yet is loaded in the same round trip) and the replies
-// read as its io_context reports them, so an asynchronous round trip costs
-// what a blocking one does (the alternative, a store-pool thread, costs four
-// thread wake-ups per acquire and release). What it cannot do without
+// read as its io_context reports them: no thread hop (a store-pool thread
+// costs two thread wake-ups per round trip). What it cannot do without
 // blocking it leaves to Executor::run(), which the caller runs where it may
 // block:
 //
