@@ -68,6 +68,16 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
   NodeExecutor& node = *direct.node;
   std::optional<NodeExecutor::InFlight> flight = node.start_now(calls);
   if (!flight) co_return std::nullopt;
+  // Destroyed before every reply was read (the coroutine destroyed without
+  // resuming, its io_context gone): the connection must not go back with
+  // them pending. (Declared after `flight`: it runs first.)
+  struct Unfinished {
+    NodeExecutor::InFlight& flight;
+    bool finished = false;
+    ~Unfinished() {
+      if (!finished) flight.connection().abandon();
+    }
+  } unfinished{*flight};
   // Sent: read it to the end even if the coroutine is cancelled meanwhile.
   const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
   co_await asio::this_coro::throw_if_cancelled(false);
@@ -79,8 +89,9 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
       replies = node.take_replies(*flight, calls);
       if (replies) break;  // (else the calls the server had lost went again, as EVAL)
     }
+    unfinished.finished = true;
   } catch (...) {
-    error = std::current_exception();
+    error = std::current_exception();  // (the connection is marked broken already)
   }
   co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
   if (error) {

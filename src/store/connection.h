@@ -100,6 +100,12 @@ class WEAVE_API Connection {
   // The caller's own read failed (`why`) or met the end: the connection is
   // unusable (IoFailure::closed); throws IoError.
   [[noreturn]] void lost(const std::string& why);
+  // The caller stops with replies unread (its coroutine was destroyed): the
+  // connection is unusable, so that no later caller reads them.
+  void abandon() noexcept {
+    broken_ = true;
+    failure_ = IoFailure::closed;
+  }
 
   bool broken() const noexcept { return broken_; }
   IoFailure last_failure() const noexcept { return failure_; }

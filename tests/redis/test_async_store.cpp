@@ -217,3 +217,26 @@ TEST_CASE("async store: a connection that died while idle leaves the calls to ru
   CHECK(fresh.cmd({"EXISTS", "counter:f"}).integer == 0);  // not run by the dead connection's write
   CHECK(integer(exec->run(one, "again").front()) == 1);
 }
+
+TEST_CASE("async store: a round trip whose coroutine is destroyed unfinished leaves no reply for the next caller",
+          "[redis]") {
+  RedisServer server;
+  auto exec = executor(server, 5s);
+  const std::vector<ScriptCall> first{ScriptCall{kIncr, {"counter:h"}, {"1"}}};
+  exec->run(first, "warm up");  // one connection, idle, the script loaded
+  ::kill(server.pid(), SIGSTOP);
+  {
+    asio::io_context io;
+    bool completed = false;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> { co_await weave::store::try_run_async(*exec, first, "test call"); },
+        [&](std::exception_ptr) { completed = true; });
+    io.run_for(100ms);  // written, its reply not read: the server is stopped
+    REQUIRE_FALSE(completed);
+  }  // the io_context and the suspended coroutine are destroyed here
+  ::kill(server.pid(), SIGCONT);
+  // The next caller gets its own reply, not the abandoned one's (2 for counter:h).
+  const std::vector<ScriptCall> next{ScriptCall{kIncr, {"counter:i"}, {"100"}}};
+  CHECK(integer(exec->run(next, "next").front()) == 100);
+}
