@@ -106,7 +106,6 @@ class WEAVE_API KeyAttempt {
   // of its own), and a refusal then says `again`.
   AcquireRequest request(bool prepare_wait);
   Tried tried(const AcquireResult& r);
-  bool waits() const noexcept { return waits_; }
   // The waiter try_once() prepared (null when not waiting).
   LockWaiter* waiter() const noexcept { return waiter_.get(); }
   // After the waiter said the key was released: nullopt to try again now, or
