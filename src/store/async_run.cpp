@@ -1,19 +1,15 @@
 #include "store/async_run.h"
 
-#include <sys/ioctl.h>
-
 #include <array>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/buffer.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/experimental/parallel_group.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <exception>
 
 #include "store/cluster_executor.h"
+#include "store/direct_links.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -21,40 +17,24 @@ namespace {
 
 namespace asio = boost::asio;
 
-// The connection's socket, watched by the coroutine's io_context for the
-// round trip only; given back to the connection blocking, as hiredis uses it.
-class Watched {
- public:
-  Watched(const asio::any_io_executor& ex, int fd) : d_(ex, fd) {}
-  ~Watched() {
-    int blocking = 0;
-    ::ioctl(d_.native_handle(), FIONBIO, &blocking);  // (asio made it non-blocking)
-    d_.release();                                     // not closed: the connection's
+// An operation of a round trip: not cancellable (an empty slot), its error
+// returned, not thrown.
+auto uncancellable() { return asio::bind_cancellation_slot(asio::cancellation_slot(), asio::as_tuple(asio::use_awaitable)); }
+
+// Writes what the flight queued, then reads until every reply of it arrived.
+asio::awaitable<void> round_trip(DirectLink& link, NodeExecutor::InFlight& flight) {
+  Connection& conn = link.connection();
+  link.start_round_trip();
+  while (!conn.write_some()) {  // (the socket is full: rare, a long pipeline)
+    auto [error] = co_await link.socket().async_wait(asio::posix::descriptor_base::wait_write, uncancellable());
+    if (link.timed_out()) conn.timed_out("a command");
+    if (error) conn.lost(error.message());
   }
-  Watched(const Watched&) = delete;
-  Watched& operator=(const Watched&) = delete;
-  asio::posix::stream_descriptor& operator*() noexcept { return d_; }
-
- private:
-  asio::posix::stream_descriptor d_;
-};
-
-// Reads until every reply of the flight's last send arrived.
-asio::awaitable<void> read_flight(Connection& conn, NodeExecutor::InFlight& flight,
-                                  std::chrono::milliseconds timeout) {
-  const asio::any_io_executor ex = co_await asio::this_coro::executor;
-  Watched socket(ex, conn.fd());
-  asio::steady_timer timer(ex, timeout);
   std::array<char, 4096> buf;
   while (!flight.complete()) {
-    // (the timer waits again each turn: wait_for_one cancelled its last wait)
-    auto [order, read_error, n, timer_error] =
-        co_await asio::experimental::make_parallel_group((*socket).async_read_some(asio::buffer(buf), asio::deferred),
-                                                         timer.async_wait(asio::deferred))
-            .async_wait(asio::experimental::wait_for_one(),
-                        asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
-    if (order[0] == 1) conn.timed_out("a command");
-    if (read_error) conn.lost(read_error == asio::error::eof ? "the server closed the connection" : read_error.message());
+    auto [error, n] = co_await link.socket().async_read_some(asio::buffer(buf), uncancellable());
+    if (link.timed_out()) conn.timed_out("a command");
+    if (error) conn.lost(error == asio::error::eof ? "the server closed the connection" : error.message());
     conn.feed(buf.data(), n, flight.replies);
   }
 }
@@ -66,30 +46,25 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
   const Executor::Direct direct = exec.direct(calls);
   if (!direct.node) co_return std::nullopt;
   NodeExecutor& node = *direct.node;
-  std::optional<NodeExecutor::InFlight> flight = node.start_now(calls);
-  if (!flight) co_return std::nullopt;
-  // Destroyed before every reply was read (the coroutine destroyed without
-  // resuming, its io_context gone): the connection must not go back with
-  // them pending. (Declared after `flight`: it runs first.)
-  struct Unfinished {
-    NodeExecutor::InFlight& flight;
-    bool finished = false;
-    ~Unfinished() {
-      if (!finished) flight.connection().abandon();
-    }
-  } unfinished{*flight};
-  // Sent: read it to the end even if the coroutine is cancelled meanwhile.
+  const asio::any_io_executor ex = co_await asio::this_coro::executor;
+  DirectLinks& links = DirectLinks::of(ex);
+  // Given back when this frame goes: closed unless finished (a coroutine
+  // destroyed mid round trip must not leave its replies to the next one).
+  DirectLinks::Use link = links.take(node, ex);
+  if (!link) co_return std::nullopt;
+  NodeExecutor::InFlight flight = node.queue_on(link->connection(), calls);
+  // Written: read it to the end even if the coroutine is cancelled meanwhile.
   const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
   co_await asio::this_coro::throw_if_cancelled(false);
   std::optional<std::vector<Reply>> replies;
   std::exception_ptr error;
   try {
     for (;;) {
-      co_await read_flight(flight->connection(), *flight, node.endpoint().command_timeout);
-      replies = node.take_replies(*flight, calls);
-      if (replies) break;  // (else the calls the server had lost went again, as EVAL)
+      co_await round_trip(*link, flight);
+      replies = node.take_replies(flight, calls);
+      if (replies) break;  // (else the calls the server had lost were queued again, as EVAL)
     }
-    unfinished.finished = true;
+    link.finished();
   } catch (...) {
     error = std::current_exception();  // (the connection is marked broken already)
   }
@@ -98,7 +73,9 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
     try {
       std::rethrow_exception(error);
     } catch (const IoError&) {
-      if (direct.resends || node.retry_after(*flight)) co_return std::nullopt;  // run() sends them again
+      const bool died_while_idle = node.retry_after(flight);
+      if (died_while_idle) links.drop_idle(node);
+      if (direct.resends || died_while_idle) co_return std::nullopt;  // run() sends them again
       throw;
     }
   }

@@ -1,10 +1,10 @@
 // Store calls from a coroutine without a thread hop: the calls are written on
-// an idle pooled connection from the coroutine's own thread (a script the
-// node has not been sent yet is loaded in the same round trip) and the replies
-// read as its io_context reports them: no thread hop (a store-pool thread
-// costs two thread wake-ups per round trip). What it cannot do without
-// blocking it leaves to Executor::run(), which the caller runs where it may
-// block:
+// one of the node's connections kept registered with the coroutine's
+// execution context (store/direct_links.h; a script the node has not been
+// sent yet is loaded in the same round trip) and the replies read as its
+// reactor reports them: no thread hop (a store-pool thread costs two thread
+// wake-ups per round trip). What it cannot do without blocking it leaves to
+// Executor::run(), which the caller runs where it may block:
 //
 //   std::optional<std::vector<store::Reply>> r = co_await store::try_run_async(*exec, calls, "acquire");
 //   if (!r) r = co_await run_on(store_pool(), [&] { return exec->run(calls, "acquire"); });
@@ -21,8 +21,10 @@ namespace WEAVE_NAMESPACE::store {
 // exec.run(calls, what) without blocking the calling thread: the same replies
 // and the same errors (ReplyError for an error reply, TimeoutError after the
 // node's command timeout, IoError). nullopt when the calls are left to run():
-// sent nothing (no connection idle, no single node for them) or met what run() handles by sending again (a cluster redirect,
-// a connection that had died while idle, a cluster connection error).
+// sent nothing (no link idle and no pooled connection idle to make one of,
+// no single node for them) or met what run() handles by sending again (a
+// cluster redirect, a connection that had died while idle, a cluster
+// connection error).
 // Once written, the round trip is not cancellable, like a job of the store
 // pool: the awaiting coroutine checks its cancellation after.
 WEAVE_API boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(

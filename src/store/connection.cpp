@@ -1,5 +1,6 @@
 #include "store/connection.h"
 
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -8,6 +9,12 @@
 #include "core/events.h"
 #include "store/acl.h"
 #include "weave/error.h"
+
+// hiredis' sds.h (included by hiredis.h) declares its functions without
+// extern "C": the one write_some() needs, as the library defines it.
+namespace hiredis_sds {
+extern "C" void sdsrange(char* s, int start, int end);
+}
 
 namespace WEAVE_NAMESPACE::store {
 namespace {
@@ -113,6 +120,18 @@ void Connection::read_available(std::vector<Reply>& out) {
   }
 }
 
+bool Connection::write_some() {
+  const std::size_t queued = sdslen(ctx_->obuf);
+  if (queued == 0) return true;
+  const ssize_t n = ::send(ctx_->fd, ctx_->obuf, queued, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
+    lost(std::string("writing: ") + std::strerror(errno));
+  }
+  hiredis_sds::sdsrange(ctx_->obuf, static_cast<int>(n), -1);
+  return static_cast<std::size_t>(n) == queued;
+}
+
 void Connection::feed(const char* data, std::size_t n, std::vector<Reply>& out) {
   if (n == 0) lost("the server closed the connection");
   errno = 0;  // (a protocol error is not the event loop's last EAGAIN: not a timeout)
@@ -128,7 +147,7 @@ void Connection::feed(const char* data, std::size_t n, std::vector<Reply>& out) 
 void Connection::lost(const std::string& why) {
   broken_ = true;
   failure_ = IoFailure::closed;
-  throw IoError("weave redis: reading a reply from " + where_ + " failed: " + why);
+  throw IoError("weave redis: the connection to " + where_ + " failed: " + why);
 }
 
 void Connection::timed_out(const char* what) {
@@ -205,12 +224,26 @@ Pool::Borrowed Pool::borrow() {
   }
 }
 
-std::optional<Pool::Borrowed> Pool::try_borrow() {
+std::unique_ptr<Connection> Pool::try_take() {
   std::lock_guard g(mutex_);
-  if (idle_.empty()) return std::nullopt;
+  if (idle_.empty()) return nullptr;
   auto c = std::move(idle_.back());
   idle_.pop_back();
-  return Borrowed(this, std::move(c), false);
+  --open_;
+  cv_.notify_one();  // (room for one more)
+  return c;
+}
+
+void Pool::adopt(std::unique_ptr<Connection> c) {
+  std::unique_ptr<Connection> closed;  // (closed after the lock is let go)
+  std::lock_guard g(mutex_);
+  if (open_ >= size_) {
+    closed = std::move(c);
+    return;
+  }
+  ++open_;
+  idle_.push_back(std::move(c));
+  cv_.notify_one();
 }
 
 void Pool::give_back(std::unique_ptr<Connection> c) {

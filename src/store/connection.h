@@ -90,15 +90,19 @@ class WEAVE_API Connection {
   void flush();
   int fd() const noexcept { return ctx_->fd; }
   void read_available(std::vector<Reply>& out);
-  // The same with bytes the caller read from fd() itself (an event loop's
-  // non-blocking read, store/async_run.h); `n` 0: the server closed it.
+  // The same for a caller that waits on fd() in its own event loop
+  // (store/direct_links.h): write_some() writes what append() queued
+  // without blocking (and never raises SIGPIPE): true when all is written,
+  // false when the socket is full (wait until it is writable, call again).
+  // feed() takes bytes the caller read from fd(); `n` 0: the server closed it.
+  bool write_some();
   void feed(const char* data, std::size_t n, std::vector<Reply>& out);
   // Blocks (up to the command timeout) for the next reply.
   Reply read_reply();
   // The caller stopped waiting for replies: the connection is unusable.
   [[noreturn]] void timed_out(const char* what);
-  // The caller's own read failed (`why`) or met the end: the connection is
-  // unusable (IoFailure::closed); throws IoError.
+  // The caller's own read or write failed (`why`) or met the end: the
+  // connection is unusable (IoFailure::closed); throws IoError.
   [[noreturn]] void lost(const std::string& why);
   // The caller stops with replies unread (its coroutine was destroyed): the
   // connection is unusable, so that no later caller reads them.
@@ -156,8 +160,13 @@ class WEAVE_API Pool {
   // An idle connection, a new one, or waits (up to the command timeout) for
   // one to come back. Throws BackendUnavailable / TimeoutError.
   Borrowed borrow();
-  // An idle connection, or nothing: never connects and never waits.
-  std::optional<Borrowed> try_borrow();
+  // An idle connection taken out of the pool for good (the pool may open
+  // another in its place), or nothing: never connects and never waits.
+  std::unique_ptr<Connection> try_take();
+  // A connection try_take() gave out, handed back usable (blocking, nothing
+  // pending): idle again, or closed when the pool is full meanwhile.
+  void adopt(std::unique_ptr<Connection> c);
+  int size() const noexcept { return size_; }
   // Closes all idle connections (after a failure: they may be stale too).
   void drop_idle();
   const Endpoint& endpoint() const { return endpoint_; }

@@ -50,7 +50,7 @@ void scan_keys(Executor& exec, std::string_view pattern,
 }
 
 NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)
-    : pool_(endpoint, pool_size), sub_(std::make_shared<Subscriber>(endpoint, sharded)), sharded_(sharded) {}
+    : pool_(std::make_shared<Pool>(endpoint, pool_size)), sub_(std::make_shared<Subscriber>(endpoint, sharded)), sharded_(sharded) {}
 
 std::vector<Reply> NodeExecutor::run(const std::vector<ScriptCall>& calls, const char* what) {
   std::vector<Reply> replies = run_raw(calls);
@@ -82,7 +82,7 @@ long long NodeExecutor::publish(std::string_view channel, std::string_view messa
 // the calls are sent once more on a new one.
 std::vector<Reply> NodeExecutor::run_raw(const std::vector<ScriptCall>& calls, bool asking) {
   for (int attempt = 0;; ++attempt) {
-    InFlight flight(pool_.borrow());
+    InFlight flight(pool_->borrow());
     try {
       start(flight, calls, asking);
       return finish(flight, calls);
@@ -96,13 +96,14 @@ std::vector<Reply> NodeExecutor::run_raw(const std::vector<ScriptCall>& calls, b
 bool NodeExecutor::retry_after(InFlight& flight) {
   Connection& c = *flight.conn_;
   if (!c.broken()) return false;
-  pool_.drop_idle();
-  return !flight.conn_.fresh() && c.last_failure() == IoFailure::closed;
+  pool_->drop_idle();
+  const bool fresh = flight.borrowed_ && flight.borrowed_->fresh();
+  return !fresh && c.last_failure() == IoFailure::closed;
 }
 
 Reply NodeExecutor::command(const Command& c, bool asking) {
   for (int attempt = 0;; ++attempt) {
-    auto conn = pool_.borrow();
+    auto conn = pool_->borrow();
     try {
       if (!asking) return conn->command(c);
       conn->append(Command{"ASKING"});
@@ -112,7 +113,7 @@ Reply NodeExecutor::command(const Command& c, bool asking) {
       return conn->read_reply();
     } catch (const IoError&) {
       if (!conn->broken()) throw;
-      pool_.drop_idle();
+      pool_->drop_idle();
       if (attempt == 0 && !conn.fresh() && conn->last_failure() == IoFailure::closed) continue;
       throw;
     }
@@ -180,7 +181,7 @@ std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vec
   return out;
 }
 
-NodeExecutor::InFlight NodeExecutor::open() { return InFlight(pool_.borrow()); }
+NodeExecutor::InFlight NodeExecutor::open() { return InFlight(pool_->borrow()); }
 
 void NodeExecutor::start(InFlight& f, const std::vector<ScriptCall>& calls, bool asking) {
   f.asking_ = asking;
@@ -198,12 +199,17 @@ void NodeExecutor::send_all(InFlight& f, const std::vector<ScriptCall>& calls) {
 
 void NodeExecutor::send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which,
                         bool eval) {
+  queue(f, calls, which, eval);
+  f.conn_->flush();
+}
+
+void NodeExecutor::queue(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which,
+                         bool eval) {
   for (auto i : which) {
     if (f.asking_) f.conn_->append(Command{"ASKING"});
     f.conn_->append(eval ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
                          : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
   }
-  f.conn_->flush();
   f.replies.clear();
   f.expected_ = which.size() * (f.asking_ ? 2 : 1);
 }
@@ -217,35 +223,25 @@ std::vector<Reply> NodeExecutor::receive(InFlight& f) {
   return out;
 }
 
-std::optional<NodeExecutor::InFlight> NodeExecutor::start_now(const std::vector<ScriptCall>& calls) {
-  std::optional<Pool::Borrowed> conn = pool_.try_borrow();
-  if (!conn) return std::nullopt;
-  std::optional<InFlight> f(InFlight(std::move(*conn)));
-  try {
-    if (cached_shas(calls, f->shas_)) {
-      send_all(*f, calls);
-      return f;
-    }
+NodeExecutor::InFlight NodeExecutor::queue_on(Connection& conn, const std::vector<ScriptCall>& calls) {
+  InFlight f(conn);
+  if (!cached_shas(calls, f.shas_)) {
     // A script not loaded yet is loaded in the same round trip, its call
     // sent as EVAL: SCRIPT LOAD <body> first, the calls after.
     for (std::size_t i = 0; i < calls.size(); ++i)
-      if (f->shas_[i].empty() && std::find(f->loading_.begin(), f->loading_.end(), calls[i].body) == f->loading_.end()) {
-        f->loading_.push_back(calls[i].body);
-        f->conn_->append(Command{"SCRIPT", "LOAD", body_of(calls[i].body)});
+      if (f.shas_[i].empty() && std::find(f.loading_.begin(), f.loading_.end(), calls[i].body) == f.loading_.end()) {
+        f.loading_.push_back(calls[i].body);
+        conn.append(Command{"SCRIPT", "LOAD", body_of(calls[i].body)});
       }
-    f->numkeys_.clear();
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      f->numkeys_.push_back(std::to_string(calls[i].keys.size()));
-      f->conn_->append(f->shas_[i].empty() ? calls[i].build("EVAL", body_of(calls[i].body), f->numkeys_[i])
-                                           : calls[i].build("EVALSHA", f->shas_[i], f->numkeys_[i]));
-    }
-    f->conn_->flush();
-    f->replies.clear();
-    f->expected_ = f->loading_.size() + calls.size();
-  } catch (const IoError&) {
-    if (retry_after(*f)) return std::nullopt;  // died while idle: run() sends on a new one
-    throw;
   }
+  f.numkeys_.clear();
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    f.numkeys_.push_back(std::to_string(calls[i].keys.size()));
+    conn.append(f.shas_[i].empty() ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
+                                   : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
+  }
+  f.replies.clear();
+  f.expected_ = f.loading_.size() + calls.size();
   return f;
 }
 
@@ -269,7 +265,7 @@ std::optional<std::vector<Reply>> NodeExecutor::take_replies(InFlight& f, const 
     if (is_noscript(f.replies[i].get())) f.noscript_.push_back(i);
   if (f.noscript_.empty()) return std::move(f.replies);
   f.first_ = std::move(f.replies);
-  send(f, calls, f.noscript_, true);  // as finish() does
+  queue(f, calls, f.noscript_, true);  // as finish() does; the caller writes them
   return std::nullopt;
 }
 

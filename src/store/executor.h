@@ -125,7 +125,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   // its reply as the server sent it. With `asking`, preceded by ASKING in the
   // same round trip (a cluster ASK redirect).
   Reply command(const Command& c, bool asking = false);
-  const Endpoint& endpoint() const { return pool_.endpoint(); }
+  const Endpoint& endpoint() const { return pool_->endpoint(); }
   const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
   Direct direct(const std::vector<ScriptCall>&) override { return {this, false}; }
 
@@ -141,27 +141,35 @@ class WEAVE_API NodeExecutor final : public Executor {
 
    private:
     friend class NodeExecutor;
-    explicit InFlight(Pool::Borrowed c) : conn_(std::move(c)) {}
-    Pool::Borrowed conn_;
+    explicit InFlight(Pool::Borrowed c) : borrowed_(std::move(c)), conn_(&**borrowed_) {}
+    explicit InFlight(Connection& c) : conn_(&c) {}
+    std::optional<Pool::Borrowed> borrowed_;  // (none: the caller's own connection)
+    Connection* conn_;
     std::vector<std::string> shas_, numkeys_;
     std::size_t expected_ = 0;
     bool asking_ = false;
     std::vector<Reply> first_;           // take_replies: while NOSCRIPT calls go again
     std::vector<std::size_t> noscript_;  // ... these
-    std::vector<const char*> loading_;   // start_now: scripts loaded ahead of the calls
+    std::vector<const char*> loading_;   // queue_on: scripts loaded ahead of the calls
   };
   InFlight open();
   void start(InFlight& flight, const std::vector<ScriptCall>& calls, bool asking = false);
   std::vector<Reply> finish(InFlight& flight, const std::vector<ScriptCall>& calls);
-  // run_raw that never blocks, for store/async_run.h: start_now() sends the
-  // calls on an idle connection (a script not loaded yet: SCRIPT LOAD and
-  // EVAL in the same round trip), or sends nothing and returns nullopt when
-  // none is idle (the blocking path connects). The caller feeds the connection what it reads until
-  // the flight is complete, then take_replies(): the replies, or nullopt when
-  // the server had lost scripts and those calls went again as EVAL (read the
-  // flight again, then take_replies() again).
-  std::optional<InFlight> start_now(const std::vector<ScriptCall>& calls);
+  // run_raw that never blocks, for store/direct_links.h, on a connection
+  // the caller owns and watches: queue_on() queues the calls on `conn`
+  // without writing them (a script not loaded yet: SCRIPT LOAD and EVAL in
+  // the same round trip). The caller writes them (Connection::write_some),
+  // feeds the connection what it reads until the flight is complete, then
+  // take_replies(): the replies, or nullopt when the server had lost scripts
+  // and those calls were queued again as EVAL (write, read, take again).
+  InFlight queue_on(Connection& conn, const std::vector<ScriptCall>& calls);
   std::optional<std::vector<Reply>> take_replies(InFlight& flight, const std::vector<ScriptCall>& calls);
+  // The connection pool, for store/direct_links.h: it takes idle
+  // connections out (Pool::try_take) and hands them back (Pool::adopt); the
+  // weak reference tells this executor from a later one at the same address
+  // and expires with it.
+  std::weak_ptr<Pool> pool() const noexcept { return pool_; }
+  int pool_size() const noexcept { return pool_->size(); }
   // After a failed flight: drops the idle connections (they may be stale too)
   // and says whether running the calls once more on a new connection is
   // right (the reused connection had died while idle).
@@ -170,8 +178,9 @@ class WEAVE_API NodeExecutor final : public Executor {
  private:
   // Writes every call as EVALSHA (the flight's SHAs set).
   void send_all(InFlight& f, const std::vector<ScriptCall>& calls);
-  // Writes `which` of the calls (EVALSHA, or EVAL when `eval`).
+  // Writes `which` of the calls (EVALSHA, or EVAL when `eval`): queue(), then flush.
   void send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
+  void queue(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
   std::vector<Reply> receive(InFlight& f);
   const std::string& body_of(const char* body);
   std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
@@ -179,7 +188,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   // one is not there.
   bool cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out);
 
-  Pool pool_;
+  std::shared_ptr<Pool> pool_;  // (shared: store/direct_links.h hands connections back to it)
   std::shared_ptr<Subscriber> sub_;
   bool sharded_;
   std::shared_mutex sha_mutex_;

@@ -1,13 +1,16 @@
-// store::try_run_async (src/store/async_run.h): script calls sent and read
-// from a coroutine's own io_context thread, against a real redis-server:
-// the replies and errors run() gives, nothing sent when no connection is
-// idle, a script loaded in the same round trip, the command timeout kept
-// without blocking the thread, a script the server lost sent again, a
-// connection that died while idle left to run().
+// store::try_run_async (src/store/async_run.h) and the links it uses
+// (src/store/direct_links.h): script calls sent and read from a coroutine's
+// own io_context thread, against a real redis-server: the replies and errors
+// run() gives, nothing sent when no connection is idle, a script loaded in
+// the same round trip, the command timeout kept without blocking the thread,
+// a script the server lost sent again, a connection that died while idle
+// left to run(); one link per context reused by its calls, closed with the
+// context or after its executor, several threads sharing them.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
 
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -68,6 +71,14 @@ long long integer(const Reply& r) {
   return r->integer;
 }
 
+// A number of INFO <section> (connected_clients, total_connections_received).
+long long info(redis_test::Raw& raw, const std::string& section, const std::string& field) {
+  const std::string text = raw.cmd({"INFO", section}).str;
+  const auto p = text.find(field + ":");
+  if (p == std::string::npos) throw std::runtime_error("INFO " + section + ": no " + field);
+  return std::stoll(text.substr(p + field.size() + 1));
+}
+
 }  // namespace
 
 TEST_CASE("async store: calls on an idle connection are answered on the awaiting thread, as run() answers them",
@@ -86,9 +97,90 @@ TEST_CASE("async store: calls on an idle connection are answered on the awaiting
   CHECK(integer((*out.replies)[0]) == 10);
   CHECK(integer((*out.replies)[1]) == 14);
   CHECK(out.ran_on == std::this_thread::get_id());
-  // The connection went back usable, blocking, for run().
+  // The context kept the connection; run() opens another.
   CHECK(integer(exec->run({a}, "after").front()) == 15);
 }
+
+TEST_CASE("async store: a context's calls reuse its link, which goes back to the pool with the context", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:j"}, {"1"}}};
+  exec->run(one, "warm up");  // one pooled connection, idle: the link's
+  const long long clients = info(raw, "clients", "connected_clients");
+  const long long opened = info(raw, "stats", "total_connections_received");
+  {
+    asio::io_context io;
+    for (int i = 2; i <= 21; ++i) {
+      const Outcome out = run_async(*exec, one, io);
+      REQUIRE(out.replies);
+      CHECK(integer(out.replies->front()) == i);
+    }
+    CHECK(info(raw, "stats", "total_connections_received") == opened);  // 20 calls, no new connection
+    CHECK(info(raw, "clients", "connected_clients") == clients);
+  }
+  // The context's end gave the link back to the pool, blocking: run() uses it, opens none.
+  CHECK(integer(exec->run(one, "after").front()) == 22);
+  CHECK(info(raw, "stats", "total_connections_received") == opened);
+  CHECK(info(raw, "clients", "connected_clients") == clients);
+}
+
+TEST_CASE("async store: the links of a destroyed executor are closed by the context's next round trips", "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:k"}, {"1"}}};
+  asio::io_context io;
+  auto first = executor(server);
+  first->run(one, "warm up");
+  REQUIRE(run_async(*first, one, io).replies);  // a link of `first`, kept by `io`
+  const long long clients = info(raw, "clients", "connected_clients");
+  first.reset();
+  auto second = executor(server);
+  second->run(one, "warm up");
+  REQUIRE(run_async(*second, one, io).replies);  // the sweep that watched it found `first` gone
+  CHECK(integer(second->run(one, "after").front()) == 5);
+  // Then: this client, `second`'s link and its pooled connection; `first`'s link closed.
+  redis_test::wait_for([&] { return info(raw, "clients", "connected_clients") == clients + 1; }, "the old link closed");
+}
+
+TEST_CASE("async store: coroutines on four threads share the context's links, at most pool_size of them",
+          "[redis]") {
+  RedisServer server;
+  auto raw = server.client();
+  auto exec = executor(server);  // pool_size 2
+  const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:l"}, {"1"}}};
+  exec->run(one, "warm up");
+  asio::io_context io;
+  std::atomic<int> direct{0}, left{0}, failed{0};
+  constexpr int kCoroutines = 400;
+  for (int i = 0; i < kCoroutines; ++i)
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          for (int k = 0; k < 5; ++k) {
+            auto r = co_await weave::store::try_run_async(*exec, one, "test call");
+            if (!r)  // no link idle: as a caller does, run() where it may block
+              r = exec->run(one, "fallback"), ++left;
+            else
+              ++direct;
+          }
+        },
+        [&](std::exception_ptr e) {
+          if (e) ++failed;
+        });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([&] { io.run(); });
+  for (auto& t : threads) t.join();
+  CHECK(failed == 0);
+  CHECK(direct + left == kCoroutines * 5);
+  CHECK(direct > 0);
+  CHECK(std::stoll(raw.cmd({"GET", "counter:l"}).str) == 1 + kCoroutines * 5);  // every call ran once
+  // Open now: this client, the context's links (at most pool_size: each was taken out of the pool,
+  // which may open others in their place) and the pool's own (at most pool_size).
+  INFO("direct " << direct << ", left to run() " << left);
+  CHECK(info(raw, "clients", "connected_clients") <= 1 + 2 + 2);
+}
+
 
 TEST_CASE("async store: nothing is sent when no connection is idle", "[redis]") {
   RedisServer server;
