@@ -240,7 +240,6 @@ KeyAttempt::Tried KeyAttempt::tried(const AcquireResult& r) {
     t.give_up = true;
     return t;
   }
-  const bool starving = starving_;
   // Wake on a release, when the holder's lease runs out, at our deadline,
   // or in time to refresh our place in line.
   Clock::time_point wake = deadline_;
@@ -248,10 +247,10 @@ KeyAttempt::Tried KeyAttempt::tried(const AcquireResult& r) {
     wake = now + r.holder_ttl_left + milliseconds(1);
   // A starving waiter's place lasts the holder's lease + a turn: it comes
   // back half a turn before the lease ends (the holder may have renewed it).
-  if (starving && r.holder_ttl_left > turn_) wake = std::min(wake, now + r.holder_ttl_left - turn_ / 2);
+  if (starving_ && r.holder_ttl_left > turn_) wake = std::min(wake, now + r.holder_ttl_left - turn_ / 2);
   if (queue_entry_ > milliseconds(0)) wake = std::min(wake, now + queue_entry_ / 3);
   // A caller about to starve tries again then, to take its place in line.
-  if (may_starve_ && !starving) wake = std::min(wake, call_start_ + shared_.options.starvation_after);
+  if (may_starve_ && !starving_) wake = std::min(wake, call_start_ + shared_.options.starvation_after);
   t.wake = wake;
   return t;
 }

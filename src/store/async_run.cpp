@@ -87,4 +87,11 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
   co_return replies;
 }
 
+asio::awaitable<std::optional<Reply>> try_run_one_async(Executor& exec, const ScriptCall& call, const char* what) {
+  const std::vector<ScriptCall> one{call};
+  std::optional<std::vector<Reply>> replies = co_await try_run_async(exec, one, what);
+  if (!replies) co_return std::nullopt;
+  co_return std::move(replies->front());
+}
+
 }  // namespace weave::store

@@ -29,5 +29,9 @@ namespace WEAVE_NAMESPACE::store {
 // pool: the awaiting coroutine checks its cancellation after.
 WEAVE_API boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(
     Executor& exec, const std::vector<ScriptCall>& calls, const char* what);
+// The same for one call: its reply, or nullopt. (Pass a named call: g++ 12
+// destroys a temporary in a co_await expression twice.)
+WEAVE_API boost::asio::awaitable<std::optional<Reply>> try_run_one_async(Executor& exec, const ScriptCall& call,
+                                                                         const char* what);
 
 }  // namespace weave::store

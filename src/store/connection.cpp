@@ -112,9 +112,13 @@ void Connection::flush() {
 
 void Connection::read_available(std::vector<Reply>& out) {
   if (redisBufferRead(ctx_) != REDIS_OK) fail("a command");
+  take_parsed(out, "a command");
+}
+
+void Connection::take_parsed(std::vector<Reply>& out, const char* what) {
   for (;;) {
     void* raw = nullptr;
-    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("a command");
+    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail(what);
     if (raw == nullptr) return;
     out.emplace_back(static_cast<redisReply*>(raw));
   }
@@ -136,17 +140,11 @@ void Connection::feed(const char* data, std::size_t n, std::vector<Reply>& out) 
   if (n == 0) lost("the server closed the connection");
   errno = 0;  // (a protocol error is not the event loop's last EAGAIN: not a timeout)
   if (redisReaderFeed(ctx_->reader, data, n) != REDIS_OK) fail("a reply");
-  for (;;) {
-    void* raw = nullptr;
-    if (redisGetReplyFromReader(ctx_, &raw) != REDIS_OK) fail("a reply");
-    if (raw == nullptr) return;
-    out.emplace_back(static_cast<redisReply*>(raw));
-  }
+  take_parsed(out, "a reply");
 }
 
 void Connection::lost(const std::string& why) {
-  broken_ = true;
-  failure_ = IoFailure::closed;
+  abandon();
   throw IoError("weave redis: the connection to " + where_ + " failed: " + why);
 }
 

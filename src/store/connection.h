@@ -117,6 +117,8 @@ class WEAVE_API Connection {
 
  private:
   [[noreturn]] void fail(const char* what);
+  // Moves the replies the reader has parsed into `out`.
+  void take_parsed(std::vector<Reply>& out, const char* what);
   redisContext* ctx_ = nullptr;
   std::string where_;
   bool broken_ = false;

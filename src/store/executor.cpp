@@ -20,6 +20,12 @@ Command ScriptCall::build(std::string_view head, std::string_view sha_or_body, c
   return c;
 }
 
+Reply run_one(Executor& exec, ScriptCall call, const char* what) {
+  std::vector<ScriptCall> one;
+  one.push_back(std::move(call));
+  return std::move(exec.run(one, what).front());
+}
+
 bool is_noscript(const redisReply* r) {
   return r->type == REDIS_REPLY_ERROR && r->len >= 8 && std::string_view(r->str, 8) == "NOSCRIPT";
 }
@@ -150,22 +156,21 @@ bool NodeExecutor::cached_shas(const std::vector<ScriptCall>& calls, std::vector
   return all;
 }
 
+std::vector<const char*> NodeExecutor::unloaded(const std::vector<ScriptCall>& calls,
+                                                const std::vector<std::string>& shas) {
+  std::vector<const char*> bodies;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (shas[i].empty() && std::find(bodies.begin(), bodies.end(), calls[i].body) == bodies.end())
+      bodies.push_back(calls[i].body);
+  return bodies;
+}
+
 // The SHA of each call's script; scripts not loaded yet are loaded with one
 // pipelined SCRIPT LOAD round trip.
 std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vector<ScriptCall>& calls) {
-  std::vector<std::string> out(calls.size());
-  std::vector<const char*> missing;
-  {
-    std::shared_lock g(sha_mutex_);
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      auto it = scripts_.find(calls[i].body);
-      if (it != scripts_.end() && !it->second.second.empty())
-        out[i] = it->second.second;
-      else if (std::find(missing.begin(), missing.end(), calls[i].body) == missing.end())
-        missing.push_back(calls[i].body);
-    }
-  }
-  if (missing.empty()) return out;
+  std::vector<std::string> out;
+  if (cached_shas(calls, out)) return out;
+  const std::vector<const char*> missing = unloaded(calls, out);
   std::vector<Command> loads;
   for (const char* b : missing) loads.push_back(Command{"SCRIPT", "LOAD", body_of(b)});
   auto replies = conn.pipeline(loads);
@@ -228,11 +233,8 @@ NodeExecutor::InFlight NodeExecutor::queue_on(Connection& conn, const std::vecto
   if (!cached_shas(calls, f.shas_)) {
     // A script not loaded yet is loaded in the same round trip, its call
     // sent as EVAL: SCRIPT LOAD <body> first, the calls after.
-    for (std::size_t i = 0; i < calls.size(); ++i)
-      if (f.shas_[i].empty() && std::find(f.loading_.begin(), f.loading_.end(), calls[i].body) == f.loading_.end()) {
-        f.loading_.push_back(calls[i].body);
-        conn.append(Command{"SCRIPT", "LOAD", body_of(calls[i].body)});
-      }
+    f.loading_ = unloaded(calls, f.shas_);
+    for (const char* body : f.loading_) conn.append(Command{"SCRIPT", "LOAD", body_of(body)});
   }
   f.numkeys_.clear();
   for (std::size_t i = 0; i < calls.size(); ++i) {

@@ -96,6 +96,9 @@ class WEAVE_API Executor {
   virtual Direct direct(const std::vector<ScriptCall>& /*calls*/) { return {}; }
 };
 
+// exec.run() of one call: its reply.
+WEAVE_API Reply run_one(Executor& exec, ScriptCall call, const char* what);
+
 // Every key matching the glob `pattern` on every master of `exec`, handed
 // to `batch` a SCAN page at a time (a key may come twice while a cluster
 // reshards): the one whole-keyspace walk (a cache's evict-all, the lock
@@ -187,6 +190,8 @@ class WEAVE_API NodeExecutor final : public Executor {
   // The calls' SHAs from the cache alone ("" for one not there); false when
   // one is not there.
   bool cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out);
+  // The distinct scripts of the calls whose SHA is "" in `shas`.
+  static std::vector<const char*> unloaded(const std::vector<ScriptCall>& calls, const std::vector<std::string>& shas);
 
   std::shared_ptr<Pool> pool_;  // (shared: store/direct_links.h hands connections back to it)
   std::shared_ptr<Subscriber> sub_;

@@ -56,7 +56,7 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string ms = std::to_string(std::max<long long>(1, ttl.count())), v = std::to_string(read_version),
                       now = std::to_string(detail::wall_ms());
     const long long r = integer(
-        run({scripts::fill, {k, fill_lease_key(k), refresh_claim_key(k)}, {json, ms, v, now, token}}, "cache fill"));
+        store::run_one(*exec_, {scripts::fill, {k, fill_lease_key(k), refresh_claim_key(k)}, {json, ms, v, now, token}}, "cache fill"));
     if (r >= 2) wake_waiters(name, key);
     return r >= 0 && (r & 1);
   }
@@ -65,7 +65,7 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string k = entry_key(prefix_, name, key);
     const std::string ms = std::to_string(std::max<long long>(1, ttl.count())),
                       now = std::to_string(detail::wall_ms());
-    run({scripts::put, {k}, {json, ms, now}}, "cache put");
+    store::run_one(*exec_, {scripts::put, {k}, {json, ms, now}}, "cache put");
     const bool sent = commit_.publish(name, &key);
     waiters_.woken(k);  // this process's waiters at once, not through the feed
     return sent;
@@ -80,7 +80,7 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string k = entry_key(prefix_, name, key);
     const std::string ms = std::to_string(std::max<long long>(1, lease.count())), v = std::to_string(read_version);
     const long long r =
-        integer(run({scripts::claim_fill, {k, fill_lease_key(k)}, {token, ms, v}}, "cache claim fill"));
+        integer(store::run_one(*exec_, {scripts::claim_fill, {k, fill_lease_key(k)}, {token, ms, v}}, "cache claim fill"));
     if (r == 1) return {FillClaim::load};
     if (r >= 0) return {FillClaim::read_again};
     // Held by another caller for -r ms more: a crashed loader's lease runs
@@ -93,13 +93,13 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string k = entry_key(prefix_, name, key);
     const std::string v = std::to_string(read.version), written = std::to_string(read.written_ms),
                       ms = std::to_string(std::max<long long>(1, lease.count()));
-    return integer(run({scripts::claim_refresh, {k, refresh_claim_key(k)}, {v, written, token, ms}},
+    return integer(store::run_one(*exec_, {scripts::claim_refresh, {k, refresh_claim_key(k)}, {v, written, token, ms}},
                        "cache claim refresh")) == 1;
   }
 
   void release(std::string_view name, std::string_view key, std::string_view token) override {
     const std::string k = entry_key(prefix_, name, key);
-    if (integer(run({scripts::release, {fill_lease_key(k), refresh_claim_key(k)}, {token}}, "cache release")) >= 2)
+    if (integer(store::run_one(*exec_, {scripts::release, {fill_lease_key(k), refresh_claim_key(k)}, {token}}, "cache release")) >= 2)
       wake_waiters(name, key);
   }
 
@@ -125,7 +125,7 @@ class RedisRemote final : public detail::RemoteTier {
   bool evict(std::string_view name, const std::string_view* key) override {
     if (key) {
       const std::string k = entry_key(prefix_, name, *key);
-      run({scripts::evict, {k}, {fill_guard_}}, "cache evict");
+      store::run_one(*exec_, {scripts::evict, {k}, {fill_guard_}}, "cache evict");
     } else {
       evict_all(name);
     }
@@ -150,11 +150,6 @@ class RedisRemote final : public detail::RemoteTier {
   bool live(std::chrono::steady_clock::time_point now) const noexcept override { return feed_.live(now); }
 
  private:
-  store::Reply run(store::ScriptCall call, const char* what) {
-    std::vector<store::ScriptCall> calls;
-    calls.push_back(std::move(call));
-    return std::move(exec_->run(calls, what).front());
-  }
   // A script's integer answer (0 for anything else).
   static long long integer(const store::Reply& r) {
     const store::ReplyView v(r, "cache script");

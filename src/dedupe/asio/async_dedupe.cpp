@@ -92,23 +92,16 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     const DedupeRecord done = call.success_record(held);
     if (!call.finish_begins(held)) co_return;
     std::optional<bool> stored;
-    std::exception_ptr error;
     try {
       stored = co_await direct.finish_direct(held.key(), held.owner_token(), held.match(), done, call.window());
       if (!stored)
         stored = co_await run_on(store_pool(), [&] {
           return call.runtime().store().finish(held.key(), held.owner_token(), held.match(), done, call.window());
         });
+    } catch (const std::exception& e) {
+      call.finish_failed(held, e);
+      co_return;
     } catch (...) {
-      error = std::current_exception();
-    }
-    if (error) {
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        call.finish_failed(held, e);
-      } catch (...) {
-      }
       co_return;
     }
     call.finish_ends(held, *stored);

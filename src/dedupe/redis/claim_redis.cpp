@@ -134,7 +134,7 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
         by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
       }
     }
-    return ClaimArgs::parse_script(run(a.script(), "dedupe claim"));
+    return ClaimArgs::parse_script(store::run_one(*exec_, a.script(), "dedupe claim"));
   }
 
   // The claim script (one round trip like SET NX GET, and it says the
@@ -143,27 +143,27 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
                                                                    std::string_view match,
                                                                    milliseconds lease) override {
     const ClaimArgs a(prefix_, key, owner, match, lease);
-    const std::vector<store::ScriptCall> one{a.script()};
-    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "dedupe claim");
-    if (!replies) co_return std::nullopt;
-    co_return ClaimArgs::parse_script(replies->front());
+    const store::ScriptCall call = a.script();
+    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "dedupe claim");
+    if (!reply) co_return std::nullopt;
+    co_return ClaimArgs::parse_script(*reply);
   }
 
   boost::asio::awaitable<std::optional<bool>> finish_direct(std::string_view key, std::string_view owner,
                                                             std::string_view match, const DedupeRecord& outcome,
                                                             milliseconds window) override {
     const FinishCall f(prefix_, key, owner, match, outcome, window);
-    const std::vector<store::ScriptCall> one{f.call()};
-    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "dedupe finish");
-    if (!replies) co_return std::nullopt;
-    co_return FinishCall::parse(replies->front());
+    const store::ScriptCall call = f.call();
+    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "dedupe finish");
+    if (!reply) co_return std::nullopt;
+    co_return FinishCall::parse(*reply);
   }
 
   std::optional<ClaimOutcome> read(std::string_view key) override {
     std::string k;
     record_key(k, key);
     const std::string written_at = written_at_key(k);
-    const store::Reply reply = run({dedupe_redis::scripts::read, {k, written_at}, {}}, "dedupe read");
+    const store::Reply reply = store::run_one(*exec_, {dedupe_redis::scripts::read, {k, written_at}, {}}, "dedupe read");
     const store::ReplyView r(reply, "dedupe read");
     if (r.size() != 3) r.unexpected();
     if (r[0].nil()) return std::nullopt;
@@ -187,7 +187,7 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
   bool finish(std::string_view key, std::string_view owner, std::string_view match, const DedupeRecord& outcome,
               milliseconds window) override {
     const FinishCall f(prefix_, key, owner, match, outcome, window);
-    return FinishCall::parse(run(f.call(), "dedupe finish"));
+    return FinishCall::parse(store::run_one(*exec_, f.call(), "dedupe finish"));
   }
 
   bool forget(std::string_view key, std::string_view owner, std::string_view match) override {
@@ -199,7 +199,7 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
     running_record(b, owner, match);
     const std::string_view all(b), k = all.substr(0, key_size), channel = all.substr(0, running_at),
                                running = all.substr(running_at);
-    return store::ReplyView(run({dedupe_redis::scripts::forget, {k}, {running, channel}}, "dedupe forget"),
+    return store::ReplyView(store::run_one(*exec_, {dedupe_redis::scripts::forget, {k}, {running, channel}}, "dedupe forget"),
                             "dedupe forget")
                .integer() == 1;
   }
@@ -232,11 +232,6 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
   }
 
  private:
-  store::Reply run(store::ScriptCall call, const char* what) {
-    std::vector<store::ScriptCall> calls;
-    calls.push_back(std::move(call));
-    return std::move(exec_->run(calls, what).front());
-  }
   void record_key(std::string& out, std::string_view key) const { detail::record_key(out, prefix_, key); }
 
   std::shared_ptr<store::Executor> exec_;

@@ -222,11 +222,10 @@ asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path
 
 // LockClient::try_acquire_counted, suspending. Cancelled, it leaves no
 // waiter, no place in line and no key behind, and throws operation_aborted.
-asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, std::span<const std::string_view> keys,
-                                           const LockSpec& spec, milliseconds* waited, std::string* busy_key,
-                                           LockSeries& series) {
+asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const BackendPath& path,
+                                           std::span<const std::string_view> keys, const LockSpec& spec,
+                                           milliseconds* waited, std::string* busy_key, LockSeries& series) {
   const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
-  const BackendPath path(*shared);
   const bool in_process = path.in_process;
   Acquisition a(shared, keys, spec, waited, busy_key, series);
   if (LeaseHandle h = a.begin()) co_return h;
@@ -306,7 +305,7 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     const BackendPath path(*LeaseControl::shared_of(client));
     milliseconds waited{0};
     std::string busy_key;
-    LeaseHandle lease = co_await acquire_async(client, keys, settings.spec, &waited, &busy_key, *p.series);
+    LeaseHandle lease = co_await acquire_async(client, path, keys, settings.spec, &waited, &busy_key, *p.series);
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) throw_busy(settings.spec, busy_key, waited);
       co_return;  // skip / fallback: the proxy decides what the call returns

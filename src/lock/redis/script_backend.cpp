@@ -49,29 +49,29 @@ class RedisLockBackend final : public LockBackend, public detail::DirectLockBack
   AcquireResult acquire(const AcquireRequest& r) override {
     AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
                            r.starving);
-    return AcquireCommand::parse(run_one(command.call(), "acquire"));
+    return AcquireCommand::parse(store::run_one(*exec_, command.call(), "acquire"));
   }
 
   ReleaseResult release(const ReleaseRequest& r) override {
     ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
-    return ReleaseCommand::parse(run_one(command.call(), "release"));
+    return ReleaseCommand::parse(store::run_one(*exec_, command.call(), "release"));
   }
 
   boost::asio::awaitable<std::optional<AcquireResult>> acquire_direct(const AcquireRequest& r) override {
     AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
                            r.starving);
-    const std::vector<store::ScriptCall> one{command.call()};
-    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "acquire");
-    if (!replies) co_return std::nullopt;
-    co_return AcquireCommand::parse(replies->front());
+    const store::ScriptCall call = command.call();
+    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "acquire");
+    if (!reply) co_return std::nullopt;
+    co_return AcquireCommand::parse(*reply);
   }
 
   boost::asio::awaitable<std::optional<ReleaseResult>> release_direct(const ReleaseRequest& r) override {
     ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
-    const std::vector<store::ScriptCall> one{command.call()};
-    const std::optional<std::vector<store::Reply>> replies = co_await store::try_run_async(*exec_, one, "release");
-    if (!replies) co_return std::nullopt;
-    co_return ReleaseCommand::parse(replies->front());
+    const store::ScriptCall call = command.call();
+    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "release");
+    if (!reply) co_return std::nullopt;
+    co_return ReleaseCommand::parse(*reply);
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {
@@ -85,7 +85,7 @@ class RedisLockBackend final : public LockBackend, public detail::DirectLockBack
   void leave_queue(const ReleaseRequest& r) override {
     if (!LeaveLineCommand::applies(r.type)) return;
     LeaveLineCommand command(prefix_, r.key, r.owner_token, r.type);
-    run_one(command.call(), "leave line");
+    store::run_one(*exec_, command.call(), "leave line");
   }
 
   std::vector<LockState> list(std::string_view pattern) override {
@@ -118,7 +118,7 @@ class RedisLockBackend final : public LockBackend, public detail::DirectLockBack
 
   ForcedRelease force_release(std::string_view key) override {
     ForceReleaseCommand command(prefix_, key, counter_);
-    return ForceReleaseCommand::parse(run_one(command.call(), "force release"));
+    return ForceReleaseCommand::parse(store::run_one(*exec_, command.call(), "force release"));
   }
 
   std::unique_ptr<LockWaiter> prepare_wait(std::string_view key) override {
@@ -127,12 +127,6 @@ class RedisLockBackend final : public LockBackend, public detail::DirectLockBack
   }
 
  private:
-  store::Reply run_one(store::ScriptCall&& call, const char* what) {
-    std::vector<store::ScriptCall> one;
-    one.push_back(std::move(call));
-    return std::move(exec_->run(one, what).front());
-  }
-
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
   CounterPolicy counter_;
