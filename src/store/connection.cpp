@@ -4,6 +4,7 @@
 #include <sys/time.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "core/events.h"
@@ -11,7 +12,7 @@
 #include "weave/error.h"
 
 // hiredis' sds.h (included by hiredis.h) declares its functions without
-// extern "C": the one write_some() needs, as the library defines it.
+// extern "C": the one send_output() needs, as the library defines it.
 namespace hiredis_sds {
 extern "C" void sdsrange(char* s, int start, int end);
 }
@@ -61,7 +62,7 @@ void handshake(redisContext* c, const Endpoint& ep) {
   for (auto& cmd : cmds) redisAppendCommandArgv(c, cmd.argc(), cmd.argv(), cmd.lens());
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     void* raw = nullptr;
-    if (redisGetReply(c, &raw) != REDIS_OK) {
+    if (send_output(c, /*wait=*/true) < 0 || redisGetReply(c, &raw) != REDIS_OK) {
       std::string why = c->errstr;
       throw BackendUnavailable("weave redis: " + ep.describe() + " did not answer the handshake: " + why);
     }
@@ -105,10 +106,7 @@ void Connection::append(const Command& c) {
   if (redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens()) != REDIS_OK) fail("a command");
 }
 
-void Connection::flush() {
-  for (int done = 0; !done;)
-    if (redisBufferWrite(ctx_, &done) != REDIS_OK) fail("a command");
-}
+void Connection::flush() { send_queued(/*wait=*/true); }
 
 void Connection::read_available(std::vector<Reply>& out) {
   if (redisBufferRead(ctx_) != REDIS_OK) fail("a command");
@@ -124,16 +122,30 @@ void Connection::take_parsed(std::vector<Reply>& out, const char* what) {
   }
 }
 
-bool Connection::write_some() {
-  const std::size_t queued = sdslen(ctx_->obuf);
-  if (queued == 0) return true;
-  const ssize_t n = ::send(ctx_->fd, ctx_->obuf, queued, MSG_NOSIGNAL | MSG_DONTWAIT);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
-    lost(std::string("writing: ") + std::strerror(errno));
+bool Connection::write_some() { return send_queued(/*wait=*/false); }
+
+bool Connection::send_queued(bool wait) {
+  const int sent = send_output(ctx_, wait);
+  if (sent < 0) fail("a command");  // (EAGAIN: the send timeout passed, a TimeoutError)
+  return sent > 0;
+}
+
+int send_output(redisContext* c, bool wait) {
+  for (;;) {
+    const std::size_t queued = sdslen(c->obuf);
+    if (queued == 0) return 1;
+    const ssize_t n = ::send(c->fd, c->obuf, queued, MSG_NOSIGNAL | (wait ? 0 : MSG_DONTWAIT));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (!wait && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+      const int saved = errno;
+      c->err = REDIS_ERR_IO;
+      std::snprintf(c->errstr, sizeof c->errstr, "%s", std::strerror(saved));
+      errno = saved;
+      return -1;
+    }
+    hiredis_sds::sdsrange(c->obuf, static_cast<int>(n), -1);
   }
-  hiredis_sds::sdsrange(ctx_->obuf, static_cast<int>(n), -1);
-  return static_cast<std::size_t>(n) == queued;
 }
 
 void Connection::feed(const char* data, std::size_t n, std::vector<Reply>& out) {
@@ -162,6 +174,7 @@ Reply Connection::read_reply() {
 
 std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
   for (const auto& c : commands) append(c);
+  flush();
   std::vector<Reply> out;
   out.reserve(commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) out.push_back(read_reply());
@@ -169,9 +182,9 @@ std::vector<Reply> Connection::pipeline(const std::vector<Command>& commands) {
 }
 
 Reply Connection::command(const Command& c) {
-  void* raw = redisCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
-  if (raw == nullptr) fail("a command");
-  return Reply(static_cast<redisReply*>(raw));
+  append(c);
+  flush();
+  return read_reply();
 }
 
 // ---- Pool ----

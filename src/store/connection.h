@@ -117,6 +117,9 @@ class WEAVE_API Connection {
 
  private:
   [[noreturn]] void fail(const char* what);
+  // Writes what append() queued; `wait`: blocking (up to the socket's send
+  // timeout), else returns false when the socket is full.
+  bool send_queued(bool wait);
   // Moves the replies the reader has parsed into `out`.
   void take_parsed(std::vector<Reply>& out, const char* what);
   redisContext* ctx_ = nullptr;
@@ -129,6 +132,13 @@ class WEAVE_API Connection {
 // subscriber). Throws BackendUnavailable, or ReplyError when the server
 // refuses AUTH / SELECT (WRONGPASS, NOPERM...).
 WEAVE_API void handshake(redisContext* ctx, const Endpoint& endpoint);
+// Writes what redisAppendCommand*() queued on `c` with send(MSG_NOSIGNAL),
+// never hiredis' write(): on a connection the server closed, a write after
+// the first raises SIGPIPE, whose default action ends the process. `wait`:
+// blocking, up to the socket's send timeout. 1: all written; 0: the socket
+// is full (only without `wait`); -1: failed, c->err / c->errstr set as
+// hiredis sets them and errno kept (EAGAIN: the send timeout passed).
+WEAVE_API int send_output(redisContext* c, bool wait);
 // Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
 WEAVE_API redisContext* connect_raw(const Endpoint& endpoint);
 

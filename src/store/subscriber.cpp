@@ -429,14 +429,7 @@ void Subscriber::run() {
       if (poll_ms < 0 || wait < poll_ms) poll_ms = wait;
     }
     bool failed = false;
-    if (!out.empty() || pinged) {
-      int done = 0;
-      while (!done)
-        if (redisBufferWrite(ctx_, &done) != REDIS_OK) {
-          failed = true;
-          break;
-        }
-    }
+    if ((!out.empty() || pinged) && send_output(ctx_, /*wait=*/true) < 0) failed = true;
     if (!failed) {
       pollfd p[2] = {{ctx_->fd, POLLIN, 0}, {pipe_[0], POLLIN, 0}};
       ::poll(p, 2, poll_ms);
