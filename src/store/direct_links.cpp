@@ -11,7 +11,8 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-bool same_pool(const std::weak_ptr<Pool>& a, const std::weak_ptr<Pool>& b) {
+template <class A, class B>
+bool same_pool(const A& a, const B& b) {
   return !a.owner_before(b) && !b.owner_before(a);
 }
 
@@ -78,7 +79,7 @@ DirectLinks::Use DirectLinks::take(NodeExecutor& node, const asio::any_io_execut
     n.idle.pop_back();
   } else {
     if (n.open >= node.pool_size()) return {};
-    std::unique_ptr<Connection> conn = node.pool().lock()->try_take();
+    std::unique_ptr<Connection> conn = node.pool()->try_take();
     if (!conn) return {};
     link = std::make_unique<DirectLink>(ex, std::move(conn), node.pool(), node.endpoint().command_timeout);
     ++n.open;

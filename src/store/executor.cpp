@@ -195,11 +195,16 @@ void NodeExecutor::start(InFlight& f, const std::vector<ScriptCall>& calls, bool
 }
 
 void NodeExecutor::send_all(InFlight& f, const std::vector<ScriptCall>& calls) {
+  queue_all(f, calls);
+  f.conn_->flush();
+}
+
+void NodeExecutor::queue_all(InFlight& f, const std::vector<ScriptCall>& calls) {
   f.numkeys_.clear();
   for (const auto& c : calls) f.numkeys_.push_back(std::to_string(c.keys.size()));
   std::vector<std::size_t> all(calls.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  send(f, calls, all, false);
+  queue(f, calls, all, false);
 }
 
 void NodeExecutor::send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which,
@@ -212,8 +217,8 @@ void NodeExecutor::queue(InFlight& f, const std::vector<ScriptCall>& calls, cons
                          bool eval) {
   for (auto i : which) {
     if (f.asking_) f.conn_->append(Command{"ASKING"});
-    f.conn_->append(eval ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
-                         : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
+    f.conn_->append(eval || f.shas_[i].empty() ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
+                                               : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
   }
   f.replies.clear();
   f.expected_ = which.size() * (f.asking_ ? 2 : 1);
@@ -236,14 +241,8 @@ NodeExecutor::InFlight NodeExecutor::queue_on(Connection& conn, const std::vecto
     f.loading_ = unloaded(calls, f.shas_);
     for (const char* body : f.loading_) conn.append(Command{"SCRIPT", "LOAD", body_of(body)});
   }
-  f.numkeys_.clear();
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    f.numkeys_.push_back(std::to_string(calls[i].keys.size()));
-    conn.append(f.shas_[i].empty() ? calls[i].build("EVAL", body_of(calls[i].body), f.numkeys_[i])
-                                   : calls[i].build("EVALSHA", f.shas_[i], f.numkeys_[i]));
-  }
-  f.replies.clear();
-  f.expected_ = f.loading_.size() + calls.size();
+  queue_all(f, calls);
+  f.expected_ += f.loading_.size();
   return f;
 }
 

@@ -168,10 +168,10 @@ class WEAVE_API NodeExecutor final : public Executor {
   InFlight queue_on(Connection& conn, const std::vector<ScriptCall>& calls);
   std::optional<std::vector<Reply>> take_replies(InFlight& flight, const std::vector<ScriptCall>& calls);
   // The connection pool, for store/direct_links.h: it takes idle
-  // connections out (Pool::try_take) and hands them back (Pool::adopt); the
-  // weak reference tells this executor from a later one at the same address
-  // and expires with it.
-  std::weak_ptr<Pool> pool() const noexcept { return pool_; }
+  // connections out (Pool::try_take) and hands them back (Pool::adopt),
+  // keeping only weak references: one tells this executor from a later one
+  // at the same address and expires with it.
+  const std::shared_ptr<Pool>& pool() const noexcept { return pool_; }
   int pool_size() const noexcept { return pool_->size(); }
   // After a failed flight: drops the idle connections (they may be stale too)
   // and says whether running the calls once more on a new connection is
@@ -179,9 +179,11 @@ class WEAVE_API NodeExecutor final : public Executor {
   bool retry_after(InFlight& flight);
 
  private:
-  // Writes every call as EVALSHA (the flight's SHAs set).
+  // Writes every call: queue_all(), then flush.
   void send_all(InFlight& f, const std::vector<ScriptCall>& calls);
-  // Writes `which` of the calls (EVALSHA, or EVAL when `eval`): queue(), then flush.
+  void queue_all(InFlight& f, const std::vector<ScriptCall>& calls);
+  // Writes `which` of the calls (EVALSHA, or EVAL when `eval` or the call's
+  // SHA is ""): queue(), then flush.
   void send(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
   void queue(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
   std::vector<Reply> receive(InFlight& f);
