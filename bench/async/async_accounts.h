@@ -1,6 +1,7 @@
 // The service bench_async_lock weaves: the same [[lock]] on a synchronous
-// method and on an asynchronous one, and an asynchronous one that holds its
-// lock across a suspension (for the contended run).
+// method and on an asynchronous one, an asynchronous one under a no-op
+// asynchronous interceptor (the chain's own cost), and an asynchronous one
+// that holds its lock across a suspension (for the contended run).
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,10 @@ class Accounts {
 
   [[lock(key="bench:async:<id>", ttl=10s)]]
   virtual boost::asio::awaitable<long> add([[maybe_unused]] std::string id) { co_return ++count_; }
+
+  // The chain's own cost: one asynchronous interceptor that only proceeds.
+  [[noop]]
+  virtual boost::asio::awaitable<long> touch([[maybe_unused]] std::string id) { co_return ++count_; }
 
   // Holds the lock for `us` microseconds of suspension.
   [[lock(key="bench:held:<id>", ttl=10s, wait=10min)]]

@@ -79,10 +79,10 @@ struct AsyncCallAccess {
 boost::asio::awaitable<void> proceed_async(AsyncCall& call);
 
 // From an AsyncBuiltin that makes store calls after the rest of the call (a
-// release, an outcome, a fill): awaits inv.proceed() and returns its
-// exception instead of throwing it, with a cancellation the rest took (or
-// swallowed) reset, since a co_await in a cancelled coroutine throws at once
-// and would skip those store calls.
-boost::asio::awaitable<std::exception_ptr> proceed_before_cleanup(AsyncInvocation& inv);
+// release, an outcome, a fill): the rest of the call (what inv.proceed()
+// runs), leaving its exception in `error` instead of throwing it, with a
+// cancellation the rest took (or swallowed) reset, since a co_await in a
+// cancelled coroutine throws at once and would skip those store calls.
+boost::asio::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error);
 
 }  // namespace weave::detail

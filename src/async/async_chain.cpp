@@ -73,38 +73,72 @@ AsyncCall::AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::
   InvocationAccess::set_up(inv, chain, nullptr);
 }
 
-boost::asio::awaitable<void> proceed_async(AsyncCall& call) {
+namespace {
+
+// The rest of the call from its running level (the next interceptor, or the
+// method), in one coroutine frame whatever asks for it: each frame more is
+// a suspension and a resumption through asio's pump. With `caught`, an
+// exception is left there instead of thrown, and a cancellation the rest
+// took is reset (proceed_before_cleanup).
+boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
   Invocation& inv = call.inv;
-  if (inv.proceeded()) throw_proceeded_twice(inv);
   const std::size_t depth = InvocationAccess::depth(inv);
-  if (depth == call.chain->interceptors.size()) {
-    co_await call.target(call.target_ctx);
-    InvocationAccess::set_done(inv);
-    co_return;
-  }
   struct Leave {
     Invocation& inv;
     std::size_t depth;
     ~Leave() { InvocationAccess::at_level(inv, depth); }
-  } leave{inv, depth};
-  InvocationAccess::at_level(inv, depth + 1);
-  if (AsyncInterceptor* next = call.async_chain->async[depth])
-    co_await next->around_async(call.view);
-  else
-    co_await run_sync_interceptor(call, depth);
-}
-
-boost::asio::awaitable<std::exception_ptr> proceed_before_cleanup(AsyncInvocation& inv) {
-  std::exception_ptr error;
+  };
   try {
-    co_await inv.proceed();
+    if (inv.proceeded()) throw_proceeded_twice(inv);
+    if (depth == call.chain->interceptors.size()) {
+      co_await call.target(call.target_ctx);
+      InvocationAccess::set_done(inv);
+    } else {
+      const Leave leave{inv, depth};
+      InvocationAccess::at_level(inv, depth + 1);
+      if (AsyncInterceptor* next = call.async_chain->async[depth])
+        co_await next->around_async(call.view);
+      else
+        co_await run_sync_interceptor(call, depth);
+    }
   } catch (...) {
-    error = std::current_exception();
+    if (!caught) throw;
+    *caught = std::current_exception();
   }
+  if (!caught) co_return;
   const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
   if (state.cancelled() != boost::asio::cancellation_type::none)
     co_await boost::asio::this_coro::reset_cancellation_state();
-  co_return error;
+}
+
+// A synchronous method's call (AsyncInterceptor::around): the rest runs here.
+boost::asio::awaitable<void> rest_of_sync_call(Invocation& inv, std::exception_ptr* caught) {
+  try {
+    inv.proceed();
+  } catch (...) {
+    if (!caught) throw;
+    *caught = std::current_exception();
+  }
+  co_return;
+}
+
+// The whole call from its first level: the first interceptor's around_async
+// itself when it has one (a frame less than rest_of_call's).
+boost::asio::awaitable<void> first_step(AsyncCall& call) {
+  if (AsyncInterceptor* first = call.async_chain->async[0]) {
+    InvocationAccess::at_level(call.inv, 1);
+    return first->around_async(call.view);
+  }
+  return rest_of_call(call, nullptr);
+}
+
+}  // namespace
+
+boost::asio::awaitable<void> proceed_async(AsyncCall& call) { return rest_of_call(call, nullptr); }
+
+boost::asio::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error) {
+  if (AsyncCall* call = AsyncCallAccess::call(inv)) return rest_of_call(*call, &error);
+  return rest_of_sync_call(AsyncCallAccess::invocation(inv), &error);
 }
 
 boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
@@ -148,7 +182,7 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
     CallCell& cell;
     ~Disconnect() { cell.disconnect(); }
   } disconnect{*call.cell};
-  auto rest = proceed_async(call);
+  auto rest = first_step(call);
   auto bound = boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable);
   co_await boost::asio::co_spawn(call.executor, std::move(rest), bound);
   co_return call.inv.proceeded();
@@ -157,11 +191,8 @@ boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<c
 }  // namespace detail
 
 boost::asio::awaitable<void> AsyncInvocation::proceed() {
-  if (!call_) {
-    inv_->proceed();  // a synchronous method: the rest runs here
-    co_return;
-  }
-  co_await detail::proceed_async(*call_);
+  if (!call_) return detail::rest_of_sync_call(*inv_, nullptr);
+  return detail::proceed_async(*call_);
 }
 
 }  // namespace weave

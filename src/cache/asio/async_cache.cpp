@@ -31,7 +31,8 @@ asio::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, 
     co_await wait_for_change(*r.waiter(), step.until);
   }
   const auto started = cache::Clock::now();
-  const std::exception_ptr error = co_await proceed_before_cleanup(inv);
+  std::exception_ptr error;
+  co_await proceed_before_cleanup(inv, error);
   if (error) {
     co_await store_call(in_process, [&r] { r.load_failed(); });
     std::rethrow_exception(error);

@@ -59,7 +59,7 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     std::exception_ptr error;
     {
       ContextPush in_context(held->context_link(context_head()));
-      error = co_await proceed_before_cleanup(inv);
+      co_await proceed_before_cleanup(inv, error);
     }
     if (error) {
       co_await store_call(in_process, [&] { call.failed(error, *held); });

@@ -301,11 +301,21 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     std::string_view one;
     std::vector<std::string_view> many;
     const std::span<const std::string_view> keys = p.keys(inv.annotation(), one, many);
-    const LockClient client = thread_default_client();  // a copy: the coroutine may move threads
+    LockClient client = thread_default_client();  // a copy: the coroutine may move threads
     const BackendPath path(*LeaseControl::shared_of(client));
     milliseconds waited{0};
     std::string busy_key;
-    LeaseHandle lease = co_await acquire_async(client, path, keys, settings.spec, &waited, &busy_key, *p.series);
+    LeaseHandle lease;
+    if (path.in_process && settings.spec.wait == milliseconds(0)) {
+      // Nothing to wait for and no store round trip: the blocking path's own
+      // request, inline (no coroutine frames). Nothing can cancel it midway:
+      // the call's cancellations wait for its running handler (CallCell), so
+      // one sent meanwhile reaches the body's first co_await, which then
+      // gives the key back.
+      lease = LeaseControl::try_acquire(client, keys, settings.spec, &waited, &busy_key, *p.series);
+    } else {
+      lease = co_await acquire_async(client, path, keys, settings.spec, &waited, &busy_key, *p.series);
+    }
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) throw_busy(settings.spec, busy_key, waited);
       co_return;  // skip / fallback: the proxy decides what the call returns
@@ -318,7 +328,7 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       const std::shared_ptr<CallCell>& cell = AsyncCallAccess::call(inv)->cell;
       std::optional<std::stop_callback<CancelOnLoss>> on_loss;
       on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{cell});
-      error = co_await proceed_before_cleanup(inv);
+      co_await proceed_before_cleanup(inv, error);
       on_loss.reset();     // (waits for a callback running on another thread)
       cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
