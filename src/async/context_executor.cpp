@@ -11,6 +11,7 @@ using boost::asio::cancellation_type;
 
 void CallCell::cancel(cancellation_type type, bool loss) noexcept {
   std::unique_lock g(lock);
+  if (loss && loss_armed_ == 0) return;  // the body it was meant for ended
   if (running_ > 0) {
     (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handlers end
     return;
@@ -28,8 +29,14 @@ void CallCell::disconnect() noexcept {
   own_.slot().clear();
 }
 
+void CallCell::arm_loss() noexcept {
+  std::lock_guard g(lock);
+  ++loss_armed_;
+}
+
 void CallCell::forget_loss() noexcept {
   std::lock_guard g(lock);
+  if (loss_armed_ > 0) --loss_armed_;
   pending_loss_ = cancellation_type::none;
 }
 

@@ -42,9 +42,10 @@ class WEAVE_API CallCell : public ContextCell {
   void disconnect() noexcept;
   // Emits `type` at the call's pending operation: now when none of the
   // call's handlers runs, else as the running one ends. `loss`: a lost
-  // lease's, which forget_loss() drops while not emitted yet (the body it
-  // was meant for ended first).
+  // lease's, heard only between arm_loss() and forget_loss() (while the body
+  // it is meant for runs); forget_loss() also drops one not emitted yet.
   void cancel(boost::asio::cancellation_type type, bool loss) noexcept;
+  void arm_loss() noexcept;
   void forget_loss() noexcept;
   // While a plain interceptor's proceed() runs the rest of the call as
   // coroutines of their own, bound to `signal`: cancellations go there.
@@ -65,6 +66,7 @@ class WEAVE_API CallCell : public ContextCell {
   std::thread::id emitter_;
   boost::asio::cancellation_type pending_ = boost::asio::cancellation_type::none;
   boost::asio::cancellation_type pending_loss_ = boost::asio::cancellation_type::none;
+  int loss_armed_ = 0;  // arm_loss() - forget_loss(): nested calls of one cell
   boost::asio::cancellation_signal own_;
   boost::asio::cancellation_signal* target_ = &own_;
 };

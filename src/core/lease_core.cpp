@@ -35,31 +35,47 @@ void LeaseCore::settle() noexcept {
   if (pid_ == current_pid()) Renewer::instance().unwatch(*this);
 }
 
-std::stop_source LeaseCore::mark_lost(const std::string& cause, bool even_if_released, bool hold_limit,
-                                      bool& marked) {
+LeaseCore::LossSignal LeaseCore::take_loss_signal_locked() {
+  LossSignal signal;
+  signal.stop = stop_;  // none yet: the first stop_token() makes it stopped
+  signal.listener = std::move(listener_);
+  listener_ = {};
+  signal.more = std::move(more_listeners_);
+  more_listeners_.clear();
+  return signal;
+}
+
+void LeaseCore::LossSignal::fire() noexcept {
+  if (stop.stop_possible()) stop.request_stop();
+  if (listener.lost) listener.lost(listener.target.get());
+  for (const LossListener& l : more) l.lost(l.target.get());
+}
+
+LeaseCore::LossSignal LeaseCore::mark_lost(const std::string& cause, bool even_if_released, bool hold_limit,
+                                           bool& marked) {
   marked = false;
-  std::stop_source stop(std::nostopstate);
+  LossSignal signal;
   {
     std::lock_guard g(mutex_);
     std::uint32_t s = state_.load(std::memory_order_acquire);
     do {
-      if (s & kLost) return stop;
-      if (s == 0 && !even_if_released) return stop;
+      if (s & kLost) return signal;
+      if (s == 0 && !even_if_released) return signal;
     } while (!state_.compare_exchange_weak(s, s | kLost, std::memory_order_acq_rel));
     cause_ = cause;
     hold_limit_ = hold_limit;
-    stop = stop_;  // none yet: the first stop_token() makes it stopped
+    signal = take_loss_signal_locked();
   }
   count_lost();
   marked = true;
-  return stop;
+  return signal;
 }
 
 bool LeaseCore::record_lost(const std::string& cause, bool even_if_released, bool hold_limit) {
   bool marked = false;
-  std::stop_source stop = mark_lost(cause, even_if_released, hold_limit, marked);
+  LossSignal signal = mark_lost(cause, even_if_released, hold_limit, marked);
   // The running method hears of it first: a slow report must not delay it.
-  if (stop.stop_possible()) stop.request_stop();
+  signal.fire();
   return marked;
 }
 
@@ -85,12 +101,12 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
 }
 
 void LeaseCore::fire_stop() noexcept {
-  std::stop_source stop(std::nostopstate);
+  LossSignal signal;
   {
     std::lock_guard g(mutex_);
-    stop = stop_;
+    signal = take_loss_signal_locked();
   }
-  if (stop.stop_possible()) stop.request_stop();  // outside the mutex: callbacks may release leases
+  signal.fire();  // outside the mutex: callbacks may release leases
 }
 
 bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) noexcept {
@@ -176,6 +192,35 @@ std::stop_token LeaseCore::stop_token() noexcept {
     }
   }
   return stop.get_token();
+}
+
+void LeaseCore::listen_for_loss(LossListener l) noexcept {
+  {
+    std::lock_guard g(mutex_);
+    if (!is_lost()) {
+      try {
+        if (!listener_.lost)
+          listener_ = std::move(l);
+        else
+          more_listeners_.push_back(std::move(l));
+      } catch (...) {
+        return;  // out of memory: the holder's own lost() still sees the loss
+      }
+      l.lost = nullptr;
+    }
+  }
+  if (l.lost) {
+    l.lost(l.target.get());  // lost before it listened
+    return;
+  }
+  if (!wd_asked_.load(std::memory_order_acquire) && !released()) {
+    // A fixed-ttl lease not watched yet: its listener must hear of its expiry.
+    try {
+      Renewer::instance().watch(*this, nullptr, /*fresh=*/false);
+    } catch (...) {
+      // No renewer thread: the holder's own lost() still sees the deadline.
+    }
+  }
 }
 
 }  // namespace detail

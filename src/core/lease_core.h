@@ -101,13 +101,36 @@ class WEAVE_API LeaseCore {
   void settle() noexcept;
   bool settling() const noexcept { return settling_.load(); }
 
-  // Marks the lease lost (once) and fires its stop token; ignored after
-  // release unless `even_if_released`. True when this call marked it.
+  // Told of the loss like a stop token's callback, for a holder that must
+  // hear of it on every lease it takes (an asynchronous call cancels its
+  // body, src/lock/asio/): no stop source to allocate, no callback to lock
+  // in and out. `lost(target)` runs once, on the thread that found the loss;
+  // `target` is kept until the lease is destroyed, so the listener must
+  // ignore a loss it no longer cares about.
+  struct LossListener {
+    void (*lost)(void* target) noexcept = nullptr;
+    std::shared_ptr<void> target;
+  };
+  // Fires `l` at once when the lease is lost already. A fixed-ttl lease is
+  // watched from then on, so that `l` hears of its expiry.
+  void listen_for_loss(LossListener l) noexcept;
+  // What a loss fires, taken under the lease's lock and fired outside it
+  // (callbacks may release leases): the stop token's source, if one was
+  // made, and the listeners not fired yet.
+  struct LossSignal {
+    std::stop_source stop{std::nostopstate};
+    LossListener listener;
+    std::vector<LossListener> more;
+    void fire() noexcept;
+  };
+
+  // Marks the lease lost (once) and fires its stop token and listeners;
+  // ignored after release unless `even_if_released`. True when this call
+  // marked it.
   bool record_lost(const std::string& cause, bool even_if_released = false, bool hold_limit = false);
-  // record_lost() that leaves firing the stop token to the caller (outside a
-  // lock of its own: the token's callbacks may release leases). Returns the
-  // token's source (none when not marked, or never asked for).
-  std::stop_source mark_lost(const std::string& cause, bool even_if_released, bool hold_limit, bool& marked);
+  // record_lost() that leaves firing to the caller (outside a lock of its
+  // own). Returns what to fire (nothing when not marked).
+  LossSignal mark_lost(const std::string& cause, bool even_if_released, bool hold_limit, bool& marked);
   // Lost by its local deadlines at `now` (record_lost() once one passed, and
   // reported on the LostNotifier thread). Cheap while within them. True once
   // lost, and then every stop token handed out has fired.
@@ -160,7 +183,8 @@ class WEAVE_API LeaseCore {
 
  private:
   friend class Renewer;
-  void fire_stop() noexcept;  // requests stop on the token's source, if one was made
+  void fire_stop() noexcept;  // fires what a loss fires, if it was not fired yet
+  LossSignal take_loss_signal_locked();
   static constexpr std::uint32_t kLost = 1u << 31;
   std::atomic<Clock::rep> expires_at_{0};
   // kLost | the number of holds (0 once released): one word, so a release
@@ -172,6 +196,8 @@ class WEAVE_API LeaseCore {
   // Made by the first stop_token() (a std::stop_source allocates): most
   // leases are never asked for one.
   std::stop_source stop_{std::nostopstate};
+  LossListener listener_;                     // listen_for_loss(): the first,
+  std::vector<LossListener> more_listeners_;  // and those of reentrant holds
   std::string cause_;
   bool hold_limit_ = false;
 };

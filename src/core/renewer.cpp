@@ -175,7 +175,7 @@ void Renewer::run() {
           // A bare entry (a fixed-ttl lease) ran out while held: its holder
           // keeps it alive until its release, which unlinks it under this lock.
           bool hold_limit = false, marked = false;
-          stops_.push_back(l->mark_lost(l->deadline_cause(now, hold_limit), false, hold_limit, marked));
+          losses_.push_back(l->mark_lost(l->deadline_cause(now, hold_limit), false, hold_limit, marked));
           unlink(sh, *l);
           continue;
         }
@@ -193,9 +193,8 @@ void Renewer::run() {
       sh.earliest.store(earliest.time_since_epoch().count());
       next = std::min(next, earliest);
     }
-    for (std::stop_source& stop : stops_)
-      if (stop.stop_possible()) stop.request_stop();  // outside the shard locks (callbacks may release)
-    stops_.clear();
+    for (LeaseCore::LossSignal& loss : losses_) loss.fire();  // outside the shard locks (callbacks may release)
+    losses_.clear();
     if (due.empty()) {
       // Dekker with watch(): it stores a shard's `earliest`, then reads
       // wake_at_; here wake_at_ is stored, then every `earliest` read. So

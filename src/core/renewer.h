@@ -68,7 +68,7 @@ class WEAVE_API Renewer final : public BackgroundThread {
 
   Shard shards_[kShards];
   std::unordered_set<const RenewGroup*> coalesce_;  // run(): groups with a lease due
-  std::vector<std::stop_source> stops_;             // run(): tokens of bare entries found lost
+  std::vector<LeaseCore::LossSignal> losses_;       // run(): what bare entries found lost fire
   // When the thread wakes next; min() while it is awake (watch() need not wake it).
   std::atomic<Clock::rep> wake_at_{Clock::time_point::max().time_since_epoch().count()};
 };

@@ -181,6 +181,59 @@ TEST_CASE("lease core: a lease a renewal finds gone is lost: its stop token fire
   CHECK(l->drop_hold());
 }
 
+namespace {
+// A loss listener's target: counts what it heard.
+struct Heard {
+  std::atomic<int> times{0};
+  static void lost(void* self) noexcept { ++static_cast<Heard*>(self)->times; }
+};
+}  // namespace
+
+TEST_CASE("lease core: every loss listener hears of the loss once, also one that listens after it", "[core][lease]") {
+  SECTION("a renewal finds the lease gone: both listeners (a call and a reentrant one) hear it once") {
+    auto group = std::make_shared<TableGroup>();
+    auto l = hold(group, "listened", 150ms);
+    auto outer = std::make_shared<Heard>(), nested = std::make_shared<Heard>();
+    l->listen_for_loss({&Heard::lost, outer});
+    l->listen_for_loss({&Heard::lost, nested});
+    CHECK(outer->times == 0);
+    group->take_away("listened");
+    REQUIRE(eventually([&] { return outer->times == 1 && nested->times == 1; }));
+    CHECK(l->lost());           // the holder's own check fires nothing twice
+    l->record_lost("again");  // nor a second loss
+    std::this_thread::sleep_for(50ms);
+    CHECK(outer->times == 1);
+    CHECK(nested->times == 1);
+    auto late = std::make_shared<Heard>();
+    l->listen_for_loss({&Heard::lost, late});  // lost already: told at once
+    CHECK(late->times == 1);
+    CHECK(l->drop_hold());
+  }
+  SECTION("a fixed ttl runs out while held: the renewer, watching it since it was listened to, tells the listener") {
+    auto l = std::make_shared<TestLease>();  // a fixed ttl: not watched, never renewed
+    l->key_ = "fixed";
+    l->lease_time_ = 200ms;
+    l->acquired_at_ = Clock::now();
+    l->set_expires_at(l->acquired_at_ + 200ms);
+    auto heard = std::make_shared<Heard>();
+    l->listen_for_loss({&Heard::lost, heard});
+    REQUIRE(eventually([&] { return heard->times == 1; }));
+    CHECK(Clock::now() >= l->acquired_at_ + 200ms);
+    CHECK_THAT(l->lost_cause(), Catch::Contains("fixed ttl of 200 ms ran out"));
+    CHECK(l->drop_hold());
+  }
+  SECTION("a lease released before its loss tells nobody") {
+    auto group = std::make_shared<TableGroup>();
+    auto l = hold(group, "released", 150ms);
+    auto heard = std::make_shared<Heard>();
+    l->listen_for_loss({&Heard::lost, heard});
+    CHECK(l->drop_hold());
+    group->take_away("released");
+    std::this_thread::sleep_for(300ms);  // two renewal periods
+    CHECK(heard->times == 0);
+  }
+}
+
 TEST_CASE("lease core: a renewal that meets the holder's last call (a finish, a fill, an ack) does not count the lease lost", "[core][lease]") {
   auto group = std::make_shared<TableGroup>();
   auto l = hold(group, "settled", 300ms);

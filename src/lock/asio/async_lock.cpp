@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <stop_token>
 #include <string>
 
 #include "async/async_call.h"
@@ -271,15 +270,14 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
 }
 
 // Cancels the rest of the call at its pending co_await (terminal) when the
-// lease is lost: the lease's stop token fires at a loss a renewal found, at
-// a fixed ttl's end (the renewer watches a lease asked for its token),
-// max_hold, or a forced unlock.
-// (It keeps the cell: an operation that completed inline from its
-// cancellation could end the call inside the emission.)
-struct CancelOnLoss {
-  std::shared_ptr<CallCell> cell;
-  void operator()() const noexcept { cell->cancel(asio::cancellation_type::terminal, /*loss=*/true); }
-};
+// lease is lost: the lease's listener hears of a loss a renewal found, a
+// fixed ttl's end (the renewer watches a lease that is listened to),
+// max_hold, or a forced unlock. (The lease keeps the cell: an operation that
+// completed inline from its cancellation could end the call inside the
+// emission.)
+void cancel_on_loss(void* cell) noexcept {
+  static_cast<CallCell*>(cell)->cancel(asio::cancellation_type::terminal, /*loss=*/true);
+}
 
 bool is_aborted(const std::exception_ptr& e) {
   try {
@@ -326,10 +324,9 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       // loss cancels the rest.
       ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
       const std::shared_ptr<CallCell>& cell = AsyncCallAccess::call(inv)->cell;
-      std::optional<std::stop_callback<CancelOnLoss>> on_loss;
-      on_loss.emplace(lease.lease().stop_token(), CancelOnLoss{cell});
+      cell->arm_loss();
+      state(*lease.shared()).listen_for_loss({&cancel_on_loss, cell});
       co_await proceed_before_cleanup(inv, error);
-      on_loss.reset();     // (waits for a callback running on another thread)
       cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
     if (error) {
