@@ -14,6 +14,7 @@
 #include "core/builtin.h"
 #include "core/chain.h"
 #include "weave/async_interceptor.h"
+#include "weave/generated/invoke_async.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -55,12 +56,12 @@ struct AsyncChain {
 struct AsyncCall {
   AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
             void* result_slot, const Chain& chain, const AsyncChain& async_chain,
-            boost::asio::awaitable<void> (*target)(void*), void* target_ctx);
+            AsyncTarget target, void* target_ctx);
   Invocation inv;  // the call's state: arguments, running level, result, done
   AsyncInvocation view;
   const Chain* chain;
   const AsyncChain* async_chain;
-  boost::asio::awaitable<void> (*target)(void*);
+  AsyncTarget target;
   void* target_ctx;
   std::shared_ptr<CallCell> cell;
   boost::asio::any_io_executor executor;  // the caller's, carrying `cell`

@@ -62,8 +62,8 @@ const AsyncChain& async_chain_of(const Chain& chain) {
 }  // namespace
 
 AsyncCall::AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
-                     void* result_slot, const Chain& chain, const AsyncChain& async_chain,
-                     boost::asio::awaitable<void> (*target)(void*), void* target_ctx)
+                     void* result_slot, const Chain& chain, const AsyncChain& async_chain, AsyncTarget target,
+                     void* target_ctx)
     : inv(info, args, rendered, nullptr, nullptr, result_slot),
       view(AsyncCallAccess::view(inv, this)),
       chain(&chain),
@@ -75,40 +75,55 @@ AsyncCall::AsyncCall(const MethodInfo& info, std::span<const ArgRef> args, std::
 
 namespace {
 
-// The rest of the call from its running level (the next interceptor, or the
-// method), in one coroutine frame whatever asks for it: each frame more is
-// a suspension and a resumption through asio's pump. With `caught`, an
-// exception is left there instead of thrown, and a cancellation the rest
-// took is reset (proceed_before_cleanup).
-boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
+// An interceptor's level of the call: the next interceptor, at the level
+// after it. With `caught`, an exception is left there instead of thrown
+// (proceed_before_cleanup).
+boost::asio::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth, std::exception_ptr* caught) {
   Invocation& inv = call.inv;
-  const std::size_t depth = InvocationAccess::depth(inv);
   struct Leave {
     Invocation& inv;
     std::size_t depth;
     ~Leave() { InvocationAccess::at_level(inv, depth); }
   };
   try {
-    if (inv.proceeded()) throw_proceeded_twice(inv);
-    if (depth == call.chain->interceptors.size()) {
-      co_await call.target(call.target_ctx);
-      InvocationAccess::set_done(inv);
-    } else {
-      const Leave leave{inv, depth};
-      InvocationAccess::at_level(inv, depth + 1);
-      if (AsyncInterceptor* next = call.async_chain->async[depth])
-        co_await next->around_async(call.view);
-      else
-        co_await run_sync_interceptor(call, depth);
-    }
+    const Leave leave{inv, depth};
+    InvocationAccess::at_level(inv, depth + 1);
+    if (AsyncInterceptor* next = call.async_chain->async[depth])
+      co_await next->around_async(call.view);
+    else
+      co_await run_sync_interceptor(call, depth);
+    co_return;
   } catch (...) {
     if (!caught) throw;
     *caught = std::current_exception();
   }
-  if (!caught) co_return;
+  // Reset in this frame, as await_target does (weave/generated/invoke_async.h).
   const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
   if (state.cancelled() != boost::asio::cancellation_type::none)
     co_await boost::asio::this_coro::reset_cancellation_state();
+}
+
+boost::asio::awaitable<void> thrown_at_await(std::exception_ptr error, std::exception_ptr* caught) {
+  if (!caught) std::rethrow_exception(error);
+  *caught = std::move(error);
+  co_return;
+}
+
+// The rest of the call from its running level: the next interceptor, or
+// the method, whose own frame (await_target) ends the call's level without
+// one more (each frame is a suspension and a resumption through asio's pump).
+boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
+  Invocation& inv = call.inv;
+  if (inv.proceeded()) {
+    try {
+      throw_proceeded_twice(inv);
+    } catch (...) {
+      return thrown_at_await(std::current_exception(), caught);
+    }
+  }
+  const std::size_t depth = InvocationAccess::depth(inv);
+  if (depth == call.chain->interceptors.size()) return call.target(call.target_ctx, TargetEnd{&call, caught});
+  return next_interceptor(call, depth, caught);
 }
 
 // A synchronous method's call (AsyncInterceptor::around): the rest runs here.
@@ -141,13 +156,17 @@ boost::asio::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::e
   return rest_of_sync_call(AsyncCallAccess::invocation(inv), &error);
 }
 
+void target_returned(TargetEnd end) noexcept {
+  if (end.call) InvocationAccess::set_done(static_cast<AsyncCall*>(end.call)->inv);
+}
+
 boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
-                                             std::span<const std::string> rendered,
-                                             boost::asio::awaitable<void> (*target)(void*), void* target_ctx,
-                                             void* result_slot) {
+                                             std::span<const std::string> rendered, AsyncTarget target,
+                                             void* target_ctx, void* result_slot) {
   const Chain& chain = resolve_chain(info);
   if (chain.interceptors.empty()) {
-    co_await target(target_ctx);
+    auto method = target(target_ctx, TargetEnd{});
+    co_await std::move(method);
     co_return true;
   }
   AsyncCall call(info, args, rendered, result_slot, chain, async_chain_of(chain), target, target_ctx);

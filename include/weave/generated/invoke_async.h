@@ -11,6 +11,9 @@
 #include "weave/abi.h"
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,14 +25,54 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// Runs the chain of `info`; `target(target_ctx)` runs the method, leaving its
-// result in `result_slot` (a std::optional<T>, null for void). True when the
-// method ran or an interceptor completed the call; false when one skipped it.
-// In Weave::asio.
+// What the method's end tells the chain: `call`, the call's state, is
+// marked done when the method returned (null: a call with no interceptors),
+// and `caught`, when an interceptor asked for it (it makes store calls after
+// the method), takes the method's exception instead of a throw.
+struct TargetEnd {
+  void* call = nullptr;
+  std::exception_ptr* caught = nullptr;
+};
+using AsyncTarget = boost::asio::awaitable<void> (*)(void* target_ctx, TargetEnd end);
+
+// Runs the chain of `info`; `target(target_ctx, end)` runs the method,
+// leaving its result in `result_slot` (a std::optional<T>, null for void).
+// True when the method ran or an interceptor completed the call; false when
+// one skipped it. In Weave::asio.
 WEAVE_API boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
-                                                       std::span<const std::string> rendered,
-                                                       boost::asio::awaitable<void> (*target)(void*), void* target_ctx,
-                                                       void* result_slot);
+                                                       std::span<const std::string> rendered, AsyncTarget target,
+                                                       void* target_ctx, void* result_slot);
+// The method returned: its call is done.
+WEAVE_API void target_returned(TargetEnd end) noexcept;
+
+// The chain's target: the method, awaited in this one frame (each frame more
+// is a suspension and a resumption through asio's pump).
+template <class Traits, class Ctx>
+boost::asio::awaitable<void> await_target(void* p, TargetEnd end) {
+  auto* c = static_cast<Ctx*>(p);
+  std::exception_ptr error;
+  try {
+    auto task = Traits::to_awaitable((*c->target)());
+    if constexpr (std::is_void_v<typename Traits::value_type>)
+      co_await std::move(task);
+    else
+      c->value.emplace(co_await std::move(task));
+  } catch (...) {
+    if (!end.caught) throw;
+    error = std::current_exception();
+  }
+  if (!error) {
+    target_returned(end);
+    co_return;
+  }
+  *end.caught = std::move(error);
+  // A cancellation the method took (or swallowed) is reset here, in this
+  // frame: a co_await in a cancelled coroutine throws at once (a coroutine
+  // awaited to reset it too), and would skip the interceptor's store calls.
+  const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
+  if (state.cancelled() != boost::asio::cancellation_type::none)
+    co_await boost::asio::this_coro::reset_cancellation_state();
+}
 
 template <class Task, class Target, class OnSkip>
 boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(const MethodInfo& info,
@@ -43,13 +86,7 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
     struct Ctx {
       Target* target;
     } ctx{&target};
-    const bool ran = co_await run_chain_async(
-        info, args, rendered,
-        [](void* p) -> boost::asio::awaitable<void> {
-          auto task = Traits::to_awaitable((*static_cast<Ctx*>(p)->target)());
-          co_await std::move(task);
-        },
-        &ctx, nullptr);
+    const bool ran = co_await run_chain_async(info, args, rendered, &await_target<Traits, Ctx>, &ctx, nullptr);
     if (ran) co_return;
     if constexpr (cannot_skip) throw_cannot_skip(info);
     else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {
@@ -64,14 +101,7 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
       Target* target;
       std::optional<T> value;
     } ctx{&target, {}};
-    const bool ran = co_await run_chain_async(
-        info, args, rendered,
-        [](void* p) -> boost::asio::awaitable<void> {
-          auto* c = static_cast<Ctx*>(p);
-          auto task = Traits::to_awaitable((*c->target)());
-          c->value.emplace(co_await std::move(task));
-        },
-        &ctx, &ctx.value);
+    const bool ran = co_await run_chain_async(info, args, rendered, &await_target<Traits, Ctx>, &ctx, &ctx.value);
     if (ran) co_return std::move(*ctx.value);
     if constexpr (cannot_skip) throw_cannot_skip(info);
     else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {
