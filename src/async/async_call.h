@@ -65,6 +65,7 @@ struct AsyncCall {
   void* target_ctx;
   std::shared_ptr<CallCell> cell;
   boost::asio::any_io_executor executor;  // the caller's, carrying `cell`
+  boost::asio::cancellation_slot forward;  // the caller's, forwarding its cancellation to `cell`
 };
 
 struct AsyncCallAccess {

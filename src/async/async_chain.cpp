@@ -1,4 +1,4 @@
-// The asynchronous chain: run_chain_async (what an asynchronous proxy
+// The asynchronous chain: AsyncCallSite (what an asynchronous proxy
 // awaits), AsyncInvocation::proceed, and the chain's asynchronous view.
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_state.hpp>
@@ -6,7 +6,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstddef>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "async/async_call.h"
@@ -160,51 +162,53 @@ void target_returned(TargetEnd end) noexcept {
   if (end.call) InvocationAccess::set_done(static_cast<AsyncCall*>(end.call)->inv);
 }
 
-boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
-                                             std::span<const std::string> rendered, AsyncTarget target,
-                                             void* target_ctx, void* result_slot) {
+static_assert(sizeof(AsyncCall) <= AsyncCallSite::call_size && alignof(AsyncCall) <= alignof(std::max_align_t),
+              "AsyncCallSite::call_size: too small for an AsyncCall");
+
+AsyncCallSite::AsyncCallSite(const MethodInfo& info, std::span<const ArgRef> args,
+                             std::span<const std::string> rendered, AsyncTarget target, void* target_ctx,
+                             void* result_slot) {
   const Chain& chain = resolve_chain(info);
-  if (chain.interceptors.empty()) {
-    auto method = target(target_ctx, TargetEnd{});
-    co_await std::move(method);
-    co_return true;
-  }
-  AsyncCall call(info, args, rendered, result_slot, chain, async_chain_of(chain), target, target_ctx);
+  if (chain.interceptors.empty()) return;
+  auto* call = new (call_) AsyncCall(info, args, rendered, result_slot, chain, async_chain_of(chain), target, target_ctx);
+  made_ = true;
   // The call runs as a coroutine of its own on the caller's executor,
   // wrapped to install its context at every resumption; it starts from the
   // context the caller runs in (a woven caller's: reentrancy).
-  call.cell = std::make_shared<CallCell>();
-  call.cell->head = context_head();
-  // (No temporary with a destructor in a co_await expression: g++ 12
-  // destroys those twice.)
-  const boost::asio::any_io_executor outer = co_await boost::asio::this_coro::executor;
+  call->cell = std::make_shared<CallCell>();
+  call->cell->head = context_head();
+}
+
+AsyncCallSite::~AsyncCallSite() {
+  if (!made_) return;
+  auto* call = std::launder(reinterpret_cast<AsyncCall*>(call_));
+  // Once spawned, the cell's slot holds co_spawn's handler, which holds the
+  // call's executor, which holds the cell: cleared as the call ends.
+  if (call->cell) call->cell->disconnect();
+  if (call->forward.is_connected()) call->forward.clear();
+  call->~AsyncCall();
+}
+
+boost::asio::awaitable<void> AsyncCallSite::spawn(const boost::asio::any_io_executor& caller,
+                                                  boost::asio::cancellation_slot caller_slot) {
+  AsyncCall& call = *std::launder(reinterpret_cast<AsyncCall*>(call_));
   // An io_context's executor is wrapped as itself: small enough to live
   // inside the type-erased executor (no allocation, no shared count per copy).
-  if (const auto* io = outer.target<boost::asio::io_context::executor_type>())
+  if (const auto* io = caller.target<boost::asio::io_context::executor_type>())
     call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell);
   else
-    call.executor = ContextExecutor<boost::asio::any_io_executor>(outer, call.cell);
+    call.executor = ContextExecutor<boost::asio::any_io_executor>(caller, call.cell);
   // Cancelled through its cell (a lost lease, from any thread); the
   // caller's cancellation goes the same way.
-  const boost::asio::cancellation_state caller = co_await boost::asio::this_coro::cancellation_state;
-  struct Forward {
-    boost::asio::cancellation_slot slot;
-    ~Forward() {
-      if (slot.is_connected()) slot.clear();
-    }
-  } forward{caller.slot()};
-  if (forward.slot.is_connected())
-    forward.slot.assign([cell = call.cell](boost::asio::cancellation_type type) { cell->cancel(type, false); });
-  // Once spawned, the signal's slot holds co_spawn's handler, which holds
-  // the call's executor, which holds the cell: cleared when the call ends.
-  struct Disconnect {
-    CallCell& cell;
-    ~Disconnect() { cell.disconnect(); }
-  } disconnect{*call.cell};
-  auto rest = first_step(call);
-  auto bound = boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable);
-  co_await boost::asio::co_spawn(call.executor, std::move(rest), bound);
-  co_return call.inv.proceeded();
+  call.forward = caller_slot;
+  if (call.forward.is_connected())
+    call.forward.assign([cell = call.cell](boost::asio::cancellation_type type) { cell->cancel(type, false); });
+  return boost::asio::co_spawn(call.executor, first_step(call),
+                               boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable));
+}
+
+bool AsyncCallSite::ran() const noexcept {
+  return std::launder(reinterpret_cast<const AsyncCall*>(call_))->inv.proceeded();
 }
 
 }  // namespace detail

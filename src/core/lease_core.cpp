@@ -47,8 +47,8 @@ LeaseCore::LossSignal LeaseCore::take_loss_signal_locked() {
 
 void LeaseCore::LossSignal::fire() noexcept {
   if (stop.stop_possible()) stop.request_stop();
-  if (listener.lost) listener.lost(listener.target.get());
-  for (const LossListener& l : more) l.lost(l.target.get());
+  if (listener.lost) listener.fire();
+  for (const LossListener& l : more) l.fire();
 }
 
 LeaseCore::LossSignal LeaseCore::mark_lost(const std::string& cause, bool even_if_released, bool hold_limit,
@@ -210,7 +210,7 @@ void LeaseCore::listen_for_loss(LossListener l) noexcept {
     }
   }
   if (l.lost) {
-    l.lost(l.target.get());  // lost before it listened
+    l.fire();  // lost before it listened
     return;
   }
   if (!wd_asked_.load(std::memory_order_acquire) && !released()) {

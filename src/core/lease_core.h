@@ -104,12 +104,16 @@ class WEAVE_API LeaseCore {
   // Told of the loss like a stop token's callback, for a holder that must
   // hear of it on every lease it takes (an asynchronous call cancels its
   // body, src/lock/asio/): no stop source to allocate, no callback to lock
-  // in and out. `lost(target)` runs once, on the thread that found the loss;
-  // `target` is kept until the lease is destroyed, so the listener must
-  // ignore a loss it no longer cares about.
+  // in and out. `lost(target)` runs once, on the thread that found the loss,
+  // if `target` still lives (held for the call: a lease must not keep its
+  // listener alive, which may keep the lease); the listener is kept until
+  // the lease is destroyed, so it must ignore a loss it no longer cares about.
   struct LossListener {
     void (*lost)(void* target) noexcept = nullptr;
-    std::shared_ptr<void> target;
+    std::weak_ptr<void> target;
+    void fire() const noexcept {
+      if (const std::shared_ptr<void> t = target.lock()) lost(t.get());
+    }
   };
   // Fires `l` at once when the lease is lost already. A fixed-ttl lease is
   // watched from then on, so that `l` hears of its expiry.

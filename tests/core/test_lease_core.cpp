@@ -222,6 +222,18 @@ TEST_CASE("lease core: every loss listener hears of the loss once, also one that
     CHECK_THAT(l->lost_cause(), Catch::Contains("fixed ttl of 200 ms ran out"));
     CHECK(l->drop_hold());
   }
+  SECTION("a lease does not keep its listener alive, and tells one that is gone nothing") {
+    auto group = std::make_shared<TableGroup>();
+    auto l = hold(group, "outlived", 150ms);
+    auto heard = std::make_shared<Heard>();
+    const std::weak_ptr<Heard> watch = heard;
+    l->listen_for_loss({&Heard::lost, heard});
+    heard.reset();
+    CHECK(watch.expired());  // (a listener that held its lease would leak both)
+    group->take_away("outlived");
+    REQUIRE(eventually([&] { return l->is_lost(); }));
+    CHECK(l->drop_hold());
+  }
   SECTION("a lease released before its loss tells nobody") {
     auto group = std::make_shared<TableGroup>();
     auto l = hold(group, "released", 150ms);

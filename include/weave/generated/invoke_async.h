@@ -10,9 +10,12 @@
 
 #include "weave/abi.h"
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <cstddef>
 #include <exception>
 #include <optional>
 #include <span>
@@ -35,13 +38,34 @@ struct TargetEnd {
 };
 using AsyncTarget = boost::asio::awaitable<void> (*)(void* target_ctx, TargetEnd end);
 
-// Runs the chain of `info`; `target(target_ctx, end)` runs the method,
-// leaving its result in `result_slot` (a std::optional<T>, null for void).
-// True when the method ran or an interceptor completed the call; false when
-// one skipped it. In Weave::asio.
-WEAVE_API boost::asio::awaitable<bool> run_chain_async(const MethodInfo& info, std::span<const ArgRef> args,
-                                                       std::span<const std::string> rendered, AsyncTarget target,
-                                                       void* target_ctx, void* result_slot);
+// One call's chain, kept in the proxy's coroutine frame (no allocation, no
+// frame of its own): `target(target_ctx, end)` runs the method, leaving its
+// result in `result_slot` (a std::optional<T>, null for void). In Weave::asio.
+class WEAVE_API AsyncCallSite {
+ public:
+  AsyncCallSite(const MethodInfo& info, std::span<const ArgRef> args, std::span<const std::string> rendered,
+                AsyncTarget target, void* target_ctx, void* result_slot);
+  ~AsyncCallSite();
+  AsyncCallSite(const AsyncCallSite&) = delete;
+  AsyncCallSite& operator=(const AsyncCallSite&) = delete;
+
+  // False when the method has no interceptors: the proxy awaits the target.
+  bool intercepted() const noexcept { return made_; }
+  // The call as a coroutine of its own on the caller's executor, cancelled
+  // through its own slot, which the caller's cancellation (`caller_slot`)
+  // reaches too. Lazy: it starts when awaited.
+  boost::asio::awaitable<void> spawn(const boost::asio::any_io_executor& caller,
+                                     boost::asio::cancellation_slot caller_slot);
+  // Once it ended: true when the method ran or an interceptor completed the
+  // call, false when one skipped it.
+  bool ran() const noexcept;
+
+  static constexpr std::size_t call_size = 320;
+
+ private:
+  alignas(std::max_align_t) unsigned char call_[call_size];
+  bool made_ = false;
+};
 // The method returned: its call is done.
 WEAVE_API void target_returned(TargetEnd end) noexcept;
 
@@ -74,6 +98,21 @@ boost::asio::awaitable<void> await_target(void* p, TargetEnd end) {
     co_await boost::asio::this_coro::reset_cancellation_state();
 }
 
+// The target's context: the method to call, and where its result goes.
+template <class Target, class T>
+struct TargetCtx {
+  Target* target;
+  std::optional<T> value;
+  void* result_slot() noexcept { return &value; }
+};
+template <class Target>
+struct TargetCtx<Target, void> {
+  Target* target;
+  struct None {
+  } value;  // (so that one initializer serves both)
+  void* result_slot() noexcept { return nullptr; }
+};
+
 template <class Task, class Target, class OnSkip>
 boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(const MethodInfo& info,
                                                                               std::span<const ArgRef> args,
@@ -81,12 +120,23 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
                                                                               Target& target, OnSkip& on_skip) {
   using Traits = async_task_traits<Task>;
   using T = typename Traits::value_type;
+  static_assert(!std::is_reference_v<T>, "weave: an asynchronous method returns its result by value");
+  using Ctx = TargetCtx<Target, T>;
+  Ctx ctx{&target, {}};
+  AsyncCallSite site(info, args, rendered, &await_target<Traits, Ctx>, &ctx, ctx.result_slot());
+  bool ran = true;
+  if (!site.intercepted()) {
+    auto method = await_target<Traits, Ctx>(&ctx, TargetEnd{});
+    co_await std::move(method);
+  } else {
+    const boost::asio::any_io_executor caller = co_await boost::asio::this_coro::executor;
+    const boost::asio::cancellation_state caller_state = co_await boost::asio::this_coro::cancellation_state;
+    auto call = site.spawn(caller, caller_state.slot());
+    co_await std::move(call);
+    ran = site.ran();
+  }
   constexpr bool cannot_skip = std::is_same_v<std::remove_cvref_t<OnSkip>, CannotSkip>;
   if constexpr (std::is_void_v<T>) {
-    struct Ctx {
-      Target* target;
-    } ctx{&target};
-    const bool ran = co_await run_chain_async(info, args, rendered, &await_target<Traits, Ctx>, &ctx, nullptr);
     if (ran) co_return;
     if constexpr (cannot_skip) throw_cannot_skip(info);
     else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {
@@ -96,12 +146,6 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
       on_skip();
     }
   } else {
-    static_assert(!std::is_reference_v<T>, "weave: an asynchronous method returns its result by value");
-    struct Ctx {
-      Target* target;
-      std::optional<T> value;
-    } ctx{&target, {}};
-    const bool ran = co_await run_chain_async(info, args, rendered, &await_target<Traits, Ctx>, &ctx, &ctx.value);
     if (ran) co_return std::move(*ctx.value);
     if constexpr (cannot_skip) throw_cannot_skip(info);
     else if constexpr (std::is_same_v<decltype(on_skip()), Task>) {

@@ -272,9 +272,9 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
 // Cancels the rest of the call at its pending co_await (terminal) when the
 // lease is lost: the lease's listener hears of a loss a renewal found, a
 // fixed ttl's end (the renewer watches a lease that is listened to),
-// max_hold, or a forced unlock. (The lease keeps the cell: an operation that
-// completed inline from its cancellation could end the call inside the
-// emission.)
+// max_hold, or a forced unlock. (The listener holds the cell while it
+// emits: an operation that completed inline from its cancellation could end
+// the call inside the emission.)
 void cancel_on_loss(void* cell) noexcept {
   static_cast<CallCell*>(cell)->cancel(asio::cancellation_type::terminal, /*loss=*/true);
 }
