@@ -299,19 +299,21 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     std::string_view one;
     std::vector<std::string_view> many;
     const std::span<const std::string_view> keys = p.keys(inv.annotation(), one, many);
-    LockClient client = thread_default_client();  // a copy: the coroutine may move threads
-    const BackendPath path(*LeaseControl::shared_of(client));
+    LockClient& this_thread_client = thread_default_client();
+    const BackendPath path(*LeaseControl::shared_of(this_thread_client));
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease;
     if (path.in_process && settings.spec.wait == milliseconds(0)) {
       // Nothing to wait for and no store round trip: the blocking path's own
-      // request, inline (no coroutine frames). Nothing can cancel it midway:
-      // the call's cancellations wait for its running handler (CallCell), so
-      // one sent meanwhile reaches the body's first co_await, which then
-      // gives the key back.
-      lease = LeaseControl::try_acquire(client, keys, settings.spec, &waited, &busy_key, *p.series);
+      // request, inline (no coroutine frames; no suspension, so this
+      // thread's client). Nothing can cancel it midway: the call's
+      // cancellations wait for its running handler (CallCell), so one sent
+      // meanwhile reaches the body's first co_await, which then gives the
+      // key back.
+      lease = LeaseControl::try_acquire(this_thread_client, keys, settings.spec, &waited, &busy_key, *p.series);
     } else {
+      const LockClient client = this_thread_client;  // a copy: the coroutine may move threads
       lease = co_await acquire_async(client, path, keys, settings.spec, &waited, &busy_key, *p.series);
     }
     if (!lease) {
