@@ -57,8 +57,9 @@ const AsyncChain& async_chain_of(const Chain& chain) {
   return *slot;
 }
 
-[[noreturn, gnu::cold]] void throw_proceeded_twice(const Invocation& inv) {
-  throw UsageError("proceed() awaited again after " + std::string(inv.method()) + " returned");
+[[gnu::cold]] std::exception_ptr proceeded_twice(const Invocation& inv) {
+  return std::make_exception_ptr(
+      UsageError("proceed() awaited again after " + std::string(inv.method()) + " returned"));
 }
 
 }  // namespace
@@ -105,6 +106,7 @@ boost::asio::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth
     co_await boost::asio::this_coro::reset_cancellation_state();
 }
 
+// `error`, thrown where the rest of the call is awaited (or left in `caught`).
 boost::asio::awaitable<void> thrown_at_await(std::exception_ptr error, std::exception_ptr* caught) {
   if (!caught) std::rethrow_exception(error);
   *caught = std::move(error);
@@ -116,13 +118,7 @@ boost::asio::awaitable<void> thrown_at_await(std::exception_ptr error, std::exce
 // one more (each frame is a suspension and a resumption through asio's pump).
 boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
   Invocation& inv = call.inv;
-  if (inv.proceeded()) {
-    try {
-      throw_proceeded_twice(inv);
-    } catch (...) {
-      return thrown_at_await(std::current_exception(), caught);
-    }
-  }
+  if (inv.proceeded()) return thrown_at_await(proceeded_twice(inv), caught);
   const std::size_t depth = InvocationAccess::depth(inv);
   if (depth == call.chain->interceptors.size()) return call.target(call.target_ctx, TargetEnd{&call, caught});
   return next_interceptor(call, depth, caught);
