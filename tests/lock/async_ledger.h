@@ -124,6 +124,17 @@ class Ledger {
     co_return 0;
   }
 
+  // Re-enters its own lease through add() (whose call listens for the
+  // lease's loss too, then ends), then outlives its `ttl=300ms` lease: the
+  // loss must still cancel this body.
+  [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
+  virtual boost::asio::awaitable<long> overstay_after_nested(std::string id, int hold_ms) {
+    co_await add(id, 1, 1);
+    co_await sleep_for(std::chrono::milliseconds(hold_ms));
+    ++after_loss_;
+    co_return 0;
+  }
+
   long total() const { return total_; }
   int after_loss() const { return after_loss_; }
 

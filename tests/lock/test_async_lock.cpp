@@ -307,6 +307,20 @@ TEST_CASE("async lock: a lost lease cancels the body at its next co_await and th
     CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
     CHECK(ledger.after_loss() == 0);  // the body did not go on past its suspension
   }
+  SECTION("a fixed lease re-entered by a nested call that ended first") {
+    Configured c;
+    Probe probe;
+    weave::Woven<Ledger> ledger(&probe);
+    const std::string id = account("lost-after-nested");
+    asio::io_context io;
+    Outcome call;
+    asio::co_spawn(io, ledger.overstay_after_nested(id, 5'000), record(call));
+    io.run();
+    CHECK(probe.exited == 1);  // the nested call ran (on the same lease) and ended
+    REQUIRE(call.error);
+    CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
+    CHECK(ledger.after_loss() == 0);
+  }
   SECTION("a renewed lease forced away by an operator") {
     weave::LockOptions o;
     o.watchdog_lease = 600ms;
