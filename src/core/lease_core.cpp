@@ -1,6 +1,8 @@
 // LeaseCore's state changes, and weave::HeldLease's accessors, which read it.
 #include "core/lease_core.h"
 
+#include <utility>
+
 #include "core/events.h"
 #include "core/renewer.h"
 #include "weave/error.h"
@@ -38,16 +40,14 @@ void LeaseCore::settle() noexcept {
 LeaseCore::LossSignal LeaseCore::take_loss_signal_locked() {
   LossSignal signal;
   signal.stop = stop_;  // none yet: the first stop_token() makes it stopped
-  signal.listener = std::move(listener_);
-  listener_ = {};
-  signal.more = std::move(more_listeners_);
-  more_listeners_.clear();
+  signal.listener = std::exchange(listener_, {});
+  signal.more = std::exchange(more_listeners_, {});
   return signal;
 }
 
 void LeaseCore::LossSignal::fire() noexcept {
   if (stop.stop_possible()) stop.request_stop();
-  if (listener.lost) listener.fire();
+  listener.fire();
   for (const LossListener& l : more) l.fire();
 }
 
@@ -181,17 +181,21 @@ std::stop_token LeaseCore::stop_token() noexcept {
     stop = stop_;
     lost_already = is_lost();
   }
-  if (lost_already) {
+  if (lost_already)
     stop.request_stop();  // lost before the token was made
-  } else if (!wd_asked_.load(std::memory_order_acquire) && !released()) {
-    // A fixed-ttl lease not watched yet: its token must fire at its expiry.
-    try {
-      Renewer::instance().watch(*this, nullptr, /*fresh=*/false);
-    } catch (...) {
-      // No renewer thread: the holder's own lost() / stop_token() still see the deadline.
-    }
-  }
+  else
+    watch_for_expiry();
   return stop.get_token();
+}
+
+void LeaseCore::watch_for_expiry() noexcept {
+  if (wd_asked_.load(std::memory_order_acquire) || released()) return;
+  // A fixed-ttl lease not watched yet: what hears of its loss must hear of its expiry.
+  try {
+    Renewer::instance().watch(*this, nullptr, /*fresh=*/false);
+  } catch (...) {
+    // No renewer thread: the holder's own lost() / stop_token() still see the deadline.
+  }
 }
 
 void LeaseCore::listen_for_loss(LossListener l) noexcept {
@@ -209,18 +213,10 @@ void LeaseCore::listen_for_loss(LossListener l) noexcept {
       l.lost = nullptr;
     }
   }
-  if (l.lost) {
+  if (l.lost)
     l.fire();  // lost before it listened
-    return;
-  }
-  if (!wd_asked_.load(std::memory_order_acquire) && !released()) {
-    // A fixed-ttl lease not watched yet: its listener must hear of its expiry.
-    try {
-      Renewer::instance().watch(*this, nullptr, /*fresh=*/false);
-    } catch (...) {
-      // No renewer thread: the holder's own lost() still sees the deadline.
-    }
-  }
+  else
+    watch_for_expiry();
 }
 
 }  // namespace detail

@@ -112,6 +112,7 @@ class WEAVE_API LeaseCore {
     void (*lost)(void* target) noexcept = nullptr;
     std::weak_ptr<void> target;
     void fire() const noexcept {
+      if (!lost) return;
       if (const std::shared_ptr<void> t = target.lock()) lost(t.get());
     }
   };
@@ -189,6 +190,9 @@ class WEAVE_API LeaseCore {
   friend class Renewer;
   void fire_stop() noexcept;  // fires what a loss fires, if it was not fired yet
   LossSignal take_loss_signal_locked();
+  // A fixed-ttl lease (never renewed, so not watched) is watched from now on,
+  // so that its expiry while held is found: for a stop token or a listener.
+  void watch_for_expiry() noexcept;
   static constexpr std::uint32_t kLost = 1u << 31;
   std::atomic<Clock::rep> expires_at_{0};
   // kLost | the number of holds (0 once released): one word, so a release
