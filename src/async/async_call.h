@@ -64,6 +64,7 @@ struct AsyncCall {
   AsyncTarget target;
   void* target_ctx;
   std::shared_ptr<CallCell> cell;
+  std::uint64_t generation = 0;           // cell's, for this call
   boost::asio::any_io_executor executor;  // the caller's, carrying `cell`
   boost::asio::cancellation_slot forward;  // the caller's, forwarding its cancellation to `cell`
 };

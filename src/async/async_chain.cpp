@@ -158,6 +158,11 @@ void target_returned(TargetEnd end) noexcept {
   if (end.call) InvocationAccess::set_done(static_cast<AsyncCall*>(end.call)->inv);
 }
 
+// What asio's type-erased executor keeps inline (any_executor's object_type).
+static_assert(sizeof(ContextExecutor<boost::asio::io_context::executor_type>) <=
+                  sizeof(std::shared_ptr<void>) + sizeof(void*),
+              "ContextExecutor over an io_context: too large to live inside an any_io_executor");
+
 static_assert(sizeof(AsyncCall) <= AsyncCallSite::call_size && alignof(AsyncCall) <= alignof(std::max_align_t),
               "AsyncCallSite::call_size: too small for an AsyncCall");
 
@@ -171,17 +176,16 @@ AsyncCallSite::AsyncCallSite(const MethodInfo& info, std::span<const ArgRef> arg
   // The call runs as a coroutine of its own on the caller's executor,
   // wrapped to install its context at every resumption; it starts from the
   // context the caller runs in (a woven caller's: reentrancy).
-  call->cell = std::make_shared<CallCell>();
+  call->cell = CallCell::acquire();
+  call->generation = call->cell->generation;  // (no other thread knows the cell yet)
   call->cell->head = context_head();
 }
 
 AsyncCallSite::~AsyncCallSite() {
   if (!made_) return;
   auto* call = std::launder(reinterpret_cast<AsyncCall*>(call_));
-  // Once spawned, the cell's slot holds co_spawn's handler, which holds the
-  // call's executor, which holds the cell: cleared as the call ends.
-  if (call->cell) call->cell->disconnect();
   if (call->forward.is_connected()) call->forward.clear();
+  if (call->cell) CallCell::retire(std::move(call->cell));
   call->~AsyncCall();
 }
 
@@ -191,14 +195,16 @@ boost::asio::awaitable<void> AsyncCallSite::spawn(const boost::asio::any_io_exec
   // An io_context's executor is wrapped as itself: small enough to live
   // inside the type-erased executor (no allocation, no shared count per copy).
   if (const auto* io = caller.target<boost::asio::io_context::executor_type>())
-    call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell);
+    call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell.get(), call.generation);
   else
-    call.executor = ContextExecutor<boost::asio::any_io_executor>(caller, call.cell);
+    call.executor = ContextExecutor<boost::asio::any_io_executor>(caller, call.cell.get(), call.generation);
   // Cancelled through its cell (a lost lease, from any thread); the
   // caller's cancellation goes the same way.
   call.forward = caller_slot;
   if (call.forward.is_connected())
-    call.forward.assign([cell = call.cell](boost::asio::cancellation_type type) { cell->cancel(type, false); });
+    call.forward.assign([cell = call.cell.get(), gen = call.generation](boost::asio::cancellation_type type) {
+      cell->cancel(gen, type, /*loss=*/false);
+    });
   return boost::asio::co_spawn(call.executor, first_step(call),
                                boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable));
 }

@@ -2,16 +2,103 @@
 
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace WEAVE_NAMESPACE::detail {
 
 namespace {
 using boost::asio::cancellation_type;
+
+// Spare cells. Never destroyed, nor is any cell: an executor may outlive its
+// call (context_executor.h).
+struct SharedCells {
+  std::mutex lock;
+  std::vector<std::shared_ptr<CallCell>> cells;
+};
+SharedCells& shared_cells() {
+  static SharedCells* const cells = new SharedCells;
+  return *cells;
+}
+
+// This thread's spare cells (no lock); beyond kKept they go to the shared
+// ones, and all of them when the thread ends.
+constexpr std::size_t kKept = 64;
+struct ThreadCells {
+  std::vector<std::shared_ptr<CallCell>> cells;
+  void give_back(std::size_t keep) noexcept {
+    if (cells.size() <= keep) return;
+    SharedCells& shared = shared_cells();
+    std::lock_guard g(shared.lock);
+    try {
+      while (cells.size() > keep) {
+        shared.cells.push_back(std::move(cells.back()));
+        cells.pop_back();
+      }
+    } catch (...) {
+      // Out of memory: the rest stay here (push_back leaves its argument).
+    }
+  }
+  ~ThreadCells() { give_back(0); }
+};
+ThreadCells& thread_cells() {
+  thread_local ThreadCells cells;
+  return cells;
+}
 }  // namespace
 
-void CallCell::cancel(cancellation_type type, bool loss) noexcept {
+std::shared_ptr<CallCell> CallCell::acquire() {
+  std::vector<std::shared_ptr<CallCell>>& mine = thread_cells().cells;
+  if (mine.empty()) {
+    SharedCells& shared = shared_cells();
+    std::lock_guard g(shared.lock);
+    while (!shared.cells.empty() && mine.size() < kKept / 2) {
+      mine.push_back(std::move(shared.cells.back()));
+      shared.cells.pop_back();
+    }
+  }
+  if (mine.empty()) return std::make_shared<CallCell>();
+  std::shared_ptr<CallCell> cell = std::move(mine.back());
+  mine.pop_back();
+  return cell;
+}
+
+void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
+  std::shared_ptr<const ContextLink> context;
+  {
+    std::unique_lock g(cell->lock);
+    cell->wait_for_other_emitter(g);
+    cell->own_.slot().clear();  // co_spawn's handler, which holds the caller's frame
+    context = std::move(cell->head);
+    ++cell->generation;
+    cell->running_ = 0;
+    cell->emitter_ = std::thread::id();
+    cell->pending_ = cell->pending_loss_ = cancellation_type::none;
+    cell->loss_armed_ = 0;
+    cell->target_ = &cell->own_;
+  }
+  context.reset();  // (outside the lock: the last link may end a lease's memory)
+  ThreadCells& mine = thread_cells();
+  try {
+    mine.cells.push_back(std::move(cell));
+  } catch (...) {
+    return;  // out of memory: the cell is leaked rather than freed (it may still be pointed to)
+  }
+  mine.give_back(kKept);
+}
+
+void CallCell::wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept {
+  const std::thread::id me = std::this_thread::get_id();
+  while (emitter_ != std::thread::id() && emitter_ != me) {
+    g.unlock();
+    std::this_thread::yield();
+    g.lock();
+  }
+}
+
+void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noexcept {
   std::unique_lock g(lock);
-  if (loss && loss_armed_ == 0) return;  // the body it was meant for ended
+  if (generation != gen) return;              // the call ended
+  if (loss && loss_armed_ == 0) return;       // the body it was meant for ended
   if (running_ > 0) {
     (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handlers end
     return;
@@ -21,12 +108,7 @@ void CallCell::cancel(cancellation_type type, bool loss) noexcept {
   boost::asio::cancellation_signal* const target = target_;
   g.unlock();
   target->emit(type);
-  leave();
-}
-
-void CallCell::disconnect() noexcept {
-  std::lock_guard g(lock);
-  own_.slot().clear();
+  leave(gen);
 }
 
 void CallCell::arm_loss() noexcept {
@@ -45,20 +127,19 @@ boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_s
   return std::exchange(target_, signal);
 }
 
-std::shared_ptr<const ContextLink> CallCell::enter() noexcept {
+bool CallCell::enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& context) noexcept {
   std::unique_lock g(lock);
-  const std::thread::id me = std::this_thread::get_id();
-  while (emitter_ != std::thread::id() && emitter_ != me) {
-    g.unlock();
-    std::this_thread::yield();
-    g.lock();
-  }
+  if (generation != gen) return false;
+  wait_for_other_emitter(g);
+  if (generation != gen) return false;
   ++running_;
-  return head;
+  context = head;
+  return true;
 }
 
-void CallCell::leave() noexcept {
+void CallCell::leave(std::uint64_t gen) noexcept {
   std::unique_lock g(lock);
+  if (generation != gen) return;  // retired meanwhile (the call ended inside this handler)
   for (;;) {
     if (--running_ > 0) return;
     const cancellation_type type = pending_ | pending_loss_;
@@ -73,6 +154,7 @@ void CallCell::leave() noexcept {
     g.unlock();
     target->emit(type);
     g.lock();
+    if (generation != gen) return;
   }
 }
 

@@ -10,6 +10,13 @@
 // lease, the caller's cancellation): CallCell emits a cancellation only
 // while none of the call's handlers runs, since a cancellation slot is not
 // thread-safe and each handler of the call runs through this executor.
+//
+// The executor holds its cell by pointer and generation, not by a shared
+// count: asio copies an executor many times per call, and a shared count
+// per copy cost more than the rest of the executor's work. Cells come from a
+// pool and are never freed, so an executor that outlives its call (a handler
+// the body left behind) still points to a cell, and tells by the generation
+// that its call has ended.
 #pragma once
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -18,6 +25,7 @@
 #include <boost/asio/query.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/require.hpp>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -36,15 +44,20 @@ class WEAVE_API CallCell : public ContextCell {
   CallCell(const CallCell&) = delete;
   CallCell& operator=(const CallCell&) = delete;
 
+  // A cell for one call (its generation names the call), from the pool.
+  static std::shared_ptr<CallCell> acquire();
+  // The call ended: the cell drops what its slot holds and its context,
+  // moves to its next generation and goes back to the pool. Waits for a
+  // cancellation another thread is emitting.
+  static void retire(std::shared_ptr<CallCell> cell) noexcept;
+
   boost::asio::cancellation_slot slot() noexcept { return own_.slot(); }
-  // The call ended: drops what its slot holds (co_spawn's handler holds
-  // the call's executor, which holds this cell).
-  void disconnect() noexcept;
-  // Emits `type` at the call's pending operation: now when none of the
-  // call's handlers runs, else as the running one ends. `loss`: a lost
-  // lease's, heard only between arm_loss() and forget_loss() (while the body
-  // it is meant for runs); forget_loss() also drops one not emitted yet.
-  void cancel(boost::asio::cancellation_type type, bool loss) noexcept;
+  // Emits `type` at the pending operation of the call of `gen` (nothing if
+  // it ended): now when none of the call's handlers runs, else as the
+  // running one ends. `loss`: a lost lease's, heard only between arm_loss()
+  // and forget_loss() (while the body it is meant for runs); forget_loss()
+  // also drops one not emitted yet.
+  void cancel(std::uint64_t gen, boost::asio::cancellation_type type, bool loss) noexcept;
   void arm_loss() noexcept;
   void forget_loss() noexcept;
   // While a plain interceptor's proceed() runs the rest of the call as
@@ -52,10 +65,11 @@ class WEAVE_API CallCell : public ContextCell {
   // Returns the signal they went to before.
   boost::asio::cancellation_signal* retarget(boost::asio::cancellation_signal* signal) noexcept;
 
-  // Around each handler of the call (ContextExecutor); enter() returns the
-  // call's context to install (one lock for both).
-  std::shared_ptr<const ContextLink> enter() noexcept;
-  void leave() noexcept;
+  // Around each handler of the call of `gen` (ContextExecutor): enter()
+  // gives the call's context to install (one lock for both), or false when
+  // the call has ended; leave() only after an enter() that returned true.
+  bool enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& context) noexcept;
+  void leave(std::uint64_t gen) noexcept;
 
  private:
   // An emission runs as one of the call's handlers, unlocked (co_spawn's
@@ -69,35 +83,41 @@ class WEAVE_API CallCell : public ContextCell {
   int loss_armed_ = 0;  // arm_loss() - forget_loss(): nested calls of one cell
   boost::asio::cancellation_signal own_;
   boost::asio::cancellation_signal* target_ = &own_;
+
+  void wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept;
 };
 
 template <class Inner>
 class ContextExecutor {
  public:
-  ContextExecutor(Inner inner, std::shared_ptr<CallCell> cell) noexcept
-      : inner_(std::move(inner)), cell_(std::move(cell)) {}
+  ContextExecutor(Inner inner, CallCell* cell, std::uint64_t gen) noexcept
+      : inner_(std::move(inner)), cell_(cell), gen_(gen) {}
 
   template <class F>
   void execute(F&& f) const {
-    inner_.execute([f = std::forward<F>(f), cell = cell_]() mutable {
+    inner_.execute([f = std::forward<F>(f), cell = cell_, gen = gen_]() mutable {
+      // A handler of a call that ended runs outside any call.
+      std::shared_ptr<const ContextLink> context;
+      const bool live = cell->enter(gen, context);
       struct Installed {
-        CallCell& cell;
+        CallCell* cell;  // null: not entered
+        std::uint64_t gen;
         std::shared_ptr<const ContextLink> saved_head;
-        ContextCell* saved_cell;
+        InstalledCell saved_cell;
         ~Installed() {
           context_head() = std::move(saved_head);
           current_cell() = saved_cell;
-          cell.leave();
+          if (cell) cell->leave(gen);
         }
       };
-      const Installed installed{*cell, std::exchange(context_head(), cell->enter()),
-                                std::exchange(current_cell(), cell.get())};
+      const Installed installed{live ? cell : nullptr, gen, std::exchange(context_head(), std::move(context)),
+                                std::exchange(current_cell(), live ? InstalledCell{cell, gen} : InstalledCell{})};
       std::move(f)();
     });
   }
 
   friend bool operator==(const ContextExecutor& a, const ContextExecutor& b) noexcept {
-    return a.inner_ == b.inner_ && a.cell_ == b.cell_;
+    return a.inner_ == b.inner_ && a.cell_ == b.cell_ && a.gen_ == b.gen_;
   }
   friend bool operator!=(const ContextExecutor& a, const ContextExecutor& b) noexcept { return !(a == b); }
 
@@ -108,17 +128,18 @@ class ContextExecutor {
   template <class Property>
   auto require(const Property& p) const
       -> ContextExecutor<std::decay_t<decltype(boost::asio::require(std::declval<const Inner&>(), p))>> {
-    return {boost::asio::require(inner_, p), cell_};
+    return {boost::asio::require(inner_, p), cell_, gen_};
   }
   template <class Property>
   auto prefer(const Property& p) const
       -> ContextExecutor<std::decay_t<decltype(boost::asio::prefer(std::declval<const Inner&>(), p))>> {
-    return {boost::asio::prefer(inner_, p), cell_};
+    return {boost::asio::prefer(inner_, p), cell_, gen_};
   }
 
  private:
   Inner inner_;
-  std::shared_ptr<CallCell> cell_;
+  CallCell* cell_;
+  std::uint64_t gen_;
 };
 
 }  // namespace weave::detail

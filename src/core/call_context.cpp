@@ -8,8 +8,8 @@ std::shared_ptr<const ContextLink>& context_head() noexcept {
   return head;
 }
 
-ContextCell*& current_cell() noexcept {
-  thread_local ContextCell* cell = nullptr;
+InstalledCell& current_cell() noexcept {
+  thread_local InstalledCell cell;
   return cell;
 }
 

@@ -33,6 +33,9 @@ struct WEAVE_API ContextLink {
 struct ContextCell {
   SpinLock lock;
   std::shared_ptr<const ContextLink> head;
+  // The call the cell serves: a cell is reused by later calls (CallCell),
+  // and a write for one that ended is dropped. Under `lock`.
+  std::uint64_t generation = 0;
 
   std::shared_ptr<const ContextLink> load() {
     std::lock_guard g(lock);
@@ -43,16 +46,27 @@ struct ContextCell {
     std::lock_guard g(lock);
     old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
   }
+  // store() for the call of `gen`, if the cell still serves it.
+  void store_for(std::uint64_t gen, std::shared_ptr<const ContextLink> h) {
+    std::shared_ptr<const ContextLink> old;
+    std::lock_guard g(lock);
+    if (generation == gen) old = std::exchange(head, std::move(h));
+  }
 };
 
 // This thread's context: the head of the running call's chain (null outside
 // a call). Read it here; change it with set_context_head().
 WEAVE_API std::shared_ptr<const ContextLink>& context_head() noexcept;
-// The asynchronous call whose handler this thread runs, or null.
-WEAVE_API ContextCell*& current_cell() noexcept;
+// The asynchronous call whose handler this thread runs (its cell and
+// generation), or none.
+struct InstalledCell {
+  ContextCell* cell = nullptr;
+  std::uint64_t generation = 0;
+};
+WEAVE_API InstalledCell& current_cell() noexcept;
 // Sets this thread's context, and the running asynchronous call's.
 inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
-  if (ContextCell* cell = current_cell()) cell->store(head);
+  if (const InstalledCell& c = current_cell(); c.cell) c.cell->store_for(c.generation, head);
   context_head() = std::move(head);
 }
 

@@ -109,11 +109,12 @@ class WEAVE_API LeaseCore {
   // listener alive, which may keep the lease); the listener is kept until
   // the lease is destroyed, so it must ignore a loss it no longer cares about.
   struct LossListener {
-    void (*lost)(void* target) noexcept = nullptr;
+    void (*lost)(void* target, std::uint64_t tag) noexcept = nullptr;
     std::weak_ptr<void> target;
+    std::uint64_t tag = 0;  // handed back: which use of a reused target listened
     void fire() const noexcept {
       if (!lost) return;
-      if (const std::shared_ptr<void> t = target.lock()) lost(t.get());
+      if (const std::shared_ptr<void> t = target.lock()) lost(t.get(), tag);
     }
   };
   // Fires `l` at once when the lease is lost already. A fixed-ttl lease is

@@ -113,6 +113,19 @@ asio::awaitable<std::optional<int>> pay_optional(std::string order_id, int cents
       []() -> std::optional<int> { return std::nullopt; });
 }
 
+// k_two's interceptors: async_outer holds a mem:// lease on "order:<first
+// argument>" in the call's context (LeaseScope, as a synchronous one would)
+// while the rest runs; async_inner only proceeds.
+struct LeaseInContext {
+  weave::LockClient locks{weave::LockOptions{.url = "mem://"}};
+  RegisteredAsync outer{"async_outer", [this](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+                          weave::LeaseHandle lease = locks.acquire("order:" + inv.arg(0).text());
+                          weave::LeaseScope in_context(lease);
+                          co_await inv.proceed();
+                        }};
+  RegisteredAsync inner{"async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); }};
+};
+
 }  // namespace
 
 TEST_CASE("asynchronous interceptors await the rest of the chain around the method") {
@@ -288,17 +301,11 @@ TEST_CASE("an asynchronous interceptor on a synchronous method runs to its end o
 
 TEST_CASE("the call's context travels with its coroutines across co_await, on whichever thread resumes them") {
   // An asynchronous interceptor puts a lease in the call's context while the
-  // rest runs (LeaseScope, as a synchronous one would); the method checks it
-  // after each of its suspensions. 200 calls at once on 4 threads, and
+  // rest runs; the method checks it after each of its suspensions. 200 calls at once on 4 threads, and
   // coroutines outside any call beside them: each call sees its own lease
   // every time, the others never see one.
-  weave::LockClient locks(weave::LockOptions{.url = "mem://"});
-  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
-    weave::LeaseHandle lease = locks.acquire("order:" + inv.arg(0).text());
-    weave::LeaseScope in_context(lease);
-    co_await inv.proceed();
-  });
-  RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
+  LeaseInContext chain;
+  weave::LockClient& locks = chain.locks;
   std::atomic<int> checks{0}, wrong{0}, outside_wrong{0};
   std::mutex threads_mutex;
   std::set<std::thread::id> threads;
@@ -337,4 +344,55 @@ TEST_CASE("the call's context travels with its coroutines across co_await, on wh
   CHECK(outside_wrong == 0);
   CHECK(threads.size() > 1);  // resumed on more than one thread
   CHECK(locks.stats().acquired == 200);
+}
+
+TEST_CASE("a handler a call left on its executor runs outside any call, also once a later call took the call's place") {
+  // The call's executor outlives the call in a copy the body kept; handlers
+  // posted to it afterwards must see no call's context: not the ended
+  // call's, and not that of a later call that reuses its place (a cell from
+  // the pool), whose context such a handler must not change either.
+  LeaseInContext chain;
+  weave::LockClient& locks = chain.locks;
+  std::optional<asio::any_io_executor> left;  // the first call's executor, kept past its end
+  std::vector<std::string> seen;              // the lease each stray handler saw ("" for none)
+  auto stray = [&] {
+    const weave::Lease* l = weave::current_lease();
+    seen.push_back(l ? l->key() : "");
+    weave::LeaseHandle own = locks.acquire("stray");  // pushes and pops a context of its own
+    weave::LeaseScope in_context(own);
+  };
+  std::vector<std::string> second_saw;
+  auto method = [&]() -> asio::awaitable<int> {
+    if (!left) {
+      left = co_await asio::this_coro::executor;
+      co_return 1;
+    }
+    for (int i = 0; i < 3; ++i) {
+      asio::post(*left, stray);
+      co_await sleep_for(2ms);  // the stray handler runs meanwhile
+      const weave::Lease* l = weave::current_lease();
+      second_saw.push_back(l ? l->key() : "");
+    }
+    co_return 2;
+  };
+  auto call = [&](std::string order) -> asio::awaitable<void> {
+    const weave::ArgRef args[] = {weave::ArgRef(order)};
+    std::string rendered[1] = {"order:" + order};
+    co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, [&] { return method(); },
+                                                                weave::detail::CannotSkip{});
+  };
+  asio::io_context io;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await call("first");
+        asio::post(*left, stray);
+        co_await sleep_for(2ms);
+        co_await call("second");
+      },
+      asio::detached);
+  io.run();
+  CHECK(seen == std::vector<std::string>{"", "", "", ""});
+  CHECK(second_saw == std::vector<std::string>{"order:second", "order:second", "order:second"});
+  CHECK(locks.stats().acquired == 6);
 }

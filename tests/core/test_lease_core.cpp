@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -185,7 +186,11 @@ namespace {
 // A loss listener's target: counts what it heard.
 struct Heard {
   std::atomic<int> times{0};
-  static void lost(void* self) noexcept { ++static_cast<Heard*>(self)->times; }
+  std::atomic<std::uint64_t> tag{0};
+  static void lost(void* self, std::uint64_t tag) noexcept {
+    static_cast<Heard*>(self)->tag = tag;
+    ++static_cast<Heard*>(self)->times;
+  }
 };
 }  // namespace
 
@@ -194,11 +199,13 @@ TEST_CASE("lease core: every loss listener hears of the loss once, also one that
     auto group = std::make_shared<TableGroup>();
     auto l = hold(group, "listened", 150ms);
     auto outer = std::make_shared<Heard>(), nested = std::make_shared<Heard>();
-    l->listen_for_loss({&Heard::lost, outer});
-    l->listen_for_loss({&Heard::lost, nested});
+    l->listen_for_loss({&Heard::lost, outer, 7});
+    l->listen_for_loss({&Heard::lost, nested, 8});
     CHECK(outer->times == 0);
     group->take_away("listened");
     REQUIRE(eventually([&] { return outer->times == 1 && nested->times == 1; }));
+    CHECK(outer->tag == 7);  // each told with its own tag (which call of a reused target)
+    CHECK(nested->tag == 8);
     CHECK(l->lost());           // the holder's own check fires nothing twice
     l->record_lost("again");  // nor a second loss
     std::this_thread::sleep_for(50ms);

@@ -275,8 +275,8 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
 // max_hold, or a forced unlock. (The listener holds the cell while it
 // emits: an operation that completed inline from its cancellation could end
 // the call inside the emission.)
-void cancel_on_loss(void* cell) noexcept {
-  static_cast<CallCell*>(cell)->cancel(asio::cancellation_type::terminal, /*loss=*/true);
+void cancel_on_loss(void* cell, std::uint64_t generation) noexcept {
+  static_cast<CallCell*>(cell)->cancel(generation, asio::cancellation_type::terminal, /*loss=*/true);
 }
 
 bool is_aborted(const std::exception_ptr& e) {
@@ -325,9 +325,10 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
       // The lease is in the call's context while the rest runs, and its
       // loss cancels the rest.
       ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
-      const std::shared_ptr<CallCell>& cell = AsyncCallAccess::call(inv)->cell;
+      const AsyncCall& call = *AsyncCallAccess::call(inv);
+      const std::shared_ptr<CallCell>& cell = call.cell;
       cell->arm_loss();
-      state(*lease.shared()).listen_for_loss({&cancel_on_loss, cell});
+      state(*lease.shared()).listen_for_loss({&cancel_on_loss, cell, call.generation});
       co_await proceed_before_cleanup(inv, error);
       cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
