@@ -7,7 +7,9 @@
 //     call under a no-op asynchronous interceptor (the chain's own cost), a
 //     bare co_spawn (asio's), and a co_spawn with the least a call needs for
 //     its guarantees: its own cancellation slot and its context installed at
-//     each resumption (the floor under any asynchronous woven call);
+//     each resumption (the floor under any asynchronous woven call), and on
+//     mem:// that floor plus the lock's own work done through LockClient
+//     (the least an asynchronous [[lock]] call can cost);
 //  2. contended: N coroutines on one key on an io_context run by 4 threads,
 //     each holding the lock across a 100 us suspension, with a 1 ms
 //     heartbeat timer on the same io_context (rearmed after each beat): its
@@ -27,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -117,19 +120,19 @@ std::vector<double> spawn_round(int n) {
 // The least any call needs to meet guarantees 2 and 4 (docs/async.md): a
 // cancellation of its own (a co_spawn bound to its own signal) and its
 // context at every resumption (an executor that installs it around each
-// handler it runs). What that costs before the call does anything is the
+// handler it runs; held by plain pointer, the least: Weave's adds a
+// generation check). What that costs before the call does anything is the
 // floor under an asynchronous woven call.
 thread_local const void* installed_context = nullptr;
 
 template <class Inner>
 class InstallingExecutor {
  public:
-  InstallingExecutor(Inner inner, std::shared_ptr<const int> context) noexcept
-      : inner_(std::move(inner)), context_(std::move(context)) {}
+  InstallingExecutor(Inner inner, const int* context) noexcept : inner_(std::move(inner)), context_(context) {}
   template <class F>
   void execute(F&& f) const {
     inner_.execute([f = std::forward<F>(f), context = context_]() mutable {
-      const void* saved = std::exchange(installed_context, context.get());
+      const void* saved = std::exchange(installed_context, context);
       std::move(f)();
       installed_context = saved;
     });
@@ -155,13 +158,14 @@ class InstallingExecutor {
 
  private:
   Inner inner_;
-  std::shared_ptr<const int> context_;
+  const int* context_;
 };
 
 asio::awaitable<long> own_call(asio::any_io_executor outer, int i) {
   asio::cancellation_signal own;
-  const asio::any_io_executor ex = InstallingExecutor<asio::io_context::executor_type>(
-      *outer.target<asio::io_context::executor_type>(), std::make_shared<const int>(i));
+  const int context = i;  // (outlives the call's handlers: none is left behind)
+  const asio::any_io_executor ex =
+      InstallingExecutor<asio::io_context::executor_type>(*outer.target<asio::io_context::executor_type>(), &context);
   auto bound = asio::bind_cancellation_slot(own.slot(), asio::use_awaitable);
   co_return co_await asio::co_spawn(ex, returns_at_once(i), bound);
 }
@@ -170,34 +174,60 @@ std::vector<double> own_call_round(int n) {
   return coroutine_round(n, [](const asio::any_io_executor& ex, int i) { return own_call(ex, i); });
 }
 
-void uncontended(const char* store, Accounts& svc, int n, int rounds) {
-  std::vector<double> s_all, a_all, n_all, f_all, c_all;
+// The floor plus what the lock itself must do, written with Weave's
+// LockClient instead of the chain: take the key, hold the lease in the
+// call's context while the body runs, give it back (mem:// only: a Redis
+// client's round trips would block the io thread here).
+asio::awaitable<long> locked_body(weave::LockClient& locks, int i) {
+  weave::LeaseHandle lease = locks.try_acquire("bench:floor:u");
+  weave::LeaseScope in_context(lease);
+  co_return i + 1;
+}
+
+asio::awaitable<long> own_locked_call(asio::any_io_executor outer, weave::LockClient& locks, int i) {
+  asio::cancellation_signal own;
+  const int context = i;
+  const asio::any_io_executor ex =
+      InstallingExecutor<asio::io_context::executor_type>(*outer.target<asio::io_context::executor_type>(), &context);
+  auto bound = asio::bind_cancellation_slot(own.slot(), asio::use_awaitable);
+  co_return co_await asio::co_spawn(ex, locked_body(locks, i), bound);
+}
+
+struct Row {
+  const char* name;
+  std::function<std::vector<double>(int)> round;
+  std::vector<double> all;
+};
+
+void uncontended(const char* store, Accounts& svc, int n, int rounds, weave::LockClient* floor_locks) {
+  std::vector<Row> rows = {
+      {"synchronous woven call  ", [&svc](int k) { return sync_round(svc, k); }, {}},
+      {"asynchronous woven call ", [&svc](int k) { return async_round(svc, k); }, {}},
+      {"async, no-op interceptor", [&svc](int k) { return noop_round(svc, k); }, {}},
+      {"asio floor: co_spawn    ", spawn_round, {}},
+      {"+ own slot and context  ", own_call_round, {}},
+  };
+  if (floor_locks)
+    rows.push_back({"+ the lock's own work   ", [floor_locks](int k) {
+                      return coroutine_round(k, [floor_locks](const asio::any_io_executor& ex, int i) {
+                        return own_locked_call(ex, *floor_locks, i);
+                      });
+                    }, {}});
   sync_round(svc, n / 10);  // warm: connections, scripts, pools
   async_round(svc, n / 10);
-  for (int r = 0; r < rounds; ++r) {  // alternating: every side sees the same load
-    auto s = sync_round(svc, n);
-    auto a = async_round(svc, n);
-    auto o = noop_round(svc, n);
-    auto f = spawn_round(n);
-    auto c = own_call_round(n);
-    s_all.insert(s_all.end(), s.begin(), s.end());
-    a_all.insert(a_all.end(), a.begin(), a.end());
-    n_all.insert(n_all.end(), o.begin(), o.end());
-    f_all.insert(f_all.end(), f.begin(), f.end());
-    c_all.insert(c_all.end(), c.begin(), c.end());
-  }
-  const double sp50 = percentile(s_all, 0.5), ap50 = percentile(a_all, 0.5), np50 = percentile(n_all, 0.5),
-               fp50 = percentile(f_all, 0.5), cp50 = percentile(c_all, 0.5);
+  for (int r = 0; r < rounds; ++r)  // alternating: every side sees the same load
+    for (Row& row : rows) {
+      std::vector<double> us = row.round(n);
+      row.all.insert(row.all.end(), us.begin(), us.end());
+    }
+  const double sync_p50 = percentile(rows[0].all, 0.5);
   std::printf("%-9s uncontended, %d x %d calls each\n", store, rounds, n);
-  std::printf("  synchronous woven call   p50 %8.3f us  p99 %8.3f us\n", sp50, percentile(s_all, 0.99));
-  std::printf("  asynchronous woven call  p50 %8.3f us  p99 %8.3f us   p50 ratio %.2fx\n", ap50,
-              percentile(a_all, 0.99), ap50 / sp50);
-  std::printf("  async, no-op interceptor p50 %8.3f us  p99 %8.3f us   p50 ratio %.2fx\n", np50,
-              percentile(n_all, 0.99), np50 / sp50);
-  std::printf("  asio floor: co_spawn     p50 %8.3f us  p99 %8.3f us   p50 ratio %.2fx\n", fp50,
-              percentile(f_all, 0.99), fp50 / sp50);
-  std::printf("  + own slot and context    p50 %8.3f us  p99 %8.3f us   p50 ratio %.2fx\n", cp50,
-              percentile(c_all, 0.99), cp50 / sp50);
+  for (const Row& row : rows) {
+    const double p50 = percentile(row.all, 0.5);
+    std::printf("  %s p50 %8.3f us  p99 %8.3f us", row.name, p50, percentile(row.all, 0.99));
+    if (&row != &rows[0]) std::printf("   p50 ratio %.2fx", p50 / sync_p50);
+    std::printf("\n");
+  }
 }
 
 void contended(const char* store, Accounts& svc, int coroutines) {
@@ -255,14 +285,15 @@ int main(int argc, char** argv) {
     redis_test::RedisServer server;
     weave::configure_locks({.url = server.url()});
     weave::Woven<Accounts> svc;
-    uncontended("redis://", svc, n, rounds);
+    uncontended("redis://", svc, n, rounds, nullptr);
     contended("redis://", svc, coroutines);
     weave::configure_locks({});
   }
   if (only == "redis") return 0;
   weave::configure_locks({.url = "mem://"});
   weave::Woven<Accounts> svc;
-  uncontended("mem://", svc, n * 10, rounds);
+  weave::LockClient floor_locks(weave::LockOptions{.url = "mem://"});
+  uncontended("mem://", svc, n * 10, rounds, &floor_locks);
   contended("mem://", svc, coroutines);
   return 0;
 }

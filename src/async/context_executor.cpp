@@ -1,6 +1,8 @@
 #include "async/context_executor.h"
 
 #include <mutex>
+
+#include "core/lease_core.h"
 #include <thread>
 #include <vector>
 
@@ -74,6 +76,7 @@ void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
     cell->emitter_ = std::thread::id();
     cell->pending_ = cell->pending_loss_ = cancellation_type::none;
     cell->loss_armed_ = 0;
+    cell->unheard_ = nullptr;
     cell->target_ = &cell->own_;
   }
   context.reset();  // (outside the lock: the last link may end a lease's memory)
@@ -111,15 +114,31 @@ void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noex
   leave(gen);
 }
 
-void CallCell::arm_loss() noexcept {
-  std::lock_guard g(lock);
+void CallCell::arm_loss(LeaseCore& lease) noexcept {
+  std::unique_lock g(lock);
   ++loss_armed_;
+  if (!unheard_) {
+    unheard_ = &lease;
+    return;
+  }
+  const std::uint64_t gen = generation;
+  g.unlock();
+  listen(lease, gen);
 }
 
-void CallCell::forget_loss() noexcept {
+void CallCell::forget_loss(LeaseCore& lease) noexcept {
   std::lock_guard g(lock);
   if (loss_armed_ > 0) --loss_armed_;
+  if (unheard_ == &lease) unheard_ = nullptr;
   pending_loss_ = cancellation_type::none;
+}
+
+void CallCell::listen(LeaseCore& lease, std::uint64_t gen) noexcept {
+  lease.listen_for_loss({&CallCell::heard_loss, weak_from_this(), gen});
+}
+
+void CallCell::heard_loss(void* cell, std::uint64_t gen) noexcept {
+  static_cast<CallCell*>(cell)->cancel(gen, cancellation_type::terminal, /*loss=*/true);
 }
 
 boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_signal* signal) noexcept {
@@ -142,17 +161,22 @@ void CallCell::leave(std::uint64_t gen) noexcept {
   if (generation != gen) return;  // retired meanwhile (the call ended inside this handler)
   for (;;) {
     if (--running_ > 0) return;
+    // None of the call's handlers runs: the call is suspended (or ended).
     const cancellation_type type = pending_ | pending_loss_;
-    if (type == cancellation_type::none) {
+    LeaseCore* const unheard = std::exchange(unheard_, nullptr);
+    if (type == cancellation_type::none && !unheard) {
       emitter_ = std::thread::id();
       return;
     }
+    // As an emission: the call's handlers on other threads wait for it, so
+    // the rest cannot end and give the lease back meanwhile.
     pending_ = pending_loss_ = cancellation_type::none;
     ++running_;
     emitter_ = std::this_thread::get_id();
     boost::asio::cancellation_signal* const target = target_;
     g.unlock();
-    target->emit(type);
+    if (unheard) listen(*unheard, gen);  // lost already: heard at once, emitted on the next turn
+    if (type != cancellation_type::none) target->emit(type);
     g.lock();
     if (generation != gen) return;
   }

@@ -35,10 +35,12 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+class LeaseCore;
+
 // An asynchronous call's context (ContextCell) and its cancellation. The
 // call's coroutines are spawned bound to slot(); cancel() reaches their
 // pending operation from any thread.
-class WEAVE_API CallCell : public ContextCell {
+class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_this<CallCell> {
  public:
   CallCell() = default;
   CallCell(const CallCell&) = delete;
@@ -55,11 +57,16 @@ class WEAVE_API CallCell : public ContextCell {
   // Emits `type` at the pending operation of the call of `gen` (nothing if
   // it ended): now when none of the call's handlers runs, else as the
   // running one ends. `loss`: a lost lease's, heard only between arm_loss()
-  // and forget_loss() (while the body it is meant for runs); forget_loss()
-  // also drops one not emitted yet.
+  // and forget_loss() (while the body it is meant for runs).
   void cancel(std::uint64_t gen, boost::asio::cancellation_type type, bool loss) noexcept;
-  void arm_loss() noexcept;
-  void forget_loss() noexcept;
+  // The rest of the call runs holding `lease`, whose loss cancels it
+  // (terminal) until forget_loss(lease), which also drops a loss not emitted
+  // yet. The lease is listened to once the call suspends (leave()), not
+  // before: until then there is no pending operation to cancel, and a call
+  // that never suspends pays nothing for it. One lease waits so; a second,
+  // nested one is listened to at once.
+  void arm_loss(LeaseCore& lease) noexcept;
+  void forget_loss(LeaseCore& lease) noexcept;
   // While a plain interceptor's proceed() runs the rest of the call as
   // coroutines of their own, bound to `signal`: cancellations go there.
   // Returns the signal they went to before.
@@ -80,11 +87,14 @@ class WEAVE_API CallCell : public ContextCell {
   std::thread::id emitter_;
   boost::asio::cancellation_type pending_ = boost::asio::cancellation_type::none;
   boost::asio::cancellation_type pending_loss_ = boost::asio::cancellation_type::none;
-  int loss_armed_ = 0;  // arm_loss() - forget_loss(): nested calls of one cell
+  int loss_armed_ = 0;            // arm_loss() - forget_loss(): nested calls of one cell
+  LeaseCore* unheard_ = nullptr;  // armed, not listened to yet
   boost::asio::cancellation_signal own_;
   boost::asio::cancellation_signal* target_ = &own_;
 
   void wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept;
+  void listen(LeaseCore& lease, std::uint64_t gen) noexcept;
+  static void heard_loss(void* cell, std::uint64_t gen) noexcept;
 };
 
 template <class Inner>

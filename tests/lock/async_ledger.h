@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "weave/lease.h"
 
@@ -119,6 +120,18 @@ class Ledger {
   // A lease of `ttl=300ms` held for `hold_ms`: lost when it runs out.
   [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
   virtual boost::asio::awaitable<long> overstay([[maybe_unused]] std::string id, int hold_ms) {
+    co_await sleep_for(std::chrono::milliseconds(hold_ms));
+    ++after_loss_;
+    co_return 0;
+  }
+
+  // Outlives its `ttl=300ms` lease before its first suspension (it blocks
+  // its thread for `block_ms`), then suspends for `hold_ms`: the loss must
+  // cancel that suspension.
+  [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
+  virtual boost::asio::awaitable<long> overstay_before_suspending([[maybe_unused]] std::string id, int block_ms,
+                                                                  int hold_ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(block_ms));
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     ++after_loss_;
     co_return 0;

@@ -295,31 +295,33 @@ TEST_CASE("async lock: a call cancelled in the middle of acquiring gives back th
 
 TEST_CASE("async lock: a lost lease cancels the body at its next co_await and the caller hears of the loss",
           "[async]") {
+  // Runs `call` to its end on a one-thread io_context: it must fail with
+  // LeaseLost, its body not gone on past the suspension the loss cancelled.
+  auto ends_lost = [](const weave::Woven<Ledger>& ledger, asio::awaitable<long> call) {
+    asio::io_context io;
+    Outcome out;
+    asio::co_spawn(io, std::move(call), record(out));
+    io.run();
+    REQUIRE(out.error);
+    CHECK_THROWS_AS(std::rethrow_exception(out.error), weave::LeaseLost);
+    CHECK(ledger.after_loss() == 0);
+  };
   SECTION("a fixed lease that ran out") {
     Configured c;
     weave::Woven<Ledger> ledger;
-    const std::string id = account("lost-ttl");
-    asio::io_context io;
-    Outcome call;
-    asio::co_spawn(io, ledger.overstay(id, 5'000), record(call));
-    io.run();
-    REQUIRE(call.error);
-    CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
-    CHECK(ledger.after_loss() == 0);  // the body did not go on past its suspension
+    ends_lost(ledger, ledger.overstay(account("lost-ttl"), 5'000));
+  }
+  SECTION("a fixed lease that ran out before the body first suspended") {
+    Configured c;
+    weave::Woven<Ledger> ledger;
+    ends_lost(ledger, ledger.overstay_before_suspending(account("lost-before-suspending"), 450, 5'000));
   }
   SECTION("a fixed lease re-entered by a nested call that ended first") {
     Configured c;
     Probe probe;
     weave::Woven<Ledger> ledger(&probe);
-    const std::string id = account("lost-after-nested");
-    asio::io_context io;
-    Outcome call;
-    asio::co_spawn(io, ledger.overstay_after_nested(id, 5'000), record(call));
-    io.run();
+    ends_lost(ledger, ledger.overstay_after_nested(account("lost-after-nested"), 5'000));
     CHECK(probe.exited == 1);  // the nested call ran (on the same lease) and ended
-    REQUIRE(call.error);
-    CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
-    CHECK(ledger.after_loss() == 0);
   }
   SECTION("a renewed lease forced away by an operator") {
     weave::LockOptions o;

@@ -269,16 +269,6 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
   co_return lease;
 }
 
-// Cancels the rest of the call at its pending co_await (terminal) when the
-// lease is lost: the lease's listener hears of a loss a renewal found, a
-// fixed ttl's end (the renewer watches a lease that is listened to),
-// max_hold, or a forced unlock. (The listener holds the cell while it
-// emits: an operation that completed inline from its cancellation could end
-// the call inside the emission.)
-void cancel_on_loss(void* cell, std::uint64_t generation) noexcept {
-  static_cast<CallCell*>(cell)->cancel(generation, asio::cancellation_type::terminal, /*loss=*/true);
-}
-
 bool is_aborted(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
@@ -323,14 +313,17 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     std::exception_ptr error;
     {
       // The lease is in the call's context while the rest runs, and its
-      // loss cancels the rest.
+      // loss cancels the rest at its pending co_await (terminal): a loss a
+      // renewal found, a fixed ttl's end (the renewer watches a lease that
+      // is listened to), max_hold, or a forced unlock.
       ContextPush in_context(LeaseControl::chain_link(lease.shared(), context_head(), /*fresh=*/!lease.reentrant()));
-      const AsyncCall& call = *AsyncCallAccess::call(inv);
-      const std::shared_ptr<CallCell>& cell = call.cell;
-      cell->arm_loss();
-      state(*lease.shared()).listen_for_loss({&cancel_on_loss, cell, call.generation});
+      struct LossCancels {
+        CallCell& cell;
+        LeaseCore& lease;
+        ~LossCancels() { cell.forget_loss(lease); }  // the rest ended: nothing left to cancel
+      } loss_cancels{*AsyncCallAccess::call(inv)->cell, state(*lease.shared())};
+      loss_cancels.cell.arm_loss(loss_cancels.lease);
       co_await proceed_before_cleanup(inv, error);
-      cell->forget_loss();  // the rest ended first: nothing left to cancel
     }
     if (error) {
       // Given back at once and quietly: the body's exception is what the
