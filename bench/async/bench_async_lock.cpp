@@ -161,36 +161,37 @@ class InstallingExecutor {
   const int* context_;
 };
 
-asio::awaitable<long> own_call(asio::any_io_executor outer, int i) {
+// Awaits `body` as a coroutine of its own, bound to a cancellation signal of
+// its own, on an executor that installs a context around each handler.
+asio::awaitable<long> own_call(asio::any_io_executor outer, asio::awaitable<long> body, int i) {
   asio::cancellation_signal own;
   const int context = i;  // (outlives the call's handlers: none is left behind)
   const asio::any_io_executor ex =
       InstallingExecutor<asio::io_context::executor_type>(*outer.target<asio::io_context::executor_type>(), &context);
   auto bound = asio::bind_cancellation_slot(own.slot(), asio::use_awaitable);
-  co_return co_await asio::co_spawn(ex, returns_at_once(i), bound);
+  auto spawned = asio::co_spawn(ex, std::move(body), bound);  // (named: g++ 12 destroys a co_await expression's temporaries twice)
+  co_return co_await std::move(spawned);
 }
 
 std::vector<double> own_call_round(int n) {
-  return coroutine_round(n, [](const asio::any_io_executor& ex, int i) { return own_call(ex, i); });
+  return coroutine_round(n, [](const asio::any_io_executor& ex, int i) { return own_call(ex, returns_at_once(i), i); });
 }
 
 // The floor plus what the lock itself must do, written with Weave's
 // LockClient instead of the chain: take the key, hold the lease in the
-// call's context while the body runs, give it back (mem:// only: a Redis
-// client's round trips would block the io thread here).
+// call's context while the method (a coroutine of its own, as the woven
+// method is) runs, give it back (mem:// only: a Redis client's round trips
+// would block the io thread here).
 asio::awaitable<long> locked_body(weave::LockClient& locks, int i) {
   weave::LeaseHandle lease = locks.try_acquire("bench:floor:u");
   weave::LeaseScope in_context(lease);
-  co_return i + 1;
+  auto method = returns_at_once(i);  // (named, as in own_call)
+  co_return co_await std::move(method);
 }
 
-asio::awaitable<long> own_locked_call(asio::any_io_executor outer, weave::LockClient& locks, int i) {
-  asio::cancellation_signal own;
-  const int context = i;
-  const asio::any_io_executor ex =
-      InstallingExecutor<asio::io_context::executor_type>(*outer.target<asio::io_context::executor_type>(), &context);
-  auto bound = asio::bind_cancellation_slot(own.slot(), asio::use_awaitable);
-  co_return co_await asio::co_spawn(ex, locked_body(locks, i), bound);
+std::vector<double> own_locked_call_round(weave::LockClient& locks, int n) {
+  return coroutine_round(
+      n, [&locks](const asio::any_io_executor& ex, int i) { return own_call(ex, locked_body(locks, i), i); });
 }
 
 struct Row {
@@ -208,11 +209,7 @@ void uncontended(const char* store, Accounts& svc, int n, int rounds, weave::Loc
       {"+ own slot and context  ", own_call_round, {}},
   };
   if (floor_locks)
-    rows.push_back({"+ the lock's own work   ", [floor_locks](int k) {
-                      return coroutine_round(k, [floor_locks](const asio::any_io_executor& ex, int i) {
-                        return own_locked_call(ex, *floor_locks, i);
-                      });
-                    }, {}});
+    rows.push_back({"+ the lock's own work   ", [floor_locks](int k) { return own_locked_call_round(*floor_locks, k); }, {}});
   sync_round(svc, n / 10);  // warm: connections, scripts, pools
   async_round(svc, n / 10);
   for (int r = 0; r < rounds; ++r)  // alternating: every side sees the same load
