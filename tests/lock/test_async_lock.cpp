@@ -51,6 +51,16 @@ struct Configured {
   ~Configured() { weave::configure_locks({}); }
 };
 
+// Most cases: locks on the suite's store, a Ledger whose calls a Probe
+// watches, and an io_context the case runs (on its own thread unless it
+// says otherwise).
+struct LedgerCase {
+  Configured configured;
+  Probe probe;
+  weave::Woven<Ledger> ledger{&probe};
+  asio::io_context io;
+};
+
 #if !WEAVE_TEST_STORE_IS_MEM
 // Scripts the server ran (EVALSHA and EVAL calls, from INFO commandstats), on
 // a single redis:// node; -1 elsewhere.
@@ -125,16 +135,14 @@ TEST_CASE("async lock: thousands of coroutines on one key hold it one at a time,
   }
 }
 
-TEST_CASE("async lock: an uncontended call and a refused try send their round trips from the caller's own thread",
-          "[async]") {
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: an uncontended call and a refused try send their round trips "
+                 "from the caller's own thread",
+                 "[async]") {
   // redis:// and redis+cluster:// send the acquire and the release from the
   // io_context's thread (store/async_run.h), mem:// runs them inline: no job
   // for the store pool's threads, the four thread hand-offs they cost.
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
   const std::string id = account("own-thread");
-  asio::io_context io;
   Outcome warm;
   asio::co_spawn(io, ledger.add(id, 1, 0), record(warm));  // connects and loads the scripts
   io.run();
@@ -168,12 +176,8 @@ TEST_CASE("async lock: an uncontended call and a refused try send their round tr
   CHECK_FALSE(key_held("acct:" + id));
 }
 
-TEST_CASE("async lock: two coroutines on one thread never share a lock", "[async]") {
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
-  const std::string id = account("one-thread");
-  asio::io_context io;  // one thread runs both
+TEST_CASE_METHOD(LedgerCase, "async lock: two coroutines on one thread never share a lock", "[async]") {
+  const std::string id = account("one-thread");  // (one thread runs both calls)
   Outcome holder;
   std::optional<std::optional<long>> other;
   asio::co_spawn(io, ledger.add(id, 1, 200), record(holder));
@@ -191,12 +195,10 @@ TEST_CASE("async lock: two coroutines on one thread never share a lock", "[async
   CHECK(*other == std::nullopt);  // busy: the other coroutine's lease is not this one's
 }
 
-TEST_CASE("async lock: a body resumed on other threads releases, and a nested call re-enters its lease", "[async]") {
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: a body resumed on other threads releases, and a nested call re-enters its lease",
+                 "[async]") {
   const std::string id = account("reenter");
-  asio::io_context io;
   std::vector<Outcome> outcomes(20);
   for (auto& o : outcomes) asio::co_spawn(io, ledger.transfer(id), record(o));
   const weave::LockStats before = weave::default_lock_client().stats();
@@ -215,13 +217,10 @@ TEST_CASE("async lock: a body resumed on other threads releases, and a nested ca
   CHECK_FALSE(key_held("acct:" + id));
 }
 
-TEST_CASE("async lock: a waiter cancelled through its cancellation slot ends at once and leaves nothing behind",
-          "[async]") {
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: a waiter cancelled through its cancellation slot ends at once and leaves nothing behind",
+                 "[async]") {
   const std::string id = account("cancel-wait");
-  asio::io_context io;
   Outcome holder, waiter;
   asio::cancellation_signal cancel;
   asio::co_spawn(io, ledger.add(id, 1, 1500), record(holder));
@@ -246,12 +245,10 @@ TEST_CASE("async lock: a waiter cancelled through its cancellation slot ends at 
   CHECK(key_line("acct:" + id) == 0);
 }
 
-TEST_CASE("async lock: a holder cancelled through its cancellation slot gives the key back at once", "[async]") {
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: a holder cancelled through its cancellation slot gives the key back at once",
+                 "[async]") {
   const std::string id = account("cancel-hold");
-  asio::io_context io;
   Outcome holder;
   asio::cancellation_signal cancel;
   bool held_when_cancelled = false, held_after = true;
@@ -272,12 +269,10 @@ TEST_CASE("async lock: a holder cancelled through its cancellation slot gives th
   CHECK_FALSE(held_after);  // released when the call ended, not at its ttl
 }
 
-TEST_CASE("async lock: a call cancelled in the middle of acquiring gives back the key it set", "[async]") {
-  Configured c;
-  Probe probe;
-  weave::Woven<Ledger> ledger(&probe);
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: a call cancelled in the middle of acquiring gives back the key it set",
+                 "[async]") {
   const std::string id = account("cancel-acquire");
-  asio::io_context io;
   Outcome call;
   asio::cancellation_signal cancel;
   asio::co_spawn(io, ledger.add(id, 1, 0), asio::bind_cancellation_slot(cancel.slot(), record(call)));
