@@ -38,13 +38,20 @@ struct Configured {
   ~Configured() { weave::configure_dedupe({}); }
 };
 
+// Most cases: dedupe on the suite's store, a Payments to call, and an
+// io_context the case runs.
+struct PaymentsCase {
+  Configured configured;
+  weave::Woven<Payments> payments;
+  asio::io_context io;
+};
+
 }  // namespace
 
-TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run and get its result", "[async]") {
-  Configured c;
-  weave::Woven<Payments> payments;
+TEST_CASE_METHOD(PaymentsCase,
+                 "async dedupe: concurrent duplicates wait suspended for the one run and get its result",
+                 "[async]") {
   const std::string key = async_test::unique_name("single");
-  asio::io_context io;
   constexpr int kCalls = 200;
   std::vector<Outcome> outcomes(kCalls);
   for (auto& o : outcomes) asio::co_spawn(io, payments.pay(key, 21, 200), record(o));
@@ -58,13 +65,12 @@ TEST_CASE("async dedupe: concurrent duplicates wait suspended for the one run an
   CHECK(s.replays >= kCalls - 1);
 }
 
-TEST_CASE("async dedupe: a first call and a replayed duplicate send their round trips from the caller's own thread",
-          "[async]") {
+TEST_CASE_METHOD(PaymentsCase,
+                 "async dedupe: a first call and a replayed duplicate send their round trips "
+                 "from the caller's own thread",
+                 "[async]") {
   // Redis: the claim and the finish go from the io_context's thread
   // (store/async_run.h), mem:// runs them inline: no job for the store pool.
-  Configured c;
-  weave::Woven<Payments> payments;
-  asio::io_context io;
   // (One hash tag: on a cluster, the warm-up reaches the master the calls go to.)
   const std::string tag = "{" + async_test::unique_name("own-thread") + "}";
   Outcome warm;
@@ -91,11 +97,8 @@ TEST_CASE("async dedupe: a first call and a replayed duplicate send their round 
   CHECK(weave::detail::store_pool().jobs() == jobs);
 }
 
-TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
-  Configured c;
-  weave::Woven<Payments> payments;
+TEST_CASE_METHOD(PaymentsCase, "async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
   const std::string key = async_test::unique_name("cancel");
-  asio::io_context io;
   Outcome first, duplicate;
   asio::cancellation_signal cancel;
   bool first_done_at_cancel = true, duplicate_done_soon = false;
@@ -122,11 +125,10 @@ TEST_CASE("async dedupe: a waiting duplicate cancelled through its slot ends at 
   CHECK(payments.runs() == 1);
 }
 
-TEST_CASE("async dedupe: a first call that throws is forgotten and its exception kept", "[async]") {
-  Configured c;
-  weave::Woven<Payments> payments;
+TEST_CASE_METHOD(PaymentsCase,
+                 "async dedupe: a first call that throws is forgotten and its exception kept",
+                 "[async]") {
   const std::string key = async_test::unique_name("declined");
-  asio::io_context io;
   Outcome first, retry;
   asio::co_spawn(
       io,
@@ -149,11 +151,10 @@ TEST_CASE("async dedupe: a first call that throws is forgotten and its exception
   CHECK(payments.runs() == 2);
 }
 
-TEST_CASE("async dedupe: a first call cancelled while it runs is forgotten at once, and a retry runs", "[async]") {
-  Configured c;
-  weave::Woven<Payments> payments;
+TEST_CASE_METHOD(PaymentsCase,
+                 "async dedupe: a first call cancelled while it runs is forgotten at once, and a retry runs",
+                 "[async]") {
   const std::string key = async_test::unique_name("cancelled");
-  asio::io_context io;
   asio::cancellation_signal cancel;
   Outcome first, retry;
   asio::co_spawn(io, payments.pay(key, 4, 60'000), asio::bind_cancellation_slot(cancel.slot(), record(first)));
