@@ -194,10 +194,13 @@ boost::asio::awaitable<void> AsyncCallSite::spawn(const boost::asio::any_io_exec
   AsyncCall& call = *std::launder(reinterpret_cast<AsyncCall*>(call_));
   // An io_context's executor is wrapped as itself: small enough to live
   // inside the type-erased executor (no allocation, no shared count per copy).
-  if (const auto* io = caller.target<boost::asio::io_context::executor_type>())
+  if (const auto* io = caller.target<boost::asio::io_context::executor_type>()) {
     call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell.get(), call.generation);
-  else
+    call.cell->bind(io->context());
+  } else {
     call.executor = ContextExecutor<boost::asio::any_io_executor>(caller, call.cell.get(), call.generation);
+    call.cell->bind(call.executor);
+  }
   // Cancelled through its cell (a lost lease, from any thread); the
   // caller's cancellation goes the same way.
   call.forward = caller_slot;

@@ -1,76 +1,114 @@
 #include "async/context_executor.h"
 
+#include <boost/asio/post.hpp>
 #include <mutex>
+#include <thread>
 
 #include "core/lease_core.h"
-#include <thread>
-#include <vector>
 
 namespace WEAVE_NAMESPACE::detail {
 
 namespace {
 using boost::asio::cancellation_type;
-
-// Spare cells. Never destroyed, nor is any cell: an executor may outlive its
-// call (context_executor.h).
-struct SharedCells {
-  std::mutex lock;
-  std::vector<std::shared_ptr<CallCell>> cells;
-};
-SharedCells& shared_cells() {
-  static SharedCells* const cells = new SharedCells;
-  return *cells;
-}
-
-// This thread's spare cells (no lock); beyond kKept they go to the shared
-// ones, and all of them when the thread ends.
-constexpr std::size_t kKept = 64;
-struct ThreadCells {
-  std::vector<std::shared_ptr<CallCell>> cells;
-  void give_back(std::size_t keep) noexcept {
-    if (cells.size() <= keep) return;
-    SharedCells& shared = shared_cells();
-    std::lock_guard g(shared.lock);
-    try {
-      while (cells.size() > keep) {
-        shared.cells.push_back(std::move(cells.back()));
-        cells.pop_back();
-      }
-    } catch (...) {
-      // Out of memory: the rest stay here (push_back leaves its argument).
-    }
-  }
-  ~ThreadCells() { give_back(0); }
-};
-ThreadCells& thread_cells() {
-  thread_local ThreadCells cells;
-  return cells;
-}
 }  // namespace
 
-std::shared_ptr<CallCell> CallCell::acquire() {
-  std::vector<std::shared_ptr<CallCell>>& mine = thread_cells().cells;
-  if (mine.empty()) {
-    SharedCells& shared = shared_cells();
-    std::lock_guard g(shared.lock);
-    while (!shared.cells.empty() && mine.size() < kKept / 2) {
-      mine.push_back(std::move(shared.cells.back()));
-      shared.cells.pop_back();
+// Spare cells, linked through the cells themselves (taking one back never
+// allocates, so it cannot fail) and owned by themselves (self_) while
+// spare. Never freed: an executor may outlive its call.
+struct CellPool {
+  struct List {
+    CallCell* head = nullptr;
+    std::size_t count = 0;
+    void push(CallCell* c) noexcept {
+      c->next_spare_ = head;
+      head = c;
+      ++count;
     }
+    CallCell* pop() noexcept {
+      CallCell* c = head;
+      if (c) {
+        head = c->next_spare_;
+        c->next_spare_ = nullptr;
+        --count;
+      }
+      return c;
+    }
+  };
+  struct Shared {
+    std::mutex lock;
+    List list;
+  };
+  static Shared& shared() noexcept {
+    static Shared* const pool = new Shared;  // (never destroyed)
+    return *pool;
   }
-  if (mine.empty()) return std::make_shared<CallCell>();
-  std::shared_ptr<CallCell> cell = std::move(mine.back());
-  mine.pop_back();
-  return cell;
+  // This thread's spares (no lock); beyond kKept, half go to the shared
+  // list, and all of them when the thread ends. Trivially destructible, so
+  // still readable from other thread-exit destructors, as `gone` is.
+  static constexpr std::size_t kKept = 64;
+  static thread_local List local;
+  static thread_local bool gone;
+  struct ThreadEnd {
+    ~ThreadEnd() {
+      give(local, 0);
+      gone = true;
+    }
+  };
+  static thread_local ThreadEnd thread_end;
+
+  // Moves spares from `from` to the shared list until `keep` are left.
+  static void give(List& from, std::size_t keep) noexcept {
+    if (from.count <= keep) return;
+    Shared& s = shared();
+    std::lock_guard g(s.lock);
+    while (from.count > keep) s.list.push(from.pop());
+  }
+  static CallCell* take() noexcept {
+    if (gone) {
+      Shared& s = shared();
+      std::lock_guard g(s.lock);
+      return s.list.pop();
+    }
+    static_cast<void>(&thread_end);  // (made on first use: its destructor hands this thread's spares on)
+    if (!local.head) {
+      Shared& s = shared();
+      std::lock_guard g(s.lock);
+      while (s.list.head && local.count < kKept / 2) local.push(s.list.pop());
+    }
+    return local.pop();
+  }
+  static void put(CallCell* c) noexcept {
+    if (gone) {
+      Shared& s = shared();
+      std::lock_guard g(s.lock);
+      s.list.push(c);
+      return;
+    }
+    static_cast<void>(&thread_end);  // (a thread may give back cells it never took)
+    local.push(c);
+    if (local.count > kKept) give(local, kKept / 2);
+  }
+};
+
+thread_local CellPool::List CellPool::local;
+thread_local bool CellPool::gone = false;
+thread_local CellPool::ThreadEnd CellPool::thread_end;
+
+std::shared_ptr<CallCell> CallCell::acquire() {
+  if (CallCell* spare = CellPool::take()) return std::move(spare->self_);
+  return std::make_shared<CallCell>();
 }
 
 void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
   std::shared_ptr<const ContextLink> context;
+  boost::asio::any_io_executor executor;
   {
     std::unique_lock g(cell->lock);
     cell->wait_for_other_emitter(g);
     cell->own_.slot().clear();  // co_spawn's handler, which holds the caller's frame
     context = std::move(cell->head);
+    if (cell->executor_) executor = std::move(cell->executor_);
+    cell->io_ = nullptr;
     ++cell->generation;
     cell->running_ = 0;
     cell->emitter_ = std::thread::id();
@@ -78,15 +116,14 @@ void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
     cell->loss_armed_ = 0;
     cell->unheard_ = nullptr;
     cell->target_ = &cell->own_;
+    cell->woken_ = false;
   }
-  context.reset();  // (outside the lock: the last link may end a lease's memory)
-  ThreadCells& mine = thread_cells();
-  try {
-    mine.cells.push_back(std::move(cell));
-  } catch (...) {
-    return;  // out of memory: the cell is leaked rather than freed (it may still be pointed to)
-  }
-  mine.give_back(kKept);
+  // (Dropped outside the lock: the last link may end a lease's memory.)
+  context.reset();
+  executor = {};
+  CallCell* const spare = cell.get();
+  spare->self_ = std::move(cell);
+  CellPool::put(spare);
 }
 
 void CallCell::wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept {
@@ -98,14 +135,33 @@ void CallCell::wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept {
   }
 }
 
+void CallCell::wake_locked() noexcept {
+  if (woken_ || (!io_ && !executor_)) return;  // (not bound yet: the first handler's end delivers it)
+  // Posted under the lock: retire(), which the executor's shutdown reaches
+  // through the call's frames, waits for it, so the executor is alive. The
+  // handler runs as one of the call's: its end emits.
+  try {
+    if (io_)
+      boost::asio::post(ContextExecutor<boost::asio::io_context::executor_type>(io_->get_executor(), this, generation),
+                        [] {});
+    else
+      boost::asio::post(executor_, [] {});
+    woken_ = true;
+  } catch (...) {
+    // Out of memory: delivered when a handler of the call next ends.
+  }
+}
+
 void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noexcept {
   std::unique_lock g(lock);
-  if (generation != gen) return;              // the call ended
-  if (loss && loss_armed_ == 0) return;       // the body it was meant for ended
-  if (running_ > 0) {
-    (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handlers end
+  if (generation != gen) return;         // the call ended
+  if (loss && loss_armed_ == 0) return;  // the body it was meant for ended
+  if (running_ > 0 || !io_ || !io_->get_executor().running_in_this_thread()) {
+    (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handler ends
+    if (running_ == 0) wake_locked();           // or by one posted for it
     return;
   }
+  // This thread runs the call's io_context: emitted now, as a handler of the call.
   ++running_;
   emitter_ = std::this_thread::get_id();
   boost::asio::cancellation_signal* const target = target_;
@@ -127,7 +183,10 @@ void CallCell::arm_loss(LeaseCore& lease) noexcept {
 }
 
 void CallCell::forget_loss(LeaseCore& lease) noexcept {
-  std::lock_guard g(lock);
+  std::unique_lock g(lock);
+  // An emission listening to this lease ends before the lease can (this
+  // may run outside any handler: a frame destroyed without resuming).
+  wait_for_other_emitter(g);
   if (loss_armed_ > 0) --loss_armed_;
   if (unheard_ == &lease) unheard_ = nullptr;
   pending_loss_ = cancellation_type::none;
@@ -142,8 +201,21 @@ void CallCell::heard_loss(void* cell, std::uint64_t gen) noexcept {
 }
 
 boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_signal* signal) noexcept {
-  std::lock_guard g(lock);
+  std::unique_lock g(lock);
+  wait_for_other_emitter(g);
   return std::exchange(target_, signal);
+}
+
+void CallCell::hold_emissions() noexcept {
+  std::unique_lock g(lock);
+  wait_for_other_emitter(g);
+  ++running_;
+}
+
+void CallCell::release_emissions() noexcept {
+  std::lock_guard g(lock);
+  if (--running_ > 0) return;
+  if ((pending_ | pending_loss_) != cancellation_type::none || unheard_) wake_locked();
 }
 
 bool CallCell::enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& context) noexcept {
@@ -162,6 +234,9 @@ void CallCell::leave(std::uint64_t gen) noexcept {
   for (;;) {
     if (--running_ > 0) return;
     // None of the call's handlers runs: the call is suspended (or ended).
+    // This thread runs the call's executor: an emission from here runs
+    // co_spawn's cancellation handler inline.
+    woken_ = false;
     const cancellation_type type = pending_ | pending_loss_;
     LeaseCore* const unheard = std::exchange(unheard_, nullptr);
     if (type == cancellation_type::none && !unheard) {

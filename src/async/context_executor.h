@@ -19,9 +19,11 @@
 // that its call has ended.
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/execution.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/require.hpp>
@@ -39,7 +41,11 @@ class LeaseCore;
 
 // An asynchronous call's context (ContextCell) and its cancellation. The
 // call's coroutines are spawned bound to slot(); cancel() reaches their
-// pending operation from any thread.
+// pending operation from any thread. A cancellation is emitted only from a
+// handler of the call, as it ends (leave()): co_spawn's cancellation handler
+// dispatches its emission through the call's executor, so one emitted from
+// elsewhere would run later, perhaps once the call has ended and its slot's
+// memory went back to asio.
 class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_this<CallCell> {
  public:
   CallCell() = default;
@@ -48,16 +54,25 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
 
   // A cell for one call (its generation names the call), from the pool.
   static std::shared_ptr<CallCell> acquire();
-  // The call ended: the cell drops what its slot holds and its context,
-  // moves to its next generation and goes back to the pool. Waits for a
-  // cancellation another thread is emitting.
+  // The call ended: the cell drops what its slot holds, its context and its
+  // executor, moves to its next generation and goes back to the pool (which
+  // never frees a cell, and takes it back without allocating). Waits for an
+  // emission another thread is making.
   static void retire(std::shared_ptr<CallCell> cell) noexcept;
 
   boost::asio::cancellation_slot slot() noexcept { return own_.slot(); }
+  // Where the call runs: an io_context, or another executor (its
+  // ContextExecutor); where a cancellation that comes while none of the
+  // call's handlers runs is emitted. Before the call is spawned (no other
+  // thread knows the cell yet).
+  void bind(boost::asio::io_context& io) noexcept { io_ = &io; }
+  void bind(boost::asio::any_io_executor call_executor) noexcept { executor_ = std::move(call_executor); }
   // Emits `type` at the pending operation of the call of `gen` (nothing if
-  // it ended): now when none of the call's handlers runs, else as the
-  // running one ends. `loss`: a lost lease's, heard only between arm_loss()
-  // and forget_loss() (while the body it is meant for runs).
+  // it ended): as the call's running handler ends; when none runs, at once
+  // on a thread that runs the call's io_context (co_spawn's handler then
+  // emits inline), else from a handler posted to the call's executor.
+  // `loss`: a lost lease's, heard only between arm_loss() and forget_loss()
+  // (while the body it is meant for runs).
   void cancel(std::uint64_t gen, boost::asio::cancellation_type type, bool loss) noexcept;
   // The rest of the call runs holding `lease`, whose loss cancels it
   // (terminal) until forget_loss(lease), which also drops a loss not emitted
@@ -69,8 +84,14 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
   void forget_loss(LeaseCore& lease) noexcept;
   // While a plain interceptor's proceed() runs the rest of the call as
   // coroutines of their own, bound to `signal`: cancellations go there.
-  // Returns the signal they went to before.
+  // Returns the signal they went to before. Waits for an emission another
+  // thread is making (to the signal it replaces).
   boost::asio::cancellation_signal* retarget(boost::asio::cancellation_signal* signal) noexcept;
+  // From a thread outside the call's executor (the blocking pool), around
+  // what no emission may cross (spawning the rest bound to a new signal and
+  // retargeting to it): emissions wait as while a handler of the call runs.
+  void hold_emissions() noexcept;
+  void release_emissions() noexcept;
 
   // Around each handler of the call of `gen` (ContextExecutor): enter()
   // gives the call's context to install (one lock for both), or false when
@@ -79,6 +100,8 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
   void leave(std::uint64_t gen) noexcept;
 
  private:
+  friend struct CellPool;
+
   // An emission runs as one of the call's handlers, unlocked (co_spawn's
   // cancellation handler dispatches, which may run a handler inline): the
   // emitting thread's handlers run, other threads' wait until it ends.
@@ -91,8 +114,15 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
   LeaseCore* unheard_ = nullptr;  // armed, not listened to yet
   boost::asio::cancellation_signal own_;
   boost::asio::cancellation_signal* target_ = &own_;
+  boost::asio::io_context* io_ = nullptr;
+  boost::asio::any_io_executor executor_;  // when not an io_context's
+  bool woken_ = false;  // a handler is posted to deliver what is pending
+  // In the pool: the spare's own owner, and the next spare.
+  std::shared_ptr<CallCell> self_;
+  CallCell* next_spare_ = nullptr;
 
   void wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept;
+  void wake_locked() noexcept;
   void listen(LeaseCore& lease, std::uint64_t gen) noexcept;
   static void heard_loss(void* cell, std::uint64_t gen) noexcept;
 };
@@ -129,6 +159,9 @@ class ContextExecutor {
   friend bool operator==(const ContextExecutor& a, const ContextExecutor& b) noexcept {
     return a.inner_ == b.inner_ && a.cell_ == b.cell_ && a.gen_ == b.gen_;
   }
+  // Which call's handlers it runs: a cell and its generation.
+  const CallCell* cell() const noexcept { return cell_; }
+  std::uint64_t generation() const noexcept { return gen_; }
   friend bool operator!=(const ContextExecutor& a, const ContextExecutor& b) noexcept { return !(a == b); }
 
   template <class Property>

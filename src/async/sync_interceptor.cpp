@@ -26,21 +26,30 @@ void run_rest_and_wait(void* p) {
   call.cell->store(context_head());
   // The call's cancellations (a lost lease further in) go to the rest while
   // it runs: its own coroutines, bound to their own signal once spawned.
+  // No emission crosses the spawn and the retarget (the rest's first
+  // handler may run on an io thread before this one retargets).
   boost::asio::cancellation_signal rest_signal;
   std::promise<void> done;
   std::future<void> finished = done.get_future();
-  boost::asio::co_spawn(call.executor, proceed_async(call),
-                        boost::asio::bind_cancellation_slot(rest_signal.slot(), [&done](std::exception_ptr error) {
-                          if (error)
-                            done.set_exception(error);
-                          else
-                            done.set_value();
-                        }));
+  call.cell->hold_emissions();
   struct Retargeted {
     CallCell& cell;
     boost::asio::cancellation_signal* before;
-    ~Retargeted() { cell.retarget(before); }
+    ~Retargeted() { cell.retarget(before); }  // (waits for an emission to rest_signal)
   } retargeted{*call.cell, call.cell->retarget(&rest_signal)};
+  try {
+    boost::asio::co_spawn(call.executor, proceed_async(call),
+                          boost::asio::bind_cancellation_slot(rest_signal.slot(), [&done](std::exception_ptr error) {
+                            if (error)
+                              done.set_exception(error);
+                            else
+                              done.set_value();
+                          }));
+  } catch (...) {
+    call.cell->release_emissions();
+    throw;
+  }
+  call.cell->release_emissions();
   finished.get();  // the rest's exception, for the interceptor to see
 }
 

@@ -24,6 +24,7 @@
 
 #include <boost/asio/detached.hpp>
 
+#include "async/context_executor.h"
 #include "async_test_support.h"
 #include "registered_interceptor.h"
 #include "weave/async_interceptor.h"
@@ -362,11 +363,13 @@ TEST_CASE("a handler a call left on its executor runs outside any call, also onc
     weave::LeaseScope in_context(own);
   };
   std::vector<std::string> second_saw;
+  std::optional<asio::any_io_executor> second;
   auto method = [&]() -> asio::awaitable<int> {
     if (!left) {
       left = co_await asio::this_coro::executor;
       co_return 1;
     }
+    second = co_await asio::this_coro::executor;
     for (int i = 0; i < 3; ++i) {
       asio::post(*left, stray);
       co_await sleep_for(2ms);  // the stray handler runs meanwhile
@@ -392,6 +395,12 @@ TEST_CASE("a handler a call left on its executor runs outside any call, also onc
       },
       asio::detached);
   io.run();
+  // The second call took the first one's cell, in its next generation.
+  using CallExecutor = weave::detail::ContextExecutor<asio::io_context::executor_type>;
+  REQUIRE(left->target<CallExecutor>());
+  REQUIRE(second->target<CallExecutor>());
+  CHECK(second->target<CallExecutor>()->cell() == left->target<CallExecutor>()->cell());
+  CHECK(second->target<CallExecutor>()->generation() > left->target<CallExecutor>()->generation());
   CHECK(seen == std::vector<std::string>{"", "", "", ""});
   CHECK(second_saw == std::vector<std::string>{"order:second", "order:second", "order:second"});
   CHECK(locks.stats().acquired == 6);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -96,6 +97,24 @@ class Ledger {
     co_return ++total_;
   }
 
+  // Holds a renewed lease across `hold_ms` and touches nothing shared (for
+  // many keys at once).
+  [[lock(key="acct:<id>", wait=60s)]]
+  virtual boost::asio::awaitable<long> hold_renewed([[maybe_unused]] std::string id, int hold_ms) {
+    co_await sleep_for(std::chrono::milliseconds(hold_ms));
+    co_return hold_ms;
+  }
+
+  // Holds a renewed lease across one turn of its executor (a post), then
+  // returns; yielding() from the moment it posts.
+  [[lock(key="acct:<id>", wait=10s)]]
+  virtual boost::asio::awaitable<long> yield_once([[maybe_unused]] std::string id) {
+    const auto ex = co_await boost::asio::this_coro::executor;
+    yielding_ = true;
+    co_await boost::asio::post(ex, boost::asio::use_awaitable);
+    co_return 1;
+  }
+
   // Does not wait: std::nullopt when the key is busy.
   [[lock(key="acct:<id>", wait=0s, on_busy=skip)]]
   virtual boost::asio::awaitable<std::optional<long>> try_add([[maybe_unused]] std::string id) {
@@ -150,11 +169,13 @@ class Ledger {
 
   long total() const { return total_; }
   int after_loss() const { return after_loss_; }
+  bool yielding() const { return yielding_; }
 
  private:
   Probe* probe_;
   long total_ = 0;  // guarded by the lock
   std::atomic<int> after_loss_{0};
+  std::atomic<bool> yielding_{false};
 };
 
 }  // namespace asynclock
