@@ -210,6 +210,7 @@ void CallCell::hold_emissions() noexcept {
   std::unique_lock g(lock);
   wait_for_other_emitter(g);
   ++running_;
+  woken_ = false;  // (as enter())
 }
 
 void CallCell::release_emissions() noexcept {
@@ -224,6 +225,7 @@ bool CallCell::enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& cont
   wait_for_other_emitter(g);
   if (generation != gen) return false;
   ++running_;
+  woken_ = false;  // whoever brings running_ back to 0 delivers what is pending
   context = head;
   return true;
 }

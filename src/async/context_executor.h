@@ -45,7 +45,8 @@ class LeaseCore;
 // handler of the call, as it ends (leave()): co_spawn's cancellation handler
 // dispatches its emission through the call's executor, so one emitted from
 // elsewhere would run later, perhaps once the call has ended and its slot's
-// memory went back to asio.
+// memory went back to asio. This relies on what asio's executors do: a
+// dispatch from a thread that runs the executor runs inline, a post queues.
 class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_this<CallCell> {
  public:
   CallCell() = default;

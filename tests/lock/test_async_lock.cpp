@@ -382,6 +382,9 @@ TEST_CASE("async lock: a loss heard on another thread as the call ends does not 
   io.run();
   REQUIRE(first.done);
   REQUIRE(second.done);
+  // The renewer heard the loss before the call ended (not its release).
+  REQUIRE(first.error);
+  CHECK_THROWS_WITH(std::rethrow_exception(first.error), Catch::Contains("a renewal found it"));
   CHECK_FALSE(second.aborted());
   CHECK_FALSE(second.error);
   CHECK_FALSE(key_held("acct:" + next));
@@ -389,12 +392,13 @@ TEST_CASE("async lock: a loss heard on another thread as the call ends does not 
 
 TEST_CASE("async lock: forced unlocks across many calls on many threads reach only their own calls", "[async]") {
   // Every 7th key is forced away, again and again, while 400 calls hold
-  // their keys on 4 threads: a call ends with LeaseLost only if its own key
-  // was forced (heard at a renewal, on the renewer's thread, or at the
-  // release), never by a cancellation meant for another call whose cell it
-  // reuses. (Run under ASan and TSan as well.)
+  // their keys on 4 threads for up to 450 ms: a call whose key was forced
+  // hears of it at a renewal (on the renewer's thread) and its body is
+  // cancelled, or at its release; a call whose key was not forced ends well,
+  // whatever the cancellations meant for other calls whose cells it reuses.
+  // (Run under ASan and TSan as well.)
   weave::LockOptions o;
-  o.watchdog_lease = 600ms;
+  o.watchdog_lease = 600ms;  // renewed every 200 ms
   Configured c(o);
   weave::Woven<Ledger> ledger;
   constexpr int kCalls = 400;
@@ -403,30 +407,38 @@ TEST_CASE("async lock: forced unlocks across many calls on many threads reach on
   std::vector<Outcome> outcomes(kCalls);
   std::vector<std::atomic<bool>> forced(kCalls);
   asio::io_context io;
-  for (int i = 0; i < kCalls; ++i) asio::co_spawn(io, ledger.hold_renewed(ids[i], i % 3), record(outcomes[i]));
+  for (int i = 0; i < kCalls; ++i)
+    asio::co_spawn(io, ledger.hold_renewed(ids[i], (i % 10) * 50), record(outcomes[i]));
   std::atomic<bool> stop{false};
   std::thread forcer([&] {
-    while (!stop)
+    while (!stop) {
       for (int i = 0; i < kCalls && !stop; i += 7) {  // every 7th key only
         forced[i] = true;
         weave::default_lock_client().force_unlock("acct:" + ids[i]);
       }
+      std::this_thread::sleep_for(10ms);
+    }
   });
   run_threads(io, 4);
   stop = true;
   forcer.join();
-  int lost = 0;
+  int lost = 0, cancelled = 0;
   for (int i = 0; i < kCalls; ++i) {
     REQUIRE(outcomes[i].done);
     if (!outcomes[i].error) continue;
     ++lost;
     INFO("call " << i);
-    CHECK(forced[i]);  // cancelled only if its own key was forced
-    CHECK_THROWS_AS(std::rethrow_exception(outcomes[i].error), weave::LeaseLost);
+    CHECK(forced[i]);  // only its own key's loss ends a call
+    try {
+      std::rethrow_exception(outcomes[i].error);
+    } catch (const weave::LeaseLost& e) {
+      if (std::string(e.what()).find("cancelled at its next co_await") != std::string::npos) ++cancelled;
+    } catch (...) {
+      FAIL("not a LeaseLost");
+    }
   }
-  // (mem:// finds a forced key gone at the release of a call still running;
-  // Redis at a renewal, after these short calls ended.)
-  if (WEAVE_TEST_STORE_IS_MEM) CHECK(lost > 0);
+  INFO("lost " << lost << ", of which cancelled in the body " << cancelled);
+  CHECK(cancelled > 0);  // losses heard on the renewer's thread did cancel bodies
 }
 
 TEST_CASE("async lock: the body's exception reaches the caller unchanged and the key is given back", "[async]") {
