@@ -194,7 +194,12 @@ boost::asio::awaitable<void> AsyncCallSite::spawn(const boost::asio::any_io_exec
   AsyncCall& call = *std::launder(reinterpret_cast<AsyncCall*>(call_));
   // An io_context's executor is wrapped as itself: small enough to live
   // inside the type-erased executor (no allocation, no shared count per copy).
-  if (const auto* io = caller.target<boost::asio::io_context::executor_type>()) {
+  // A woven caller's executor is unwrapped (a nested call): its handlers
+  // install this call's context, which starts from the caller's, and the
+  // caller's own wrapper reinstalls the caller's when it resumes.
+  const boost::asio::io_context::executor_type* io = caller.target<boost::asio::io_context::executor_type>();
+  if (const auto* woven = caller.target<ContextExecutor<boost::asio::io_context::executor_type>>()) io = &woven->inner();
+  if (io) {
     call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell.get(), call.generation);
     call.cell->bind(io->context());
   } else {

@@ -160,8 +160,9 @@ class ContextExecutor {
   friend bool operator==(const ContextExecutor& a, const ContextExecutor& b) noexcept {
     return a.inner_ == b.inner_ && a.cell_ == b.cell_ && a.gen_ == b.gen_;
   }
-  // Which call's handlers it runs: a cell and its generation.
+  // Which call's handlers it runs: a cell and its generation; and on what.
   const CallCell* cell() const noexcept { return cell_; }
+  const Inner& inner() const noexcept { return inner_; }
   std::uint64_t generation() const noexcept { return gen_; }
   friend bool operator!=(const ContextExecutor& a, const ContextExecutor& b) noexcept { return !(a == b); }
 

@@ -405,3 +405,38 @@ TEST_CASE("a handler a call left on its executor runs outside any call, also onc
   CHECK(second_saw == std::vector<std::string>{"order:second", "order:second", "order:second"});
   CHECK(locks.stats().acquired == 6);
 }
+
+TEST_CASE("a nested woven call runs on the caller's io_context through one wrapper of its own") {
+  // The caller's wrapper is taken off (the nested call's context starts from
+  // the caller's): its handlers pay for one installation, and a cancellation
+  // on the io_context's thread is emitted at once.
+  LeaseInContext chain;
+  using CallExecutor = weave::detail::ContextExecutor<asio::io_context::executor_type>;
+  std::optional<asio::any_io_executor> outer_ex, inner_ex;
+  std::optional<std::string> inner_saw;
+  auto call = [&](std::string order, std::function<asio::awaitable<int>()> method) -> asio::awaitable<int> {
+    const weave::ArgRef args[] = {weave::ArgRef(order)};
+    std::string rendered[1] = {"order:" + order};
+    co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, method,
+                                                                          weave::detail::CannotSkip{});
+  };
+  auto inner_method = [&]() -> asio::awaitable<int> {
+    inner_ex = co_await asio::this_coro::executor;
+    const weave::Lease* l = weave::current_lease();
+    inner_saw = l ? l->key() : "";
+    co_return 2;
+  };
+  auto outer_method = [&]() -> asio::awaitable<int> {
+    outer_ex = co_await asio::this_coro::executor;
+    auto nested = call("inner", inner_method);
+    co_return co_await std::move(nested);
+  };
+  asio::io_context io;
+  asio::co_spawn(io, call("outer", outer_method), asio::detached);
+  io.run();
+  REQUIRE(outer_ex->target<CallExecutor>());
+  REQUIRE(inner_ex->target<CallExecutor>());  // not a wrapper around the caller's wrapper
+  CHECK(inner_ex->target<CallExecutor>()->cell() != outer_ex->target<CallExecutor>()->cell());
+  CHECK(inner_saw == "order:inner");  // its own lease, innermost
+  CHECK(chain.locks.stats().acquired == 2);
+}
