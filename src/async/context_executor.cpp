@@ -156,17 +156,16 @@ void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noex
   std::unique_lock g(lock);
   if (generation != gen) return;         // the call ended
   if (loss && loss_armed_ == 0) return;  // the body it was meant for ended
-  if (running_ > 0 || !io_ || !io_->get_executor().running_in_this_thread()) {
-    (loss ? pending_loss_ : pending_) |= type;  // emitted as the running handler ends
-    if (running_ == 0) wake_locked();           // or by one posted for it
+  (loss ? pending_loss_ : pending_) |= type;
+  if (running_ > 0) return;  // emitted as the running handler ends
+  if (!io_ || !io_->get_executor().running_in_this_thread()) {
+    wake_locked();  // or by a handler posted for it
     return;
   }
-  // This thread runs the call's io_context: emitted now, as a handler of the call.
+  // This thread runs the call's io_context: emitted now, as by a handler of
+  // the call that ends here.
   ++running_;
-  emitter_ = std::this_thread::get_id();
-  boost::asio::cancellation_signal* const target = target_;
   g.unlock();
-  target->emit(type);
   leave(gen);
 }
 

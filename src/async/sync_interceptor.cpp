@@ -23,7 +23,7 @@ void run_rest_and_wait(void* p) {
   AsyncCall& call = *static_cast<Rest*>(p)->call;
   // The rest starts from this thread's context: the call's, with what the
   // interceptor pushed (a lease it took).
-  call.cell->store(context_head());
+  call.cell->store(call.generation, context_head());
   // The call's cancellations (a lost lease further in) go to the rest while
   // it runs: its own coroutines, bound to their own signal once spawned.
   // No emission crosses the spawn and the retarget (the rest's first

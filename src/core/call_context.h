@@ -37,20 +37,11 @@ struct ContextCell {
   // and a write for one that ended is dropped. Under `lock`.
   std::uint64_t generation = 0;
 
-  std::shared_ptr<const ContextLink> load() {
-    std::lock_guard g(lock);
-    return head;
-  }
-  void store(std::shared_ptr<const ContextLink> h) {
+  // Sets the head of the call of `gen`, if the cell still serves it.
+  void store(std::uint64_t gen, std::shared_ptr<const ContextLink> h) {
     std::shared_ptr<const ContextLink> old;
     std::lock_guard g(lock);
-    old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
-  }
-  // store() for the call of `gen`, if the cell still serves it.
-  void store_for(std::uint64_t gen, std::shared_ptr<const ContextLink> h) {
-    std::shared_ptr<const ContextLink> old;
-    std::lock_guard g(lock);
-    if (generation == gen) old = std::exchange(head, std::move(h));
+    if (generation == gen) old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
   }
 };
 
@@ -66,7 +57,7 @@ struct InstalledCell {
 WEAVE_API InstalledCell& current_cell() noexcept;
 // Sets this thread's context, and the running asynchronous call's.
 inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
-  if (const InstalledCell& c = current_cell(); c.cell) c.cell->store_for(c.generation, head);
+  if (const InstalledCell& c = current_cell(); c.cell) c.cell->store(c.generation, head);
   context_head() = std::move(head);
 }
 
