@@ -37,8 +37,14 @@ struct WEAVE_API StoreUrl {
   int db = 0;
 };
 
-// Throws ConfigError naming the URL and the problem. Does not check that the
-// scheme is one this program can use (the feature that opens it does).
+// Throws ConfigError naming the URL (its password masked) and the problem.
+// Does not check that the scheme is one this program can use (the feature
+// that opens it does).
 WEAVE_API StoreUrl parse_store_url(std::string_view url);
+
+// The URL as Weave shows it in every error, event and tool output: the
+// password of `user:password@` replaced by `***` ("redis://u:***@host:6379"),
+// the rest as written. Works on text that does not parse, too.
+WEAVE_API std::string redact_url(std::string_view url);
 
 }  // namespace weave

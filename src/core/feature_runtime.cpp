@@ -3,13 +3,14 @@
 #include <cstdlib>
 
 #include "core/events.h"
+#include "weave/url.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
 void throw_unknown_scheme(std::string_view feature, const std::string& url, std::string_view scheme) {
   const std::string f(feature);
-  throw ConfigError(f + " url '" + url + "': no " + f + " store for '" + std::string(scheme) +
+  throw ConfigError(f + " url '" + redact_url(url) + "': no " + f + " store for '" + std::string(scheme) +
                     "://' in this program (link Weave::redis for the Redis URLs)");
 }
 

@@ -16,6 +16,7 @@ bool parse_uint(std::string_view s, long long& out) {
   return ec == std::errc() && p == s.data() + s.size() && out >= 0;
 }
 
+// `url` is the redacted text, for errors.
 std::string percent_decode(std::string_view s, const std::string& url) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -38,8 +39,24 @@ std::string percent_decode(std::string_view s, const std::string& url) {
 
 }  // namespace
 
+std::string redact_url(std::string_view url) {
+  // The userinfo is everything between "://" and the last '@' (the parser's
+  // rule); its password, after the first ':'. Without "://", any
+  // "user:password@" prefix.
+  const auto sep = url.find("://");
+  const std::size_t start = sep == std::string_view::npos ? 0 : sep + 3;
+  const auto at = url.rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  const auto colon = url.find(':', start);
+  if (colon == std::string_view::npos || colon > at) return std::string(url);
+  std::string out(url.substr(0, colon + 1));
+  out += "***";
+  out += url.substr(at);
+  return out;
+}
+
 StoreUrl parse_store_url(std::string_view text) {
-  const std::string url(text);
+  const std::string url = redact_url(text);
   auto bad = [&](const std::string& why) { return ConfigError("url '" + url + "': " + why); };
   const auto sep = text.find("://");
   if (sep == std::string_view::npos || sep == 0) throw bad("expected <scheme>://..., e.g. mem:// or redis://host:6379");

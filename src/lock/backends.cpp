@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "mem_backend.h"
+#include "weave/url.h"
 #include "weave/error.h"
 #include "weave/lock_backend.h"
 
@@ -39,7 +40,7 @@ ConfigError unknown_scheme(const Registry& r, const std::string& url, std::strin
   std::string hint;
   if (scheme == "redis" || scheme == "redis+cluster" || scheme == "redis+sentinel" || scheme == "redlock")
     hint = "; link Weave::redis (or Weave::weave) for " + std::string(scheme) + "://";
-  return ConfigError("lock url '" + url + "': unknown scheme '" + std::string(scheme) + "' (known: " + known +
+  return ConfigError("lock url '" + redact_url(url) + "': unknown scheme '" + std::string(scheme) + "' (known: " + known +
                      ", or one added with register_lock_backend" + hint + ")");
 }
 
@@ -102,7 +103,7 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
     }
   }
   auto backend = factory(options);
-  if (!backend) throw ConfigError("lock url '" + options.url + "': the backend factory returned null");
+  if (!backend) throw ConfigError("lock url '" + redact_url(options.url) + "': the backend factory returned null");
   return backend;
 }
 

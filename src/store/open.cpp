@@ -2,6 +2,7 @@
 
 #include "store/cluster_executor.h"
 #include "store/sentinel_executor.h"
+#include "weave/url.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -26,7 +27,7 @@ std::vector<Endpoint> endpoints_from(const StoreUrl& url, const ConnectionSettin
 
 std::shared_ptr<Executor> open_executor(std::string_view text, const ConnectionSettings& settings) {
   const StoreUrl url = parse_store_url(text);
-  const std::string quoted = "url '" + std::string(text) + "'";
+  const std::string quoted = "url '" + redact_url(text) + "'";
   if (url.scheme == "redis") {
     if (url.hosts.size() != 1)
       throw ConfigError(quoted + ": redis:// takes one host; several are redlock:// (independent masters) or "

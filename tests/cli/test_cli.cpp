@@ -115,6 +115,11 @@ TEST_CASE("weave: a bad URL or an unreachable server is one line and exit 1, a b
   CHECK(std::count(bad_url.err.begin(), bad_url.err.end(), '\n') == 1);
   CHECK_THAT(bad_url.err, Catch::Contains("unknown scheme 'nope'"));
 
+  const Ran secret = weave_cli({"--url", "redis://u:s3cr3t@127.0.0.1:99999", "check"});
+  CHECK(secret.code == 1);
+  CHECK_THAT(secret.err, Catch::Contains("redis://u:***@127.0.0.1:99999") && Catch::Contains("bad port"));
+  CHECK(secret.err.find("s3cr3t") == std::string::npos);
+
   CHECK(weave_cli({"no-such-command"}).code == 2);
   CHECK(weave_cli({"--url", server().url(), "unlock"}).code == 2);  // KEY missing
   const Ran help = weave_cli({"unlock", "--help"});

@@ -13,6 +13,7 @@
 #include "lock/redis/requests.h"
 #include "store/async_run.h"
 #include "store/subscriber.h"
+#include "weave/url.h"
 #include "weave/error.h"
 #include "weave/redis.h"
 
@@ -147,7 +148,7 @@ std::shared_ptr<LockBackend> make_store_backend(const LockOptions& options) {
 }  // namespace lock_redis
 
 std::shared_ptr<LockBackend> make_redis_lock_backend(const LockOptions& options) {
-  if (parse_store_url(options.url).scheme != "redis") throw ConfigError("'" + options.url + "' is not a redis:// URL");
+  if (parse_store_url(options.url).scheme != "redis") throw ConfigError("'" + redact_url(options.url) + "' is not a redis:// URL");
   return lock_redis::make_store_backend(options);
 }
 
