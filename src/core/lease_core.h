@@ -15,6 +15,7 @@
 // (count_lost, report_lost).
 #pragma once
 
+#include <algorithm>
 #include <sys/types.h>
 
 #include <atomic>
@@ -73,6 +74,19 @@ class WEAVE_API LeaseCore {
   Clock::time_point hold_deadline_ = Clock::time_point::max();
   std::shared_ptr<const RenewGroup> group_;  // null only for a fixed ttl
   pid_t pid_ = current_pid();                // the process that acquired it
+  // How much sooner than `sent + lease_time_` this process takes the lease
+  // to end: clock_drift() for a store in another process, whose clock may
+  // run a little faster than this one; 0 for one in this process.
+  std::chrono::milliseconds drift_{0};
+
+  // Redlock's margin for the drift between two clocks over one lease: 1 % of
+  // it + 2 ms (at most half of it). The assumption: no clock runs more than
+  // 1 % faster than another's over a lease.
+  static constexpr std::chrono::milliseconds clock_drift(std::chrono::milliseconds lease) noexcept {
+    return std::min(lease / 100 + std::chrono::milliseconds(2), lease / 2);
+  }
+  // When a lease (or its renewal) whose request was sent at `sent` ends, on this clock.
+  Clock::time_point deadline_after(Clock::time_point sent) const noexcept { return sent + lease_time_ - drift_; }
 
   bool renewed() const noexcept { return renew_every_.count() > 0; }
   Clock::time_point expires_at() const noexcept {

@@ -281,7 +281,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       erase();
       lost.emplace_back(leases[i], "");
     } else if (kept) {
-      l.set_expires_at(sent + l.lease_time_);
+      l.set_expires_at(l.deadline_after(sent));
       if (l.wd_linked_) {
         l.wd_due_ = std::min(sent + l.renew_every_, l.hold_deadline_);
         l.wd_renew_error_.clear();

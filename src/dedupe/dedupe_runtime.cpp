@@ -48,13 +48,14 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 }
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
-                     std::chrono::milliseconds lease, Clock::time_point sent, DedupeSeries& series)
+                     std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series)
     : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
   key_ = key;
   owner_ = std::move(owner);
   lease_time_ = lease;
   acquired_at_ = sent;
-  set_expires_at(sent + lease);
+  if (!in_process) drift_ = clock_drift(lease);
+  set_expires_at(deadline_after(sent));
 }
 
 // The group of a held claim is the runtime that made it (hold()), which the
@@ -95,7 +96,7 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
-  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, series);
+  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series);
   claim->group_ = shared_from_this();
   claim->renew_every_ = std::max(options_.claim_lease / 3, std::chrono::milliseconds(1));
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);

@@ -12,6 +12,9 @@
 //     if (!acquired) return a.busy(i);   // gives the keys taken back
 //     a.took(i, result, k.sent());
 //   }
+//   if (!a.stale().empty()) {   // waiting for a later key cost the earlier ones part of their lease
+//     if (!a.refreshed(backend.renew_batch(a.stale()))) { a.start_over(); ... the loop again, or a.lost_busy() }
+//   }
 //   return a.finish();
 #pragma once
 
@@ -159,7 +162,24 @@ class WEAVE_API Acquisition {
   // Key i failed with an exception: names it in `e` if a weave::Error, gives
   // the keys before it back (store calls). The caller rethrows.
   void failed(std::size_t i) noexcept;
+  // After the last key was taken: the keys taken before it whose lease
+  // began long enough before the last one's (a wait for a busy key may
+  // outlast a whole lease) to be renewed before the body starts, so that
+  // every key holds its full lease counted from the last key's taking.
+  // Empty when none needs it (taken within stale_after of each other).
+  std::span<const RenewItem> stale();
+  // The renewal's results, in stale()'s order: true when every key is still
+  // this request's (the lease counts from the last key now). False: a key
+  // ran out and may have been taken meanwhile; start_over().
+  bool refreshed(std::span<const RenewResult> results);
+  // Gives every key back (store calls) and forgets them: true when the
+  // deadline leaves time to take them again from the first, else the
+  // request ends busy, naming the key that ran out (lost_busy()).
+  bool start_over() noexcept;
+  LeaseHandle lost_busy();
   LeaseHandle finish();
+  // Keys taken this close together need no renewal before the body starts.
+  static constexpr std::chrono::milliseconds stale_after{1};
 
  private:
   const std::shared_ptr<const ClientShared>& shared_;  // the client's (outlives the request)
@@ -179,7 +199,10 @@ class WEAVE_API Acquisition {
   std::string first_key_;
   std::uint64_t first_fence_ = 0;
   std::vector<std::pair<std::string, std::uint64_t>> more_;  // the further keys of a multi-key lease
-  Clock::time_point first_sent_{}, expires_ = Clock::time_point::max();
+  Clock::time_point first_sent_{}, last_sent_{}, expires_ = Clock::time_point::max();
+  Clock::time_point last_expires_ = Clock::time_point::max();  // the last key's validity, if shorter
+  std::vector<RenewItem> stale_;
+  std::string lost_key_;  // the key a refresh found run out
   void give_back_before(std::size_t i) noexcept;
 };
 

@@ -324,6 +324,20 @@ LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys, 
     }
     if (!r) return a.busy(i);
     a.took(i, *r, k.sent());
+    if (i + 1 == a.missing().size()) {
+      const std::span<const RenewItem> stale = a.stale();
+      if (stale.empty()) break;
+      std::vector<RenewResult> renewed;
+      try {
+        renewed = shared_->backend->renew_batch(stale);
+      } catch (...) {
+        a.start_over();
+        throw;
+      }
+      if (a.refreshed(renewed)) break;
+      if (!a.start_over()) return a.lost_busy();
+      i = static_cast<std::size_t>(-1);  // from the first key again
+    }
   }
   return a.finish();
 }
@@ -426,8 +440,47 @@ void Acquisition::took(std::size_t i, const AcquireResult& r, Clock::time_point 
   } else {
     more_.emplace_back(std::string(missing_[i]), r.fencing_token);
   }
-  if (r.validity > milliseconds(0) && r.validity < lease_time_)
-    expires_ = std::min(expires_, sent + r.validity);  // the backend's shorter validity
+  last_sent_ = sent;
+  last_expires_ = r.validity > milliseconds(0) && r.validity < lease_time_ ? sent + r.validity  // the backend's shorter validity
+                                                                            : Clock::time_point::max();
+  expires_ = std::min(expires_, last_expires_);
+}
+
+std::span<const RenewItem> Acquisition::stale() {
+  if (missing_.size() < 2 || last_sent_ - first_sent_ <= stale_after) return {};
+  stale_.clear();
+  for (std::size_t j = 0; j + 1 < missing_.size(); ++j)
+    stale_.push_back({missing_[j], owner_, lease_time_, spec_.type});
+  return stale_;
+}
+
+bool Acquisition::refreshed(std::span<const RenewResult> results) {
+  for (std::size_t j = 0; j < stale_.size(); ++j) {
+    if (j >= results.size() || results[j] != RenewResult::owned) {
+      lost_key_.assign(stale_[j].key);
+      return false;
+    }
+  }
+  // Every key's lease now runs from no earlier than the last one's taking;
+  // the renewal gives no validity of its own, so only the last key's counts.
+  first_sent_ = last_sent_;
+  expires_ = last_expires_;
+  return true;
+}
+
+bool Acquisition::start_over() noexcept {
+  give_back_before(missing_.size());
+  first_key_.clear();
+  more_.clear();
+  expires_ = last_expires_ = Clock::time_point::max();
+  return Clock::now() < deadline_;
+}
+
+LeaseHandle Acquisition::lost_busy() {
+  if (busy_key_) busy_key_->assign(lost_key_);
+  if (waited_) *waited_ = since(start_);
+  outcome_ = &LockCounts::busy;
+  return {};
 }
 
 void Acquisition::give_back_before(std::size_t i) noexcept {
@@ -480,7 +533,8 @@ LeaseHandle Acquisition::finish() {
     }
   }
   init.group_ = shared_;
-  init.set_expires_at(expires_ != Clock::time_point::max() ? expires_ : first_sent_ + lease_time_);
+  if (!shared_->in_process) init.drift_ = LeaseCore::clock_drift(lease_time_);
+  init.set_expires_at(expires_ != Clock::time_point::max() ? expires_ : init.deadline_after(first_sent_));
   // (A fixed-ttl lease nobody asked to hear about is not watched: the
   // process handler hears of its loss when the release finds it.)
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)

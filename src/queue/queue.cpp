@@ -107,7 +107,8 @@ HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, millis
   owner_ = std::to_string(message.token);
   lease_time_ = lease;
   acquired_at_ = sent;
-  set_expires_at(sent + lease);
+  if (!queue->store().in_process()) drift_ = clock_drift(lease);
+  set_expires_at(deadline_after(sent));
 }
 
 std::string HeldDelivery::ran_out_cause() const {

@@ -32,6 +32,7 @@ struct Message {
 
 class MemQueue final : public QueueStore {
  public:
+  bool in_process() const noexcept override { return true; }
   QueueOffered offer(const QueueOffer& o) override {
     std::lock_guard g(mutex_);
     const std::int64_t now = now_ms();

@@ -101,6 +101,8 @@ class WEAVE_API QueueStore {
  public:
   virtual ~QueueStore() = default;
   virtual QueueOffered offer(const QueueOffer& offer) = 0;
+  // True for a store in this process (mem://), which shares its clock.
+  virtual bool in_process() const noexcept { return false; }
   // offer() of each, in order; a store may send them together. After an
   // error some may be queued (each id is still one message).
   virtual std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) {

@@ -1050,6 +1050,82 @@ TEST_CASE("lock: a multi-key lease is lost when any of its keys is",
   CHECK(locks.try_acquire(a));  // a was released with it
 }
 
+// A store in another process may run its clock a little faster: its
+// holder counts the lease as ending 1 % + 2 ms early (Redlock's margin).
+TEST_CASE("lock: a lease ends on the holder's clock no later than the store could end it",
+          "[lock][conformance]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string k = unique_key("drift");
+  const auto before = Clock::now();
+  weave::LeaseHandle h = locks.acquire(k, {.ttl = 10s});
+  const auto after = Clock::now();
+#if WEAVE_TEST_STORE_IS_MEM
+  CHECK(h->expires_at() >= before + 10s - 20ms);  // one clock: no margin (the start may be a coarse tick early)
+  (void)after;
+#else
+  CHECK(h->expires_at() <= after + 10s - 102ms);
+  (void)before;
+#endif
+}
+
+// The first key runs out while the request waits for the second, and a
+// third caller takes it: the body must not start beside that caller.
+TEST_CASE("lock: a multi-key lease takes its keys again when one ran out while it waited for another",
+          "[lock][conformance][multikey]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string a = unique_key("stale-a"), b = unique_key("stale-b");
+  std::string_view keys[] = {a, b};
+  weave::LeaseHandle hold_b = locks.acquire(b, {.ttl = 10s});
+  std::atomic<bool> third_took_a{false};
+  std::atomic<Clock::rep> third_gave_a_back{0};
+  std::thread third([&] {
+    std::this_thread::sleep_for(500ms);  // a (300 ms) ran out by now
+    weave::LeaseHandle h = locks.try_acquire(a, {.ttl = 10s});
+    third_took_a = static_cast<bool>(h);
+    std::this_thread::sleep_for(500ms);
+    hold_b.release();  // the request takes b now, with a in the third caller's hands
+    std::this_thread::sleep_for(500ms);
+    third_gave_a_back = Clock::now().time_since_epoch().count();
+    if (h) h.release();
+  });
+  weave::LeaseHandle h = locks.acquire_all(keys, {.ttl = 300ms, .wait = 6s});
+  const auto body_starts = Clock::now();
+  third.join();
+  REQUIRE(third_took_a);  // a really ran out during the wait
+  CHECK(body_starts.time_since_epoch().count() >= third_gave_a_back.load());
+  CHECK_FALSE(h->lost());
+  // Every key's lease counts from the last key's taking: nearly all of it is left.
+  CHECK(h->expires_at() - body_starts > 200ms);
+  CHECK_NOTHROW(h.release());
+}
+
+TEST_CASE("lock: a multi-key request whose first key ran out and stays taken ends busy at its deadline, naming it",
+          "[lock][conformance][multikey]") {
+  LOCK_TEST_REQUIRE_BACKEND();
+  auto locks = client();
+  const std::string a = unique_key("stale-busy-a"), b = unique_key("stale-busy-b");
+  std::string_view keys[] = {a, b};
+  weave::LeaseHandle hold_b = locks.acquire(b, {.ttl = 10s});
+  weave::LeaseHandle third;
+  std::thread other([&] {
+    std::this_thread::sleep_for(400ms);
+    third = locks.try_acquire(a, {.ttl = 10s});
+    hold_b.release();
+  });
+  try {
+    weave::LeaseHandle h = locks.acquire_all(keys, {.ttl = 200ms, .wait = 1s});
+    other.join();
+    FAIL("acquired a key another caller holds");
+  } catch (const weave::LockBusy& e) {
+    other.join();
+    REQUIRE(third);
+    CHECK(e.key() == a);
+  }
+  CHECK(locks.try_acquire(b));  // given back
+}
+
 // ---- audit additions: waiting without polling, renewal timing, concurrency ----
 
 namespace {

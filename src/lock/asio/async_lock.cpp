@@ -258,6 +258,23 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
       });
     }
     a.took(i, *r, k.sent());
+    if (i + 1 == a.missing().size()) {
+      const std::span<const RenewItem> stale = a.stale();
+      if (stale.empty()) break;
+      bool kept = false, again = false;
+      co_await store_call(in_process, [&] {
+        try {
+          kept = a.refreshed(shared->backend->renew_batch(stale));
+        } catch (...) {
+          error = std::current_exception();
+        }
+        if (!kept) again = a.start_over();
+      });
+      if (error) std::rethrow_exception(error);
+      if (kept) break;
+      if (!again) co_return a.lost_busy();
+      i = static_cast<std::size_t>(-1);  // from the first key again
+    }
   }
   LeaseHandle lease = a.finish();
   // Cancelled while the last store call ran: the key it set goes back now.
