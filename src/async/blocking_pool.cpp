@@ -41,7 +41,7 @@ struct BlockingPool::State {
   }
 };
 
-BlockingPool::BlockingPool(int max_threads) : state_(std::make_shared<State>()) {
+BlockingPool::BlockingPool(int max_threads, Jobs jobs) : state_(std::make_shared<State>()), jobs_(jobs) {
   state_->max_threads = max_threads;
   // Its threads are detached (a job may outlive static destruction: they end
   // with the process); in a fork()ed child the parent's are not there.
@@ -74,13 +74,33 @@ std::uint64_t BlockingPool::jobs() const noexcept {
   return state_->jobs_run;
 }
 
+boost::asio::execution_context::id JobsInFlight::id;
+
+JobsInFlight::JobsInFlight(boost::asio::execution_context& context)
+    : boost::asio::execution_context::service(context) {}
+
+void JobsInFlight::begin() {
+  std::lock_guard lock(mutex_);
+  ++running_;
+}
+
+void JobsInFlight::end() noexcept {
+  std::lock_guard lock(mutex_);
+  if (--running_ == 0) done_.notify_all();
+}
+
+void JobsInFlight::shutdown() {
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [this] { return running_ == 0; });
+}
+
 BlockingPool& interceptor_pool() {
-  static auto* pool = new BlockingPool(0);  // usable during exit
+  static auto* pool = new BlockingPool(0, BlockingPool::Jobs::may_wait_for_their_context);  // usable during exit
   return *pool;
 }
 
 BlockingPool& store_pool() {
-  static auto* pool = new BlockingPool(8);
+  static auto* pool = new BlockingPool(8, BlockingPool::Jobs::end_by_themselves);
   return *pool;
 }
 

@@ -14,7 +14,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/asio/query.hpp>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,8 +31,13 @@ namespace WEAVE_NAMESPACE::detail {
 
 class WEAVE_API BlockingPool {
  public:
-  // `max_threads` 0: no cap (a job never waits for a thread).
-  explicit BlockingPool(int max_threads);
+  // `max_threads` 0: no cap (a job never waits for a thread). `jobs`
+  // end_by_themselves: each ends within a bounded time (a store round trip),
+  // so destroying the context that awaits one may wait for it (run_on); a
+  // job that may wait for its own context cannot be waited for.
+  enum class Jobs { end_by_themselves, may_wait_for_their_context };
+  BlockingPool(int max_threads, Jobs jobs);
+  bool jobs_end_by_themselves() const noexcept { return jobs_ == Jobs::end_by_themselves; }
   BlockingPool(const BlockingPool&) = delete;
   BlockingPool& operator=(const BlockingPool&) = delete;
   // Runs `job` on a thread of the pool. `job` must not throw.
@@ -40,15 +49,38 @@ class WEAVE_API BlockingPool {
 
  private:
   std::shared_ptr<State> state_;
+  Jobs jobs_;
 };
 
 // A plain Interceptor's around() on an asynchronous method: no cap (its
 // proceed() waits on its thread for the rest of the call, which may need
-// another such thread).
+// another such thread). Its jobs wait for their context: destroy an
+// io_context only once its calls have ended.
 WEAVE_API BlockingPool& interceptor_pool();
 // Store round trips of asynchronous calls (a Redis acquire, a release): 8
-// threads however many calls wait.
+// threads however many calls wait. Destroying an io_context waits for its
+// round trips still on the pool (each ends within the store's timeouts).
 WEAVE_API BlockingPool& store_pool();
+
+// The jobs of one execution context (an io_context) still on a pool: its
+// destruction waits for them to hand their completions back (a store round
+// trip ends within its timeouts), so that no job posts into a context that
+// is gone. Its scheduler then destroys those completions with the rest.
+class WEAVE_API JobsInFlight final : public boost::asio::execution_context::service {
+ public:
+  using key_type = JobsInFlight;
+  static boost::asio::execution_context::id id;
+  explicit JobsInFlight(boost::asio::execution_context& context);
+  void begin();
+  // The job's last touch of its context: after it, the context may be gone.
+  void end() noexcept;
+
+ private:
+  void shutdown() override;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::size_t running_ = 0;
+};
 
 // Runs `job` on `pool`; the awaiting coroutine resumes on its executor with
 // the job's result, or its exception.
@@ -62,9 +94,14 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
         // The caller's io_context keeps running while the job runs.
         auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler),
                                         boost::asio::execution::outstanding_work.tracked);
+        JobsInFlight* in_flight = nullptr;
+        if (pool.jobs_end_by_themselves()) {
+          in_flight = &boost::asio::use_service<JobsInFlight>(boost::asio::query(work, boost::asio::execution::context));
+          in_flight->begin();
+        }
         // (std::function wants a copyable job: the move-only handler is shared.)
         auto resume = std::make_shared<decltype(handler)>(std::move(handler));
-        pool.run([&, resume, work = std::move(work)] {
+        pool.run([&, resume, work = std::optional(std::move(work)), in_flight]() mutable {
           try {
             if constexpr (std::is_void_v<R>)
               job();
@@ -73,7 +110,12 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
           } catch (...) {
             error = std::current_exception();
           }
-          boost::asio::post(work, [resume] { std::move (*resume)(); });
+          boost::asio::post(*work, [resume] { std::move (*resume)(); });
+          // Nothing of the context outlives end(): the completion (and the
+          // coroutine it owns) is the context's to run or destroy.
+          resume.reset();
+          work.reset();
+          if (in_flight) in_flight->end();
         });
       },
       boost::asio::use_awaitable);

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "async/blocking_pool.h"
 #include "redis_server.h"
 #include "store/async_run.h"
 #include "store/open.h"
@@ -331,4 +332,34 @@ TEST_CASE("async store: a round trip whose coroutine is destroyed unfinished lea
   // The next caller gets its own reply, not the abandoned one's (2 for counter:h).
   const std::vector<ScriptCall> next{ScriptCall{kIncr, {"counter:i"}, {"100"}}};
   CHECK(integer(exec->run(next, "next").front()) == 100);
+}
+
+TEST_CASE("async store: destroying an io_context waits for its round trip on the store pool, which posts nothing after",
+          "[redis]") {
+  RedisServer server;
+  auto exec = executor(server, 500ms);
+  const std::vector<ScriptCall> call{ScriptCall{kIncr, {"counter:p"}, {"1"}}};
+  exec->run(call, "warm up");
+  ::kill(server.pid(), SIGSTOP);
+  std::atomic<bool> job_ended{false};
+  {
+    asio::io_context io;
+    bool completed = false;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await weave::detail::run_on(weave::detail::store_pool(), [&] {
+            try {
+              exec->run(call, "pool call");  // the server is stopped: ends with its command timeout
+            } catch (const weave::Error&) {
+            }
+            job_ended = true;
+          });
+        },
+        [&](std::exception_ptr) { completed = true; });
+    io.run_for(100ms);
+    REQUIRE_FALSE(completed);
+  }  // the round trip still runs on the pool: the destruction waits for it
+  CHECK(job_ended);
+  ::kill(server.pid(), SIGCONT);
 }
