@@ -8,6 +8,7 @@
 #include <map>
 
 #include "key_template.h"
+#include "weave/key.h"
 
 namespace weavegen {
 
@@ -285,11 +286,30 @@ bool Validator::key_template(const RawValue& v, KeyRender& out) {
   }
   out.line = v.loc.line ? v.loc.line : raw_.loc.line;
   bool ok = true;
+  // Values are rendered with weave::key_reserved %-encoded: placeholders
+  // apart only by other text could render two calls as one key.
+  const KeyPiece* open = nullptr;  // the last placeholder, while no reserved character followed it
   for (const auto& p : *pieces) {
     if (!p.placeholder) {
       out.parts.push_back({false, p.literal});
+      if (p.literal.find_first_of(weave::key_reserved) != std::string::npos) open = nullptr;
       continue;
     }
+    if (open) {
+      auto written = [&](const KeyPiece& x) {  // the placeholder as written ('->' has a '>' of its own)
+        std::size_t close = v.text.find('>', static_cast<std::size_t>(x.pos));
+        while (close != std::string::npos && close > 0 && v.text[close - 1] == '-') close = v.text.find('>', close + 1);
+        return v.text.substr(static_cast<std::size_t>(x.pos), close - static_cast<std::size_t>(x.pos) + 1);
+      };
+      const std::string second = written(p);
+      rep_.error(path_, col_at(p.pos),
+                 "placeholders '" + written(*open) + "' and '" + second +
+                     "' need one of ':' '/' '|' ',' between them (their values may hold any other text, so two "
+                     "calls could render one key)",
+                 static_cast<int>(second.size()));
+      ok = false;
+    }
+    open = &p;
     std::string expr;
     auto err = [&](int pos, int len, const std::string& msg) {
       if (len == 0) {  // whole placeholder
@@ -628,10 +648,18 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       if (v.kind != RawValue::boolean) return wrong();
       code = "::weave::ArgValue::of_bool(" + v.text + ")";
       break;
-    case ArgType::string:
+    case ArgType::string: {
       if (v.kind != RawValue::string) return wrong();
+      KeySyntaxError unused;
+      if (const auto pieces = parse_key_template(v.text, unused))
+        for (const KeyPiece& p : *pieces)
+          if (p.placeholder)
+            return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' is plain text, not a key template: '<" +
+                                    p.head + "...>' would never be rendered",
+                         v.length);
       code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
       break;
+    }
     case ArgType::identifier:
       if (v.kind != RawValue::identifier) return wrong();
       if (d.is_fallback) {

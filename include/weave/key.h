@@ -9,6 +9,14 @@
 //   std::ostream& operator<<(std::ostream&, const Money&);
 //
 // A type with neither is a compile error naming the type.
+//
+// A value's text is written with its reserved characters (key_reserved:
+// % : / | , { }) %-encoded, upper-case hex, so that two calls whose values
+// differ never render one key: `pay:<user>:<id>` renders ("a:b", "c") as
+// "pay:a%3Ab:c" and ("a", "b:c") as "pay:a:b%3Ac", and no value can forge a
+// Redis Cluster hash tag. weavegen requires a reserved character in the text
+// between two placeholders. Text without reserved characters (numbers, ids,
+// UUIDs, e-mail addresses) renders as it is.
 #pragma once
 
 #include "weave/abi.h"
@@ -40,14 +48,33 @@ inline constexpr bool is_key_formattable_v =
     std::is_arithmetic_v<T> || std::is_enum_v<T> || key_detail::StringLike<T> ||
     key_detail::HasWeaveKey<T> || key_detail::Streamable<T>;
 
+// The characters a value in a key is never rendered with as they are.
+inline constexpr std::string_view key_reserved = "%:/|,{}";
+
+// Appends `text` with each character of `reserved` written as %XX (and
+// nothing else changed): the one encoder of keys and of the names Weave's
+// layouts join with them.
+inline void append_percent_encoded(std::string& out, std::string_view text, std::string_view reserved = key_reserved) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::size_t from = 0;
+  for (std::size_t at; (at = text.find_first_of(reserved, from)) != std::string_view::npos; from = at + 1) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    out.append(text.data() + from, at - from);
+    out += '%';
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  out.append(text.data() + from, text.size() - from);
+}
+
 template <class T>
 void append_key(std::string& out, const T& value) {
   if constexpr (std::is_same_v<T, bool>) {
     out += value ? "true" : "false";
   } else if constexpr (key_detail::HasWeaveKey<T>) {
-    out += std::string_view(weave_key(value));
+    append_percent_encoded(out, std::string_view(weave_key(value)));
   } else if constexpr (key_detail::StringLike<T>) {
-    out += std::string_view(value);
+    append_percent_encoded(out, std::string_view(value));
   } else if constexpr (std::is_enum_v<T>) {
     append_key(out, static_cast<std::underlying_type_t<T>>(value));
   } else if constexpr (std::is_integral_v<T>) {
@@ -61,7 +88,7 @@ void append_key(std::string& out, const T& value) {
   } else if constexpr (key_detail::Streamable<T>) {
     std::ostringstream os;
     os << value;
-    out += os.str();
+    append_percent_encoded(out, os.str());
   } else {
     static_assert(is_key_formattable_v<T>,
                   "weave: this type cannot be used in a key template; "

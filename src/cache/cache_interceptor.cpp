@@ -81,7 +81,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const Settings& s = settings_of(inv);
     const ResultCodec& codec = codec_of(inv);
     const CacheRuntimeRef rt;
-    CacheName& cache = rt->name(cache_name_of(inv, s));
+    CacheName& cache = cache_of(*rt, inv, s);
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
 

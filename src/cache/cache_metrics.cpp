@@ -1,25 +1,54 @@
 // weave_cache_*: every cache name's counts, for weave::write_metrics(). They
 // are the runtime's (CacheStats): a reconfiguration starts them at zero, which
 // Prometheus' rate() and increase() read as a counter reset.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/cache_runtime.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
+namespace {
+
+void add(CacheStats& to, const CacheStats& s) {
+  for (auto field : {&CacheStats::local_hits, &CacheStats::local_misses, &CacheStats::remote_hits,
+                     &CacheStats::remote_misses, &CacheStats::loads, &CacheStats::load_failures,
+                     &CacheStats::shared_loads, &CacheStats::evictions, &CacheStats::invalidations_sent,
+                     &CacheStats::invalidation_messages, &CacheStats::invalidations_received, &CacheStats::errors,
+                     &CacheStats::decode_failures, &CacheStats::refused_stale, &CacheStats::sync_waits,
+                     &CacheStats::refreshes, &CacheStats::local_entries, &CacheStats::local_bytes})
+    to.*field += s.*field;
+  to.load_time += s.load_time;
+}
+
+void add(HistogramSnapshot& to, const HistogramSnapshot& s) {
+  for (std::size_t i = 0; i < to.counts.size(); ++i) to.counts[i] += s.counts[i];
+  to.sum_ns += s.sum_ns;
+}
+
+}  // namespace
+
+// One series per label: a literal name, or the name= template that rendered
+// many (a cache per tenant adds no label values).
 void CacheRuntime::write_metrics(MetricsWriter& w) {
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, std::string>> names;  // label, name
   {
     std::lock_guard lock(names_mutex_);
-    for (const auto& [name, c] : names_) names.push_back(name);
+    for (const auto& [name, c] : names_) names.emplace_back(c->label(), name);
+  }
+  std::map<std::string, std::pair<CacheStats, HistogramSnapshot>> by_label;
+  for (const auto& [label, name] : names) {
+    auto& [stats_sum, loads_sum] = by_label[label];
+    add(stats_sum, stats(name));
+    if (CacheName* c = find(name)) add(loads_sum, c->load_times().snapshot());
   }
   w.counter("weave_cache_feed_gaps_total",
             "Outages of the invalidation feed (every local copy dropped, local tiers bypassed until it is back).", {},
             static_cast<double>(feed_gaps_.load(std::memory_order_relaxed)));
-  for (const std::string& name : names) {
-    const CacheStats s = stats(name);
-    CacheName* c = find(name);
+  for (const auto& [name, sums] : by_label) {
+    const CacheStats& s = sums.first;
     const MetricLabels labels = {{"cache", name}};
     auto count = [&](const char* family, const char* help, std::uint64_t v) {
       w.counter(family, help, labels, static_cast<double>(v));
@@ -53,9 +82,8 @@ void CacheRuntime::write_metrics(MetricsWriter& w) {
     w.gauge("weave_cache_local_entries", "Entries in the local tier.", labels, static_cast<double>(s.local_entries));
     w.gauge("weave_cache_local_bytes", "Weight of the local tier's entries (bytes, under local_max_bytes).", labels,
             static_cast<double>(s.local_bytes));
-    if (c)
-      w.histogram("weave_cache_load_seconds", "Time the method took to load a missing value (loads that returned).",
-                  labels, c->load_times().snapshot());
+    w.histogram("weave_cache_load_seconds", "Time the method took to load a missing value (loads that returned).",
+                labels, sums.second);
   }
 }
 

@@ -126,7 +126,7 @@ CacheName* CacheRuntime::find(std::string_view name) {
   return it == names_.end() ? nullptr : it->second.get();
 }
 
-CacheName& CacheRuntime::name(std::string_view name) {
+CacheName& CacheRuntime::name(std::string_view name, std::string_view label) {
   struct Recent {
     std::uint64_t runtime = 0;
     std::string name;
@@ -136,19 +136,19 @@ CacheName& CacheRuntime::name(std::string_view name) {
   thread_local unsigned next = 0;
   for (const Recent& r : recent)
     if (r.runtime == id_ && r.name == name) return *r.cache;
-  CacheName& found = name_locked(name);
+  CacheName& found = name_locked(name, label);
   recent[next++ % 4] = Recent{id_, std::string(name), &found};
   return found;
 }
 
-CacheName& CacheRuntime::name_locked(std::string_view name) {
+CacheName& CacheRuntime::name_locked(std::string_view name, std::string_view label) {
   std::lock_guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
   if (it != names_.end()) return *it->second;
   LocalTierOptions local;
   local.max_entries = options_.local_max_entries;
   local.max_bytes = options_.local_max_bytes;
-  auto made = std::make_unique<CacheName>(std::string(name), local);
+  auto made = std::make_unique<CacheName>(std::string(name), std::string(label.empty() ? name : label), local);
   return *names_.emplace(std::string(name), std::move(made)).first->second;
 }
 

@@ -62,8 +62,12 @@ struct WEAVE_API Flight {
 
 class WEAVE_API CacheName {
  public:
-  CacheName(std::string name, const LocalTierOptions& local) : name_(std::move(name)), local_(local) {}
+  // `label`: what its metrics are labelled with (the name= template that
+  // rendered it, so that a cache per tenant adds no label values).
+  CacheName(std::string name, std::string label, const LocalTierOptions& local)
+      : name_(std::move(name)), label_(std::move(label)), local_(local) {}
   const std::string& name() const noexcept { return name_; }
+  const std::string& label() const noexcept { return label_; }
   LocalTier& local() noexcept { return local_; }
   CacheCounters& counters() noexcept { return counters_; }
   DurationHistogram& load_times() noexcept { return load_times_; }  // loads that returned
@@ -76,7 +80,7 @@ class WEAVE_API CacheName {
             std::string json = {});
 
  private:
-  std::string name_;
+  std::string name_, label_;
   LocalTier local_;
   CacheCounters counters_;
   DurationHistogram load_times_;
@@ -110,7 +114,8 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   RemoteTier& remote() noexcept { return *remote_; }
   // Made on first use; lives as long as the runtime. A hit on this thread's
   // last few names takes no lock.
-  CacheName& name(std::string_view name);
+  // `label`: see CacheName ("": the name itself).
+  CacheName& name(std::string_view name, std::string_view label = {});
   CacheStats stats(std::string_view name);
   // weave_cache_* of every name this runtime served (cache_metrics.cpp).
   void write_metrics(MetricsWriter& w);
@@ -130,7 +135,7 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   std::string_view feature() const noexcept override { return "cache"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
   CacheName* find(std::string_view name);
-  CacheName& name_locked(std::string_view name);
+  CacheName& name_locked(std::string_view name, std::string_view label);
   CacheOptions options_;
   const std::uint64_t id_;  // unique per runtime in the process (thread caches key on it)
   std::mutex names_mutex_;

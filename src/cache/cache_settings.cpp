@@ -8,7 +8,10 @@ namespace WEAVE_NAMESPACE::detail::cache {
 Settings read_settings(const Annotation& a) {
   Settings s;
   if (const ArgValue* name = a.find("name"); name && name->kind == ArgValue::Kind::key_template)
+  {
     s.name_slot = name->first;  // a name that depends on the call (per tenant, say)
+    s.name = std::string(name->text);  // as written: the label of its metrics
+  }
   else if (name)
     s.name = a.text("name");
   if (const ArgValue* key = a.find("key"); key && key->kind == ArgValue::Kind::key_template)

@@ -38,7 +38,10 @@ static_assert(vocabulary::cache_put::ttl == vocab::ttl && vocabulary::cache_put:
 // What one [[cache...]] annotation says, read once per method. An argument
 // not written takes the vocabulary's default (annotations/cache.json).
 struct Settings {
-  std::string name;   // "": the method's qualified name, or with name_slot rendered per call
+  // The name; with name_slot (a template rendered per call), the template as
+  // written, which labels the metrics of every name it renders. "": the
+  // method's qualified name.
+  std::string name;
   int name_slot = -1;
   int key_slot = -1;  // the key template's slot, rendered per call
   std::optional<std::string> key;  // a key written as text; neither: every argument makes the key
@@ -103,6 +106,12 @@ bool guarded(CacheRuntime& rt, CacheName& cache, std::string_view key, const Set
 inline std::string_view cache_name_of(const Invocation& inv, const Settings& s) {
   if (s.name_slot >= 0) return inv.annotation().rendered(s.name_slot);
   return s.name.empty() ? inv.method() : std::string_view(s.name);
+}
+
+// The cache a call reads, found or made in the runtime, labelled for metrics.
+inline CacheName& cache_of(CacheRuntime& rt, const Invocation& inv, const Settings& s) {
+  if (s.name_slot >= 0) return rt.name(inv.annotation().rendered(s.name_slot), s.name);
+  return rt.name(s.name.empty() ? inv.method() : std::string_view(s.name));
 }
 
 class CacheInterceptorBase : public Interceptor {

@@ -15,7 +15,7 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     const ResultCodec& codec = codec_of(inv);
     inv.proceed();
     const CacheRuntimeRef rt;
-    CacheName& cache = rt->name(cache_name_of(inv, s));
+    CacheName& cache = cache_of(*rt, inv, s);
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
     const void* result = inv.result();
@@ -55,7 +55,7 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
  private:
   static void evict(const Invocation& inv, const Settings& s) {
     const CacheRuntimeRef rt;
-    CacheName& cache = rt->name(cache_name_of(inv, s));
+    CacheName& cache = cache_of(*rt, inv, s);
     std::string key_storage;
     const std::string_view key = s.all ? std::string_view() : key_of(inv, s, key_storage);
     guarded(*rt, cache, key, s, [&] { rt->evict(cache, s.all ? nullptr : &key, s.tier != Tier::local); });

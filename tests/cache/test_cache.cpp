@@ -13,6 +13,8 @@
 
 #include "cache_methods.h"
 #include "cache_suite.h"
+#include "tenant_catalog.weave.h"
+#include "weave/key.h"
 #include "weave/cache.h"
 #if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
@@ -31,12 +33,21 @@ namespace {
 
 std::string cache_store_url() { return test_store_url(); }
 
+#if !WEAVE_TEST_STORE_IS_MEM
+// An entry's Redis key, as docs/cache.md lays it out.
+std::string entry_key(const std::string& name, const std::string& key) {
+  std::string entry = "{weave:cache:";
+  weave::append_percent_encoded(entry, name, "%:{}");  // the name's ':' encoded
+  return entry + ":" + key + "}";
+}
+#endif
+
 // Writes a value the way another program (another version) would.
 void store_raw_json(const std::string& name, const std::string& key, const std::string& json) {
 #if WEAVE_TEST_STORE_IS_MEM
   weave::detail::make_mem_remote("store-suite")->put(name, key, json, std::chrono::minutes(1));
 #else
-  write_raw("{weave:cache:" + name + ":" + key + "}", "1:" + json);  // "<version>:<json>" (docs/cache.md)
+  write_raw(entry_key(name, key), "1:" + json);  // "<version>:<json>" (docs/cache.md)
 #endif
 }
 
@@ -56,6 +67,54 @@ TEST_CASE("cache: a hit runs no method and returns the stored value") {
   REQUIRE(s.local_misses == 2);
   REQUIRE(s.remote_misses == 2);
 }
+
+TEST_CASE("cache: name=<tenant> gives each tenant a cache of its own") {
+  use_store();
+  weave::Woven<tenants::Catalog> catalog;
+  const std::string acme = fresh_name("acme"), globex = fresh_name("globex");
+  CHECK(catalog.find(acme, "1") == acme + "/1");
+  CHECK(catalog.find(globex, "1") == globex + "/1");
+  CHECK(catalog.find(acme, "1") == acme + "/1");  // a hit of acme's own
+  CHECK(catalog.loads == 2);
+  catalog.forget(globex);  // evicts globex's cache only
+  CHECK(catalog.find(acme, "1") == acme + "/1");
+  CHECK(catalog.loads == 2);
+  CHECK(catalog.find(globex, "1") == globex + "/1");
+  CHECK(catalog.loads == 3);
+}
+
+// A name and a key that concatenate alike ("t:1" + "x", "t" + "1:x") are two
+// entries, and an evict-all of one name reaches no name it is a prefix of.
+TEST_CASE("cache: names and keys that concatenate alike are kept apart in the shared tier") {
+  use_store();
+  const std::string t = fresh_name("joined");
+  Catalog c;
+  REQUIRE(c.find(t + ":1", "x", Find::remote)->id == "x");
+  REQUIRE(c.find(t, "1:x", Find::remote)->id == "1:x");
+  REQUIRE(c.finds == 2);
+  REQUIRE(c.find(t + ":1", "x", Find::remote)->id == "x");  // each its own entry, both hits
+  REQUIRE(c.find(t, "1:x", Find::remote)->id == "1:x");
+  REQUIRE(c.finds == 2);
+  c.clear(t);  // cache t only
+  REQUIRE(c.find(t + ":1", "x", Find::remote)->id == "x");
+  REQUIRE(c.finds == 2);
+  REQUIRE(c.find(t, "1:x", Find::remote)->id == "1:x");
+  REQUIRE(c.finds == 3);
+}
+
+#if !WEAVE_TEST_STORE_IS_MEM
+TEST_CASE("cache: a stored entry whose head does not parse reads as a miss") {
+  use_store();
+  const auto name = fresh_name("corrupt");
+  Catalog c;
+  for (const char* head : {"184467440737095516160", "1@99999999999999999999", "x1", "1@-", ""}) {
+    INFO(head);
+    const std::string key = std::string("k") + std::to_string(c.finds.load());
+    write_raw(entry_key(name, key), std::string(head) + R"(:{"id":"forged","cents":5})");
+    CHECK(c.find(name, key, Find::remote)->id == key);  // loaded, not the stored text
+  }
+}
+#endif
 
 TEST_CASE("cache: the shared tier answers when the local tier is bypassed") {
   use_store();

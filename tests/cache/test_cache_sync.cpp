@@ -18,6 +18,7 @@
 #include "cache_methods.h"
 #include "cache_suite.h"
 #include "weave/cache.h"
+#include "weave/key.h"
 #if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
 #else
@@ -280,7 +281,9 @@ using cache_test::eventually;
 namespace {
 
 std::string entry_key(const std::string& name, const std::string& key) {
-  return "{weave:cache:" + name + ":" + key + "}";
+  std::string entry = "{weave:cache:";
+  weave::append_percent_encoded(entry, name, "%:{}");  // the name's ':' encoded (docs/cache.md)
+  return entry + ":" + key + "}";
 }
 
 // The fill lease of `key` shows a waiter (claim_fill.lua marks it with '+').

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include "validator.h"
@@ -70,26 +72,30 @@ struct Run {
   FunctionModel f;
 };
 
-// Validates [[lock(key="<text>")]] on `void m(const Order& order, Order* ptr, T any)`, a method of Order.
-Run validate_key(const std::string& text, bool decorator = false) {
+// Validates [[<annotation>(<name>="<text>", ...)]] (string arguments) on
+// `void m(const Order& order, Order* ptr, T any)`, a method of Order.
+Run validate_strings(const std::string& annotation, const std::vector<std::pair<std::string, std::string>>& args,
+                     bool decorator = false) {
   static const Vocabulary vocab = [] {
     Vocabulary v;
     std::ostringstream sink;
     Reporter rep(sink);
-    v.load(std::string(WEAVE_ANNOTATIONS) + "/lock.json", rep);
+    v.load(std::string(WEAVE_ANNOTATIONS), rep);
     return v;
   }();
   RawAnnotation raw;
-  raw.name = raw.spelled = "lock";
+  raw.name = raw.spelled = annotation;
   raw.loc = {1, 3};
-  RawArg key;
-  key.name = "key";
-  key.loc = {1, 8};
-  key.value.kind = RawValue::string;
-  key.value.text = text;
-  key.value.loc = {1, 12};
-  for (std::size_t i = 0; i <= text.size(); ++i) key.value.char_cols.push_back(13 + static_cast<int>(i));
-  raw.args.push_back(key);
+  for (const auto& [name, text] : args) {
+    RawArg a;
+    a.name = name;
+    a.loc = {1, 8};
+    a.value.kind = RawValue::string;
+    a.value.text = text;
+    a.value.loc = {1, 12};
+    for (std::size_t i = 0; i <= text.size(); ++i) a.value.char_cols.push_back(13 + static_cast<int>(i));
+    raw.args.push_back(a);
+  }
 
   Run run;
   run.f.name = "m";
@@ -108,9 +114,14 @@ Run validate_key(const std::string& text, bool decorator = false) {
   std::ostringstream out;
   Reporter rep(out);
   ValidatedAnnotation va;
-  run.ok = validate_annotation(raw, *vocab.find("lock"), facts, types, run.f, rep, "model.h", va);
+  run.ok = validate_annotation(raw, *vocab.find(annotation), facts, types, run.f, rep, "model.h", va);
   run.errors = out.str();
   return run;
+}
+
+// Validates [[lock(key="<text>")]].
+Run validate_key(const std::string& text, bool decorator = false) {
+  return validate_strings("lock", {{"key", text}}, decorator);
 }
 
 std::string rendered(const Run& r) {
@@ -150,6 +161,41 @@ TEST_CASE("validator: each wrong step is reported at its column", "[codegen][val
     CHECK_FALSE(r.ok);
     CHECK_THAT(r.errors, Catch::Contains(c.error));
   }
+}
+
+TEST_CASE("validator: placeholders apart only by text a value may hold are an error", "[codegen][validator]") {
+  for (const char* key : {"<order.id><any>", "o:<order.id>-<any>", "<order.id>.x.<any>"}) {
+    INFO(key);
+    auto r = validate_key(key);
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.errors, Catch::Contains("need one of ':' '/' '|' ',' between them"));
+  }
+  for (const char* key : {"o:<order.id>:<any>", "<order.id>/<any>", "<order.id>-x|y-<any>", "a-<order.id>-b"}) {
+    INFO(key);
+    auto r = validate_key(key);
+    INFO(r.errors);
+    CHECK(r.ok);
+  }
+}
+
+TEST_CASE("validator: a placeholder in a plain-text argument is an error, not text nobody renders",
+          "[codegen][validator]") {
+  auto r = validate_strings("dedupe", {{"key", "pay:<order.id>"}, {"message", "order <order.id> paid"}});
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.errors, Catch::Contains("argument 'message' of 'dedupe' is plain text, not a key template"));
+  auto literal = validate_strings("dedupe", {{"key", "pay:<order.id>"}, {"message", "paid: 1 < 2 calls"}});
+  INFO(literal.errors);
+  CHECK(literal.ok);
+}
+
+TEST_CASE("validator: a cache's name is a key template rendered per call", "[codegen][validator]") {
+  auto r = validate_strings("cache", {{"name", "orders:<order.id>"}, {"key", "<any>"}});
+  INFO(r.errors);
+  REQUIRE(r.ok);
+  REQUIRE(r.f.slots.size() == 2);
+  std::string name;
+  for (const auto& part : r.f.slots.at(0).parts) name += part.expr ? "{" + part.text + "}" : part.text;
+  CHECK(name == "orders:{order.id}");
 }
 
 TEST_CASE("validator: a decorator's keys reach only public members of the object", "[codegen][validator]") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dedupe_methods.h"
+#include "user_payments.weave.h"
 #include "weave/dedupe.h"
 #if WEAVE_TEST_STORE_IS_MEM
 #include "dedupe/dedupe_runtime.h"
@@ -85,6 +86,19 @@ TEST_CASE("dedupe: a duplicate within the window throws DuplicateCall, never ret
   REQUIRE(p.runs == 1);
   p.pay(fresh_key("other"));  // another key runs
   REQUIRE(p.runs == 2);
+}
+
+// ("a:b", "c") and ("a", "b:c") render "pay:<user>:<idempotency_key>" as two
+// keys: one user is never handed another's stored result.
+TEST_CASE("dedupe: calls whose arguments differ never share a record, however the arguments join") {
+  use_store();
+  weave::Woven<users::Payments> payments;
+  const std::string a = fresh_key("split");
+  CHECK(payments.pay(a + ":b", "c") == a + ":b|c");
+  CHECK(payments.pay(a, "b:c") == a + "|b:c");
+  CHECK(payments.runs == 2);
+  CHECK(payments.pay(a, "b:c") == a + "|b:c");  // a duplicate of its own call: replayed
+  CHECK(payments.runs == 2);
 }
 
 TEST_CASE("dedupe: on_duplicate=replay returns the first call's result") {

@@ -657,6 +657,25 @@ std::vector<std::string> order_keys(weave::store::Executor& exec, const std::str
   return {found.begin(), found.end()};
 }
 
+// A queue's name is %-encoded in its keys' hash tag: a '}' in it cannot
+// reach another queue's message keys (ids are the caller's text too).
+TEST_CASE("queue: a name with braces cannot reach another queue's messages", "[queue]") {
+  use_store();
+  const std::string name = fresh_queue("braces");
+  weave::Queue q(name);
+  weave::Queue crafted(name + "}:m:x");
+  crafted.offer_json(R"({"v": 1})", 0ms, {.id = "1"});
+  q.offer_json(R"({"v": 2})", 0ms, {.id = "x}:m:1"});
+  std::optional<weave::QueueDelivery> mine = q.take_json(5s);
+  REQUIRE(mine);
+  CHECK(mine->payload() == R"({"v": 2})");
+  mine->ack();
+  std::optional<weave::QueueDelivery> theirs = crafted.take_json(5s);
+  REQUIRE(theirs);
+  CHECK(theirs->payload() == R"({"v": 1})");
+  theirs->ack();
+}
+
 TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a new one, and nothing is lost", "[queue][async-offer]") {
   use_store();
   const std::string name = fresh_queue("offer-async-key-gone");

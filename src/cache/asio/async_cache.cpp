@@ -57,18 +57,17 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
     const ResultCodec& codec = cache::codec_of(call);
     std::string key_storage;
     const std::string_view key = cache::key_of(call, s, key_storage);
-    const std::string_view cache_name = cache::cache_name_of(call, s);
     const auto now = cache::Clock::now();
     {
       // 1. the local tier. No suspension in this scope: a CacheRuntimeRef
       // counts on its thread (and costs no shared count).
       const CacheRuntimeRef rt;
-      auto& name = rt->name(cache_name);
+      auto& name = cache::cache_of(*rt, call, s);
       if (cache::complete_from_local(call, s, codec, *rt, name, key, now, /*count_miss=*/true)) co_return;
     }
     // 2. one load per key in this process; the others wait, suspended, for its value
     const std::shared_ptr<CacheRuntime> rt = cache_runtime();
-    CacheName& name = rt->name(cache_name);
+    CacheName& name = cache::cache_of(*rt, call, s);
     const bool in_process = rt->remote().in_process() || s.tier == cache::Tier::local;
     for (int attempt = 0;; ++attempt) {
       auto joined = name.join(std::string(key));

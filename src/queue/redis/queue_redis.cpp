@@ -22,6 +22,7 @@
 #include "queue/scripts.h"
 #include "store/open.h"
 #include "store/reply.h"
+#include "weave/key.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -294,8 +295,13 @@ class RequestBatch {
 
 class RedisQueue final : public QueueStore {
  public:
+  // The name %-encoded in the keys' hash tag: a '{' or '}' in it cannot
+  // reach another queue's keys or slot.
   RedisQueue(std::shared_ptr<store::Executor> exec, const std::string& prefix, std::string_view name)
-      : exec_(std::move(exec)), base_("{" + prefix + std::string(name) + "}") {
+      : exec_(std::move(exec)) {
+    base_.append("{").append(prefix);
+    append_percent_encoded(base_, name, "%{}");
+    base_ += '}';
     scheduled_ = base_ + ":z";
     active_ = base_ + ":a";
     dead_ = base_ + ":d";
