@@ -34,6 +34,45 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
+// Stored or received JSON nested deeper than this is refused as malformed:
+// nlohmann/json's dump() and conversions recurse per level, and a crafted
+// payload would otherwise exhaust a worker's stack.
+inline constexpr int kMaxJsonDepth = 128;
+
+// True when `text` nests arrays and objects more than `max` deep (brackets
+// inside strings do not count). Cheap: a text with fewer brackets than `max`
+// is not scanned.
+inline bool json_deeper_than(std::string_view text, int max) noexcept {
+  std::size_t brackets = 0;
+  for (char c : text) brackets += (c == '[') | (c == '{');
+  if (brackets <= static_cast<std::size_t>(max)) return false;
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// nlohmann::json::parse for stored or received text: throws
+// std::invalid_argument when it nests deeper than kMaxJsonDepth,
+// nlohmann::json::parse_error when it is not JSON.
+inline nlohmann::json parse_stored_json(std::string_view text) {
+  if (json_deeper_than(text, kMaxJsonDepth))
+    throw std::invalid_argument("JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
+  return nlohmann::json::parse(text);
+}
+
 // A plain value: nlohmann/json converts it both ways (to_json / from_json
 // found by ADL, or built in) and it can be copied.
 template <class T>
@@ -121,7 +160,7 @@ constexpr ResultCodec make_result_codec(std::string_view type_name) {
         return j.dump();
       },
       [](std::string_view text, void* slot) {
-        slot_of<R>(slot).emplace(Stored<R>::from_json(nlohmann::json::parse(text)));
+        slot_of<R>(slot).emplace(Stored<R>::from_json(parse_stored_json(text)));
       },
       [](const void* r) -> std::shared_ptr<const void> {
         return std::make_shared<const R>(Stored<R>::copy(*static_cast<const R*>(r)));
@@ -169,7 +208,7 @@ std::string encode_stored_args(std::span<const ArgRef> args) {
 // array of one element per parameter.
 template <class... A>
 std::tuple<A...> decode_stored_args(std::string_view json) {
-  const nlohmann::json j = nlohmann::json::parse(json);
+  const nlohmann::json j = parse_stored_json(json);
   if (!j.is_array() || j.size() != sizeof...(A))
     throw std::invalid_argument("expected a JSON array of " + std::to_string(sizeof...(A)) + " arguments, not " +
                                 std::string(j.type_name()) + (j.is_array() ? " of " + std::to_string(j.size()) : ""));

@@ -52,6 +52,7 @@
 #include "weave/error.h"
 #include "weave/event.h"
 #include "weave/held_lease.h"
+#include "weave/json_codec.h"
 
 namespace WEAVE_NAMESPACE {
 
@@ -380,10 +381,12 @@ class DelayQueue {
   static std::optional<Delivery<T>> decode(QueueDelivery& d) {
     std::string why;
     try {
-      T value = nlohmann::json::parse(d.payload()).template get<T>();
+      T value = detail::parse_stored_json(d.payload()).template get<T>();
       return Delivery<T>(std::move(d), std::move(value));
     } catch (const nlohmann::json::exception& e) {
       why = "its payload does not decode (written by another version?): " + std::string(e.what());
+    } catch (const std::invalid_argument& e) {
+      why = "its payload does not decode: " + std::string(e.what());
     }
     try {
       d.dead(why);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "weave/json_codec.h"
+
 namespace WEAVE_NAMESPACE::detail {
 
 std::string encode_delay_call(std::string_view method, std::uint64_t signature_hash, std::string_view args) {
@@ -20,6 +22,7 @@ std::string encode_delay_call(std::string_view method, std::uint64_t signature_h
 }
 
 bool decode_delay_call(std::string_view text, DelayCall& out) {
+  if (json_deeper_than(text, kMaxJsonDepth)) return false;  // dump() below would recurse as deep
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("m") || !j["m"].is_string() || !j.contains("s") || !j["s"].is_string() ||
       !j.contains("a") || !j["a"].is_array())

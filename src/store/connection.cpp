@@ -1,5 +1,6 @@
 #include "store/connection.h"
 
+#include <optional>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -32,6 +33,43 @@ std::string reply_error(const redisReply* r) {
   return r ? std::string(r->str, r->len) : std::string("no reply");
 }
 
+// hiredis allocates an array's element table as the reply declares it
+// ("*<n>"), before a single element arrived: a declared size over this is
+// refused (the reader fails, the connection is dropped). Weave's largest
+// replies are SCAN pages, queue batches and CLUSTER SLOTS, far below it.
+constexpr int kMaxReplyElements = 1 << 20;
+thread_local std::optional<long long> refused_elements;  // the last refused size, for the error's text
+redisReplyObjectFunctions* hiredis_functions = nullptr;  // hiredis's own, shared by every reader
+
+void* bounded_array(const redisReadTask* task, int elements) {
+  if (elements < 0 || elements > kMaxReplyElements) {
+    refused_elements = elements;
+    return nullptr;  // hiredis: an out-of-memory error, the reader unusable
+  }
+  return hiredis_functions->createArray(task, elements);
+}
+
+// The context's error, in words: a refused reply size says what it was.
+std::string context_error(const redisContext* c) {
+  if (c->err == REDIS_ERR_OOM && refused_elements) {
+    const long long n = *refused_elements;
+    refused_elements.reset();
+    return "a reply declared " + std::to_string(n) + " elements, over the bound of " +
+           std::to_string(kMaxReplyElements) + " (the connection is dropped)";
+  }
+  return c->errstr;
+}
+
+void bound_replies(redisContext* c) {
+  static redisReplyObjectFunctions bounded = [c] {
+    hiredis_functions = c->reader->fn;
+    redisReplyObjectFunctions f = *c->reader->fn;
+    f.createArray = bounded_array;
+    return f;
+  }();
+  c->reader->fn = &bounded;
+}
+
 }  // namespace
 
 redisContext* connect_raw(const Endpoint& ep) {
@@ -42,6 +80,7 @@ redisContext* connect_raw(const Endpoint& ep) {
     redisFree(c);
     throw BackendUnavailable("weave redis: cannot connect to " + ep.describe() + ": " + why);
   }
+  bound_replies(c);
   return c;
 }
 
@@ -63,7 +102,7 @@ void handshake(redisContext* c, const Endpoint& ep) {
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     void* raw = nullptr;
     if (send_output(c, /*wait=*/true) < 0 || redisGetReply(c, &raw) != REDIS_OK) {
-      std::string why = c->errstr;
+      std::string why = context_error(c);
       throw BackendUnavailable("weave redis: " + ep.describe() + " did not answer the handshake: " + why);
     }
     Reply r(static_cast<redisReply*>(raw));
@@ -94,7 +133,7 @@ Connection::~Connection() {
 void Connection::fail(const char* what) {
   int saved = errno;
   broken_ = true;
-  std::string why = ctx_->errstr;
+  std::string why = context_error(ctx_);
   bool timeout = ctx_->err == REDIS_ERR_IO && (saved == EAGAIN || saved == EWOULDBLOCK ||
                                                 why.find("temporarily unavailable") != std::string::npos);
   failure_ = timeout ? IoFailure::timeout : IoFailure::closed;

@@ -180,6 +180,17 @@ TEST_CASE("stored call: arguments that do not decode as the parameter types are 
   }
 }
 
+TEST_CASE("stored call: arguments nested deeper than JSON's bound are rejected unread", "[core][stored_call]") {
+  const std::string deep = R"(["o-5",)" + std::string(100000, '[') + std::string(100000, ']') + "]";
+  CHECK_THAT(rejection(k_codec.signature_hash, deep), Catch::Contains("nested more than 128 levels deep"));
+  // Brackets inside strings are text, not nesting.
+  const std::string in_text = R"([")" + std::string(1000, '[') + R"(", 3])";
+  CHECK_FALSE(weave::detail::json_deeper_than(in_text, weave::detail::kMaxJsonDepth));
+  CHECK(weave::detail::json_deeper_than("[[[1]]]", 2));
+  CHECK_FALSE(weave::detail::json_deeper_than("[[[1]]]", 3));
+  CHECK_FALSE(weave::detail::json_deeper_than(R"(["\"[[[["])", 2));
+}
+
 TEST_CASE("stored call: a method without a codec, or no object, is a usage error", "[core][stored_call]") {
   Shop shop;
   CHECK_THROWS_AS(weave::detail::run_stored_call(k_plain, &shop, k_codec.signature_hash, "[]"), weave::UsageError);

@@ -131,6 +131,22 @@ TEST_CASE("delay: a stored call of another signature, or of no method served, is
   q.purge_dead();
 }
 
+// 200,000 levels: nlohmann/json's dump() would need far more stack than a
+// thread has; the worker refuses it unread, with a reason.
+TEST_CASE("delay: a stored call nested deeper than JSON's bound is dead-lettered with the reason, the worker unharmed", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  weave::Queue q("delay-orders");
+  const std::string deep = std::string(R"({"m":"delaytest::Orders::cancel_if_unpaid","s":"1","a":[)") +
+                           std::string(200000, '[') + std::string(200000, ']') + "]}";
+  const std::string id = q.offer_json(deep, 0ms);
+  Running worker(orders);
+  REQUIRE(eventually([&] { return q.stats().dead == 1; }));
+  CHECK(orders.lines().empty());
+  CHECK_THAT(q.inspect(id).last_error, Catch::Contains("not a stored"));
+  q.purge_dead();
+}
+
 TEST_CASE("delay: a worker stops when asked, and run() without anything served is a usage error", "[delay]") {
   use_store();
   weave::DelayWorker idle;

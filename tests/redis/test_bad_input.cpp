@@ -314,3 +314,57 @@ TEST_CASE("bad input: a Redis user lacking a command Weave needs gets an error n
     weave::configure_queues({});
   }
 }
+
+namespace {
+// A listener on a free loopback port that answers whatever it is sent with
+// `reply` and closes: a peer speaking hostile RESP (not a Redis).
+class HostilePeer {
+ public:
+  explicit HostilePeer(std::string reply) : reply_(std::move(reply)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    REQUIRE(::listen(fd_, 4) == 0);
+    thread_ = std::thread([this] {
+      const int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char buf[512];
+      if (::read(c, buf, sizeof buf) > 0) (void)!::write(c, reply_.data(), reply_.size());
+      ::shutdown(c, SHUT_WR);
+      while (::read(c, buf, sizeof buf) > 0) {
+      }
+      ::close(c);
+    });
+  }
+  ~HostilePeer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string reply_;
+  int fd_ = -1, port_ = 0;
+  std::thread thread_;
+};
+}  // namespace
+
+// hiredis would allocate the element table as declared: 2,000,000,000
+// pointers for a reply that then never comes.
+TEST_CASE("bad input: a reply declaring a huge array is refused before anything is allocated for it",
+          "[redis][bad-input]") {
+  HostilePeer peer("*2000000000\r\n");
+  try {
+    weave::LockClient locks(redis_test::lock_options(peer.url()));
+    locks.try_acquire("k");
+    FAIL("a hostile reply was accepted");
+  } catch (const weave::IoError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("declared 2000000000 elements, over the bound"));
+  }
+}
