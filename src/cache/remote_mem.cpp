@@ -74,7 +74,8 @@ class MemRemote final : public RemoteTier {
     if (entry(name, key) || version_of(name, key) != read_version) return {FillClaim::read_again};
     const auto now = Clock::now();
     Lease& held = leases_[lease_key('f', name, key)];
-    if (!held.token.empty() && held.expires > now) return {FillClaim::held, held.expires};
+    // (A repeat of the token's own claim is answered as the first was.)
+    if (!held.token.empty() && held.expires > now && held.token != token) return {FillClaim::held, held.expires};
     held = Lease{std::string(token), now + lease};
     return {FillClaim::load};
   }
@@ -85,7 +86,7 @@ class MemRemote final : public RemoteTier {
     if (!e || version_of(name, key) != read.version || e->written_ms != read.written_ms) return false;
     const auto now = Clock::now();
     Lease& held = leases_[lease_key('r', name, key)];
-    if (!held.token.empty() && held.expires > now) return false;
+    if (!held.token.empty() && held.expires > now && held.token != token) return false;
     held = Lease{std::string(token), now + lease};
     return true;
   }

@@ -19,8 +19,9 @@
 #include "cache_suite.h"
 #include "weave/cache.h"
 #include "weave/key.h"
-#if WEAVE_TEST_STORE_IS_MEM
+#include "cache/cache_runtime.h"
 #include "cache/remote_tier.h"
+#if WEAVE_TEST_STORE_IS_MEM
 #else
 #include <signal.h>
 
@@ -177,6 +178,29 @@ TEST_CASE("cache refresh_after: a reload that throws leaves the aged value, and 
   const weave::CacheStats s = weave::cache_stats(name);
   REQUIRE(s.load_failures == 1);
   REQUIRE(s.refreshes == 0);
+}
+
+// A loader whose claim's answer never came sends it again: it holds the
+// lease, no one else does.
+TEST_CASE("cache sync: a fill or refresh claim sent again by its own caller is answered as the first was") {
+  use_store();
+  const auto name = fresh_name("claim-again");
+  weave::detail::RemoteTier* store = &weave::detail::cache_runtime()->remote();
+  const auto read = store->get(name, "k");
+  using weave::detail::FillClaim;
+  CHECK(store->try_claim_fill(name, "k", "mine", 60s, read.version).claim == FillClaim::load);
+  CHECK(store->try_claim_fill(name, "k", "mine", 60s, read.version).claim == FillClaim::load);
+  CHECK(store->try_claim_fill(name, "k", "theirs", 60s, read.version).claim == FillClaim::held);
+  store->release(name, "k", "mine");
+  CHECK(store->try_claim_fill(name, "k", "theirs", 60s, read.version).claim == FillClaim::load);
+  store->release(name, "k", "theirs");
+
+  REQUIRE(store->fill(name, "k", R"({"id":"k","cents":1})", 60s, read.version, ""));
+  const auto filled = store->get(name, "k");
+  CHECK(store->claim_refresh(name, "k", filled, "mine", 60s));
+  CHECK(store->claim_refresh(name, "k", filled, "mine", 60s));
+  CHECK_FALSE(store->claim_refresh(name, "k", filled, "theirs", 60s));
+  store->release(name, "k", "mine");
 }
 
 #if WEAVE_TEST_STORE_IS_MEM
