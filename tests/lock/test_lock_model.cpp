@@ -12,10 +12,11 @@
 // either answer is accepted and the model follows the backend's.
 //
 // AcquireRequest::now and ReleaseRequest::now matter on mem:// only: when set,
-// mem:// decides at that instant instead of reading its clock (Redis ignores
-// them). Requests here carry their send time, as LockClient's do, and a resend
-// carries its first send's unchanged, so mem:// judges a resend at that
-// earlier instant: a window starts at min(now, send).
+// mem:// decides at that instant instead of reading its clock (a networked
+// backend ignores them). Requests here carry their send time, as LockClient's
+// do, and a resend carries its first send's unchanged, so mem:// judges a
+// resend at that earlier instant (its lease ends that much sooner): on mem://
+// a window starts at the request's `now`, elsewhere at the send.
 //
 // Properties (the model's messages name them):
 //   1. never two holders: no grant to another owner while the holder's lease
@@ -246,7 +247,7 @@ class Run {
       const std::string& k = any(keys_);
       weave::AcquireRequest r{k, owner_for(k), lease()};
       r.now = Clock::now();
-      const Window w = window_from(r.now, [&] { last_.acquired = backend_.acquire(r); });
+      const Window w = window(r.now, [&] { last_.acquired = backend_.acquire(r); });
       log << at(w) << "acquire " << name(r.key) << ' ' << r.owner_token << ' ' << r.lease.count() << "ms -> "
           << str(last_.acquired) << '\n';
       model_.acquire(r, last_.acquired, w);
@@ -256,7 +257,7 @@ class Run {
       const std::string& k = any(keys_);
       weave::ReleaseRequest r{k, owner_for(k)};
       r.now = Clock::now();
-      const Window w = window_from(r.now, [&] { last_.released = backend_.release(r); });
+      const Window w = window(r.now, [&] { last_.released = backend_.release(r); });
       log << at(w) << "release " << name(r.key) << ' ' << r.owner_token << " -> " << str(last_.released) << '\n';
       model_.release(r, last_.released, w);
       last_.kind = Sent::Kind::release;
@@ -267,14 +268,14 @@ class Run {
         const std::string& k = any(keys_);
         last_.renew.push_back({k, owner_for(k), lease()});
       }
-      const Window w = window_from(Clock::now(), [&] { last_.renewed = backend_.renew_batch(last_.renew); });
+      const Window w = window({}, [&] { last_.renewed = backend_.renew_batch(last_.renew); });
       log << at(w) << "renew" << str(last_.renew) << " -> " << str(last_.renewed) << '\n';
       model_.renew(last_.renew, last_.renewed, w);
       last_.kind = Sent::Kind::renew;
     } else if (roll < 65) {
       const std::string& k = any(keys_);
       weave::ForcedRelease f;
-      const Window w = window_from(Clock::now(), [&] { f = backend_.force_release(k); });
+      const Window w = window({}, [&] { f = backend_.force_release(k); });
       log << at(w) << "force_release " << name(k) << " -> fence " << f.fence << " freed";
       for (const weave::LockHolder& h : f.freed) log << ' ' << h.owner << '/' << h.fencing_token;
       log << '\n';
@@ -297,7 +298,7 @@ class Run {
     if (last_.kind == Sent::Kind::acquire) {
       const weave::AcquireRequest& r = last_.acquire;
       weave::AcquireResult a;
-      const Window w = window_from(r.now, [&] { a = backend_.acquire(r); });
+      const Window w = window(r.now, [&] { a = backend_.acquire(r); });
       log << at(w) << "RESEND acquire " << name(r.key) << ' ' << r.owner_token << " -> " << str(a) << '\n';
       if (model_.key(r.key).surely_held(w)) {
         ++model_.seen["resend answered while its lease surely ran"];
@@ -308,7 +309,7 @@ class Run {
       last_.acquired = a;
     } else if (last_.kind == Sent::Kind::renew) {
       std::vector<weave::RenewResult> again;
-      const Window w = window_from(Clock::now(), [&] { again = backend_.renew_batch(last_.renew); });
+      const Window w = window({}, [&] { again = backend_.renew_batch(last_.renew); });
       log << at(w) << "RESEND renew" << str(last_.renew) << " -> " << str(again) << '\n';
       for (std::size_t i = 0; i < last_.renew.size() && i < again.size(); ++i) {
         const KeyModel& k = model_.key(last_.renew[i].key);
@@ -323,18 +324,21 @@ class Run {
     } else {  // a release that answered lost
       const weave::ReleaseRequest& r = last_.release;
       weave::ReleaseResult again{};
-      const Window w = window_from(r.now, [&] { again = backend_.release(r); });
+      const Window w = window(r.now, [&] { again = backend_.release(r); });
       log << at(w) << "RESEND release " << name(r.key) << ' ' << r.owner_token << " -> " << str(again) << '\n';
       if (again != last_.released) model_.failures.emplace_back("4. a resent release that was lost is lost again");
       model_.release(r, again, w);
     }
   }
 
+  // When `call` decided: mem:// at the request's `now` when it has one,
+  // else (and any networked backend) between the send and the reply.
   template <class F>
-  Window window_from(Clock::time_point from, F&& call) {
-    from = std::min(from, Clock::now());
+  Window window(Clock::time_point request_now, F&& call) {
+    const Clock::time_point sent = Clock::now();
     call();
-    return {from, Clock::now()};
+    const bool at_now = WEAVE_TEST_STORE_IS_MEM && request_now != Clock::time_point{};
+    return {at_now ? request_now : sent, Clock::now()};
   }
 
   int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
