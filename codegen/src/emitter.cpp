@@ -204,7 +204,8 @@ std::string emit_render(std::string& out, const FunctionModel& f, const std::str
     out += "#line " + std::to_string(s.line) + " " + quote(header) + "\n";
     std::string stmt = " ";
     for (const auto& part : s.parts) {
-      if (part.expr) stmt += " ::weave::append_key(" + slot + ", " + part.text + ");";
+      if (part.expr)
+        stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " + part.text + ");";
       else stmt += " " + slot + " += " + quote(part.text) + ";";
     }
     out += stmt + "\n";

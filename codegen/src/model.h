@@ -34,6 +34,10 @@ struct AnnotationModel {
 // One rendered key template: literal parts and C++ expressions, appended in order.
 struct KeyRender {
   int line = 0;  // header line of the template (for #line)
+  // The rendered text names stored state (the vocabulary's "names_state"):
+  // values are %-encoded (weave::append_key), else written as they are
+  // (weave::append_text).
+  bool names_state = false;
   struct Part {
     bool expr = false;
     std::string text;

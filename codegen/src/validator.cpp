@@ -103,7 +103,7 @@ class Validator {
   std::string effective(const std::string& name) const;
   const RawArg* written(const std::string& name) const;
   std::string template_code(KeyRender kr, const std::string& source);
-  bool key_template(const RawValue& v, KeyRender& out);
+  bool key_template(const RawValue& v, const ArgDef& d, KeyRender& out);
   bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
   // Resolves the head of a placeholder (a parameter, or `this`); false on error.
   bool head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type);
@@ -272,7 +272,7 @@ bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& 
   return true;
 }
 
-bool Validator::key_template(const RawValue& v, KeyRender& out) {
+bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out) {
   auto col_at = [&](int pos) -> Loc {
     if (v.char_cols.empty()) return v.loc;
     pos = std::clamp(pos, 0, static_cast<int>(v.char_cols.size()) - 1);
@@ -285,9 +285,11 @@ bool Validator::key_template(const RawValue& v, KeyRender& out) {
     return false;
   }
   out.line = v.loc.line ? v.loc.line : raw_.loc.line;
+  out.names_state = d.names_state;
   bool ok = true;
-  // Values are rendered with weave::key_reserved %-encoded: placeholders
-  // apart only by other text could render two calls as one key.
+  // A name of stored state renders values with weave::key_reserved
+  // %-encoded: placeholders apart only by other text could render two calls
+  // as one name.
   const KeyPiece* open = nullptr;  // the last placeholder, while no reserved character followed it
   for (const auto& p : *pieces) {
     if (!p.placeholder) {
@@ -295,7 +297,7 @@ bool Validator::key_template(const RawValue& v, KeyRender& out) {
       if (p.literal.find_first_of(weave::key_reserved) != std::string::npos) open = nullptr;
       continue;
     }
-    if (open) {
+    if (open && d.names_state) {
       auto written = [&](const KeyPiece& x) {  // the placeholder as written ('->' has a '>' of its own)
         std::size_t close = v.text.find('>', static_cast<std::size_t>(x.pos));
         while (close != std::string::npos && close > 0 && v.text[close - 1] == '-') close = v.text.find('>', close + 1);
@@ -513,7 +515,7 @@ void Validator::convert_default(const ArgDef& d) {
   std::string code;
   if (d.type == ArgType::template_) {
     KeyRender kr;
-    if (!key_template(val, kr)) {
+    if (!key_template(val, d, kr)) {
       ok_ = false;
       return;
     }
@@ -523,7 +525,7 @@ void Validator::convert_default(const ArgDef& d) {
     std::vector<std::string> sources;
     for (const auto& item : val.items) {
       KeyRender kr;
-      if (!key_template(item, kr)) {
+      if (!key_template(item, d, kr)) {
         ok_ = false;
         continue;
       }
@@ -566,7 +568,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
     case ArgType::template_: {
       if (v.kind != RawValue::string) return wrong();
       KeyRender kr;
-      if (!key_template(v, kr)) {
+      if (!key_template(v, d, kr)) {
         ok_ = false;
         return;
       }
@@ -589,7 +591,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
           continue;
         }
         KeyRender kr;
-        if (!key_template(*x, kr)) { good = false; continue; }
+        if (!key_template(*x, d, kr)) { good = false; continue; }
         renders.push_back(std::move(kr));
         sources.push_back(x->text);
       }

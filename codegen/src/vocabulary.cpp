@@ -130,6 +130,12 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
           return fail("argument '" + d.name + "': \"min\" needs an integer argument and an integer bound");
         d.min = a["min"].get<long long>();
       }
+      if (a.contains("names_state")) {
+        if (!a["names_state"].is_boolean()) return fail("argument '" + d.name + "': \"names_state\" must be true or false");
+        if (d.type != ArgType::template_ && d.type != ArgType::template_list)
+          return fail("argument '" + d.name + "': \"names_state\" is for a template or template_list");
+        d.names_state = a["names_state"].get<bool>();
+      }
       if (a.contains("detaches")) {
         if (!a["detaches"].is_boolean()) return fail("argument '" + d.name + "': \"detaches\" must be true or false");
         d.detaches = a["detaches"].get<bool>();

@@ -25,6 +25,9 @@ struct ArgDef {
   bool forever = false;                         // duration: accepts `forever`
   std::optional<nlohmann::json> default_value;  // absent = no default
   bool default_qualified_name = false;          // default = "ns::Class::method"
+  // template / template_list: the rendered text names stored state (a key, a
+  // cache name): its values are %-encoded and its placeholders separated.
+  bool names_state = false;
   bool required = false;
   std::vector<std::string> conflicts;           // mutually exclusive arguments
   // Required iff another argument has one of these values (e.g. on_busy=fallback).

@@ -10,13 +10,16 @@
 //
 // A type with neither is a compile error naming the type.
 //
-// A value's text is written with its reserved characters (key_reserved:
-// % : / | , { }) %-encoded, upper-case hex, so that two calls whose values
-// differ never render one key: `pay:<user>:<id>` renders ("a:b", "c") as
-// "pay:a%3Ab:c" and ("a", "b:c") as "pay:a:b%3Ac", and no value can forge a
-// Redis Cluster hash tag. weavegen requires a reserved character in the text
-// between two placeholders. Text without reserved characters (numbers, ids,
-// UUIDs, e-mail addresses) renders as it is.
+// In a template that names stored state (a lock key, a cache name or key, a
+// dedupe key: the vocabulary's "names_state"), a value's text is written by
+// append_key with its reserved characters (key_reserved: % : / | , { })
+// %-encoded, upper-case hex, so that two calls whose values differ never
+// render one name: `pay:<user>:<id>` renders ("a:b", "c") as "pay:a%3Ab:c"
+// and ("a", "b:c") as "pay:a:b%3Ac", and no value can forge a Redis Cluster
+// hash tag; weavegen requires a reserved character in the text between two
+// of its placeholders. Text without reserved characters (numbers, ids, UUIDs,
+// e-mail addresses) renders as it is. Any other template (a message of an
+// annotation of your own) renders values as they are (append_text).
 #pragma once
 
 #include "weave/abi.h"
@@ -67,16 +70,25 @@ inline void append_percent_encoded(std::string& out, std::string_view text, std:
   out.append(text.data() + from, text.size() - from);
 }
 
-template <class T>
-void append_key(std::string& out, const T& value) {
+namespace key_detail {
+// The value's text, its reserved characters %-encoded when Encode.
+template <bool Encode, class T>
+void append(std::string& out, const T& value) {
+  auto put = [&out](std::string_view text) {
+    if constexpr (Encode)
+      append_percent_encoded(out, text);
+    else
+      out += text;
+  };
+  (void)put;  // (not every branch writes text)
   if constexpr (std::is_same_v<T, bool>) {
     out += value ? "true" : "false";
   } else if constexpr (key_detail::HasWeaveKey<T>) {
-    append_percent_encoded(out, std::string_view(weave_key(value)));
+    put(std::string_view(weave_key(value)));
   } else if constexpr (key_detail::StringLike<T>) {
-    append_percent_encoded(out, std::string_view(value));
+    put(std::string_view(value));
   } else if constexpr (std::is_enum_v<T>) {
-    append_key(out, static_cast<std::underlying_type_t<T>>(value));
+    append<Encode>(out, static_cast<std::underlying_type_t<T>>(value));
   } else if constexpr (std::is_integral_v<T>) {
     char buf[24];
     auto r = std::to_chars(buf, buf + sizeof buf, value);
@@ -88,12 +100,27 @@ void append_key(std::string& out, const T& value) {
   } else if constexpr (key_detail::Streamable<T>) {
     std::ostringstream os;
     os << value;
-    append_percent_encoded(out, os.str());
+    put(os.str());
   } else {
     static_assert(is_key_formattable_v<T>,
                   "weave: this type cannot be used in a key template; "
                   "give it `std::string weave_key(const T&)` (found by ADL) or operator<<");
   }
+}
+}  // namespace key_detail
+
+// A value as a key template that names stored state renders it (a lock key,
+// a cache name, a dedupe key): its reserved characters %-encoded.
+template <class T>
+void append_key(std::string& out, const T& value) {
+  key_detail::append<true>(out, value);
+}
+
+// A value as text, as any other template renders it (a message of an
+// annotation of your own): the same formatting, nothing encoded.
+template <class T>
+void append_text(std::string& out, const T& value) {
+  key_detail::append<false>(out, value);
 }
 
 }  // namespace weave

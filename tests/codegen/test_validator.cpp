@@ -193,6 +193,8 @@ TEST_CASE("validator: a cache's name is a key template rendered per call", "[cod
   INFO(r.errors);
   REQUIRE(r.ok);
   REQUIRE(r.f.slots.size() == 2);
+  CHECK(r.f.slots.at(0).names_state);  // its values %-encoded: annotations/cache.json
+  CHECK(r.f.slots.at(1).names_state);
   std::string name;
   for (const auto& part : r.f.slots.at(0).parts) name += part.expr ? "{" + part.text + "}" : part.text;
   CHECK(name == "orders:{order.id}");

@@ -55,6 +55,14 @@ TEST_CASE("key values: reserved characters are %-encoded, everything else render
   CHECK(key_of(std::string("caf\xc3\xa9 \x01")) == "caf\xc3\xa9 \x01");
 }
 
+TEST_CASE("key values: a template that names no stored state renders values as they are") {
+  std::string out;
+  weave::append_text(out, std::string("a:b{c}"));
+  weave::append_text(out, app::Point{1, 2});
+  weave::append_text(out, 7);
+  CHECK(out == "a:b{c}1,27");
+}
+
 // "p:<a>:<b>" rendered for every pair of values drawn from an alphabet
 // rich in reserved characters: distinct pairs never give one key.
 TEST_CASE("key values: a template with separated placeholders renders distinct arguments as distinct keys") {
