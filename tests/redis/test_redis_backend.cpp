@@ -15,7 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "lock/redis/backends.h"
+#include "lock/redis/requests.h"
 #include "redis_server.h"
+#include "store/open.h"
+#include "store/executor.h"
 #include "weave/config.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -559,4 +563,36 @@ TEST_CASE("redis: a fork()ed child never frees the parent's lease and locks with
   held.release();
   CHECK(other.try_acquire("fork:child"));  // the child released its own
   weave::configure_locks(weave::LockOptions{});
+}
+
+// The store layer sends a request again when its connection closed before
+// the reply: a forced unlock whose first send ran must not drop the lease of
+// whoever took the key since (the request carries its id; the answer is kept).
+TEST_CASE("redis: a forced unlock sent again answers as its first send and frees no lease taken since", "[redis]") {
+  redis_test::RedisServer server;
+  const weave::LockOptions o = redis_test::lock_options(server.url());
+  auto exec = weave::store::open_executor(o.url, weave::store::connection_settings(o));
+  auto backend = weave::lock_redis::make_script_backend(exec, o);
+  const std::string key = "forced-again";
+  REQUIRE(backend->acquire({key, "owner-A", 10s}).acquired);
+  const weave::lock_redis::ForceReleaseCommand command(o.key_prefix, key,
+                                                       weave::lock_redis::CounterPolicy::from(o, true));
+  const weave::ForcedRelease first =
+      weave::lock_redis::ForceReleaseCommand::parse(weave::store::run_one(*exec, command.call(), "test force"));
+  REQUIRE(first.freed.size() == 1);
+  REQUIRE(first.freed[0].owner == "owner-A");
+  const weave::AcquireResult b = backend->acquire({key, "owner-B", 10s});
+  REQUIRE(b.acquired);
+  REQUIRE(b.fencing_token > first.fence);
+  const weave::ForcedRelease again =  // the same request, sent again
+      weave::lock_redis::ForceReleaseCommand::parse(weave::store::run_one(*exec, command.call(), "test force"));
+  REQUIRE(again.freed.size() == 1);
+  CHECK(again.freed[0].owner == "owner-A");
+  CHECK(again.fence == first.fence);
+  const weave::RenewItem b_lease{key, "owner-B", 10s};
+  CHECK(backend->renew_batch({&b_lease, 1}) == std::vector{weave::RenewResult::owned});
+  // A new forced unlock is a new request: it frees B.
+  const weave::ForcedRelease next = backend->force_release(key);
+  REQUIRE(next.freed.size() == 1);
+  CHECK(next.freed[0].owner == "owner-B");
 }

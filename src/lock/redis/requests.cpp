@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/glob.h"
+#include "core/unique_token.h"
 #include "lock/scripts.h"
 
 namespace WEAVE_NAMESPACE::lock_redis {
@@ -15,7 +16,8 @@ constexpr std::size_t kRenewChunk = 256;
 
 // The names of a lock's keys after its own "{<prefix><key>}" (src/lock/scripts/).
 constexpr char kFence[] = ":fence", kLine[] = ":line", kLineUntil[] = ":line:until", kReaders[] = ":readers",
-               kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released";
+               kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released",
+               kForced[] = ":forced";
 
 // A script's number (an integer, or a string holding one); 0 for anything else (nil).
 long long number_or_zero(store::ReplyView v) {
@@ -256,17 +258,19 @@ LockState InspectCommand::parse(const store::Reply& reply) const {
 }
 
 ForceReleaseCommand::ForceReleaseCommand(std::string_view prefix, std::string_view key, const CounterPolicy& counter)
-    : grace_(grace_ms(counter)), floor_(floor_flag(counter)) {
+    : grace_(grace_ms(counter)), request_(detail::unique_token()), floor_(floor_flag(counter)) {
   const std::string lock = lock_key_for(prefix, key);
   keys_[0] = lock;
   keys_[1] = lock + kFence;
   keys_[2] = lock + kReaders;
   keys_[3] = lock + kReaderFences;
+  keys_[4] = lock + kForced;
   channel_ = lock + kReleased;
 }
 
 store::ScriptCall ForceReleaseCommand::call() const {
-  return {scripts::force_release, {keys_[0], keys_[1], keys_[2], keys_[3]}, {channel_, grace_, floor_}};
+  return {scripts::force_release, {keys_[0], keys_[1], keys_[2], keys_[3], keys_[4]},
+          {channel_, grace_, floor_, request_}};
 }
 
 ForcedRelease ForceReleaseCommand::parse(const store::Reply& reply) {
@@ -286,7 +290,7 @@ std::string lock_scan_pattern(std::string_view prefix, std::string_view pattern)
 std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_key) {
   const std::string head = std::string("{").append(prefix);
   if (!redis_key.starts_with(head)) return {};
-  for (std::string_view suffix : {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kWriters}) {
+  for (std::string_view suffix : {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kWriters, kForced}) {
     const std::string tail = std::string("}").append(suffix);
     if (redis_key.size() >= head.size() + tail.size() && redis_key.ends_with(tail))
       return std::string(redis_key.substr(head.size(), redis_key.size() - head.size() - tail.size()));

@@ -130,7 +130,9 @@ class InspectCommand {
   std::string key_, keys_[6];
 };
 
-// Frees a lock by force (LockBackend::force_release).
+// Frees a lock by force (LockBackend::force_release). The call carries a
+// request id: sent again (its reply lost), it answers as its first send did
+// and frees nothing taken since.
 class ForceReleaseCommand {
  public:
   ForceReleaseCommand(std::string_view prefix, std::string_view key, const CounterPolicy& counter);
@@ -139,7 +141,7 @@ class ForceReleaseCommand {
   static ForcedRelease parse(const store::Reply& r);
 
  private:
-  std::string keys_[4], channel_, grace_;
+  std::string keys_[5], channel_, grace_, request_;
   std::string_view floor_;
 };
 
