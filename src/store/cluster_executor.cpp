@@ -269,7 +269,8 @@ void ClusterExecutor::refresh() {
 //                         the command timeout; a script call with optional
 //                         keys (ScriptCall::required_keys) first goes again
 //                         at once without them;
-//   an I/O error          the map re-read, the requests sent again.
+//   an I/O error          the map re-read, the requests sent again (not a
+//                         TimeoutError: it ends the request, as on one node).
 // MOVED and I/O errors end after kRounds such rounds. Any other answer is
 // final: `r` keeps it. A request that meets no redirect costs one round trip
 // and no heap allocation. Nodes are held by plain pointer: nodes_ keeps every
@@ -293,6 +294,10 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
   auto send = [&](store::NodeExecutor& target, bool asking) {
     try {
       r.send(target, which.span(), asking);
+    } catch (const TimeoutError&) {
+      // Not answered in time: the node may have run the requests, and sending
+      // them again would hold the caller past its command timeout once more.
+      throw;
     } catch (const IoError& e) {
       // The node may be gone (failover, resharding): re-read the map and send again.
       if (round + 1 >= kRounds) throw;

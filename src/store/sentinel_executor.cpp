@@ -115,7 +115,10 @@ SentinelExecutor::NodePtr SentinelExecutor::discover() {
 }
 
 // f(master) once; again on the master named afterwards when the failure looks
-// like a failover (I/O failure, or READONLY from a demoted master).
+// like a failover (a connection lost or refused, or READONLY from a demoted
+// master). A TimeoutError ends the call (the master may have run it, and a
+// second wait would hold the caller past its command timeout); the next call
+// asks the sentinels again.
 template <class F>
 auto SentinelExecutor::on_master(F&& f) {
   NodePtr node = master();
@@ -124,6 +127,9 @@ auto SentinelExecutor::on_master(F&& f) {
   } catch (const ReplyError& e) {
     if (e.code() != "READONLY") throw;
     forget(node);
+  } catch (const TimeoutError&) {
+    forget(node);
+    throw;
   } catch (const IoError&) {
     forget(node);
   }

@@ -3,6 +3,8 @@
 // during a slot migration, waiting with sharded Pub/Sub.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -107,6 +109,27 @@ TEST_CASE("cluster: keys land on different nodes and one renewal batch spans the
   REQUIRE(renewed[4] == weave::RenewResult::owned);
   for (auto& h : held) h.release();
   for (auto& k : keys) REQUIRE(holders(lease_key(k)).empty());
+}
+
+// A master that stops answering (SIGSTOP) may have run the request: it is
+// not sent again (that would hold the caller another command timeout per
+// round), and the caller gets the TimeoutError after one.
+TEST_CASE("cluster: a request a master did not answer in time ends with TimeoutError after one command timeout",
+          "[cluster]") {
+  auto& c = Cluster::shared();
+  weave::LockOptions o;
+  o.url = c.url();
+  o.command_timeout = 500ms;
+  weave::LockClient locks(o);
+  const std::string key = next_key("hung");
+  locks.try_acquire(key, {.ttl = 1s});  // warm: the map read, a connection to the key's master
+  auto& master = c.node(c.owner(c.slot_of(lease_key(key))));
+  ::kill(master.pid(), SIGSTOP);
+  const auto start = Clock::now();
+  CHECK_THROWS_AS(locks.try_acquire(key, {.ttl = 1s}), weave::TimeoutError);
+  const auto waited = Clock::now() - start;
+  ::kill(master.pid(), SIGCONT);
+  CHECK(waited < 1500ms);  // one command timeout (500 ms), not one per round (5)
 }
 
 TEST_CASE("cluster: the watchdog keeps leases on every node alive", "[cluster]") {
