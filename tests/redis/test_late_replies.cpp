@@ -1,0 +1,183 @@
+// Weave's guarantees when a Redis reply comes late or a connection drops
+// between the server's work and the client's read, through the fault proxy
+// (tests/support/fault_proxy.h) in front of a real redis-server.
+//
+// Every case asserts the guarantee. Those tagged [!shouldfail] FAIL on
+// today's code (each says which guarantee it shows broken and how): Catch
+// reports them as passing while they fail, and as failing once the code is
+// fixed; then remove the tag.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "dedupe_methods.h"
+#include "fault_proxy.h"
+#include "redis_server.h"
+#include "weave/dedupe.h"
+#include "weave/error.h"
+#include "weave/lock.h"
+#include "weave/queue.h"
+
+using namespace std::chrono_literals;
+using fault_test::Argv;
+using fault_test::FaultProxy;
+using fault_test::Match;
+using redis_test::RedisServer;
+
+namespace {
+
+// The outcome of a call as text: "ran", or the exception's type and message.
+template <class F>
+std::string outcome(F&& f) {
+  try {
+    f();
+    return "ran";
+  } catch (const weave::DuplicateInFlight& e) {
+    return std::string("DuplicateInFlight: ") + e.what();
+  } catch (const weave::TimeoutError& e) {
+    return std::string("TimeoutError: ") + e.what();
+  } catch (const std::exception& e) {
+    return std::string("other error: ") + e.what();
+  }
+}
+
+bool has_arg(const Argv& argv, const std::string& exact) {
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    if (argv[i] == exact) return true;
+  return false;
+}
+
+}  // namespace
+
+// Guarantee shown broken: "a dedupe key runs once" must mean once, not
+// never. The claim (SET NX GET) ran on the server, its reply came after
+// command_timeout: the caller got a (retryable) TimeoutError. Its retry finds
+// the orphaned running claim of the first attempt (nobody runs it) and is
+// refused with DuplicateInFlight for the whole claim lease (10 s): the
+// method never ran.
+TEST_CASE("late replies: a dedupe claim answered after its timeout still lets the retry run once",
+          "[redis][dedupe][!shouldfail]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  weave::configure_dedupe({.url = proxy.url(), .command_timeout = 500ms});
+  dedupe_test::Payments svc;
+  const Match claim("SET", "{weave:dedupe:late:1}");
+  proxy.delay_reply(claim, 1500ms);
+  const std::string first = outcome([&] { svc.pay("late:1"); });
+  INFO("first call: " << first);
+  REQUIRE(first.rfind("TimeoutError", 0) == 0);
+  REQUIRE(proxy.seen(claim) == 1);
+  // The server applied the claim: a running record of the first attempt.
+  REQUIRE(server.client().cmd({"GET", "{weave:dedupe:late:1}"}).str.rfind("r|", 0) == 0);
+
+  const std::string retry = outcome([&] { svc.pay("late:1"); });
+  INFO("retry: " << retry);
+  CHECK(retry == "ran");
+  CHECK(svc.runs == 1);
+}
+
+// Guarantee shown broken: the same, without any timeout. The claim ran on
+// the server and its connection (a reused pooled one) was closed before the
+// reply was read: the store layer sends the claim once more on a new
+// connection (NodeExecutor::command's resend after a reused connection
+// closed), which finds the first send's running claim, its own, and the
+// call is refused as its own duplicate (DuplicateInFlight). The method
+// never ran, and the key is blocked for the claim lease.
+TEST_CASE("late replies: a dedupe claim whose connection is cut after the server ran it still runs once",
+          "[redis][dedupe][!shouldfail]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  weave::configure_dedupe({.url = proxy.url(), .command_timeout = 2s});
+  dedupe_test::Payments svc;
+  svc.pay("warm-up");  // one pooled connection, idle: the next call reuses it
+  const Match claim("SET", "{weave:dedupe:cut:1}");
+  proxy.cut_after_request(claim);
+  const std::string call = outcome([&] { svc.pay("cut:1"); });
+  INFO("call: " << call);
+  CHECK(call == "ran");
+  CHECK(proxy.seen(claim) >= 1);
+  CHECK(svc.runs == 2);  // warm-up and cut:1
+}
+
+// Guarantee shown broken: "a queued message is never lost" (delivered at
+// least once). The take script ran on the server (the message is in flight
+// under a delivery lease) but its reply came after command_timeout: the
+// consumer got a TimeoutError and never saw the message. With retries=0 the
+// lease running out counts as the failed attempt that kills it: the message
+// is dead-lettered ("delivery lease expired"-like reason) without its
+// handler ever running, and the next take gets nothing.
+TEST_CASE("late replies: a take answered after its timeout still delivers the message",
+          "[redis][queue][!shouldfail]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  weave::configure_queues({.url = proxy.url(), .lease = 1000ms, .retries = 0, .command_timeout = 500ms});
+  weave::Queue q("late-take");
+  const std::string id = q.offer_json(R"({"n":1})", 0ms);
+  // batch.lua's call (EVALSHA <sha> <numkeys> <keys...> {base} wake count kind ...) with a "take" request.
+  const Match take("EVALSHA", "", [](const Argv& a) {
+    return has_arg(a, "{weave:queue:late-take}") && has_arg(a, "take");
+  });
+  proxy.delay_reply(take, 1500ms);
+  const std::string first = outcome([&] { q.take_json(3s); });
+  INFO("first take: " << first);
+  REQUIRE(first.rfind("TimeoutError", 0) == 0);
+  REQUIRE(proxy.seen(take) == 1);
+
+  bool ran = false;
+  if (auto d = q.take_json(4s)) {  // the lease (1 s) runs out within it
+    ran = d->id() == id;
+    d->ack();
+  }
+  const weave::MessageInfo info = q.inspect(id);
+  const weave::QueueStats stats = q.stats();
+  INFO("message state " << static_cast<int>(info.state) << ", failures " << info.failures << ", last error '"
+                        << info.last_error << "'; dead " << stats.dead);
+  CHECK(ran);
+  CHECK(stats.dead == 0);
+}
+
+// Guarantee shown broken: "a lock never has two holders" as far as a
+// forced unlock goes: `weave unlock --force` frees the holder it was asked
+// to free, never one that acquired after it. The force_release script ran
+// (A's lease freed), then B acquired the free key; the forced unlock's
+// connection (a reused pooled one) closed before its reply was read, so the
+// store layer sent it once more on a new connection, and the second run
+// deleted B's key: B believes it holds a lock that is free for anyone.
+// (Not with a timeout: a command that timed out is never resent, the store
+// drops the connection; a reused connection that closes is.)
+TEST_CASE("late replies: a forced unlock sent again after its connection closed never frees a newer holder",
+          "[redis][lock][!shouldfail]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  auto raw = server.client();
+  weave::LockOptions o = redis_test::lock_options(proxy.url());
+  o.command_timeout = 8s;  // the held reply below never times out
+  weave::LockClient admin(o), a(o), b(o);
+  weave::LeaseHandle held_by_a = a.acquire("job", {.ttl = 20s});
+  REQUIRE(admin.lock_state("job"));  // admin's pool: one idle connection, reused by force_unlock
+  // force_release.lua: EVALSHA <sha> 4 {L} {L}:fence {L}:readers {L}:readers:fence ...
+  const Match force("EVALSHA", "", [](const Argv& a) {
+    return a.size() > 2 && a[2] == "4" && has_arg(a, "{weave:lock:job}:readers:fence");
+  });
+  proxy.delay_reply(force, 6s);
+  std::string forced;
+  std::thread unlocker([&] {
+    try {
+      const weave::ForcedRelease r = admin.force_unlock("job");
+      forced = "freed " + std::to_string(r.freed.size()) + (r.freed.empty() ? "" : ": " + r.freed.front().owner);
+    } catch (const std::exception& e) {
+      forced = std::string("error: ") + e.what();
+    }
+  });
+  redis_test::wait_for([&] { return raw.cmd({"EXISTS", "{weave:lock:job}"}).integer == 0; }, "A's lease freed");
+  weave::LeaseHandle held_by_b = b.acquire("job", {.ttl = 20s});
+  REQUIRE(held_by_b);
+  const std::string b_owner = held_by_b->owner_token();
+  proxy.drop_connections();  // the forced unlock's reply is not read yet
+  unlocker.join();
+  INFO("force_unlock: " << forced << " (A was " << held_by_a->owner_token() << ", B is " << b_owner
+                         << "); force_release sent " << proxy.seen(force) << " times");
+  CHECK(raw.cmd({"GET", "{weave:lock:job}"}).str == b_owner);
+}
