@@ -63,7 +63,7 @@ DedupeCall::DedupeCall(Invocation& inv, DedupeRuntime& rt)
       throw UsageError("dedupe(on_duplicate=replay) on " + std::string(inv.method()) +
                        ": the method has no result codec (regenerate its proxy with this weavegen)");
   }
-  owner_ = unique_token();
+  owner_ = rt_.owner_for(key_);
   started_ = Clock::now();
   deadline_ = started_ + s_.wait;
   sent_ = started_;  // when the claim that succeeds was sent: its lease runs from about then
@@ -95,7 +95,19 @@ void DedupeCall::prepare_wait() {
 
 DedupeCall::Step DedupeCall::claim_once() {
   const ClaimRequest r = claim_request();
-  return claimed(naming_key([&] { return rt_.store().claim(r.key, r.owner, r.match, r.lease); }));
+  ClaimOutcome got;
+  try {
+    got = rt_.store().claim(r.key, r.owner, r.match, r.lease);
+  } catch (Error& e) {
+    claim_failed(e);
+    throw;
+  }
+  return claimed(got);
+}
+
+void DedupeCall::claim_failed(Error& e) {
+  name_key(e);
+  if (dynamic_cast<const IoError*>(&e)) rt_.unanswered_claim(key_, owner_);
 }
 
 DedupeCall::ClaimRequest DedupeCall::claim_request() {
@@ -108,6 +120,16 @@ void DedupeCall::name_key(Error& e) const { detail::name_key(e, key_, "dedupe ke
 DedupeCall::Step DedupeCall::claimed(const ClaimOutcome& got) {
   if (got.claimed) {
     waiter_.reset();  // the first call runs without it
+    return {Step::first, {}};
+  }
+  if (got.readable && got.existing.kind == 'r' && got.existing.rest == owner_ && got.existing.match == match_) {
+    // This owner's own claim: a request whose answer never came was
+    // recorded (resent, or this call took its owner). Its lease runs from
+    // that request: its store ttl says how much is left.
+    milliseconds left = got.ttl_left > milliseconds(0) ? got.ttl_left
+                                                       : naming_key([&] { return rt_.store().ttl_left(key_); });
+    sent_ = Clock::now() - (rt_.options().claim_lease - std::min(left, rt_.options().claim_lease));
+    waiter_.reset();
     return {Step::first, {}};
   }
   if (!got.readable)

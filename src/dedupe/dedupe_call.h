@@ -83,8 +83,8 @@ class WEAVE_API DedupeCall {
   // DuplicateInFlight at the deadline, DedupeMismatch).
   Step claim_once();
   // claim_once() in steps, for a driver that makes the store call itself:
-  // the claim to send, then what the store answered (a store error: name_key
-  // names the key in it, as claim_once() does). A driver may claim before
+  // the claim to send, then what the store answered (a store error:
+  // claim_failed(), as claim_once() does). A driver may claim before
   // prepare_wait(): only a running first call needs the wait (wait_prepared).
   struct ClaimRequest {
     std::string_view key, owner, match;
@@ -92,6 +92,9 @@ class WEAVE_API DedupeCall {
   };
   ClaimRequest claim_request();
   Step claimed(const ClaimOutcome& got);
+  // A store error of the claim: names the key in it; an IoError (the claim
+  // may have been recorded) leaves the owner to the key's next call here.
+  void claim_failed(Error& e);
   void name_key(Error& e) const;
 
   // The first call's claim, renewed while the method runs (no store call).

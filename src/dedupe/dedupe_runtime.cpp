@@ -5,6 +5,7 @@
 
 #include "core/option_check.h"
 #include "core/renewer.h"
+#include "core/unique_token.h"
 
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -56,6 +57,29 @@ HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view m
   acquired_at_ = sent;
   if (!in_process) drift_ = clock_drift(lease);
   set_expires_at(deadline_after(sent));
+}
+
+void DedupeRuntime::unanswered_claim(std::string_view key, const std::string& owner) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(unanswered_mutex_);
+  if (unanswered_.size() >= kMaxUnanswered)
+    std::erase_if(unanswered_, [now](const auto& u) { return u.second.until <= now; });
+  if (unanswered_.size() >= kMaxUnanswered) return;  // its claim runs out by itself
+  unanswered_[std::string(key)] = Unanswered{owner, now + options_.claim_lease};
+  unanswered_count_.store(unanswered_.size(), std::memory_order_release);
+}
+
+std::string DedupeRuntime::owner_for(std::string_view key) {
+  if (unanswered_count_.load(std::memory_order_acquire) != 0) {
+    std::lock_guard lock(unanswered_mutex_);
+    if (auto it = unanswered_.find(std::string(key)); it != unanswered_.end()) {
+      Unanswered u = std::move(it->second);
+      unanswered_.erase(it);
+      unanswered_count_.store(unanswered_.size(), std::memory_order_release);
+      if (u.until > std::chrono::steady_clock::now()) return std::move(u.owner);
+    }
+  }
+  return unique_token();
 }
 
 // The group of a held claim is the runtime that made it (hold()), which the

@@ -2,6 +2,8 @@
 // URL, counters, and the running calls' claims (core leases it renews).
 #pragma once
 
+#include <unordered_map>
+#include <mutex>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -95,6 +97,17 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
   std::shared_ptr<HeldClaim> hold(std::string_view key, std::string owner, std::string_view match,
                                   std::chrono::steady_clock::time_point sent, DedupeSeries& series);
   void release(HeldClaim& claim) noexcept;
+
+  // A claim request whose answer never came (a timeout, a connection lost
+  // once it was sent) may still have been recorded by the store: the next
+  // call of its key in this process claims as the same owner (owner_for), so
+  // that it finds that record its own instead of a running duplicate, and
+  // the method runs once. Kept for a claim lease; at most kMaxUnanswered.
+  void unanswered_claim(std::string_view key, const std::string& owner);
+  // The owner a new call of `key` claims as: an unanswered claim's (taken:
+  // one call only), else a fresh unique_token().
+  std::string owner_for(std::string_view key);
+  static constexpr std::size_t kMaxUnanswered = 4096;
   // A store failure about `claim`'s outcome: counted in `errors`, reported
   // to on_event; never throws.
   void report(const HeldClaim& claim, const std::exception& error) noexcept;
@@ -106,6 +119,13 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
   DedupeOptions options_;
   std::shared_ptr<ClaimStore> store_;
   bool in_process_ = false;
+  struct Unanswered {
+    std::string owner;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::mutex unanswered_mutex_;
+  std::unordered_map<std::string, Unanswered> unanswered_;  // by key
+  std::atomic<std::size_t> unanswered_count_{0};            // owner_for()'s check without the lock
   mutable DedupeCounters counters_;
 };
 

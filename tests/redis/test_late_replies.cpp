@@ -2,10 +2,10 @@
 // between the server's work and the client's read, through the fault proxy
 // (tests/support/fault_proxy.h) in front of a real redis-server.
 //
-// Every case asserts the guarantee. Those tagged [!shouldfail] FAIL on
-// today's code (each says which guarantee it shows broken and how): Catch
-// reports them as passing while they fail, and as failing once the code is
-// fixed; then remove the tag.
+// Every case asserts the guarantee. One tagged [!shouldfail] fails today
+// (it says which guarantee it shows broken and how): Catch reports it as
+// passing while it fails, and as failing once the code is fixed; then remove
+// the tag.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -51,14 +51,13 @@ bool has_arg(const Argv& argv, const std::string& exact) {
 
 }  // namespace
 
-// Guarantee shown broken: "a dedupe key runs once" must mean once, not
-// never. The claim (SET NX GET) ran on the server, its reply came after
-// command_timeout: the caller got a (retryable) TimeoutError. Its retry finds
-// the orphaned running claim of the first attempt (nobody runs it) and is
-// refused with DuplicateInFlight for the whole claim lease (10 s): the
-// method never ran.
+// "A dedupe key runs once" means once, not never. The claim (SET NX GET)
+// ran on the server, its reply came after command_timeout: the caller gets
+// a (retryable) TimeoutError, and its retry claims as the same owner
+// (DedupeRuntime::owner_for), finds the first attempt's running claim its
+// own and runs the method.
 TEST_CASE("late replies: a dedupe claim answered after its timeout still lets the retry run once",
-          "[redis][dedupe][!shouldfail]") {
+          "[redis][dedupe]") {
   RedisServer server;
   FaultProxy proxy(server.port());
   weave::configure_dedupe({.url = proxy.url(), .command_timeout = 500ms});
@@ -78,15 +77,13 @@ TEST_CASE("late replies: a dedupe claim answered after its timeout still lets th
   CHECK(svc.runs == 1);
 }
 
-// Guarantee shown broken: the same, without any timeout. The claim ran on
-// the server and its connection (a reused pooled one) was closed before the
-// reply was read: the store layer sends the claim once more on a new
-// connection (NodeExecutor::command's resend after a reused connection
-// closed), which finds the first send's running claim, its own, and the
-// call is refused as its own duplicate (DuplicateInFlight). The method
-// never ran, and the key is blocked for the claim lease.
+// The same without a timeout. The claim ran on the server and its
+// connection (a reused pooled one) was closed before the reply was read: the
+// store layer sends the claim once more on a new connection
+// (NodeExecutor::command's resend after a reused connection closed), which
+// finds the first send's running claim, its own owner's: the call runs.
 TEST_CASE("late replies: a dedupe claim whose connection is cut after the server ran it still runs once",
-          "[redis][dedupe][!shouldfail]") {
+          "[redis][dedupe]") {
   RedisServer server;
   FaultProxy proxy(server.port());
   weave::configure_dedupe({.url = proxy.url(), .command_timeout = 2s});
@@ -101,7 +98,7 @@ TEST_CASE("late replies: a dedupe claim whose connection is cut after the server
   CHECK(svc.runs == 2);  // warm-up and cut:1
 }
 
-// Guarantee shown broken: "a queued message is never lost" (delivered at
+// Guarantee shown broken (open): "a queued message is never lost" (delivered at
 // least once). The take script ran on the server (the message is in flight
 // under a delivery lease) but its reply came after command_timeout: the
 // consumer got a TimeoutError and never saw the message. With retries=0 the
@@ -138,17 +135,17 @@ TEST_CASE("late replies: a take answered after its timeout still delivers the me
   CHECK(stats.dead == 0);
 }
 
-// Guarantee shown broken: "a lock never has two holders" as far as a
-// forced unlock goes: `weave unlock --force` frees the holder it was asked
-// to free, never one that acquired after it. The force_release script ran
-// (A's lease freed), then B acquired the free key; the forced unlock's
-// connection (a reused pooled one) closed before its reply was read, so the
-// store layer sent it once more on a new connection, and the second run
-// deleted B's key: B believes it holds a lock that is free for anyone.
-// (Not with a timeout: a command that timed out is never resent, the store
-// drops the connection; a reused connection that closes is.)
+// "A lock never has two holders" as far as a forced unlock goes:
+// `weave unlock --force` frees the holder it was asked to free, never one
+// that acquired after it. The force_release script ran (A's lease freed),
+// then B acquired the free key; the forced unlock's connection (a reused
+// pooled one) closed before its reply was read, so the store layer sends it
+// once more on a new connection: the request's id finds its first answer
+// kept, and B's key stays. (Not with a timeout: a command that timed out is
+// never resent, the store drops the connection; a reused connection that
+// closes is.)
 TEST_CASE("late replies: a forced unlock sent again after its connection closed never frees a newer holder",
-          "[redis][lock][!shouldfail]") {
+          "[redis][lock]") {
   RedisServer server;
   FaultProxy proxy(server.port());
   auto raw = server.client();
@@ -157,10 +154,8 @@ TEST_CASE("late replies: a forced unlock sent again after its connection closed 
   weave::LockClient admin(o), a(o), b(o);
   weave::LeaseHandle held_by_a = a.acquire("job", {.ttl = 20s});
   REQUIRE(admin.lock_state("job"));  // admin's pool: one idle connection, reused by force_unlock
-  // force_release.lua: EVALSHA <sha> 4 {L} {L}:fence {L}:readers {L}:readers:fence ...
-  const Match force("EVALSHA", "", [](const Argv& a) {
-    return a.size() > 2 && a[2] == "4" && has_arg(a, "{weave:lock:job}:readers:fence");
-  });
+  // force_release.lua: EVALSHA <sha> 5 {L} {L}:fence {L}:readers {L}:readers:fence {L}:forced ...
+  const Match force("EVALSHA", "", [](const Argv& a) { return has_arg(a, "{weave:lock:job}:forced"); });
   proxy.delay_reply(force, 6s);
   std::string forced;
   std::thread unlocker([&] {

@@ -81,7 +81,7 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
       got = co_await direct.claim_direct(r.key, r.owner, r.match, r.lease);
       if (!got) got = co_await run_on(store_pool(), [&] { return call.runtime().store().claim(r.key, r.owner, r.match, r.lease); });
     } catch (Error& e) {
-      call.name_key(e);
+      call.claim_failed(e);
       throw;
     }
     co_return call.claimed(*got);
