@@ -129,7 +129,7 @@ TEST_CASE("cluster: a request a master did not answer in time ends with TimeoutE
   CHECK_THROWS_AS(locks.try_acquire(key, {.ttl = 1s}), weave::TimeoutError);
   const auto waited = Clock::now() - start;
   ::kill(master.pid(), SIGCONT);
-  CHECK(waited < 1500ms);  // one command timeout (500 ms), not one per round (5)
+  CHECK(waited < 2000ms);  // one command timeout (500 ms), not one per round (5: 2.5 s and more)
 }
 
 TEST_CASE("cluster: the watchdog keeps leases on every node alive", "[cluster]") {

@@ -1081,7 +1081,7 @@ TEST_CASE("lock: a multi-key lease takes its keys again when one ran out while i
   std::atomic<bool> third_took_a{false};
   std::atomic<Clock::rep> third_gave_a_back{0};
   std::thread third([&] {
-    std::this_thread::sleep_for(500ms);  // a (300 ms) ran out by now
+    std::this_thread::sleep_for(1000ms);  // a (300 ms) ran out by now
     weave::LeaseHandle h = locks.try_acquire(a, {.ttl = 10s});
     third_took_a = static_cast<bool>(h);
     std::this_thread::sleep_for(500ms);
@@ -1110,12 +1110,12 @@ TEST_CASE("lock: a multi-key request whose first key ran out and stays taken end
   weave::LeaseHandle hold_b = locks.acquire(b, {.ttl = 10s});
   weave::LeaseHandle third;
   std::thread other([&] {
-    std::this_thread::sleep_for(400ms);
+    std::this_thread::sleep_for(1000ms);  // a (200 ms) ran out by now
     third = locks.try_acquire(a, {.ttl = 10s});
     hold_b.release();
   });
   try {
-    weave::LeaseHandle h = locks.acquire_all(keys, {.ttl = 200ms, .wait = 1s});
+    weave::LeaseHandle h = locks.acquire_all(keys, {.ttl = 200ms, .wait = 1500ms});
     other.join();
     FAIL("acquired a key another caller holds");
   } catch (const weave::LockBusy& e) {

@@ -176,3 +176,33 @@ TEST_CASE("late replies: a forced unlock sent again after its connection closed 
                          << "); force_release sent " << proxy.seen(force) << " times");
   CHECK(raw.cmd({"GET", "{weave:lock:job}"}).str == b_owner);
 }
+
+// A server busy in a script for 4 s (below its busy-reply threshold, so it
+// answers nothing rather than BUSY) must not hold a dedupe caller past its
+// command timeout (500 ms here) on a warm connection: the claim is not sent
+// again and nothing else waits on the server.
+TEST_CASE("late replies: a dedupe call on a server busy in a script ends with TimeoutError after one command timeout",
+          "[redis][dedupe]") {
+  RedisServer server;
+  weave::configure_dedupe({.url = server.url(), .command_timeout = 500ms});
+  dedupe_test::Payments svc;
+  svc.pay("busy:warm");  // a pooled connection, warm
+  std::thread busy([port = server.port()] {
+    redis_test::Raw spinner(port, 10s);
+    spinner.cmd({"EVAL",
+                 "local t = redis.call('TIME') local s = t[1] * 1000 + t[2] / 1000 "
+                 "repeat local n = redis.call('TIME') until n[1] * 1000 + n[2] / 1000 - s > 4000",
+                 "0"});
+  });
+  std::this_thread::sleep_for(200ms);  // the script runs
+  const auto start = std::chrono::steady_clock::now();
+  const std::string call = outcome([&] { svc.pay("busy:1"); });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  busy.join();
+  INFO("call: " << call);
+  CHECK(call.rfind("TimeoutError", 0) == 0);
+  CHECK(waited < 2000ms);  // one command timeout, not the script's 3.8 s left
+  // Its retry, once the server is free, runs the method once.
+  CHECK(outcome([&] { svc.pay("busy:1"); }) == "ran");
+  CHECK(svc.runs == 2);
+}

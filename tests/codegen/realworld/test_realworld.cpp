@@ -294,7 +294,7 @@ TEST_CASE("realworld mystrings: a large overload set, annotated and not, const a
   mystrings::StrAppend(&dest, "d", "e");
   mystrings::woven::StrAppend(&dest, "f", "g", "h");
   CHECK(dest == "abcdefgh");
-  CHECK(Probe::take() == Lines{"StrAppend/1 @ str:2", "StrAppend/2 @ -", "StrAppend/3 @ str:5:f+g+h"});
+  CHECK(Probe::take() == Lines{"StrAppend/1 @ str:2", "StrAppend/2 @ -", "StrAppend/3 @ str:5:f|g|h"});
 }
 
 // --- 5. gRPC-style interface, decorated -------------------------------------------

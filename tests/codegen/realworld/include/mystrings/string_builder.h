@@ -58,7 +58,7 @@ class StringBuilder {
 [[lock(key="str:<dest->size()>")]]
 void StrAppend(std::string* dest, std::string_view a);
 void StrAppend(std::string* dest, std::string_view a, std::string_view b);
-[[lock(key="str:<dest->size()>:<a>+<b>+<c>")]]
+[[lock(key="str:<dest->size()>:<a>|<b>|<c>")]]
 void StrAppend(std::string* dest, std::string_view a, std::string_view b, std::string_view c);
 
 }  // namespace mystrings
