@@ -2,10 +2,7 @@
 // between the server's work and the client's read, through the fault proxy
 // (tests/support/fault_proxy.h) in front of a real redis-server.
 //
-// Every case asserts the guarantee. One tagged [!shouldfail] fails today
-// (it says which guarantee it shows broken and how): Catch reports it as
-// passing while it fails, and as failing once the code is fixed; then remove
-// the tag.
+// Every case asserts the guarantee.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -98,15 +95,15 @@ TEST_CASE("late replies: a dedupe claim whose connection is cut after the server
   CHECK(svc.runs == 2);  // warm-up and cut:1
 }
 
-// Guarantee shown broken (open): "a queued message is never lost" (delivered at
-// least once). The take script ran on the server (the message is in flight
-// under a delivery lease) but its reply came after command_timeout: the
-// consumer got a TimeoutError and never saw the message. With retries=0 the
-// lease running out counts as the failed attempt that kills it: the message
-// is dead-lettered ("delivery lease expired"-like reason) without its
-// handler ever running, and the next take gets nothing.
+// "A queued message is never lost" (delivered at least once). The take
+// script ran on the server (the message is in flight under a delivery lease)
+// but its reply came after command_timeout: the consumer got a TimeoutError.
+// Its next take sends the same request id (RedisQueue::take_id), and
+// batch.lua answers it with the message the first send leased, leased again:
+// the handler runs, nothing is dead-lettered (retries=0 would kill it at the
+// first lease's end otherwise).
 TEST_CASE("late replies: a take answered after its timeout still delivers the message",
-          "[redis][queue][!shouldfail]") {
+          "[redis][queue]") {
   RedisServer server;
   FaultProxy proxy(server.port());
   weave::configure_queues({.url = proxy.url(), .lease = 1000ms, .retries = 0, .command_timeout = 500ms});

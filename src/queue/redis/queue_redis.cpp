@@ -14,14 +14,17 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/process.h"
+#include "core/unique_token.h"
 #include "queue/queue_runtime.h"
 #include "queue/queue_store.h"
 #include "queue/scripts.h"
 #include "store/open.h"
 #include "store/reply.h"
+#include "weave/error.h"
 #include "weave/key.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -377,11 +380,12 @@ class RedisQueue final : public QueueStore {
     tokens.reserve(done.size());
     constexpr std::size_t kAckArgs = 5;
     std::vector<std::string_view> args;
-    args.reserve(done.size() * kAckArgs + 3);
+    args.reserve(done.size() * kAckArgs + 4);
     for (const Held& d : done) {
       args.insert(args.end(), {d.id, tokens.emplace_back(d.token).view(), action_name(SettleAction::ack), "", j.view()});
     }
-    args.insert(args.end(), {ms.view(), j.view(), n.view()});
+    const std::string request_id = take_id();
+    args.insert(args.end(), {ms.view(), j.view(), n.view(), request_id});
     AckedAndTaken out;
     out.acked.resize(done.size());
     out.errors.resize(done.size());
@@ -398,7 +402,13 @@ class RedisQueue final : public QueueStore {
     try {
       batch_->submit(requests);
     } catch (...) {
-      if (requests.back().error) throw;  // the take's own error (or the round trip's)
+      if (requests.back().error) {  // the take's own error (or the round trip's)
+        if (may_have_run(requests.back().error)) {
+          std::lock_guard g(unanswered_mutex_);
+          unanswered_take_ = request_id;
+        }
+        throw;
+      }
     }
     for (std::size_t i = 0; i < done.size(); ++i)  // an ack's error is its answer
       if (requests[i].error) {
@@ -532,6 +542,27 @@ class RedisQueue final : public QueueStore {
     return out;
   }
 
+  // A take whose answer never came (an IoError: it may have run and leased
+  // messages to nobody) leaves its request id to this queue's next take in
+  // this process, which gets what it delivered (batch.lua keeps it for the
+  // lease); one take only.
+  std::string take_id() {
+    {
+      std::lock_guard g(unanswered_mutex_);
+      if (!unanswered_take_.empty()) return std::exchange(unanswered_take_, std::string());
+    }
+    return detail::unique_token();
+  }
+  static bool may_have_run(const std::exception_ptr& e) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const IoError&) {
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
   // A take's replies (take_due()'s, scripts/_queue.lua): the delivered
   // messages, then one "nothing due" if fewer than asked; reclaim()'s
   // dead-lettered ids may follow the first's fields.
@@ -597,6 +628,8 @@ class RedisQueue final : public QueueStore {
 
   std::shared_ptr<store::Executor> exec_;
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
+  std::mutex unanswered_mutex_;
+  std::string unanswered_take_;  // take_id()
   std::optional<RequestBatch> batch_;  // made once the key names above are set
 };
 

@@ -4,8 +4,12 @@
 -- per request: kind, argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
 --               -> 1 added | 0 already queued
---   take        {lease ms, jitter, n} -> take_due()'s replies: the
---               delivered messages, then one "nothing due" if fewer than n
+--   take        {lease ms, jitter, n, request id} -> take_due()'s replies:
+--               the delivered messages, then one "nothing due" if fewer
+--               than n. The ids and tokens it delivered are kept for the
+--               lease under {base}:tk:<request id>: the same request sent
+--               again (its reply lost) gets those of them still in flight
+--               under their tokens, leased again, instead of new ones
 --   settle      {id, token, action, value, jitter} -> settle()'s answer
 --   order       {n, ttl ms}, first if at all, with KEYS[5] its producer's
 --               key: runs the script only if it is the producer's first
@@ -46,9 +50,31 @@ for _ = 1, count do
 end
 if seq > 0 then seq = redis.call('INCRBY', counter, seq) - seq end
 
-local takes = {}  -- {request, lease, jitter}: one per message a take asks for
+local takes = {}  -- {request, lease, jitter, request id}: one per message a take asks for
+
+-- A take sent again: what its first send delivered and is still in flight
+-- under the same token, leased again from now; nil when nothing is.
+local function take_again(rid, lease)
+  local kept = redis.call('LRANGE', base .. ':tk:' .. rid, 0, -1)
+  if #kept == 0 then return nil end
+  local list, in_flight = {}, {}
+  for i = 1, #kept, 2 do
+    local id, token = kept[i], kept[i + 1]
+    local v = redis.pcall('HMGET', message_key(id), 's', 't', 'b', 'due', 'f', 'r', 'e', 'n')
+    if not v.err and v[1] == 'a' and v[2] == token then
+      in_flight[#in_flight + 1] = int(now + lease)
+      in_flight[#in_flight + 1] = id
+      list[#list + 1] = {1, now, id, v[3], tonumber(token), tonumber(v[4]), tonumber(v[8]) or 0, tonumber(v[5]) or 0,
+                         tonumber(v[6]), v[7] or ''}
+    end
+  end
+  if #list == 0 then return nil end
+  call_with_list('ZADD', active, in_flight)
+  return list
+end
+
 -- One request at ARGV[a...]; a take is answered below (its list filled there).
-local function serve(r, kind, a)
+local function serve(r, kind, a, n)
   if kind == 'offer' then
     seq = seq + 1
     return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
@@ -58,7 +84,12 @@ local function serve(r, kind, a)
     return 1  -- (checked above)
   elseif kind == 'take' then
     local lease, jitter = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
-    for _ = 1, tonumber(ARGV[a + 2]) do takes[#takes + 1] = {r, lease, jitter} end
+    local rid = n >= 4 and ARGV[a + 3] or nil  -- (an older client sends none)
+    if rid then
+      local again = take_again(rid, lease)
+      if again then return again end
+    end
+    for _ = 1, tonumber(ARGV[a + 2]) do takes[#takes + 1] = {r, lease, jitter, rid} end
     return {}
   end
   error('unknown request kind')
@@ -68,7 +99,7 @@ local replies = {}
 at = 4
 for r = 1, count do
   local kind = ARGV[at]
-  local ok, reply = pcall(serve, r, kind, at + 2)
+  local ok, reply = pcall(serve, r, kind, at + 2, tonumber(ARGV[at + 1]))
   if ok then replies[r] = reply else replies[r] = error_reply(reply, kind) end
   at = at + 2 + tonumber(ARGV[at + 1])
 end
@@ -85,11 +116,23 @@ if #takes > 0 then
     if #dead_now > 0 then taken[1][#taken[1] + 1] = dead_now end
     return taken
   end)
+  local kept = {}  -- request id -> {id, token, ...} of what it delivered
   for i, t in ipairs(takes) do
     local list, reply = replies[t[1]], ok and got[i] or error_reply(got, 'take')
     local last = list[#list]
     -- (one "nothing due" per request is enough: the rest say the same)
     if not (last and last[1] == 0 and reply[1] == 0) then list[#list + 1] = reply end
+    if t[4] and ok and reply[1] == 1 then
+      kept[t[4]] = kept[t[4]] or {lease = t[2]}
+      local k = kept[t[4]]
+      k[#k + 1] = reply[3]
+      k[#k + 1] = int(reply[5])
+    end
+  end
+  for rid, k in pairs(kept) do
+    local key = base .. ':tk:' .. rid
+    redis.call('RPUSH', key, unpack(k))
+    redis.call('PEXPIRE', key, int(k.lease))
   end
 end
 flush()  -- (what a failed take step left pending)
