@@ -55,8 +55,10 @@ local takes = {}  -- {request, lease, jitter, request id}: one per message a tak
 -- A take sent again: what its first send delivered and is still in flight
 -- under the same token, leased again from now; nil when nothing is.
 local function take_again(rid, lease)
-  local kept = redis.call('LRANGE', base .. ':tk:' .. rid, 0, -1)
-  if #kept == 0 then return nil end
+  local text = redis.call('GET', base .. ':tk:' .. rid)
+  if not text then return nil end
+  local kept = {}  -- id, token, ... (an id holds no control byte: queue.cpp)
+  for p in (text .. '\n'):gmatch('(.-)\n') do kept[#kept + 1] = p end
   local list, in_flight = {}, {}
   for i = 1, #kept, 2 do
     local id, token = kept[i], kept[i + 1]
@@ -130,9 +132,7 @@ if #takes > 0 then
     end
   end
   for rid, k in pairs(kept) do
-    local key = base .. ':tk:' .. rid
-    redis.call('RPUSH', key, unpack(k))
-    redis.call('PEXPIRE', key, int(k.lease))
+    redis.call('SET', base .. ':tk:' .. rid, table.concat(k, '\n'), 'PX', int(k.lease))
   end
 end
 flush()  -- (what a failed take step left pending)
