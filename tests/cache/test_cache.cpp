@@ -419,5 +419,15 @@ TEST_CASE("cache: a batched invalidation drops each key it lists and no other, a
   REQUIRE(cache_test::eventually([&] { return stats().invalidations_received == 3; }));
   c.find(name, "k3");
   REQUIRE(stats().local_hits == hits + 1);
+  // A name size over 2^64 (2^64 + the name's size: wrapped, it would read as
+  // the name) is not a message; the valid one after it is.
+  REQUIRE(name.size() < 300);
+  const std::string overflowing = "18446744073709551" + std::to_string(616 + name.size());
+  auto exec = weave::store::open_executor(test_admin_url(), {});
+  exec->publish("{weave:cache:}invalidations", "other|k|" + overflowing + "|" + name + "k3");
+  exec->publish("{weave:cache:}invalidations", "other|k|" + std::to_string(name.size()) + "|" + name + "k3");
+  REQUIRE(cache_test::eventually([&] { return stats().invalidations_received >= 4; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(stats().invalidations_received == 4);
 }
 #endif

@@ -8,6 +8,7 @@
 // waiter: wake it; an older Weave reads it as 'k', which only drops a copy).
 // A batch of several keys of one name is kind 'a' followed by
 // "<key size>:<key>" for each key: an older Weave drops the whole name.
+#include <charconv>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,14 +19,14 @@
 namespace WEAVE_NAMESPACE::cache_redis {
 namespace {
 
+// A size written in decimal before `end`; nothing when it is not one, or
+// does not fit (a wrapped size would cut the message at a wrong place).
 std::optional<std::size_t> size_prefix(std::string_view& rest, char end) {
   const auto stop = rest.find(end);
   if (stop == std::string_view::npos || stop == 0) return std::nullopt;
   std::size_t n = 0;
-  for (char c : rest.substr(0, stop)) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<std::size_t>(c - '0');
-  }
+  const auto [last, ec] = std::from_chars(rest.data(), rest.data() + stop, n);
+  if (ec != std::errc() || last != rest.data() + stop) return std::nullopt;
   rest.remove_prefix(stop + 1);
   if (n > rest.size()) return std::nullopt;
   return n;
