@@ -9,6 +9,7 @@
 #include "queue/delay_call.h"
 #include "weave/annotation.h"
 #include "weave/error.h"
+#include "weave/json_codec.h"
 #include "weave/queue.h"
 
 namespace WEAVE_NAMESPACE {
@@ -104,7 +105,10 @@ bool DelayWorker::run_one(QueueDelivery& d, const std::map<std::string, Served, 
   detail::DelayCall call;
   if (!detail::decode_delay_call(d.payload(), call)) {
     ++rejected_;
-    d.dead("not a stored [[delay]] call (written by something else?)");
+    d.dead(detail::json_deeper_than(d.payload(), detail::kMaxJsonDepth)
+               ? "not a stored [[delay]] call: its JSON nests more than " + std::to_string(detail::kMaxJsonDepth) +
+                     " levels deep"
+               : std::string("not a stored [[delay]] call (written by something else?)"));
     return false;
   }
   auto it = methods.find(call.method);

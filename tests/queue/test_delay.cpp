@@ -143,7 +143,7 @@ TEST_CASE("delay: a stored call nested deeper than JSON's bound is dead-lettered
   Running worker(orders);
   REQUIRE(eventually([&] { return q.stats().dead == 1; }));
   CHECK(orders.lines().empty());
-  CHECK_THAT(q.inspect(id).last_error, Catch::Contains("not a stored"));
+  CHECK_THAT(q.inspect(id).last_error, Catch::Contains("nests more than 128 levels deep"));
   q.purge_dead();
 }
 
