@@ -286,6 +286,15 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
   }
   out.line = v.loc.line ? v.loc.line : raw_.loc.line;
   out.names_state = d.names_state;
+  // How long a placeholder is as written ('->' has a '>' of its own); 1 when unclosed.
+  auto written_length = [&](const KeyPiece& x) -> int {
+    std::size_t close = v.text.find('>', static_cast<std::size_t>(x.pos));
+    while (close != std::string::npos && close > 0 && v.text[close - 1] == '-') close = v.text.find('>', close + 1);
+    return close == std::string::npos ? 1 : static_cast<int>(close) - x.pos + 1;
+  };
+  auto written = [&](const KeyPiece& x) {
+    return v.text.substr(static_cast<std::size_t>(x.pos), static_cast<std::size_t>(written_length(x)));
+  };
   bool ok = true;
   // A name of stored state renders values with weave::key_reserved
   // %-encoded: placeholders apart only by other text could render two calls
@@ -298,11 +307,6 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
       continue;
     }
     if (open && d.names_state) {
-      auto written = [&](const KeyPiece& x) {  // the placeholder as written ('->' has a '>' of its own)
-        std::size_t close = v.text.find('>', static_cast<std::size_t>(x.pos));
-        while (close != std::string::npos && close > 0 && v.text[close - 1] == '-') close = v.text.find('>', close + 1);
-        return v.text.substr(static_cast<std::size_t>(x.pos), close - static_cast<std::size_t>(x.pos) + 1);
-      };
       const std::string second = written(p);
       rep_.error(path_, col_at(p.pos),
                  "placeholders '" + written(*open) + "' and '" + second +
@@ -314,13 +318,7 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
     open = &p;
     std::string expr;
     auto err = [&](int pos, int len, const std::string& msg) {
-      if (len == 0) {  // whole placeholder
-        std::size_t close = v.text.find('>', static_cast<std::size_t>(p.pos));
-        while (close != std::string::npos && close > 0 && v.text[close - 1] == '-')
-          close = v.text.find('>', close + 1);
-        len = close == std::string::npos ? 1 : static_cast<int>(close) - p.pos + 1;
-      }
-      rep_.error(path_, col_at(pos), msg, len);
+      rep_.error(path_, col_at(pos), msg, len == 0 ? written_length(p) : len);  // 0: the whole placeholder
     };
     if (!placeholder(p, err, expr)) {
       ok = false;

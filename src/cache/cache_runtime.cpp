@@ -201,8 +201,7 @@ std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std
   lease->lease_time_ = options_.fill_lease;
   lease->renew_every_ = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1));
   lease->acquired_at_ = sent;
-  if (!remote_->in_process()) lease->drift_ = LeaseCore::clock_drift(options_.fill_lease);
-  lease->set_expires_at(lease->deadline_after(sent));
+  lease->start_deadline(sent, remote_->in_process());
   lease->group_ = shared_from_this();
   Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   return lease;

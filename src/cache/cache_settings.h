@@ -110,8 +110,7 @@ inline std::string_view cache_name_of(const Invocation& inv, const Settings& s) 
 
 // The cache a call reads, found or made in the runtime, labelled for metrics.
 inline CacheName& cache_of(CacheRuntime& rt, const Invocation& inv, const Settings& s) {
-  if (s.name_slot >= 0) return rt.name(inv.annotation().rendered(s.name_slot), s.name);
-  return rt.name(s.name.empty() ? inv.method() : std::string_view(s.name));
+  return rt.name(cache_name_of(inv, s), s.name_slot >= 0 ? std::string_view(s.name) : std::string_view());
 }
 
 class CacheInterceptorBase : public Interceptor {

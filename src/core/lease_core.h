@@ -87,6 +87,12 @@ class WEAVE_API LeaseCore {
   }
   // When a lease (or its renewal) whose request was sent at `sent` ends, on this clock.
   Clock::time_point deadline_after(Clock::time_point sent) const noexcept { return sent + lease_time_ - drift_; }
+  // A new lease (lease_time_ set) whose request was sent at `sent`: its drift
+  // margin (none when the store is `in_process`) and its local deadline.
+  void start_deadline(Clock::time_point sent, bool in_process) noexcept {
+    drift_ = in_process ? std::chrono::milliseconds(0) : clock_drift(lease_time_);
+    set_expires_at(deadline_after(sent));
+  }
 
   bool renewed() const noexcept { return renew_every_.count() > 0; }
   Clock::time_point expires_at() const noexcept {

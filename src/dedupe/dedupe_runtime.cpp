@@ -55,8 +55,7 @@ HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view m
   owner_ = std::move(owner);
   lease_time_ = lease;
   acquired_at_ = sent;
-  if (!in_process) drift_ = clock_drift(lease);
-  set_expires_at(deadline_after(sent));
+  start_deadline(sent, in_process);
 }
 
 void DedupeRuntime::unanswered_claim(std::string_view key, const std::string& owner) {

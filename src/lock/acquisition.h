@@ -204,6 +204,8 @@ class WEAVE_API Acquisition {
   std::vector<RenewItem> stale_;
   std::string lost_key_;  // the key a refresh found run out
   void give_back_before(std::size_t i) noexcept;
+  // The request ends busy, naming `key` (the keys are given back already).
+  LeaseHandle ends_busy(std::string_view key);
 };
 
 }  // namespace weave::detail

@@ -476,8 +476,10 @@ bool Acquisition::start_over() noexcept {
   return Clock::now() < deadline_;
 }
 
-LeaseHandle Acquisition::lost_busy() {
-  if (busy_key_) busy_key_->assign(lost_key_);
+LeaseHandle Acquisition::lost_busy() { return ends_busy(lost_key_); }
+
+LeaseHandle Acquisition::ends_busy(std::string_view key) {
+  if (busy_key_) busy_key_->assign(key);
   if (waited_) *waited_ = since(start_);
   outcome_ = &LockCounts::busy;
   return {};
@@ -495,10 +497,7 @@ void Acquisition::give_back_before(std::size_t i) noexcept {
 
 LeaseHandle Acquisition::busy(std::size_t i) {
   give_back_before(i);
-  if (busy_key_) busy_key_->assign(missing_[i]);
-  if (waited_) *waited_ = since(start_);
-  outcome_ = &LockCounts::busy;
-  return {};
+  return ends_busy(missing_[i]);
 }
 
 void Acquisition::failed(std::size_t i) noexcept {
@@ -533,8 +532,8 @@ LeaseHandle Acquisition::finish() {
     }
   }
   init.group_ = shared_;
-  if (!shared_->in_process) init.drift_ = LeaseCore::clock_drift(lease_time_);
-  init.set_expires_at(expires_ != Clock::time_point::max() ? expires_ : init.deadline_after(first_sent_));
+  init.start_deadline(first_sent_, shared_->in_process);
+  if (expires_ != Clock::time_point::max()) init.set_expires_at(expires_);  // the backend's shorter validity
   // (A fixed-ttl lease nobody asked to hear about is not watched: the
   // process handler hears of its loss when the release finds it.)
   if (watchdog || shared_->options.on_lost || shared_->options.on_event)

@@ -107,8 +107,7 @@ HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, millis
   owner_ = std::to_string(message.token);
   lease_time_ = lease;
   acquired_at_ = sent;
-  if (!queue->store().in_process()) drift_ = clock_drift(lease);
-  set_expires_at(deadline_after(sent));
+  start_deadline(sent, queue->store().in_process());
 }
 
 std::string HeldDelivery::ran_out_cause() const {
