@@ -2,6 +2,7 @@
 // 11; Google Benchmark like bench_proxy; starts its own redis-server on a free
 // loopback port). Run by hand:
 //   bench_cache [--benchmark_* flags] [--rounds=<invalidation rounds, default 2000>]
+//               [--listeners=<other processes hearing the invalidations, default 0>]
 //
 //   local_hit          a woven-shape [[cache]] call (cache_methods.h) answered by the local tier
 //   local_hit_hot      ... every thread on the same key
@@ -11,6 +12,8 @@
 //   remote_hit         tier=remote: one GET, JSON decoded into the result
 //   raw_get            a raw hiredis GET of the same bytes on one connection (the floor)
 //   raw_get_decode     ... plus the same JSON decode
+//   put                cache_put of the thread's own key: its script (which publishes the
+//                      invalidation) and the local copy; 1 and 8 writers (items_per_second)
 // and, after them, the invalidation delay across processes: this program
 // re-executes itself as a watcher holding a local copy; write returns here ->
 // the watcher's invalidations_received moves (its local copy is gone), p50 /
@@ -124,6 +127,14 @@ void mutex_map(benchmark::State& state) {
 }
 BENCHMARK(mutex_map)->ThreadRange(1, 8)->UseRealTime();
 
+void put(benchmark::State& state) {
+  const std::string key = "w" + std::to_string(state.thread_index());
+  int cents = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(catalog().save(kName, shop::Product{key, ++cents}));
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(put)->Threads(1)->Threads(8)->UseRealTime();
+
 void remote_hit(benchmark::State& state) {
   catalog().find(kName, "r1", Find::remote);  // stored in Redis
   for (auto _ : state) benchmark::DoNotOptimize(catalog().find(kName, "r1", Find::remote));
@@ -181,6 +192,19 @@ int watcher(const std::string& url) {
   return 0;
 }
 
+// A listener process: subscribed to the invalidation feed (one cache call
+// starts it), taking every message until its stdin closes.
+int listener(const std::string& url) {
+  weave::configure_cache({.url = url});
+  Catalog c;
+  c.find(kName, "listener");
+  std::cout << "ready" << std::endl;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+  }
+  return 0;
+}
+
 void invalidation_delay(const std::string& self, int rounds) {
   redis_test::Raw raw(g_server->port());
   std::vector<double> ping_us;
@@ -223,10 +247,12 @@ void invalidation_delay(const std::string& self, int rounds) {
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--watcher") == 0) return watcher(argv[2]);
-  int rounds = 2000;
+  if (argc == 3 && std::strcmp(argv[1], "--listener") == 0) return listener(argv[2]);
+  int rounds = 2000, listeners = 0;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strncmp(argv[i], "--rounds=", 9) == 0) rounds = std::atoi(argv[i] + 9);
+    else if (std::strncmp(argv[i], "--listeners=", 12) == 0) listeners = std::atoi(argv[i] + 12);
     else args.push_back(argv[i]);
   }
   int n = static_cast<int>(args.size());
@@ -235,6 +261,11 @@ int main(int argc, char** argv) {
   g_server = &server;
   std::printf("redis-server on 127.0.0.1:%d\n", server.port());
   weave::configure_cache({.url = server.url()});
+  std::vector<std::unique_ptr<redis_test::Child>> others;
+  for (int i = 0; i < listeners; ++i) {
+    others.push_back(std::make_unique<redis_test::Child>(std::vector<std::string>{"/proc/self/exe", "--listener", server.url()}));
+    if (others.back()->line() != std::optional<std::string>("ready")) throw std::runtime_error("listener: no answer");
+  }
 
   bench::RunCollector collect;
   benchmark::RunSpecifiedBenchmarks(&collect);

@@ -522,6 +522,24 @@ long long ClusterExecutor::publish(std::string_view channel, std::string_view me
   return r->integer;
 }
 
+long long ClusterExecutor::publish_broadcast(std::string_view channel, std::string_view message) {
+  store::Reply r = command(store::Command{"PUBLISH", channel, message}, channel, "publish");
+  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "publish");
+  return r->integer;
+}
+
+std::unique_ptr<store::Subscriber::Interest> ClusterExecutor::subscribe_broadcast(const std::string& channel,
+                                                                                  std::shared_ptr<store::Bell> bell,
+                                                                                  std::shared_ptr<store::Feed> feed) {
+  const unsigned slot = key_slot(channel);
+  try {
+    return route(slot)->subscribe_broadcast(channel, bell, feed);
+  } catch (const IoError&) {
+    refresh();  // the node may have left or failed over: ask the map again, once
+    return route(slot)->subscribe_broadcast(channel, std::move(bell), std::move(feed));
+  }
+}
+
 std::unique_ptr<store::Subscriber::Interest> ClusterExecutor::subscribe(const std::string& channel,
                                                                         std::shared_ptr<store::Bell> bell,
                                                                         std::shared_ptr<store::Feed> feed) {

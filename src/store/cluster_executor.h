@@ -42,6 +42,12 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
                                                          std::shared_ptr<store::Bell> bell = nullptr,
                                                          std::shared_ptr<store::Feed> feed = nullptr) override;
   long long publish(std::string_view channel, std::string_view message) override;
+  // Classic Pub/Sub: subscribed on the master of the channel's slot (any
+  // node hears every PUBLISH), published there.
+  std::unique_ptr<store::Subscriber::Interest> subscribe_broadcast(const std::string& channel,
+                                                                   std::shared_ptr<store::Bell> bell = nullptr,
+                                                                   std::shared_ptr<store::Feed> feed = nullptr) override;
+  long long publish_broadcast(std::string_view channel, std::string_view message) override;
   store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
   void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
   // The master of the calls' slot as the map has it (no refresh), when they

@@ -82,6 +82,20 @@ long long NodeExecutor::publish(std::string_view channel, std::string_view messa
   return r->integer;
 }
 
+std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe_broadcast(const std::string& channel,
+                                                                       std::shared_ptr<Bell> bell,
+                                                                       std::shared_ptr<Feed> feed) {
+  if (!sharded_) return sub_->subscribe(channel, std::move(bell), std::move(feed));
+  std::call_once(broadcast_once_, [&] { broadcast_sub_ = std::make_shared<Subscriber>(pool_->endpoint(), false); });
+  return broadcast_sub_->subscribe(channel, std::move(bell), std::move(feed));
+}
+
+long long NodeExecutor::publish_broadcast(std::string_view channel, std::string_view message) {
+  Reply r = command(Command{"PUBLISH", channel, message});
+  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r.get(), "publish");
+  return r->integer;
+}
+
 // All calls in one pipelined round trip on one pooled connection (plus one
 // more for EVAL when the server lost its script cache). A reused connection
 // that turns out to be dead (server restarted while it idled) is dropped and
@@ -132,7 +146,7 @@ const std::string& NodeExecutor::body_of(const char* body) {
     if (auto it = scripts_.find(body); it != scripts_.end()) return it->second.first;
   }
   std::string text = body;
-  if (sharded_) {
+  if (sharded_ && std::string_view(body).find("--@publishes_broadcast\n") == std::string_view::npos) {
     // Sharded Pub/Sub: the release channel lives in the lock key's slot.
     const std::string from = "'PUBLISH'", to = "'SPUBLISH'";
     for (auto p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))

@@ -75,6 +75,20 @@ class WEAVE_API Executor {
   // PUBLISH (cluster: SPUBLISH on the channel's slot) outside any script;
   // returns how many subscribers received it.
   virtual long long publish(std::string_view channel, std::string_view message) = 0;
+  // A broadcast channel: classic Pub/Sub, where a PUBLISH on any node (a
+  // script's included, whatever its keys' slot) reaches every subscriber of
+  // the deployment. Not sharded on a cluster (each message crosses the
+  // cluster bus to every node); elsewhere the same as subscribe / publish.
+  // A script publishes on one with 'PUBLISH' when its body carries the line
+  // "--@publishes_broadcast" (NodeExecutor).
+  virtual std::unique_ptr<Subscriber::Interest> subscribe_broadcast(const std::string& channel,
+                                                                    std::shared_ptr<Bell> bell = nullptr,
+                                                                    std::shared_ptr<Feed> feed = nullptr) {
+    return subscribe(channel, std::move(bell), std::move(feed));
+  }
+  virtual long long publish_broadcast(std::string_view channel, std::string_view message) {
+    return publish(channel, message);
+  }
   // One plain command on the node that serves `key` (GET, SET, ...): for a
   // read no script is worth its cost. An error reply throws ReplyError.
   virtual Reply command(const Command& c, std::string_view key, const char* what) = 0;
@@ -108,7 +122,8 @@ WEAVE_API void scan_keys(Executor& exec, std::string_view pattern,
 
 // One Redis node: pool, SHA cache, subscriber. `sharded` publishes with
 // SPUBLISH and waits with SSUBSCRIBE (Redis Cluster): every script body is
-// loaded with its 'PUBLISH' calls turned into 'SPUBLISH'.
+// loaded with its 'PUBLISH' calls turned into 'SPUBLISH', except a body
+// with the line "--@publishes_broadcast" (its channel is a broadcast one).
 class WEAVE_API NodeExecutor final : public Executor {
  public:
   NodeExecutor(Endpoint endpoint, int pool_size, bool sharded = false);
@@ -117,6 +132,10 @@ class WEAVE_API NodeExecutor final : public Executor {
   std::unique_ptr<Subscriber::Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr,
                                                   std::shared_ptr<Feed> feed = nullptr) override;
   long long publish(std::string_view channel, std::string_view message) override;
+  std::unique_ptr<Subscriber::Interest> subscribe_broadcast(const std::string& channel,
+                                                            std::shared_ptr<Bell> bell = nullptr,
+                                                            std::shared_ptr<Feed> feed = nullptr) override;
+  long long publish_broadcast(std::string_view channel, std::string_view message) override;
   Reply command(const Command& c, std::string_view key, const char* what) override;
   void for_each_master(const std::function<void(NodeExecutor&)>& f) override { f(*this); }
 
@@ -198,6 +217,8 @@ class WEAVE_API NodeExecutor final : public Executor {
   std::shared_ptr<Pool> pool_;  // (shared: store/direct_links.h hands connections back to it)
   std::shared_ptr<Subscriber> sub_;
   bool sharded_;
+  std::once_flag broadcast_once_;
+  std::shared_ptr<Subscriber> broadcast_sub_;  // sharded_: classic SUBSCRIBE, made at first use
   std::shared_mutex sha_mutex_;
   std::map<const char*, std::pair<std::string, std::string>> scripts_;  // body -> (sent body, sha)
 };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cache_processes.h"
+#include "fault_proxy.h"
 #include "redis_server.h"
 #include "staleness_oracle.h"
 
@@ -77,6 +78,57 @@ TEST_CASE("cache mp: once B's save returned, A stops serving its local copy with
   CHECK(s["loads"] == 1);  // the new value came from the shared tier, not the database
   CHECK(b.stats("p")["invalidations_sent"] == 1);
   UNSCOPED_INFO("A read the new value on poll " << polls);
+}
+
+// A reader A holding "k" of cache "p" (100) in its local tier, and a
+// writer B whose requests go through a fault proxy.
+struct ReaderAndWriterBehindProxy {
+  RedisServer server;
+  fault_test::FaultProxy proxy{server.port()};
+  TempDir db;
+  Worker a{server.url(), db}, b{proxy.url(), db};
+  ReaderAndWriterBehindProxy() {
+    db.write("k", 100);
+    load_locally(a, "p", "k", 100);
+  }
+};
+
+// A write and its invalidation are one step (the script publishes it): a
+// writer whose reply never arrives, or that dies before reading it, has
+// already told every other process. Before, the PUBLISH followed the script
+// and A served the old value for its local_ttl (5 minutes here).
+TEST_CASE("cache mp: B's write answered after its command timeout has still invalidated A's local copy",
+          "[cache][redis][multiprocess]") {
+  ReaderAndWriterBehindProxy w;
+  Worker &a = w.a, &b = w.b;
+  w.proxy.delay_reply(fault_test::Match("", "p:k}"), 2500ms);  // longer than B's 1 s command timeout
+  b.ask("save p k 200");  // B's put fails with TimeoutError (the cache fails open); Redis ran it
+  CHECK(b.stats("p")["errors"] == 1);
+  // A heard of the write (a read that bypassed a lagging feed would not show here).
+  REQUIRE(eventually([&] { return a.stats("p")["invalidations_received"] == 1; }));
+  REQUIRE(eventually([&] { return a.find("p", "k") == 200; }));
+  for (int i = 0; i < 10; ++i) REQUIRE(a.find("p", "k") == 200);
+}
+
+TEST_CASE("cache mp: B SIGKILLed after Redis ran its eviction, before reading the reply: A's local copy is gone",
+          "[cache][redis][multiprocess]") {
+  ReaderAndWriterBehindProxy w;
+  Worker &a = w.a, &b = w.b;
+  RedisServer& server = w.server;
+  w.proxy.delay_reply(fault_test::Match("", "p:k}"), 60s);
+  b.child().send("remove p k");  // deletes the database's row, then evicts
+  // Redis ran the eviction: the entry is a tombstone ("<version>:").
+  REQUIRE(eventually([&] {
+    const auto keys = server.client().cmd({"KEYS", "*p:k}"});
+    if (keys.elements.size() != 1) return false;
+    const auto entry = server.client().cmd({"GET", keys.elements[0].str});
+    return !entry.str.empty() && entry.str.back() == ':';
+  }));
+  b.child().signal(SIGKILL);
+  b.child().wait();
+  REQUIRE(eventually([&] { return a.stats("p")["invalidations_received"] == 1; }));
+  REQUIRE(eventually([&] { return a.find("p", "k") == -1; }));
+  for (int i = 0; i < 10; ++i) REQUIRE(a.find("p", "k") == -1);
 }
 
 TEST_CASE("cache mp: CLIENT KILL TYPE pubsub between A's load and B's write: A never returns the old value "

@@ -91,7 +91,8 @@ void reshard_under_load(const int seconds) {
   const std::string dir = tmpl;
 
   // The cache's prefix puts its invalidation channel ("{<prefix>}invalidations")
-  // in A's moving slots: the feed's subscription moves too.
+  // in A's moving slots: the feed stays subscribed (classic Pub/Sub) on the
+  // node that gives them away, while the writers' scripts follow their keys.
   std::string prefix;
   for (int j = 0; prefix.empty(); ++j)
     if (range_of(weave::store::key_slot("rs" + std::to_string(j) + ":")) == 0) prefix = "rs" + std::to_string(j) + ":";

@@ -63,7 +63,7 @@ void FeedKeeper::subscribe_now() {
     if (up) came_up();
     else went_down();
   };
-  auto interest = exec_->subscribe(channel_, nullptr, feed);
+  auto interest = exec_->subscribe_broadcast(channel_, nullptr, feed);
   {
     std::lock_guard g(mutex_);
     interest_ = std::move(interest);

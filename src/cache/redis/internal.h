@@ -3,7 +3,6 @@
 //
 //   keys.cpp          where an entry, its leases and the channel live, and what an entry holds
 //   invalidation.cpp  the invalidation channel's messages: writing and reading them
-//   group_commit.cpp  concurrent writers' invalidations of a name in one PUBLISH
 //   fill_waiters.cpp  this process's callers waiting for another's fill lease, and their wakes
 //   feed_keeper.cpp   the subscription to the channel: liveness, and a thread that resubscribes
 //   redis_remote.cpp  RemoteTier over the store layer: the scripts, and the parts above wired up
@@ -37,6 +36,8 @@ std::string entry_key(std::string_view prefix, std::string_view name, std::strin
 // Its siblings in the same slot: the fill lease (sync=true) and the refresh claim (refresh_after).
 std::string fill_lease_key(const std::string& entry);
 std::string refresh_claim_key(const std::string& entry);
+// The key of `name` an entry key (as SCAN returns it) holds.
+std::string_view key_of_entry(std::string_view entry, std::string_view prefix, std::string_view name);
 // "{<prefix>}invalidations"
 std::string invalidation_channel(std::string_view prefix);
 // A SCAN MATCH pattern for every entry of `name` (not their leases).
@@ -51,9 +52,6 @@ detail::RemoteRead read_entry(std::string_view text);
 // of `name` when key is null.
 std::string invalidation(std::string_view sender, std::string_view name, const std::string_view* key,
                          char kind = 'k');
-// One message for a batch of keys of `name` (or all of it).
-std::string invalidation(std::string_view sender, std::string_view name, const std::vector<std::string>& keys,
-                         bool all);
 struct ParsedInvalidation {
   std::string_view sender, name;
   std::vector<std::string_view> keys;  // empty with `all`
@@ -62,43 +60,6 @@ struct ParsedInvalidation {
 };
 // Nothing when the message is not one Weave wrote.
 std::optional<ParsedInvalidation> parse_invalidation(std::string_view message);
-
-// ---- group_commit.cpp ----
-
-// Group commit of invalidations, per cache name: a writer whose name has no
-// PUBLISH in flight publishes at once (a lone writer waits for nothing
-// more); writers that come while one is in flight queue their keys, and the
-// first of them to run once it landed publishes them all in one message.
-class GroupCommit {
- public:
-  // Sends one message: `keys` of `name`, or all of it. May throw.
-  using Send = std::function<void(std::string_view name, const std::vector<std::string>& keys, bool all)>;
-  explicit GroupCommit(Send send) : send_(std::move(send)) {}
-
-  // Returns only after the PUBLISH carrying `key` (null: all of `name`) was
-  // answered (so D is unchanged); every writer of a batch whose PUBLISH failed
-  // throws its error. True when this call sent the message.
-  bool publish(std::string_view name, const std::string_view* key);
-
- private:
-  struct Batch {
-    std::vector<std::string> keys;
-    bool all = false, done = false;
-    std::exception_ptr error;
-  };
-  struct Group {
-    std::shared_ptr<Batch> open;  // collecting keys while `in_flight`
-    bool in_flight = false;
-  };
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-  };
-  Send send_;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::unordered_map<std::string, Group, NameHash, std::equal_to<>> groups_;  // per name, kept like the names
-};
 
 // ---- fill_waiters.cpp ----
 

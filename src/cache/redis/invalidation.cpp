@@ -6,8 +6,9 @@
 // "<sender>|k|<name size>|<name><key>" (drop the key), "<sender>|a|<name
 // size>|<name>" (drop the name), or kind 'f' (a fill lease was released with a
 // waiter: wake it; an older Weave reads it as 'k', which only drops a copy).
-// A batch of several keys of one name is kind 'a' followed by
-// "<key size>:<key>" for each key: an older Weave drops the whole name.
+// A batch of several keys of one name, as Weave wrote before each write
+// published its own, is kind 'a' followed by "<key size>:<key>" for each
+// key: read here still, for a rolling upgrade.
 #include <charconv>
 #include <optional>
 #include <string>
@@ -43,22 +44,6 @@ std::string invalidation(std::string_view sender, std::string_view name, const s
   m += '|';
   m += name;
   if (key) m += *key;
-  return m;
-}
-
-std::string invalidation(std::string_view sender, std::string_view name, const std::vector<std::string>& keys,
-                         bool all) {
-  if (all || keys.empty()) return invalidation(sender, name, nullptr);
-  if (keys.size() == 1) {
-    const std::string_view key = keys.front();
-    return invalidation(sender, name, &key);
-  }
-  std::string m = invalidation(sender, name, nullptr);
-  for (const std::string& k : keys) {
-    m += std::to_string(k.size());
-    m += ':';
-    m += k;
-  }
   return m;
 }
 

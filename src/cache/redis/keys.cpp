@@ -42,6 +42,15 @@ std::string entry_key(std::string_view prefix, std::string_view name, std::strin
   return k;
 }
 
+std::string_view key_of_entry(std::string_view entry, std::string_view prefix, std::string_view name) {
+  std::string head(1, '{');
+  head += prefix;
+  append_percent_encoded(head, name, kNameReserved);
+  head += ':';
+  if (entry.size() <= head.size() || !entry.starts_with(head) || !entry.ends_with('}')) return {};
+  return entry.substr(head.size(), entry.size() - head.size() - 1);
+}
+
 std::string fill_lease_key(const std::string& entry) { return entry + "fill"; }
 
 std::string refresh_claim_key(const std::string& entry) { return entry + "refresh"; }

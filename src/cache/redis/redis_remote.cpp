@@ -1,6 +1,7 @@
 // The shared tier of [[cache]] on Redis (redis://, redis+cluster://,
 // redis+sentinel://) through the store layer: one GET per read, one script per
-// fill / write / eviction (src/cache/scripts/), invalidations on one Pub/Sub
+// fill / write / eviction (src/cache/scripts/; a write's or an eviction's
+// script publishes its invalidation itself), invalidations on one Pub/Sub
 // channel whose subscription is kept by a thread of its own (docs/cache.md).
 // This file is what a RemoteTier call does, in order; the parts it wires
 // together (key layout, messages, group commit, waiters, feed) have a file
@@ -37,9 +38,6 @@ class RedisRemote final : public detail::RemoteTier {
         channel_(invalidation_channel(o.key_prefix)),
         fill_guard_(std::to_string(o.fill_guard.count())),
         sender_(detail::unique_token()),
-        commit_([this](std::string_view name, const std::vector<std::string>& keys, bool all) {
-          exec_->publish(channel_, invalidation(sender_, name, keys, all));
-        }),
         feed_(exec_, channel_, o.feed_lag) {}
 
   RemoteRead get(std::string_view name, std::string_view key) override {
@@ -65,10 +63,10 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string k = entry_key(prefix_, name, key);
     const std::string ms = std::to_string(std::max<long long>(1, ttl.count())),
                       now = std::to_string(detail::wall_ms());
-    store::run_one(*exec_, {scripts::put, {k}, {json, ms, now}}, "cache put");
-    const bool sent = commit_.publish(name, &key);
+    store::run_one(*exec_, {scripts::put, {k}, {json, ms, now, channel_, invalidation(sender_, name, &key)}},
+                   "cache put");
     waiters_.woken(k);  // this process's waiters at once, not through the feed
-    return sent;
+    return true;
   }
 
   std::unique_ptr<detail::FillWaiter> watch_fill(std::string_view name, std::string_view key) override {
@@ -125,14 +123,14 @@ class RedisRemote final : public detail::RemoteTier {
   bool evict(std::string_view name, const std::string_view* key) override {
     if (key) {
       const std::string k = entry_key(prefix_, name, *key);
-      store::run_one(*exec_, {scripts::evict, {k}, {fill_guard_}}, "cache evict");
+      store::run_one(*exec_, {scripts::evict, {k}, {fill_guard_, channel_, invalidation(sender_, name, key)}},
+                     "cache evict");
+      waiters_.woken(k);
     } else {
       evict_all(name);
+      waiters_.woken_all();
     }
-    const bool sent = commit_.publish(name, key);
-    if (key) waiters_.woken(entry_key(prefix_, name, *key));
-    else waiters_.woken_all();
-    return sent;
+    return true;
   }
 
   // Set once, before the feed exists: its handlers only read it.
@@ -159,7 +157,7 @@ class RedisRemote final : public detail::RemoteTier {
   // A released fill lease had waiters: wake them here and in every process.
   void wake_waiters(std::string_view name, std::string_view key) {
     waiters_.woken(entry_key(prefix_, name, key));
-    exec_->publish(channel_, invalidation(sender_, name, &key, 'f'));
+    exec_->publish_broadcast(channel_, invalidation(sender_, name, &key, 'f'));
   }
 
   std::uint64_t stored_keys(std::string_view name) override {
@@ -170,13 +168,24 @@ class RedisRemote final : public detail::RemoteTier {
     return n;
   }
 
-  // Tombstones every key of `name` on every master (SCAN; rare).
+  // Tombstones every key of `name` on every master (SCAN; rare), each
+  // with its own invalidation (a writer that dies half way leaves no
+  // tombstone unannounced), then tells every process to drop the whole name
+  // (copies of keys Redis no longer holds).
   void evict_all(std::string_view name) {
     store::scan_keys(*exec_, entries_pattern(prefix_, name), [&](const std::vector<std::string>& keys) {
+      std::vector<std::string> messages;
+      messages.reserve(keys.size());
+      for (const std::string& entry : keys) {
+        const std::string_view key = key_of_entry(entry, prefix_, name);
+        messages.push_back(invalidation(sender_, name, &key));
+      }
       std::vector<store::ScriptCall> calls;
-      for (const std::string& key : keys) calls.push_back({scripts::evict, {key}, {fill_guard_}});
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        calls.push_back({scripts::evict, {keys[i]}, {fill_guard_, channel_, messages[i]}});
       exec_->run(calls, "cache evict all");
     }, "cache evict all");
+    exec_->publish_broadcast(channel_, invalidation(sender_, name, nullptr));
   }
 
   // A message on the channel: wakes this process's waiters of its keys, and
@@ -201,7 +210,6 @@ class RedisRemote final : public detail::RemoteTier {
   std::string prefix_, channel_, fill_guard_, sender_;
   Listener listener_;
   FillWaiters waiters_;
-  GroupCommit commit_;
   FeedKeeper feed_;  // last: stopped, and its handlers silenced, before the rest goes
 };
 
