@@ -175,7 +175,7 @@ class WEAVE_API Acquisition {
   // Gives every key back (store calls) and forgets them: true when the
   // deadline leaves time to take them again from the first, else the
   // request ends busy, naming the key that ran out (lost_busy()).
-  bool start_over() noexcept;
+  bool start_over();
   LeaseHandle lost_busy();
   LeaseHandle finish();
   // Keys taken this close together need no renewal before the body starts.

@@ -468,8 +468,12 @@ bool Acquisition::refreshed(std::span<const RenewResult> results) {
   return true;
 }
 
-bool Acquisition::start_over() noexcept {
+bool Acquisition::start_over() {
   give_back_before(missing_.size());
+  // A new owner for the new round: a release answers "released" to its own
+  // owner's resend (release.lua's L:released_by), so an owner never takes a
+  // key again after giving it back.
+  owner_ = unique_token();
   first_key_.clear();
   more_.clear();
   expires_ = last_expires_ = Clock::time_point::max();

@@ -35,6 +35,10 @@ struct Slot {
   // The exclusive holder: reentrant, fair or write.
   bool held = false;
   std::string owner;
+  // The owner whose release in time freed the key last: the same release
+  // made again answers released (release.lua keeps it in L:released_by).
+  // Kept while the slot is.
+  std::string released_by;
   std::uint64_t fence = 0;
   Clock::time_point expires;
   std::uint64_t releases = 0;  // bumped by every release (waiters compare)
@@ -336,9 +340,11 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     Slot* found = sh.find(hk);
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
-    if (!s.held || s.owner != owner) return ReleaseResult::lost;
+    if (!s.held || s.owner != owner)
+      return !owner.empty() && s.released_by == owner ? ReleaseResult::released : ReleaseResult::lost;
     const bool in_time = s.expires > now;
     s.held = false;
+    if (in_time) s.released_by.swap(s.owner);  // (no allocation: the buffers trade places)
     s.owner.clear();
     if (turn > std::chrono::milliseconds(0) && !s.line.empty()) {
       s.prune(now);

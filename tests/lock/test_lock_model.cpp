@@ -39,9 +39,9 @@
 //                          holder's lease surely runs;
 //        renew_batch       each item as before while its lease surely runs;
 //                          lost stays lost;
-//        release (lost)    lost again.
-//      Not idempotent, a [!shouldfail] case at the end of this file:
-//        release (released)  a resend answers lost.
+//        release           lost: lost again; released: released again (the
+//                          backend keeps the last owner that released in
+//                          time), and the key's state is unchanged.
 //      (force_release is not resent here: two calls are two operator
 //      commands; the store layer's resend of one request is answered as its
 //      first send, tested in test_redis_backend.cpp.)
@@ -59,6 +59,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -227,8 +228,7 @@ struct Sent {
   std::vector<weave::RenewResult> renewed;
   // The idempotent ones (see the top of the file).
   bool resendable() const {
-    return kind == Kind::acquire || kind == Kind::renew ||
-           (kind == Kind::release && released == weave::ReleaseResult::lost);
+    return kind == Kind::acquire || kind == Kind::renew || kind == Kind::release;
   }
 };
 
@@ -272,6 +272,7 @@ class Run {
       const Window w = window(r.now, [&] { last_.released = backend_.release(r); });
       log << at(w) << "release " << name(r.key) << ' ' << r.owner_token << " -> " << str(last_.released) << '\n';
       model_.release(r, last_.released, w);
+      if (last_.released == weave::ReleaseResult::released) released(r.owner_token, r.key);
       last_.kind = Sent::Kind::release;
       last_.release = r;
     } else if (roll < 60) {
@@ -333,13 +334,15 @@ class Run {
       }
       model_.renew(last_.renew, again, w);
       last_.renewed = again;
-    } else {  // a release that answered lost
+    } else {
       const weave::ReleaseRequest& r = last_.release;
       weave::ReleaseResult again{};
       const Window w = window(r.now, [&] { again = backend_.release(r); });
       log << at(w) << "RESEND release " << name(r.key) << ' ' << r.owner_token << " -> " << str(again) << '\n';
-      if (again != last_.released) model_.failures.emplace_back("4. a resent release that was lost is lost again");
-      model_.release(r, again, w);
+      if (again != last_.released) model_.failures.emplace_back("4. a resent release gets the last answer");
+      // A release that was lost may end the owner's lease all the same; one
+      // that released changed nothing the second time.
+      if (last_.released == weave::ReleaseResult::lost) model_.release(r, again, w);
     }
   }
 
@@ -360,8 +363,17 @@ class Run {
   // the holder's own calls, come up often), else any owner.
   const std::string& owner_for(std::string_view key) {
     const std::string& holder = model_.key(key).holder;
-    if (!holder.empty() && pick(0, 1) == 0) return *std::find(owners_.begin(), owners_.end(), holder);
-    return any(owners_);
+    if (!holder.empty() && pick(0, 1) == 0) return *tokens_.insert(holder).first;
+    const std::string& owner = any(owners_);
+    const int g = generation_[owner + "/" + std::string(key)];
+    return *tokens_.insert(g == 0 ? owner : owner + "." + std::to_string(g)).first;
+  }
+  // After its release of `key` answered released, an owner comes back to the
+  // key with a new token, as LockClient takes a new one per acquisition: the
+  // backend answers a release as its first send did (property 4), so a token
+  // that released a key must not hold it again.
+  void released(std::string_view token, std::string_view key) {
+    ++generation_[std::string(token.substr(0, token.find('.'))) + "/" + std::string(key)];
   }
 
   std::string name(std::string_view key) const {
@@ -391,6 +403,8 @@ class Run {
   weave::LockBackend& backend_;
   std::mt19937 rng_;
   std::vector<std::string> keys_, owners_;
+  std::set<std::string> tokens_;           // every token used (requests refer to them)
+  std::map<std::string, int> generation_;  // "<owner>/<key>" -> its releases that answered released
   Model model_;
   Sent last_;
   const Clock::time_point start_ = Clock::now();
@@ -478,8 +492,8 @@ TEST_CASE("lock model: a backend with a deliberate fault breaks a property of th
   CHECK_THAT(model.failures.front(), Catch::StartsWith(property));
 }
 
-// The safety half of a resent release (its answer is the [!shouldfail] case
-// below): compare-and-delete never frees the lease of whoever took the key
+// The safety half of a resent release (its answer: the next case):
+// compare-and-delete never frees the lease of whoever took the key
 // after the first send.
 TEST_CASE("lock model: a resent release never frees the lease of an owner that took the key since",
           "[lock][model]") {
@@ -498,22 +512,19 @@ TEST_CASE("lock model: a resent release never frees the lease of an owner that t
   CHECK(backend->acquire({key, "owner-B", 10s}).fencing_token == b.fencing_token);
 }
 
-// DEFECT, property 4 (a resend gets its first send's answer): release is not
-// idempotent. release.lua and MemBackend::release_exclusive compare and
-// delete with no memory of an earlier send: once the first send freed the
-// key, a resend finds it free, or held by whoever took it since, and answers
-// lost. A client whose first release timed out and sent it again (and the
-// cluster executor, which sends again after an I/O error other than a
-// timeout) hears "lost" for a lease it gave back in time: LockClient reports
-// LeaseLost. The same happens with nobody acquiring in between.
-TEST_CASE("lock model: a resent release answers released like its first send, after another owner took the key",
-          "[lock][model][!shouldfail]") {
+// Property 4 for a release that released: its resend answers released,
+// after another owner took the key as with nobody taking it.
+TEST_CASE("lock model: a resent release answers released like its first send, whether or not another owner took the key since",
+          "[lock][model]") {
   LOCK_TEST_REQUIRE_BACKEND();
   std::shared_ptr<weave::LockBackend> backend = weave::make_lock_backend(options_for());
   const std::string key = unique_key("model-resent-release-answer");
   REQUIRE(backend->acquire({key, "owner-A", 10s}).acquired);
   const weave::ReleaseRequest release{key, "owner-A"};
   REQUIRE(backend->release(release) == weave::ReleaseResult::released);
+  CHECK(backend->release(release) == weave::ReleaseResult::released);  // the resend, nobody took the key
   REQUIRE(backend->acquire({key, "owner-B", 10s}).acquired);
-  CHECK(backend->release(release) == weave::ReleaseResult::released);  // the resend: lost
+  CHECK(backend->release(release) == weave::ReleaseResult::released);  // the resend, B holds the key
+  const weave::RenewItem b_lease{key, "owner-B", 10s};
+  CHECK(backend->renew_batch({&b_lease, 1}) == std::vector{weave::RenewResult::owned});
 }

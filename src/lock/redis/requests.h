@@ -67,7 +67,7 @@ class ReleaseCommand {
 
  private:
   bool read_;
-  std::string keys_[4], channel_, grace_, turn_;
+  std::string keys_[5], channel_, grace_, turn_;
   std::string_view owner_;
 };
 
