@@ -11,6 +11,7 @@
 #include "weave/config.h"
 #include "weave/duration.h"
 #include "weave/error.h"
+#include "weave/json_codec.h"
 #include "weave/lock_backend.h"
 
 namespace WEAVE_NAMESPACE {
@@ -62,9 +63,15 @@ LockConfig read_file(const std::string& path, const std::string& source) {
   if (!in) throw ConfigError(source + ": cannot read '" + path + "'");
   std::stringstream buf;
   buf << in.rdbuf();
+  const std::string text = buf.str();
+  // A value nested this deep is refused before parsing: the error of a bad
+  // value prints it (dump(), which recurses once per level).
+  if (detail::json_deeper_than(text, detail::kMaxJsonDepth))
+    throw ConfigError(source + ": bad JSON: nested more than " + std::to_string(detail::kMaxJsonDepth) +
+                      " levels deep");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(buf.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw ConfigError(source + ": bad JSON: " + e.what());
   }

@@ -360,6 +360,13 @@ TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]")
     CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
                Contains("lock.on_lost") && Contains("ignore"));
   }
+  SECTION("JSON nested deeper than 128 levels, as a value whose error prints it") {
+    // (before it was refused, printing it in the error overflowed the stack)
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+    TempFile f(R"({"lock": {"on_lost": )" + deep + "}}");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains(f.path()) && Contains("bad JSON") && Contains("128"));
+  }
   SECTION("wrong value type") {
     TempFile f(R"({"lock": {"url": 5}})");
     CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }), Contains("lock.url"));
