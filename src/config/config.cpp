@@ -72,7 +72,7 @@ LockConfig read_file(const std::string& path, const std::string& source) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1E400
     throw ConfigError(source + ": bad JSON: " + e.what());
   }
   if (!j.is_object()) throw ConfigError(source + ": expected a JSON object at the top");

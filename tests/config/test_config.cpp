@@ -360,6 +360,12 @@ TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]")
     CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
                Contains("lock.on_lost") && Contains("ignore"));
   }
+  SECTION("a number too large for a double") {
+    // (nlohmann reads it as out_of_range, not parse_error: it escaped as that)
+    TempFile f(R"({"lock": {"lease": 1E400}})");
+    CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
+               Contains(f.path()) && Contains("bad JSON"));
+  }
   SECTION("JSON nested deeper than 128 levels, as a value whose error prints it") {
     // (before it was refused, printing it in the error overflowed the stack)
     const std::string deep = std::string(100000, '[') + std::string(100000, ']');
