@@ -4,7 +4,7 @@
 // script publishes its invalidation itself), invalidations on one Pub/Sub
 // channel whose subscription is kept by a thread of its own (docs/cache.md).
 // This file is what a RemoteTier call does, in order; the parts it wires
-// together (key layout, messages, group commit, waiters, feed) have a file
+// together (key layout, messages, waiters, feed) have a file
 // each (internal.h lists them).
 #include <algorithm>
 #include <chrono>
