@@ -517,13 +517,16 @@ void ClusterExecutor::for_each_master(const std::function<void(store::NodeExecut
 
 long long ClusterExecutor::publish(std::string_view channel, std::string_view message) {
   // SPUBLISH on the channel's slot (the subscribers SSUBSCRIBE there).
-  store::Reply r = command(store::Command{"SPUBLISH", channel, message}, channel, "publish");
-  if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "publish");
-  return r->integer;
+  return publish_with("SPUBLISH", channel, message);
 }
 
 long long ClusterExecutor::publish_broadcast(std::string_view channel, std::string_view message) {
-  store::Reply r = command(store::Command{"PUBLISH", channel, message}, channel, "publish");
+  return publish_with("PUBLISH", channel, message);
+}
+
+long long ClusterExecutor::publish_with(const char* publish_command, std::string_view channel,
+                                        std::string_view message) {
+  store::Reply r = command(store::Command{publish_command, channel, message}, channel, "publish");
   if (r->type != REDIS_REPLY_INTEGER) store::bad_reply(r.get(), "publish");
   return r->integer;
 }

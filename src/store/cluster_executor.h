@@ -66,6 +66,8 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   using NodePtr = std::shared_ptr<store::NodeExecutor>;
   NodePtr node(const std::string& host, int port);
   NodePtr route(unsigned slot);
+  // PUBLISH or SPUBLISH on the master of the channel's slot: the number of receivers.
+  long long publish_with(const char* publish_command, std::string_view channel, std::string_view message);
   void refresh();  // CLUSTER SLOTS from any reachable node; throws BackendUnavailable
   // Sends r's requests and follows their redirects (cluster_executor.cpp).
   template <class Requests>

@@ -77,7 +77,11 @@ Reply NodeExecutor::command(const Command& c, std::string_view, const char* what
 }
 
 long long NodeExecutor::publish(std::string_view channel, std::string_view message) {
-  Reply r = command(Command{sharded_ ? "SPUBLISH" : "PUBLISH", channel, message});
+  return publish_with(sharded_ ? "SPUBLISH" : "PUBLISH", channel, message);
+}
+
+long long NodeExecutor::publish_with(const char* publish_command, std::string_view channel, std::string_view message) {
+  Reply r = command(Command{publish_command, channel, message});
   if (r->type != REDIS_REPLY_INTEGER) bad_reply(r.get(), "publish");
   return r->integer;
 }
@@ -91,9 +95,7 @@ std::unique_ptr<Subscriber::Interest> NodeExecutor::subscribe_broadcast(const st
 }
 
 long long NodeExecutor::publish_broadcast(std::string_view channel, std::string_view message) {
-  Reply r = command(Command{"PUBLISH", channel, message});
-  if (r->type != REDIS_REPLY_INTEGER) bad_reply(r.get(), "publish");
-  return r->integer;
+  return publish_with("PUBLISH", channel, message);
 }
 
 // All calls in one pipelined round trip on one pooled connection (plus one

@@ -207,6 +207,8 @@ class WEAVE_API NodeExecutor final : public Executor {
   void queue(InFlight& f, const std::vector<ScriptCall>& calls, const std::vector<std::size_t>& which, bool eval);
   std::vector<Reply> receive(InFlight& f);
   const std::string& body_of(const char* body);
+  // PUBLISH or SPUBLISH outside any script: the number of receivers.
+  long long publish_with(const char* publish_command, std::string_view channel, std::string_view message);
   std::vector<std::string> shas_for(Connection& conn, const std::vector<ScriptCall>& calls);
   // The calls' SHAs from the cache alone ("" for one not there); false when
   // one is not there.

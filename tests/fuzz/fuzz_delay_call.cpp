@@ -34,26 +34,6 @@ int depth(const nlohmann::json& j) {
   return d + 1;
 }
 
-// Nesting of a JSON text, counted without parsing it (brackets in strings do not count).
-int text_depth(std::string_view t) {
-  int d = 0, most = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    const char c = t[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      most = std::max(most, ++d);
-    } else if (c == ']' || c == '}') {
-      --d;
-    }
-  }
-  return most;
-}
-
 bool same(const DelayCall& a, const DelayCall& b) {
   return a.method == b.method && a.signature_hash == b.signature_hash && a.args == b.args;
 }
@@ -85,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view args = in.substr(nul1 + 9);
   args = args.substr(0, args.find('\0'));
   const nlohmann::json parsed = nlohmann::json::parse(args, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_array() || text_depth(args) > 1000) return 0;  // (depth() below recurses)
+  if (!parsed.is_array() || weave::detail::json_deeper_than(args, 1000)) return 0;  // (depth() below recurses)
   std::string text;
   try {
     text = weave::detail::encode_delay_call(method, hash, args);

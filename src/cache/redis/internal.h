@@ -36,8 +36,11 @@ std::string entry_key(std::string_view prefix, std::string_view name, std::strin
 // Its siblings in the same slot: the fill lease (sync=true) and the refresh claim (refresh_after).
 std::string fill_lease_key(const std::string& entry);
 std::string refresh_claim_key(const std::string& entry);
-// The key of `name` an entry key (as SCAN returns it) holds.
-std::string_view key_of_entry(std::string_view entry, std::string_view prefix, std::string_view name);
+// "{<prefix><name>:", what every entry key of `name` starts with (`more`:
+// room reserved for what the caller appends).
+std::string entry_head(std::string_view prefix, std::string_view name, std::size_t more = 0);
+// The key an entry key (as SCAN returns it) holds, given its name's entry_head().
+std::string_view key_of_entry(std::string_view entry, std::string_view head);
 // "{<prefix>}invalidations"
 std::string invalidation_channel(std::string_view prefix);
 // A SCAN MATCH pattern for every entry of `name` (not their leases).

@@ -30,23 +30,24 @@ constexpr std::string_view kNameReserved = "%:{}";
 
 }  // namespace
 
+std::string entry_head(std::string_view prefix, std::string_view name, std::size_t more) {
+  std::string head;
+  head.reserve(prefix.size() + name.size() + more + 8);
+  head += '{';
+  head += prefix;
+  append_percent_encoded(head, name, kNameReserved);
+  head += ':';
+  return head;
+}
+
 std::string entry_key(std::string_view prefix, std::string_view name, std::string_view key) {
-  std::string k;
-  k.reserve(prefix.size() + name.size() + key.size() + 8);
-  k += '{';
-  k += prefix;
-  append_percent_encoded(k, name, kNameReserved);
-  k += ':';
+  std::string k = entry_head(prefix, name, key.size());
   k += key;
   k += '}';
   return k;
 }
 
-std::string_view key_of_entry(std::string_view entry, std::string_view prefix, std::string_view name) {
-  std::string head(1, '{');
-  head += prefix;
-  append_percent_encoded(head, name, kNameReserved);
-  head += ':';
+std::string_view key_of_entry(std::string_view entry, std::string_view head) {
   if (entry.size() <= head.size() || !entry.starts_with(head) || !entry.ends_with('}')) return {};
   return entry.substr(head.size(), entry.size() - head.size() - 1);
 }
@@ -64,11 +65,10 @@ std::string invalidation_channel(std::string_view prefix) {
 
 std::string entries_pattern(std::string_view prefix, std::string_view name) {
   // (appended, not "{" + ...: g++ 12 -O3 warns (-Wrestrict) on that)
+  const std::string head = entry_head(prefix, name);
   std::string pattern;
-  std::string head(prefix);
-  append_percent_encoded(head, name, kNameReserved);
-  head += ':';
-  pattern.append("{").append(detail::glob_literal(head)).append("*}");  // entries end with '}', their leases ("...}fill") are not evicted
+  // entries end with '}', their leases ("...}fill") are not evicted
+  pattern.append("{").append(detail::glob_literal(std::string_view(head).substr(1))).append("*}");
   return pattern;
 }
 

@@ -173,11 +173,12 @@ class RedisRemote final : public detail::RemoteTier {
   // tombstone unannounced), then tells every process to drop the whole name
   // (copies of keys Redis no longer holds).
   void evict_all(std::string_view name) {
+    const std::string head = entry_head(prefix_, name);
     store::scan_keys(*exec_, entries_pattern(prefix_, name), [&](const std::vector<std::string>& keys) {
       std::vector<std::string> messages;
       messages.reserve(keys.size());
       for (const std::string& entry : keys) {
-        const std::string_view key = key_of_entry(entry, prefix_, name);
+        const std::string_view key = key_of_entry(entry, head);
         messages.push_back(invalidation(sender_, name, &key));
       }
       std::vector<store::ScriptCall> calls;
