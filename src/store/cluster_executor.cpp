@@ -119,6 +119,11 @@ bool is_cluster_redirect(std::string_view error) {
   return parse_redirect(error).has_value() || error.starts_with("TRYAGAIN");
 }
 
+std::optional<unsigned> redirect_slot(std::string_view error) {
+  if (auto rd = parse_redirect(error)) return rd->slot;
+  return std::nullopt;
+}
+
 unsigned key_slot(std::string_view key) noexcept {
   if (const auto open = key.find('{'); open != std::string_view::npos) {
     const auto close = key.find('}', open + 1);

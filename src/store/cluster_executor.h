@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -24,6 +25,9 @@ WEAVE_API unsigned key_slot(std::string_view key) noexcept;
 // An error reply a cluster answers to send the request elsewhere or later
 // (MOVED, ASK, TRYAGAIN): ClusterExecutor::run() follows it.
 WEAVE_API bool is_cluster_redirect(std::string_view error);
+
+// The slot a MOVED or ASK error names, or none for any other text.
+WEAVE_API std::optional<unsigned> redirect_slot(std::string_view error);
 
 // Routes every request to the master serving its slot: script calls (the
 // slot of a call's first key, one pipeline per node), plain commands, SPUBLISH

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/wake_list.h"
 #include "core/events.h"
 #include "store/acl.h"
+#include "store/cluster_executor.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -30,7 +32,10 @@ struct Subscriber::Channel {
   // without a message, or two messages, leaves them behind `generation`).
   std::string last_message;
   std::uint64_t last_message_generation = 0;
-  bool resubscribed = false;
+  // Bump the generation when the SUBSCRIBE in flight is answered: after a
+  // reconnect (a release may have been missed meanwhile), or for waiters
+  // handed the subscription before it was confirmed (subscribe()).
+  bool bump_when_answered = false;
   // Since when nobody waits on it; UNSUBSCRIBE goes out after kLinger, so a
   // waiter that retries (LockClient prepares a new waiter per attempt) finds
   // the subscription still confirmed and pays no round trip for it.
@@ -141,6 +146,11 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   ++ch->refs;
   auto ready = [&] { return connected_ && ch->active && ch->confirmed >= ch->want; };
   if (ready()) return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);  // no round trip
+  // A waiter (no feed) checks the state it waits on after subscribing: a
+  // SUBSCRIBE still in flight after an earlier caller's wait ended is
+  // waited for by its answer's bump, not here again.
+  if (!feed && connected_ && ch->active && ch->bump_when_answered)
+    return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
   if (connected_ && !ch->active) {
     ch->error.clear();
     ch->active = true;
@@ -157,6 +167,14 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   });
   if (!stop_ && ready())
     return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
+  if (!stop_ && !feed && connected_ && ch->active && ch->error.empty()) {
+    // Connected, the SUBSCRIBE sent, its answer late (a busy server): a
+    // waiter goes on with it unconfirmed; the answer, a confirmation or a
+    // refusal, bumps the channel and so wakes it to look again. (A feed
+    // cannot: it must know from when on it missed nothing.)
+    ch->bump_when_answered = true;
+    return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
+  }
   std::string why = connected_ ? std::string() : last_error_;
   std::string refused = ch->error;
   g.unlock();
@@ -249,7 +267,7 @@ bool Subscriber::connect_once() {
     }
     ch->want = 1;
     ch->active = true;
-    ch->resubscribed = again;
+    ch->bump_when_answered = again;
     enqueue_locked(true, ch->name);
     ++it;
   }
@@ -299,6 +317,11 @@ void Subscriber::on_reply(redisReply* r) {
     // elsewhere; replies come in the order the commands were sent.
     std::lock_guard g(mutex_);
     if (sent_subscribes_.empty()) return;
+    // A cluster also answers MOVED to an SUNSUBSCRIBE whose slot has left the
+    // node (it dropped that subscription itself): a redirect naming another
+    // slot than the oldest SSUBSCRIBE's is that answer, not this one's.
+    const std::string_view text(r->str, r->len);
+    if (const auto slot = redirect_slot(text); sharded_ && slot && *slot != key_slot(sent_subscribes_.front())) return;
     std::string name = std::move(sent_subscribes_.front());
     sent_subscribes_.pop_front();
     auto it = channels_.find(name);
@@ -307,6 +330,7 @@ void Subscriber::on_reply(redisReply* r) {
     ch->error.assign(r->str, r->len);
     ch->active = false;
     ch->want = ch->confirmed;
+    if (std::exchange(ch->bump_when_answered, false)) bump_locked(*ch);  // its waiters subscribe again
     state_cv_.notify_all();
     return;
   }
@@ -333,8 +357,8 @@ void Subscriber::on_reply(redisReply* r) {
     if (!sent_subscribes_.empty() && sent_subscribes_.front() == name) sent_subscribes_.pop_front();
     ++ch->confirmed;
     ch->confirmed_at = std::chrono::steady_clock::now().time_since_epoch().count();
-    if (ch->resubscribed && ch->confirmed >= ch->want) {
-      ch->resubscribed = false;
+    if (ch->bump_when_answered && ch->confirmed >= ch->want) {
+      ch->bump_when_answered = false;
       bump_locked(*ch);
       for (Feed* f : ch->feeds)
         if (f->on_state) f->on_state(true);

@@ -74,7 +74,7 @@ class WEAVE_API Subscriber {
   Subscriber& operator=(const Subscriber&) = delete;
 
   struct Channel;
-  // A confirmed subscription to one channel; unsubscribes (when the last
+  // A subscription to one channel (confirmed, or pending: subscribe()); unsubscribes (when the last
   // interest goes) on destruction.
   class Interest {
    public:
@@ -105,7 +105,12 @@ class WEAVE_API Subscriber {
   // Subscribes to `channel` (refcounted) and returns once Redis confirmed
   // the subscription, so any PUBLISH after this returns is seen. Throws
   // BackendUnavailable / TimeoutError, or ReplyError with the server's error
-  // (e.g. "MOVED ..." for a sharded channel whose slot moved). `bell`, if
+  // (e.g. "MOVED ..." for a sharded channel whose slot moved). Without a
+  // feed, a confirmation still missing after the command timeout on a live
+  // connection is not an error: the Interest is returned, and the answer
+  // (confirmation or refusal) counts as a change, so a waiter that looks at
+  // its state after subscribing and again at each change misses nothing; a
+  // later subscribe() of the channel returns at once while it is pending. `bell`, if
   // given, is rung on every change of this subscription until the Interest
   // goes; `feed`, if given, gets every message and state change until then.
   std::unique_ptr<Interest> subscribe(const std::string& channel, std::shared_ptr<Bell> bell = nullptr,

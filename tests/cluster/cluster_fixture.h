@@ -124,11 +124,15 @@ class Cluster {
         auto c = n->client();
         if (c.cmd({"CLUSTER", "INFO"}).str.find("cluster_state:ok") == std::string::npos) ok = false;
         auto slots = c.cmd({"CLUSTER", "SLOTS"}).elements;
-        std::string shape;
+        // This node's map as sorted "<from>-<to>@<master port>" ranges (the
+        // order CLUSTER SLOTS lists them in may differ between nodes).
+        std::vector<std::string> ranges;
         for (auto& r : slots)
-          shape += std::to_string(r.elements[0].integer) + "-" + std::to_string(r.elements[1].integer) + "@" +
-                   std::to_string(r.elements[2].elements[1].integer) + ";";
-        std::sort(shape.begin(), shape.end());
+          ranges.push_back(std::to_string(r.elements[0].integer) + "-" + std::to_string(r.elements[1].integer) + "@" +
+                           std::to_string(r.elements[2].elements[1].integer));
+        std::sort(ranges.begin(), ranges.end());
+        std::string shape;
+        for (auto& r : ranges) shape += r + ";";
         if (first.empty()) first = shape;
         if (shape != first || shape.empty()) ok = false;
       }

@@ -17,10 +17,12 @@
 #include <boost/asio/io_context.hpp>
 
 #include "event_recorder.h"
+#include "fault_proxy.h"
 #include "lock/redis/backends.h"
 #include "store/async_run.h"
 #include "store/cluster_executor.h"
 #include "store/open.h"
+#include "store/subscriber.h"
 #include "cluster_fixture.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -385,6 +387,56 @@ TEST_CASE("cluster: waiters on keys of different nodes are woken by their releas
   for (auto& t : ts) t.join();
   REQUIRE(got == 6);
   REQUIRE(Clock::now() - start < 10s);
+}
+
+// Redis 7 answers MOVED to an SUNSUBSCRIBE whose slot the node has given
+// away (it dropped that subscription itself when the slot left). Replies
+// come in order, so that MOVED sits where the answer to an SSUBSCRIBE sent
+// just after it is awaited: it must not be taken as that one's refusal. The
+// proxy in front of the node holds both commands until the slot has moved.
+TEST_CASE("cluster: a MOVED answer to an SUNSUBSCRIBE is not taken as the refusal of the SSUBSCRIBE after it",
+          "[cluster]") {
+  auto& c = Cluster::shared();
+  // Two channels on one node, in different slots.
+  std::string gone, stays;
+  std::size_t node = 0;
+  for (int i = 0; stays.empty(); ++i) {
+    const std::string name = next_key("sunsub");
+    if (gone.empty()) {
+      gone = name;
+      node = c.owner(c.slot_of(gone));
+    } else if (c.owner(c.slot_of(name)) == node && c.slot_of(name) != c.slot_of(gone)) {
+      stays = name;
+    }
+  }
+  const long long slot = c.slot_of(gone);
+  const std::size_t elsewhere = (node + 1) % c.size();
+  fault_test::FaultProxy proxy(c.node(node).port());
+  weave::store::Endpoint ep;
+  ep.host = "127.0.0.1";
+  ep.port = proxy.port();
+  ep.command_timeout = 10s;
+  weave::store::Subscriber sub(ep, /*sharded=*/true);
+  { auto idle = sub.subscribe(gone); }  // confirmed, then nobody waits on it
+  proxy.black_hole(true);
+  std::this_thread::sleep_for(3500ms);  // the idle channel's SUNSUBSCRIBE goes out (after 2 s idle) into the hole
+  std::string outcome;
+  std::thread subscriber([&] {
+    try {
+      auto interest = sub.subscribe(stays);
+      outcome = "subscribed";
+    } catch (const std::exception& e) {
+      outcome = std::string("error: ") + e.what();
+    }
+  });
+  std::this_thread::sleep_for(300ms);  // its SSUBSCRIBE waits behind the SUNSUBSCRIBE
+  c.migrate(slot, node, elsewhere);
+  proxy.black_hole(false);
+  subscriber.join();
+  c.migrate(slot, elsewhere, node);
+  INFO("SSUBSCRIBE " << stays << " after SUNSUBSCRIBE " << gone << ": " << outcome);
+  CHECK(proxy.seen("SUNSUBSCRIBE") == 1);
+  CHECK(outcome == "subscribed");
 }
 
 TEST_CASE("cluster: bad URLs are configuration errors", "[cluster]") {

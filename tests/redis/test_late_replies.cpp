@@ -203,3 +203,38 @@ TEST_CASE("late replies: a dedupe call on a server busy in a script ends with Ti
   CHECK(outcome([&] { svc.pay("busy:1"); }) == "ran");
   CHECK(svc.runs == 2);
 }
+
+// A waiter's release channel is a wake-up, not a precondition: a server
+// that confirms the waiter's SUBSCRIBE only after the command timeout (the
+// proxy holds the subscription connection's replies 1.5 s) does not fail a
+// call that may wait 10 s. The waiter goes on; the confirmation, when it
+// comes, wakes it to look again, and it takes the lease the holder released
+// meanwhile (a release published before the subscription took effect is not
+// missed: the look after the confirmation sees the key free).
+TEST_CASE("late replies: a lock waiter whose SUBSCRIBE is confirmed after the command timeout still takes the lease",
+          "[redis][lock]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  weave::LockOptions direct = redis_test::lock_options(server.url());
+  weave::LockOptions through = redis_test::lock_options(proxy.url());
+  through.command_timeout = 300ms;
+  weave::LockClient holder(direct), waiter(through);
+  weave::LeaseHandle held = holder.acquire("slow-sub", {.ttl = 20s});
+  REQUIRE(held);
+  proxy.delay_reply("SUBSCRIBE", 1500ms);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(700ms);
+    held = weave::LeaseHandle();  // released while the waiter's subscription is unconfirmed
+  });
+  std::string got;
+  try {
+    weave::LeaseHandle mine = waiter.acquire("slow-sub", {.ttl = 5s, .wait = 10s});
+    got = mine ? "acquired" : "not acquired";
+  } catch (const std::exception& e) {
+    got = std::string("error: ") + e.what();
+  }
+  releaser.join();
+  INFO("waiter: " << got);
+  CHECK(got == "acquired");
+  CHECK(proxy.seen("SUBSCRIBE") >= 1);
+}

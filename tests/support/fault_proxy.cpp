@@ -184,6 +184,7 @@ struct FaultProxy::Link {
   std::deque<Pending> pending;  // forwarded, reply not read yet (in order)
   std::deque<Held> held;
   bool subscribed = false;      // Pub/Sub: replies pass unpaired
+  Clock::time_point hold_until{};  // (subscribed) nothing reaches the client before
   bool cut = false;             // a cut request was forwarded: nothing more is
   bool cut_once_sent = false;   // (subscribed) close once to_server is written
   bool server_gone = false;     // closed by the server: close once all is delivered
@@ -303,9 +304,10 @@ void FaultProxy::forward_requests(Link& link) {
     if (!argv.empty()) {
       const std::string name = lower(argv[0]);
       if (name == "subscribe" || name == "ssubscribe" || name == "psubscribe") link.subscribed = true;
-      if (link.subscribed)
+      if (link.subscribed) {
         link.cut_once_sent = link.cut_once_sent || p.cut;
-      else
+        if (p.delay.count() > 0) link.hold_until = std::max(link.hold_until, Clock::now() + p.delay);
+      } else
         link.pending.push_back(p);
     }
     if (p.cut) link.cut = true;
@@ -336,7 +338,7 @@ void FaultProxy::read_replies(Link& link) {
       link.server = -1;
       return;
     }
-    link.held.push_back({link.from_server.substr(done, end - done), now + p.delay});
+    link.held.push_back({link.from_server.substr(done, end - done), std::max(now + p.delay, link.hold_until)});
     done = end;
   }
   link.from_server.erase(0, done);

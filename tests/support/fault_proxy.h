@@ -21,8 +21,9 @@
 // Requests: arrays of bulk strings and inline commands. Replies: every RESP2
 // type (nested arrays, nil, errors). A connection that subscribes (SUBSCRIBE,
 // SSUBSCRIBE, PSUBSCRIBE) gets pushes that answer no request: from then on
-// its replies are passed on as they come, unpaired (no delay; a cut there
-// closes once the request is written to the server). Not handled: RESP3
+// its replies are passed on as they come, unpaired (a delay there holds back
+// everything the server sends on it until `delay` after the matching request
+// went out; a cut there closes once the request is written to the server). Not handled: RESP3
 // (HELLO 3), TLS, Cluster redirects (MOVED names the server's port, not
 // the proxy's), blocking commands under cut_after_request (see there).
 #pragma once
