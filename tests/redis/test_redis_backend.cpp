@@ -104,6 +104,33 @@ TEST_CASE("redis: acquire, refresh by the same owner, busy for others, release",
   CHECK(counter_ttl <= 5000 + 10'000);
 }
 
+// A read release whose answer was lost is sent again (the store layer does
+// when its reused connection closed): it answers as the first send did, and
+// frees no other reader.
+TEST_CASE("redis: a read release sent again answers as its first send and frees no other reader", "[redis]") {
+  RedisServer server;
+  auto b = weave::make_redis_lock_backend(redis_test::lock_options(server.url()));
+  auto raw = server.client();
+  using weave::LockType;
+  REQUIRE(b->acquire({"report:1", "reader-a", 5000ms, LockType::read}).acquired);
+  REQUIRE(b->acquire({"report:1", "reader-b", 5000ms, LockType::read}).acquired);
+  CHECK(b->release({"report:1", "reader-a", LockType::read}) == weave::ReleaseResult::released);
+  CHECK(b->release({"report:1", "reader-a", LockType::read}) == weave::ReleaseResult::released);
+  CHECK(raw.cmd({"ZSCORE", "{weave:lock:report:1}:readers", "reader-b"}).str != "");  // B still reads
+  CHECK(b->release({"report:1", "reader-c", LockType::read}) == weave::ReleaseResult::lost);  // never a reader
+  CHECK(b->release({"report:1", "reader-b", LockType::read}) == weave::ReleaseResult::released);
+  CHECK(b->release({"report:1", "reader-b", LockType::read}) == weave::ReleaseResult::released);
+  // Kept the key grace (LockOptions::key_grace, 10 s), not longer.
+  const long long kept = raw.cmd({"PTTL", "{weave:lock:report:1}:readers:released"}).integer;
+  CHECK(kept > 0);
+  CHECK(kept <= 10'000);
+  // A reader whose lease ran out before it released answers lost, and so does its resend.
+  REQUIRE(b->acquire({"report:2", "reader-d", 50ms, LockType::read}).acquired);
+  std::this_thread::sleep_for(120ms);
+  CHECK(b->release({"report:2", "reader-d", LockType::read}) == weave::ReleaseResult::lost);
+  CHECK(b->release({"report:2", "reader-d", LockType::read}) == weave::ReleaseResult::lost);
+}
+
 TEST_CASE("redis: keys are binary-safe and namespaced by the key prefix", "[redis]") {
   RedisServer server;
   auto raw = server.client();

@@ -17,7 +17,7 @@ constexpr std::size_t kRenewChunk = 256;
 // The names of a lock's keys after its own "{<prefix><key>}" (src/lock/scripts/).
 constexpr char kFence[] = ":fence", kLine[] = ":line", kLineUntil[] = ":line:until", kReaders[] = ":readers",
                kReaderFences[] = ":readers:fence", kWriters[] = ":writers", kReleased[] = ":released",
-               kReleasedBy[] = ":released_by", kForced[] = ":forced";
+               kReleasedBy[] = ":released_by", kReadersReleased[] = ":readers:released", kForced[] = ":forced";
 
 // A script's number (an integer, or a string holding one); 0 for anything else (nil).
 long long number_or_zero(store::ReplyView v) {
@@ -112,6 +112,7 @@ ReleaseCommand::ReleaseCommand(std::string_view prefix, std::string_view key, st
     keys_[0] = lock + kReaders;
     keys_[1] = lock + kReaderFences;
     keys_[2] = lock + kFence;
+    keys_[3] = lock + kReadersReleased;
   } else {
     keys_[1] = lock + kFence;
     keys_[2] = lock + kReleasedBy;
@@ -124,11 +125,13 @@ ReleaseCommand::ReleaseCommand(std::string_view prefix, std::string_view key, st
   }
 }
 
-// The keys after L and its counter are optional (required_keys 2): while the
-// slot migrates and only some have moved, the release goes without them, as
-// it did before they existed (a resend of that release may answer lost).
+// The keys after L and its counter (a read release's: after its readers,
+// their fences and the counter) are optional (required_keys): while the slot
+// migrates and only some have moved, the release goes without them, as it did
+// before they existed (a resend of that release may answer lost).
 store::ScriptCall ReleaseCommand::call() const {
-  if (read_) return {scripts::release_read, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}};
+  if (read_)
+    return {scripts::release_read, {keys_[0], keys_[1], keys_[2], keys_[3]}, {owner_, channel_, grace_}, 3};
   if (turn_.empty()) return {scripts::release, {keys_[0], keys_[1], keys_[2]}, {owner_, channel_, grace_}, 2};
   return {scripts::release, {keys_[0], keys_[1], keys_[2], keys_[3], keys_[4]}, {owner_, channel_, grace_, turn_},
           2};
@@ -296,7 +299,7 @@ std::string lock_of_redis_key(std::string_view prefix, std::string_view redis_ke
   const std::string head = std::string("{").append(prefix);
   if (!redis_key.starts_with(head)) return {};
   for (std::string_view suffix :
-       {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kWriters, kForced, kReleasedBy}) {
+       {"", kFence, kLine, kLineUntil, kReaders, kReaderFences, kReadersReleased, kWriters, kForced, kReleasedBy}) {
     const std::string tail = std::string("}").append(suffix);
     if (redis_key.size() >= head.size() + tail.size() && redis_key.ends_with(tail))
       return std::string(redis_key.substr(head.size(), redis_key.size() - head.size() - tail.size()));
