@@ -657,6 +657,76 @@ std::vector<std::string> order_keys(weave::store::Executor& exec, const std::str
   return {found.begin(), found.end()};
 }
 
+// Sets maxmemory on every master of the store (0: no limit): at 1 byte the
+// server is past it at once, as a full Redis with noeviction is.
+void set_maxmemory(const std::string& bytes) {
+  auto exec = weave::store::open_executor(test_admin_url(), {});
+  exec->for_each_master([&](weave::store::NodeExecutor& n) {
+    n.command(weave::store::Command{"CONFIG", "SET", "maxmemory", bytes}, "", "test config");
+  });
+}
+
+// A Redis at maxmemory (noeviction) refuses what would grow its data. The
+// queue's offers are refused, each with the server's OOM error; everything
+// that drains the queue goes on: takes, renewals of held leases, and
+// acknowledgements, also those sent in one script with a refused offer
+// (requests made at the same time go together).
+TEST_CASE("queue: at the server's maxmemory offers are refused with OOM, and takes, renewals and acks go on",
+          "[queue]") {
+  use_store(600ms);  // renewed every 200 ms
+  const std::string name = fresh_queue("oom");
+  weave::Queue q(name);
+  constexpr int kMessages = 64;
+  for (int i = 0; i < kMessages; ++i) q.offer_json("{}", 0ms, {.id = "m" + std::to_string(i)});
+  std::vector<weave::QueueDelivery> held;
+  for (int i = 0; i < kMessages / 2; ++i) {
+    std::optional<weave::QueueDelivery> d = q.take_json(5s);
+    REQUIRE(d);
+    held.push_back(std::move(*d));
+  }
+  set_maxmemory("1");
+  struct Restore {
+    ~Restore() { set_maxmemory("0"); }
+  } restore;
+
+  std::optional<weave::QueueDelivery> taken_at_oom = q.take_json(5s);  // drains: goes on
+  CHECK(taken_at_oom);
+  std::this_thread::sleep_for(900ms);  // past the lease: only renewals keep what is held
+  for (const weave::QueueDelivery& d : held) CHECK_FALSE(d.lease().lost());
+
+  // Acks and offers at once, from 8 threads: they share scripts.
+  std::atomic<int> acked{0}, ack_errors{0}, refused{0}, offered{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = static_cast<std::size_t>(t); i < held.size(); i += 8) {
+        try {
+          q.offer_json("{}", 0ms, {.id = "new" + std::to_string(i)});
+          ++offered;
+        } catch (const weave::ReplyError& e) {
+          ++(std::string(e.what()).find("OOM") != std::string::npos ? refused : other);
+        }
+        try {
+          held[i].ack();
+          ++acked;
+        } catch (const std::exception&) {
+          ++ack_errors;
+        }
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  CHECK(ack_errors == 0);
+  CHECK(acked == static_cast<int>(held.size()));
+  CHECK(refused == static_cast<int>(held.size()));
+  CHECK(offered == 0);
+  CHECK(other == 0);
+  if (taken_at_oom) taken_at_oom->ack();
+  set_maxmemory("0");
+  const weave::QueueStats st = q.stats();
+  CHECK(st.in_flight == 0);
+  CHECK(st.ready == static_cast<std::uint64_t>(kMessages / 2 - 1));  // none of the acked ones runs again
+}
+
 // A queue's name is %-encoded in its keys' hash tag: a '}' in it cannot
 // reach another queue's message keys (ids are the caller's text too).
 TEST_CASE("queue: a name with braces cannot reach another queue's messages", "[queue]") {

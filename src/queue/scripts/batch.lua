@@ -24,12 +24,31 @@
 -- offers' and settles' (flush()), and the consumers' wake-up is published
 -- once. A request that fails answers with its error; the others are
 -- unaffected.
+-- At the server's maxmemory (noeviction) only the offers are refused, each
+-- answering Redis's OOM error: the settles and takes go on, so the queue
+-- drains and what was processed is acknowledged. (Redis refuses a script's
+-- first write that may grow memory and then lets every later write go: the
+-- script's first writes are the probes below, the order key and the offers'
+-- counter, and a write that changes nothing lets the rest go.)
 --@include _queue.lua
+local oom, wrote = false, false
+local function probe(...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then
+    if string.sub(r.err, 1, 4) ~= 'OOM ' then error(r) end
+    oom = true
+    return nil
+  end
+  wrote = true
+  return r
+end
 if ARGV[4] == 'order' then
   local n, last = tonumber(ARGV[6]), redis.call('GET', KEYS[5])
   if last and tonumber(last) >= n then return {-1} end
   if not ((not last and n == 1) or tonumber(last) == n - 1) then return {0} end
-  redis.call('SET', KEYS[5], ARGV[6], 'PX', ARGV[7])
+  -- (at OOM not stored: the producer's next send is refused once and moves
+  -- to a new producer, as after a send that never ran)
+  probe('SET', KEYS[5], ARGV[6], 'PX', ARGV[7])
 end
 local now = now_ms()
 batching = true
@@ -48,7 +67,11 @@ for _ = 1, count do
   if ARGV[at] == 'offer' then seq = seq + 1 end
   at = at + 2 + tonumber(ARGV[at + 1])
 end
-if seq > 0 then seq = redis.call('INCRBY', counter, seq) - seq end
+if seq > 0 and not oom then
+  local last = probe('INCRBY', counter, seq)
+  if last then seq = last - seq end
+end
+if not wrote then redis.call('ZREM', active, '') end  -- (no member is '': changes nothing)
 
 local takes = {}  -- {request, lease, jitter, request id}: one per message a take asks for
 
@@ -78,6 +101,7 @@ end
 -- One request at ARGV[a...]; a take is answered below (its list filled there).
 local function serve(r, kind, a, n)
   if kind == 'offer' then
+    if oom then error({err = "OOM command not allowed when used memory > 'maxmemory'."}) end
     seq = seq + 1
     return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
   elseif kind == 'settle' then
