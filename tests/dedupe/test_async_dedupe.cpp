@@ -78,23 +78,32 @@ TEST_CASE_METHOD(PaymentsCase,
   io.run();
   REQUIRE(warm.done);
   REQUIRE_FALSE(warm.error);
-  const std::uint64_t jobs = weave::detail::store_pool().jobs();
-  const std::string key = tag + "first";
-  Outcome first, again;
-  asio::co_spawn(io, payments.pay(key, 21, 0), record(first));
-  io.restart();
-  io.run();
-  asio::co_spawn(io, payments.pay(key, 21, 0), record(again));
-  io.restart();
-  io.run();
-  REQUIRE(first.done);
-  CHECK_FALSE(first.error);
-  CHECK(first.value == 42);
-  REQUIRE(again.done);
-  CHECK_FALSE(again.error);
-  CHECK(again.value == 42);  // replayed
-  CHECK(payments.runs() == 2);  // the warm-up and the first call
-  CHECK(weave::detail::store_pool().jobs() == jobs);
+  // The pool is the process's: a job of anything else running meanwhile
+  // (on a loaded machine, a previous case's work ending late) counts too.
+  // Up to 3 rounds, each with a key of its own: one without any job is the
+  // proof; a call that used the pool would add a job to every round.
+  int rounds_with_jobs = 0;
+  for (int round = 0; round < 3; ++round) {
+    const std::uint64_t jobs = weave::detail::store_pool().jobs();
+    const std::string key = tag + "first" + std::to_string(round);
+    Outcome first, again;
+    asio::co_spawn(io, payments.pay(key, 21, 0), record(first));
+    io.restart();
+    io.run();
+    asio::co_spawn(io, payments.pay(key, 21, 0), record(again));
+    io.restart();
+    io.run();
+    REQUIRE(first.done);
+    CHECK_FALSE(first.error);
+    CHECK(first.value == 42);
+    REQUIRE(again.done);
+    CHECK_FALSE(again.error);
+    CHECK(again.value == 42);  // replayed
+    CHECK(payments.runs() == 2 + round);  // the warm-up and each round's first call
+    if (weave::detail::store_pool().jobs() == jobs) break;
+    ++rounds_with_jobs;
+  }
+  CHECK(rounds_with_jobs < 3);
 }
 
 TEST_CASE_METHOD(PaymentsCase, "async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
