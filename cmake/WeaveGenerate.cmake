@@ -23,6 +23,8 @@
 # attribute that is neither standard nor an annotation is an error (a typo
 # would leave the method unwoven); ALLOW_UNKNOWN_ATTRIBUTES makes it a warning.
 # WARNINGS_AS_ERRORS fails the build on any weavegen warning.
+# A Weave package built without weavegen (WEAVE_BUILD_CODEGEN=OFF, a cross
+# build) runs the weavegen that WEAVE_WEAVEGEN_EXECUTABLE names.
 #
 # <target> links LINK (default Weave::weave, everything). Weave::core alone
 # serves your own annotations without locks, Redis, libuuid or JSON; add
@@ -53,7 +55,8 @@ function(weave_generate target)
       "not '${WG_ANNOTATION_SPELLING}'")
   endif()
   if(NOT TARGET Weave::weavegen)
-    message(FATAL_ERROR "weave_generate: weavegen is not available (build Weave with WEAVE_BUILD_CODEGEN=ON)")
+    message(FATAL_ERROR "weave_generate: weavegen is not available (build Weave with WEAVE_BUILD_CODEGEN=ON, "
+      "or set WEAVE_WEAVEGEN_EXECUTABLE to a weavegen of this machine)")
   endif()
   if(NOT WG_OUTPUT_DIR)
     set(WG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/weave_generated/${target}")

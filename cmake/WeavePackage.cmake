@@ -6,8 +6,10 @@
 # weave.pc, relocatable: its prefix is found from where the file lies.
 file(RELATIVE_PATH WEAVE_PC_PREFIX_FROM_PCDIR "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 set(WEAVE_PC_ANCHORS "")
-foreach(name lock lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis)
-  string(APPEND WEAVE_PC_ANCHORS " -Wl,-u,weave_link_${name}")
+foreach(symbol IN LISTS WEAVE_LINK_ANCHORS)  # (src/CMakeLists.txt, weave_link_anchor)
+  if(symbol)
+    string(APPEND WEAVE_PC_ANCHORS " -Wl,-u,${symbol}")
+  endif()
 endforeach()
 string(STRIP "${WEAVE_PC_ANCHORS}" WEAVE_PC_ANCHORS)
 configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)

@@ -110,7 +110,7 @@ class CacheInterceptor final : public CacheInterceptorBase {
 }  // namespace detail::cache
 
 // Registers the cache interceptors with Weave::core when this library is
-// linked: cmake/link/weave_link_cache.cpp refers to weave_link_cache.
+// linked: its targets refer to weave_link_cache (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_cache = 0;
 
 namespace {

@@ -60,7 +60,7 @@ class DedupeInterceptor final : public Interceptor {
 }  // namespace
 
 // Registers `dedupe` with Weave::core when this library is linked:
-// cmake/link/weave_link_dedupe.cpp refers to weave_link_dedupe.
+// its targets refer to weave_link_dedupe (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_dedupe = 0;
 
 namespace {

@@ -99,8 +99,9 @@ class LockInterceptor final : public Interceptor {
 }  // namespace
 
 // Registers `lock` with Weave::core when this library is linked. Generated code
-// calls only Weave::core: cmake/link/weave_link_lock.cpp refers to
-// weave_link_lock so that the link keeps this object.
+// calls only Weave::core: every target linking Weave::lock refers to
+// weave_link_lock (weave_link_anchor, src/CMakeLists.txt) so that the link
+// keeps this object.
 extern "C" WEAVE_API const char weave_link_lock = 0;
 
 namespace {

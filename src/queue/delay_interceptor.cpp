@@ -55,7 +55,7 @@ class DelayInterceptor final : public Interceptor {
 }  // namespace
 
 // Registers `delay` with Weave::core when this library is linked:
-// cmake/link/weave_link_queue.cpp refers to weave_link_queue.
+// its targets refer to weave_link_queue (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_queue = 0;
 
 namespace {

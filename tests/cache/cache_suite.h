@@ -1,6 +1,6 @@
 // What the cache suite's sources (test_cache.cpp, test_cache_sync.cpp, one
-// executable per store) share, and the names they use unqualified. test_store_url() comes from the store header
-// the build force-includes (tests/stores/<store>_store.h).
+// executable per store) share, and the names they use unqualified.
+// test_store_url() is declared by tests/stores/store_under_test.h.
 #pragma once
 
 #include <atomic>

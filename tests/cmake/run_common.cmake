@@ -16,7 +16,7 @@ macro(build_against_install source_dir)
   set(build "${WORK_DIR}/build")
   run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
   run(${CMAKE_COMMAND} -S "${source_dir}" -B "${build}"
-      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+      -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
   run(${CMAKE_COMMAND} --build "${build}" -j 2)
 endmacro()
 

@@ -10,8 +10,14 @@ file(COPY "${CONSUMER_SOURCE_DIR}/" DESTINATION "${source}")
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
 
 run(${CMAKE_COMMAND} --install "${WEAVE_BUILD_DIR}" --prefix "${prefix}")
+set(weavegen_arg "")
+if(CONSUMER_WEAVEGEN)  # a package without weavegen: this one goes beside it, named by WEAVE_WEAVEGEN_EXECUTABLE
+  file(COPY "${CONSUMER_WEAVEGEN}" DESTINATION "${prefix}/bin")
+  set(weavegen_arg "-DWEAVE_WEAVEGEN_EXECUTABLE=${prefix}/bin/weavegen")
+endif()
 run(${CMAKE_COMMAND} -S "${source}" -B "${build}"
-    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0
+    ${weavegen_arg})
 # Builds the consumer and checks whether weavegen ran: `expected` is YES or NO.
 function(build_expecting_weavegen expected why)
   run(${CMAKE_COMMAND} --build "${build}" -j 2)

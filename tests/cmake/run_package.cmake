@@ -29,7 +29,7 @@ run("${root}/usr/bin/weave" --help)
 set(source "${WORK_DIR}/consumer")
 file(COPY "${CONSUMER_SOURCE_DIR}/" DESTINATION "${source}")
 run(${CMAKE_COMMAND} -S "${source}" -B "${WORK_DIR}/consumer-build" -DCMAKE_PREFIX_PATH=${root}/usr
-    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/consumer-build" -j 2)
 run("${WORK_DIR}/consumer-build/consumer")
 

@@ -14,7 +14,7 @@ foreach(checkout IN LISTS checkouts)
   foreach(project consumer models)
     file(COPY "${PROJECTS_DIR}/${project}/" DESTINATION "${checkout}/${project}")
     run(${CMAKE_COMMAND} -S "${checkout}/${project}" -B "${checkout}/build/${project}"
-        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug)
+        -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
     run(${CMAKE_COMMAND} --build "${checkout}/build/${project}" -j 2)
   endforeach()
 endforeach()

@@ -1,6 +1,6 @@
-// [[dedupe]] behaviour every store passes (docs/dedupe.md). The store comes
-// from tests/stores/<store>_store.h, force-included by the build
-// (weave_add_store_suite): test_store_url().
+// [[dedupe]] behaviour every store passes (docs/dedupe.md). The store is the
+// executable's (weave_add_store_suite): test_store_url() from
+// tests/stores/<store>_store.cpp.
 #include <catch2/catch.hpp>
 
 #include <atomic>

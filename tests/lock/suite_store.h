@@ -1,7 +1,8 @@
-// The store test_conformance.cpp runs on: weave_add_store_suite(lock <store>)
-// force-includes tests/stores/<store>_store.h, whose test_store_url() starts
-// the store (a redis-server, a cluster, sentinels, RedLock masters) on first
-// use. One suite source, one table of stores (tests/lock/CMakeLists.txt).
+// The store test_conformance.cpp runs on: test_store_url()
+// (tests/stores/store_under_test.h), defined by the executable's
+// tests/stores/<store>_store.cpp, starts the store (a redis-server, a
+// cluster, sentinels, RedLock masters) on first use. One suite source, one
+// table of stores (tests/lock/CMakeLists.txt).
 #pragma once
 
 #include <chrono>

@@ -26,6 +26,7 @@
 #include "async/blocking_pool.h"
 #include "async_ledger.weave.h"
 #include "async_test_support.h"
+#include "store/open.h"
 #include "weave/lock.h"
 #include "weave/woven.h"
 

@@ -1,6 +1,6 @@
 // Lock semantics, identical for every backend: built once per store by
-// weave_add_store_suite(lock <store>) (tests/lock/CMakeLists.txt), which
-// force-includes tests/stores/<store>_store.h. Assertions are about outcomes and ordering; the
+// weave_add_store_suite(lock <store>) (tests/lock/CMakeLists.txt): the store
+// is tests/stores/<store>_store.cpp's test_store_url(). Assertions are about outcomes and ordering; the
 // few times used are short and every bound has a wide margin, so a loaded
 // 2-core machine does not make them flaky.
 #include <catch2/catch.hpp>

@@ -3,7 +3,7 @@
 // and 4 owners (reentrant leases of 50-400 ms, so leases run out during the
 // run), each answer checked against what a small model of the keys allows.
 // Built once per store by weave_add_store_suite(lock_model <store>)
-// (tests/lock/CMakeLists.txt), which force-includes tests/stores/<store>_store.h.
+// (tests/lock/CMakeLists.txt): the store is tests/stores/<store>_store.cpp's.
 //
 // Time is real: a Redis server expires leases on its own clock. A request ran
 // at some instant between its send and its reply (its Window), so the model

@@ -1,6 +1,6 @@
-// Delay-queue behaviour every store passes (docs/queue.md). The store comes
-// from tests/stores/<store>_store.h, force-included by the build
-// (weave_add_store_suite): test_store_url(). Redis stores also run the
+// Delay-queue behaviour every store passes (docs/queue.md). The store is the
+// executable's (weave_add_store_suite): test_store_url() from
+// tests/stores/<store>_store.cpp. Redis stores also run the
 // multi-process cases (fork, SIGKILL, SIGSTOP) and count the commands an
 // idle consumer sends.
 #include <catch2/catch.hpp>
@@ -24,6 +24,7 @@
 #include "forked_child.h"
 #include "weave/error.h"
 #include "weave/event.h"
+#include "store/open.h"
 #include "weave/queue.h"
 
 using namespace std::chrono_literals;

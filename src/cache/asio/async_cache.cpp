@@ -91,7 +91,8 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
 }  // namespace weave::detail
 
 namespace WEAVE_NAMESPACE {
-// cmake/link/weave_link_asio.cpp keeps this object in a static link.
+// A reference to weave_link_asio_cache keeps this object in a static link
+// (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_asio_cache = 0;
 
 namespace {

@@ -228,7 +228,7 @@ std::shared_ptr<RemoteTier> make_redis_remote(const CacheOptions& options) {
 
 namespace WEAVE_NAMESPACE {
 // Registers the Redis schemes for [[cache]] when Weave::cache_redis is linked:
-// cmake/link/weave_link_cache_redis.cpp refers to weave_link_cache_redis.
+// its targets refer to weave_link_cache_redis (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_cache_redis = 0;
 namespace {
 [[maybe_unused]] const bool cache_redis_registered = [] {

@@ -364,7 +364,8 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
 
 namespace WEAVE_NAMESPACE {
 // Weave::asio makes the built-in `lock` asynchronous when it is linked
-// (cmake/link/weave_link_asio.cpp keeps this object).
+// (a reference to weave_link_asio keeps this object: weave_link_anchor,
+// src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_asio = 0;
 
 namespace {

@@ -1,8 +1,8 @@
 // Registers the Redis schemes with the lock backend registry when Weave::lock_redis
 // is linked: redis://, redis+cluster://, redis+sentinel://, redlock://.
 // Nothing refers to this object (the URL picks the backend at run time):
-// cmake/link/weave_link_lock_redis.cpp refers to weave_link_lock_redis so that the link
-// keeps it.
+// every target linking the library refers to weave_link_lock_redis
+// (weave_link_anchor, src/CMakeLists.txt) so that the link keeps it.
 #include "lock/redis/backends.h"
 #include "store/open.h"
 #include "weave/lock_backend.h"

@@ -638,7 +638,7 @@ class RedisQueue final : public QueueStore {
 
 namespace WEAVE_NAMESPACE {
 // Registers the Redis schemes for queues when Weave::queue_redis is linked:
-// cmake/link/weave_link_queue_redis.cpp refers to weave_link_queue_redis.
+// its targets refer to weave_link_queue_redis (weave_link_anchor, src/CMakeLists.txt).
 extern "C" WEAVE_API const char weave_link_queue_redis = 0;
 namespace {
 [[maybe_unused]] const bool queue_redis_registered = [] {

@@ -1,28 +1,28 @@
-// The store a feature suite runs on (force-included: weave_add_store_suite):
-// redis:// as a Redis ACL user that has exactly weave::redis_acl_rule() and
-// nothing else (one redis-server for the executable on a free loopback port).
-// The whole suite passing here is the proof that the rule is enough.
-#pragma once
+// A feature suite on redis:// as a Redis ACL user that has exactly
+// weave::redis_acl_rule() and nothing else (one redis-server for the
+// executable on a free loopback port). The whole suite passing here is the
+// proof that the rule is enough (store_under_test.h).
+#define WEAVE_TEST_STORE_IS_MEM 0
+#include "store_under_test.h"
 
 #include <sstream>
-#include <string>
+#include <stdexcept>
 #include <vector>
 
-#define WEAVE_TEST_STORE_HAS_ADMIN 1
-#include "raw_write.h"
 #include "redis_server.h"
 #include "weave/redis_acl.h"
 
-#define WEAVE_TEST_STORE_IS_MEM 0
-
-inline redis_test::RedisServer& acl_test_server() {
+namespace {
+redis_test::RedisServer& acl_test_server() {
   static redis_test::RedisServer server;
   return server;
 }
+}  // namespace
 
-inline std::string test_admin_url() { return acl_test_server().url(); }
+// The default user: the operator, not the user under test.
+std::string test_admin_url() { return acl_test_server().url(); }
 
-inline std::string test_store_url() {
+std::string test_store_url() {
   static const std::string url = [] {
     redis_test::RedisServer& server = acl_test_server();
     std::vector<std::string> setuser{"ACL", "SETUSER", "weave", "reset", "on", ">weave-secret"};

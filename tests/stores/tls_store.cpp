@@ -1,11 +1,11 @@
-// The store a feature suite runs on (force-included: weave_add_store_suite):
-// a redis-server that speaks TLS only (no plain port), reached through a
+// A feature suite on a redis-server that speaks TLS only (no plain port), reached through a
 // local TLS tunnel, stunnel4 in client mode, that verifies the server's
 // certificate: Debian's hiredis 0.14 has no TLS, and this is the supported
 // way to reach a TLS-only Redis (docs/operations.md, "TLS"). The certificate
 // is made here (openssl, self-signed for 127.0.0.1); Weave's URL is the
 // tunnel's plain loopback port.
-#pragma once
+#define WEAVE_TEST_STORE_IS_MEM 0
+#include "store_under_test.h"
 
 #include <unistd.h>
 
@@ -17,12 +17,10 @@
 #include <string>
 #include <thread>
 
-#include "raw_write.h"
 #include "redis_server.h"
 
-#define WEAVE_TEST_STORE_IS_MEM 0
-
 namespace tls_test {
+namespace {
 
 class TlsRedis {
  public:
@@ -72,9 +70,12 @@ class TlsRedis {
   int port_ = 0;
 };
 
+}  // namespace
 }  // namespace tls_test
 
-inline std::string test_store_url() {
+std::string test_store_url() {
   static tls_test::TlsRedis server;
   return server.url();
 }
+
+std::string test_admin_url() { return test_store_url(); }

@@ -1,0 +1,28 @@
+// The store a feature suite runs on, as the suite sees it (force-included
+// into test_suite_<feature>_<mem|redis>: weave_add_store_suite in
+// tests/CMakeLists.txt). The suite is compiled once per variant; which store
+// it runs on is the executable's choice: tests/stores/<store>_store.cpp
+// defines these functions, starting the store's servers on first use.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#ifndef WEAVE_TEST_STORE_IS_MEM
+#error "WEAVE_TEST_STORE_IS_MEM (1: mem://, 0: a Redis store) comes from weave_add_store_suite"
+#endif
+
+// The URL the suite configures its features with.
+std::string test_store_url();
+
+#if !WEAVE_TEST_STORE_IS_MEM
+// Where a test acts as the operator or another program (CLIENT KILL, raw
+// writes): the store's own URL unless the store's user may do less (acl:
+// the default user, not the least-privilege one under test).
+std::string test_admin_url();
+// Writes a key the way another program would, bypassing every interceptor,
+// routed by the store layer: what a suite uses to plant a value of another
+// version's shape; and reads one back, to see what a feature leaves.
+void write_raw(const std::string& key, const std::string& value);
+std::optional<std::string> read_raw(const std::string& key);
+#endif
