@@ -97,6 +97,10 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(hold_deadline_ - acquired_at_).count()) +
            " ms: no longer renewed, it runs out by itself";
   if (now < expiry) return "";
+  {
+    std::lock_guard g(mutex_);
+    if (!renew_error_.empty()) return "the renewer could not renew it before it ran out: " + renew_error_;
+  }
   return ran_out_cause();
 }
 

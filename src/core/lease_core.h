@@ -221,7 +221,7 @@ class WEAVE_API LeaseCore {
   std::atomic<std::uint32_t> state_{1};
   std::atomic<bool> lost_reported_{false};
   std::atomic<bool> settling_{false};  // seq_cst: read by the renewer after the store's answer
-  mutable std::mutex mutex_;  // guards the three below (and the setting of kLost)
+  mutable std::mutex mutex_;  // guards what follows (and the setting of kLost)
   // Made by the first stop_token() (a std::stop_source allocates): most
   // leases are never asked for one.
   std::stop_source stop_{std::nostopstate};
@@ -229,6 +229,10 @@ class WEAVE_API LeaseCore {
   std::vector<LossListener> more_listeners_;  // and those of reentrant holds
   std::string cause_;
   bool hold_limit_ = false;
+  // While renewals fail: the last one's error (the renewer sets it with
+  // wd_renew_error_), so a holder that finds the deadline passed first tells
+  // the same cause as the renewer would.
+  std::string renew_error_;
 };
 
 }  // namespace weave::detail

@@ -284,7 +284,11 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       l.set_expires_at(l.deadline_after(sent));
       if (l.wd_linked_) {
         l.wd_due_ = std::min(sent + l.renew_every_, l.hold_deadline_);
-        l.wd_renew_error_.clear();
+        if (!l.wd_renew_error_.empty()) {  // (the lease's copy: only after a failure)
+          l.wd_renew_error_.clear();
+          std::lock_guard lg(l.mutex_);
+          l.renew_error_.clear();
+        }
       }
     } else if (error.empty()) {
       erase();
@@ -299,6 +303,8 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4, l.hold_deadline_}));
       if (l.wd_renew_error_.empty()) failing.emplace_back(l.key_, l.expires_at());
       l.wd_renew_error_ = error;
+      std::lock_guard lg(l.mutex_);
+      l.renew_error_ = error;
     }
   }
   for (auto& [l, cause] : lost) LeaseCore::mark_lost_later(l, cause);
