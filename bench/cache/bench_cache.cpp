@@ -1,5 +1,5 @@
-// [[cache]] on Redis, as ratios to baselines measured in the same run (issue
-// 11; Google Benchmark like bench_proxy; starts its own redis-server on a free
+// [[cache]] on Redis, as ratios to baselines measured in the same run
+// (Google Benchmark like bench_proxy; starts its own redis-server on a free
 // loopback port). Run by hand:
 //   bench_cache [--benchmark_* flags] [--rounds=<invalidation rounds, default 2000>]
 //               [--listeners=<other processes hearing the invalidations, default 0>]

@@ -1,5 +1,5 @@
 // [[dedupe]] on Redis, as ratios to raw hiredis floors measured in the same
-// run (issue 12; Google Benchmark like bench_proxy; starts its own
+// run (Google Benchmark like bench_proxy; starts its own
 // redis-server on a free loopback port). Run by hand:
 //   bench_dedupe [--benchmark_* flags] [--blocks=<interleaved blocks, default 100>]
 //                [--rounds=<waiting rounds, default 300>] [--duplicates=<N, default 8>]

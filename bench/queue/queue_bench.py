@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Delay-queue benchmark (issue 19): runs every available runner (BullMQ, Weave, any --runner)
+"""Delay-queue benchmark: runs every available runner (BullMQ, Weave, any --runner)
 on the same scenarios against one private redis-server (a free 127.0.0.1 port, no persistence),
 counts what each sends to Redis, prints a table and writes bench/results/queue-<date>.json + .md.
 Runner protocol: bench/queue/README.md. Python 3 standard library only. Called by run.sh."""

@@ -1,4 +1,4 @@
-// The staleness oracle of [[cache]] (issue 11, docs/cache.md "Measured"):
+// The staleness oracle of [[cache]] (docs/cache.md "Measured"):
 // reads the operation logs of cache_worker processes and reports every read
 // that returned a value older than a write that had completed before the read
 // started, with how long before.

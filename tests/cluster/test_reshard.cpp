@@ -1,4 +1,4 @@
-// Issue 18, "Resharding", end to end: `redis-cli --cluster reshard` moves
+// Resharding end to end: `redis-cli --cluster reshard` moves
 // slots back and forth between the three masters of a cluster of its own
 // while three reshard_worker processes take [[lock]]s, read, write and evict
 // through [[cache]] and call a [[dedupe]] method, on keys placed in the moving

@@ -20,8 +20,8 @@ const std::string k_orders_prelude =
     "  virtual ~Orders() = default;\n";         // 6
 // The declaration under test is line 7.
 
-// The issue's example.
-const std::string k_issue_example =
+// The documented [[delay]] example (docs/queue.md).
+const std::string k_documented_example =
     "#include <string>\n"
     "namespace shop {\n"
     "class Orders {\n"
@@ -48,9 +48,9 @@ std::string signature_of(const std::string& name, const std::string& prelude, co
 
 }  // namespace
 
-TEST_CASE("stores_call: weavegen accepts the issue's [[delay]] example and emits its codec, table and destructor",
+TEST_CASE("stores_call: weavegen accepts the documented [[delay]] example and emits its codec, table and destructor",
           "[codegen][stored_call]") {
-  auto r = run("stored_issue", k_issue_example);
+  auto r = run("stored_issue", k_documented_example);
   expect_woven(r);
   const std::string h = read(r.out_h);
   const std::string cpp = read(r.out_cpp);

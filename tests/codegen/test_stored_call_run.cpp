@@ -61,7 +61,7 @@ struct Worker {
 
 }  // namespace
 
-TEST_CASE("stored call: the issue's example is stored at the call and run by a worker under its lock",
+TEST_CASE("stored call: the documented [[delay]] example is stored at the call and run by a worker under its lock",
           "[codegen][stored_call]") {
   Storing delay;
   Registered d("delay", delay.interceptor());

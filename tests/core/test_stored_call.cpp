@@ -204,7 +204,7 @@ TEST_CASE("stored call: the signature hash is FNV-1a 64, pinned, and changes wit
   STATIC_REQUIRE(weave::signature_hash("") == 0xcbf29ce484222325ull);
   STATIC_REQUIRE(weave::signature_hash("a") == 0xaf63dc4c8601ec8cull);
   STATIC_REQUIRE(weave::signature_hash("foobar") == 0x85944171f73967e8ull);
-  // The issue's method, as weavegen spells it: a stored call carries this value.
+  // The documented [[delay]] example's method, as weavegen spells it: a stored call carries this value.
   STATIC_REQUIRE(weave::signature_hash("void shop::Orders::cancel_if_unpaid(const std::basic_string<char>&)") ==
                  0x9d79d2155d43681full);
   CHECK(weave::signature_hash("void shop::Orders::cancel_if_unpaid(const std::basic_string<char>&)") !=

@@ -1,5 +1,5 @@
 // [[dedupe]] across real processes (dedupe_worker, fork/exec) on redis://,
-// redis+cluster:// and redis+sentinel:// (issue 12, guarantees 1, 2 and 4):
+// redis+cluster:// and redis+sentinel:// (docs/dedupe.md, guarantees 1, 2 and 4):
 // N processes x M threads with one key, a first caller SIGKILLed mid-call, a
 // first caller SIGSTOPped past its claim lease (its late result not stored, its
 // body told through weave::current_dedupe_claim()), and what stays in Redis

@@ -419,7 +419,7 @@ void until_run_out(const weave::LeaseHandle& h) {
 }
 }  // namespace
 
-// Issue 10, point 4: the method must not see remaining() == 0 with its stop
+// The method must not see remaining() == 0 with its stop
 // token still quiet, whatever the watchdog thread is doing (paused with the
 // process, busy with a slow backend).
 // A fixed-ttl lease joins the watchdog only when its stop token is asked
@@ -473,7 +473,7 @@ TEST_CASE("lock: a lease past its deadline is lost at once, even while the watch
   CHECK_THROWS_AS(renewed.release(), weave::LeaseLost);
 }
 
-// Issue 10, point 7: the watchdog renews for at most max_hold.
+// The watchdog renews for at most max_hold.
 TEST_CASE("lock: past max_hold the stop token fires, renewal stops and the key frees itself",
           "[lock][conformance]") {
   LOCK_TEST_REQUIRE_BACKEND();
@@ -724,7 +724,7 @@ TEST_CASE("lock type fair: waiters get the lock in arrival order", "[lock][confo
   weave::LockClient locks(o, watcher);
   const std::string key = unique_key("fair-order");
   weave::LeaseHandle holder = locks.acquire(key, {.type = LockType::fair});
-  constexpr int n = 20;  // issue 4: 20 waiters queued in a known order
+  constexpr int n = 20;  // 20 waiters queued in a known order
   std::mutex m;
   std::vector<int> order;
   lock_test::Workers waiters;

@@ -412,7 +412,7 @@ struct UseReleaseFails {
 
 }  // namespace
 
-// Issue 10, point 3: the body completed, so a retry would run it again.
+// The body completed, so a retry would run it again.
 TEST_CASE("lock interceptor: a lock the backend fails to give back after the method ran", "[lock][interceptor]") {
   const std::string id = fresh_id();
   SECTION("by default the result is returned, the failure counted and reported") {
@@ -456,7 +456,7 @@ TEST_CASE("lock interceptor: a lock the backend fails to give back after the met
   }
 }
 
-// Issue 10, point 7: a runaway method cannot keep its lock past max_hold.
+// A runaway method cannot keep its lock past max_hold.
 TEST_CASE("lock interceptor: max_hold: a method that ignores its stop token loses the lock", "[lock][interceptor]") {
   weave::LockOptions o;
   o.url = "mem://interceptor";

@@ -1,4 +1,4 @@
-// The delay-queue soak with an oracle (issue 19). Two producers offer
+// The delay-queue soak with an oracle. Two producers offer
 // messages with random delays (one offer at a time, and 8 offer_json_async
 // at a time); queue_worker consumers (real processes, every other one taking
 // batches of 8) take, fail some on purpose and work past their lease on others; a nemesis SIGKILLs and

@@ -141,7 +141,7 @@ TEST_CASE("redis mp: a SIGSTOPped holder loses its lease, its stale write is fen
   h.release();
 }
 
-// Issue 10, point 4: a holder stopped past its lease and continued must see
+// A holder stopped past its lease and continued must see
 // its stop token fired and lost() the moment it runs again (it used to see
 // remaining() == 0 with both still quiet until the watchdog thread got round
 // to it). On the child's own mem:// table and on redis://, fixed ttl and
@@ -171,7 +171,7 @@ TEST_CASE("redis mp: a holder SIGSTOPped past its lease sees it lost the moment 
   }
 }
 
-// Issue 10, point 7: [[lock(max_hold=1s)]] (tests/redis/jobs.h) on a method
+// [[lock(max_hold=1s)]] (tests/redis/jobs.h) on a method
 // that ignores its stop token, in a child process with a 600 ms watchdog
 // lease: renewed until 1 s, then left to run out; another process gets the
 // key while the method still runs (it runs 4 s).

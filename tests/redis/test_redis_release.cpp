@@ -1,5 +1,5 @@
 // A woven method whose lock cannot be given back because Redis was killed or
-// frozen while it ran (issue 10, point 3): the method completed, so its
+// frozen while it ran: the method completed, so its
 // result must not turn into a retryable error. Each case starts its own
 // redis-server.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The real-world corpus (issue 9): headers written in the style of widely
+// The real-world corpus: headers written in the style of widely
 // used libraries, woven by weavegen at build time (see CMakeLists.txt), called
 // through their proxies with the built-in lock interceptor on mem://.
 //

@@ -1,4 +1,4 @@
-// Calls kept as JSON for a worker to run later: the issue's [[delay]]
+// Calls kept as JSON for a worker to run later: the documented [[delay]]
 // example, parameters of several storable types, a user's annotation that
 // stores calls (tests/codegen/vocab/later.json) and an interface's decorator
 // (test_stored_call_run.cpp).
