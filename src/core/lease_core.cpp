@@ -87,6 +87,10 @@ std::string LeaseCore::ran_out_cause() const {
          "not answer in time)";
 }
 
+std::string LeaseCore::renewal_failed_cause(const std::string& error) {
+  return "the renewer could not renew it before it ran out: " + error;
+}
+
 std::string LeaseCore::gone_cause() const { return "a renewal found it expired or taken by another owner"; }
 
 std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) const {
@@ -99,7 +103,7 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
   if (now < expiry) return "";
   {
     std::lock_guard g(mutex_);
-    if (!renew_error_.empty()) return "the renewer could not renew it before it ran out: " + renew_error_;
+    if (!renew_error_.empty()) return renewal_failed_cause(renew_error_);
   }
   return ran_out_cause();
 }

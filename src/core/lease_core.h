@@ -202,6 +202,8 @@ class WEAVE_API LeaseCore {
   virtual std::string ran_out_cause() const;
   // The words of a loss a renewal found (expired, or another owner's).
   virtual std::string gone_cause() const;
+  // The words of a loss by the deadline while renewals failed with `error`.
+  static std::string renewal_failed_cause(const std::string& error);
   // Counts a loss (a feature's stats), once, when it is marked.
   virtual void count_lost() noexcept {}
   // Tells the feature's hooks of the loss, once (report_lost_once()).

@@ -237,8 +237,6 @@ void Renewer::process(std::vector<std::shared_ptr<LeaseCore>>& due) {
       std::shared_ptr<LeaseCore> keep;
       std::lock_guard g(sh.mutex);
       if (l->wd_linked_) {
-        if (!hold_limit && !l->wd_renew_error_.empty())
-          cause = "the renewer could not renew it before it ran out: " + l->wd_renew_error_;
         unlink(sh, *l);
         keep = std::move(l->wd_keep_);  // `l` still holds it
       }
@@ -295,7 +293,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       lost.emplace_back(leases[i], l.gone_cause());
     } else if (now >= l.expires_at()) {
       erase();
-      lost.emplace_back(leases[i], "the renewer could not renew it before it ran out: " + error);
+      lost.emplace_back(leases[i], LeaseCore::renewal_failed_cause(error));
     } else if (l.wd_linked_) {
       // Retry soon; the last try a little before the lease runs out (once
       // it has, the lease counts as lost) and none past the hold deadline.
