@@ -6,14 +6,15 @@
 // (tests/cache/cache_methods.h), dedupe_test::Payments
 // (tests/dedupe/dedupe_methods.h).
 //
-//   reshard_worker <cluster url> <dir> <keys file> <seconds> <threads> <dedupe period ms>
+//   reshard_worker <cluster url> <dir> <keys file> <threads> <dedupe period ms>
 //
 // <keys file>, one "<kind> <name>" per line: `prefix` the cache key_prefix,
 // `counter` a counter guarded by a [[lock]], `cache` a [[cache]] key,
 // `dedupe` the [[dedupe]] keys, one per period, in order.
 //
 // Prints READY once configured, then waits for "go <CLOCK_MONOTONIC ns>" and
-// from that moment runs <threads> threads for <seconds>, each looping:
+// from that moment runs <threads> threads until it reads "stop" (or its
+// input ends), each looping:
 //   - one counter: jobs::Jobs::queued(<name>) ([[lock(key="job:<id>",
 //     wait=30s)]]) reads <dir>/<name>, waits 200 us and writes it + 1: only
 //     the lock keeps the increments exact;
@@ -131,8 +132,8 @@ int read_counter(const std::string& path) {
 int run(char** argv) {
   const std::string url = argv[1], dir = argv[2];
   const Keys keys = read_keys(argv[3]);
-  const long long run_ns = std::stoll(argv[4]) * 1'000'000'000LL, period_ns = std::stoll(argv[6]) * 1'000'000LL;
-  const int threads = std::stoi(argv[5]);
+  const int threads = std::stoi(argv[4]);
+  const long long period_ns = std::stoll(argv[5]) * 1'000'000LL;
   const std::string cache_name = "reshard";
 
   // Generous timeouts: the machine is shared; a timeout would be an error
@@ -171,7 +172,7 @@ int run(char** argv) {
   long long start = 0;
   if (!(std::cin >> go >> start) || go != "go") return 2;
   while (mono_ns() < start) std::this_thread::sleep_for(1ms);
-  const long long end = start + run_ns;
+  std::atomic<bool> stopping{false};
 
   std::mutex count_mutex;
   std::map<std::string, long> counted;  // increments this process made, per counter
@@ -181,7 +182,7 @@ int run(char** argv) {
     ts.emplace_back([&, t] {
       std::mt19937 rng(static_cast<unsigned>(::getpid() * 131 + t));
       long long period_seen = -1;
-      while (mono_ns() < end) {
+      while (!stopping.load()) {
         const std::string& counter = keys.counters[rng() % keys.counters.size()];
         try {
           jobs.queued(counter, [&] {
@@ -231,6 +232,9 @@ int run(char** argv) {
         ++ops;
       }
     });
+  for (std::string word; std::cin >> word && word != "stop";) {
+  }
+  stopping = true;
   for (auto& t : ts) t.join();
   ::close(log);
 
@@ -246,8 +250,8 @@ int run(char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::cerr << "usage: reshard_worker <cluster url> <dir> <keys file> <seconds> <threads> <dedupe period ms>\n";
+  if (argc != 6) {
+    std::cerr << "usage: reshard_worker <cluster url> <dir> <keys file> <threads> <dedupe period ms>\n";
     return 2;
   }
   try {

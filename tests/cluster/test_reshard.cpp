@@ -113,20 +113,25 @@ void reshard_under_load(const int seconds) {
   std::vector<std::unique_ptr<redis_test::Child>> workers;
   for (int w = 0; w < kWorkers; ++w) {
     workers.push_back(std::make_unique<redis_test::Child>(
-        std::vector<std::string>{WEAVE_RESHARD_WORKER, c.url(), dir, keys_file, std::to_string(seconds),
-                                 std::to_string(kThreads), std::to_string(kPeriodMs)}));
+        std::vector<std::string>{WEAVE_RESHARD_WORKER, c.url(), dir, keys_file, std::to_string(kThreads),
+                                 std::to_string(kPeriodMs)}));
   }
   for (auto& w : workers) REQUIRE(w->line(30s) == std::optional<std::string>("READY"));
   const long long go = mono_ns() + 200'000'000;
   for (auto& w : workers) w->send("go " + std::to_string(go));
-  const auto stop = Clock::now() + 200ms + std::chrono::seconds(seconds);
+  const auto planned_end = Clock::now() + 200ms + std::chrono::seconds(seconds);
 
   // Back and forth, each pair ending where it began: A->B->A, B->C->B, A->C->A.
   const std::vector<std::pair<std::size_t, std::size_t>> cycle = {{a, b}, {b, a}, {b, cc}, {cc, b}, {a, cc}, {cc, a}};
   int moves = 0;
   std::vector<std::string> reshard_failures;
   const auto reshard_start = Clock::now();
-  for (std::size_t i = 0; Clock::now() + 500ms < stop && reshard_failures.empty(); ++i) {
+  // Until the planned end, and at least one whole cycle: on a loaded machine
+  // a move can take seconds (the workers run until told to stop).
+  const auto at_most = planned_end + 100s;
+  for (std::size_t i = 0; (Clock::now() + 500ms < planned_end || (moves < 6 && Clock::now() < at_most)) &&
+                          reshard_failures.empty();
+       ++i) {
     const auto [from, to] = cycle[i % cycle.size()];
     std::vector<std::string> out;
     int rc = 0;
@@ -154,6 +159,8 @@ void reshard_under_load(const int seconds) {
     ++moves;
   }
   const auto reshard_time = Clock::now() - reshard_start;
+  for (auto& w : workers) w->send("stop");
+  const auto stop = Clock::now();
 
   std::vector<WorkerResult> results(kWorkers);
   for (int w = 0; w < kWorkers; ++w) {
