@@ -95,6 +95,40 @@ TEST_CASE("late replies: a dedupe claim whose connection is cut after the server
   CHECK(svc.runs == 2);  // warm-up and cut:1
 }
 
+// The finish script ran (the outcome is stored) and the connection closed
+// before its answer: the store layer sends it again on a new connection, and
+// the repeat finds the outcome its own claim wrote and answers as the first
+// send did. (Before, it answered "not yours": the call was counted and
+// reported as a lost claim although its outcome was stored.)
+TEST_CASE("late replies: a dedupe finish whose connection is cut after the server ran it answers as its first send",
+          "[redis][dedupe]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  int lost_events = 0;
+  weave::configure_dedupe({.url = proxy.url(),
+                           .command_timeout = 2s,
+                           .on_event = [&](const weave::Event& e) {
+                             if (e.kind == weave::EventKind::lease_lost) ++lost_events;
+                           }});
+  dedupe_test::Payments svc;
+  svc.pay("warm-up");  // one pooled connection, idle: the next call reuses it
+  const auto lost_before = weave::dedupe_stats().claims_lost;
+  // finish.lua's call: EVALSHA <sha> 2 <record> <record>:at ...
+  const Match finish("EVALSHA", "", [](const Argv& a) { return has_arg(a, "{weave:dedupe:cut:2}:at"); });
+  proxy.cut_after_request(finish);
+  const std::string call = outcome([&] { svc.pay("cut:2"); });
+  INFO("call: " << call);
+  CHECK(call == "ran");
+  CHECK(proxy.seen(finish) == 2);  // sent, cut after it ran, sent again
+  CHECK(weave::dedupe_stats().claims_lost == lost_before);
+  CHECK(lost_events == 0);
+  // The outcome is stored: the key's next call is refused as a duplicate (on_duplicate=fail).
+  const std::string again = outcome([&] { svc.pay("cut:2"); });
+  INFO("again: " << again);
+  CHECK(again != "ran");
+  CHECK(svc.runs == 2);  // warm-up and cut:2, once
+}
+
 // "A queued message is never lost" (delivered at least once). The take
 // script ran on the server (the message is in flight under a delivery lease)
 // but its reply came after command_timeout: the consumer got a TimeoutError.

@@ -41,7 +41,7 @@ void record_key(std::string& out, std::string_view prefix, std::string_view key)
 void running_record(std::string& out, std::string_view owner, std::string_view match) {
   DedupeRecord::encode_to(out, 'r', match, owner);
 }
-// Where finish() keeps when the record's outcome was written.
+// Where finish() keeps when the record's outcome was written, and by which claim.
 std::string written_at_key(std::string_view record_key) { return std::string(record_key) + ":at"; }
 
 // A claim's key, running record and lease: SET NX GET's arguments, and the
