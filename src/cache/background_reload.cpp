@@ -36,7 +36,7 @@ void ReadThrough::refresh(const RemoteRead& stored) {
 void ReadThrough::reload_in_background() {
   std::shared_ptr<CacheRuntime> owned = cache_runtime();
   if (owned.get() != &rt_) return;  // reconfigured meanwhile
-  auto job = std::make_shared<Reload>(Reload{std::move(owned), &cache_, s_, &codec_, std::string(key_), stamp_,
+  auto job = std::make_shared<Reload>(Reload{std::move(owned), cache_.shared_from_this(), s_, &codec_, std::string(key_), stamp_,
                                              read_version_, nullptr, inv_.detach()});
   if (!job->call) return;
   job->lease = std::move(held_.lease);  // the reload has it now

@@ -81,7 +81,8 @@ class CacheInterceptor final : public CacheInterceptorBase {
     const Settings& s = settings_of(inv);
     const ResultCodec& codec = codec_of(inv);
     const CacheRuntimeRef rt;
-    CacheName& cache = cache_of(*rt, inv, s);
+    const CacheNameRef held = cache_of(*rt, inv, s);
+    CacheName& cache = *held;
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
 

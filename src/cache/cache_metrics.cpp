@@ -10,39 +10,21 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-namespace {
-
-void add(CacheStats& to, const CacheStats& s) {
-  for (auto field : {&CacheStats::local_hits, &CacheStats::local_misses, &CacheStats::remote_hits,
-                     &CacheStats::remote_misses, &CacheStats::loads, &CacheStats::load_failures,
-                     &CacheStats::shared_loads, &CacheStats::evictions, &CacheStats::invalidations_sent,
-                     &CacheStats::invalidation_messages, &CacheStats::invalidations_received, &CacheStats::errors,
-                     &CacheStats::decode_failures, &CacheStats::refused_stale, &CacheStats::sync_waits,
-                     &CacheStats::refreshes, &CacheStats::local_entries, &CacheStats::local_bytes})
-    to.*field += s.*field;
-  to.load_time += s.load_time;
-}
-
-void add(HistogramSnapshot& to, const HistogramSnapshot& s) {
-  for (std::size_t i = 0; i < to.counts.size(); ++i) to.counts[i] += s.counts[i];
-  to.sum_ns += s.sum_ns;
-}
-
-}  // namespace
 
 // One series per label: a literal name, or the name= template that rendered
 // many (a cache per tenant adds no label values).
 void CacheRuntime::write_metrics(MetricsWriter& w) {
-  std::vector<std::pair<std::string, std::string>> names;  // label, name
+  std::vector<std::shared_ptr<CacheName>> names;
+  std::map<std::string, std::pair<CacheStats, HistogramSnapshot>> by_label;
   {
     std::lock_guard lock(names_mutex_);
-    for (const auto& [name, c] : names_) names.emplace_back(c->label(), name);
+    for (const auto& [name, c] : names_) names.push_back(c);
+    for (const auto& [label, sums] : retired_) by_label[label] = sums;  // dropped names' counts
   }
-  std::map<std::string, std::pair<CacheStats, HistogramSnapshot>> by_label;
-  for (const auto& [label, name] : names) {
-    auto& [stats_sum, loads_sum] = by_label[label];
-    add(stats_sum, stats(name));
-    if (CacheName* c = find(name)) add(loads_sum, c->load_times().snapshot());
+  for (const auto& c : names) {
+    auto& [stats_sum, loads_sum] = by_label[c->label()];
+    add_counts(stats_sum, c->stats());
+    add_counts(loads_sum, c->load_times().snapshot());
   }
   w.counter("weave_cache_feed_gaps_total",
             "Outages of the invalidation feed (every local copy dropped, local tiers bypassed until it is back).", {},

@@ -100,7 +100,7 @@ CacheRuntime::CacheRuntime(CacheOptions options)
   // down may have missed some, so every local tier starts over.
   remote_->listen(RemoteTier::Listener{
       [this](std::string_view name, const std::string_view* key) {
-        if (CacheName* c = find(name)) {
+        if (const std::shared_ptr<CacheName> c = find(name)) {
           c->counters().add(&CacheCounterStripe::invalidations_received);
           if (key) c->local().invalidate(*key);
           else c->local().clear();
@@ -120,43 +120,81 @@ CacheRuntime::CacheRuntime(CacheOptions options)
       }});
 }
 
-CacheName* CacheRuntime::find(std::string_view name) {
+std::shared_ptr<CacheName> CacheRuntime::find(std::string_view name) {
   std::lock_guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
-  return it == names_.end() ? nullptr : it->second.get();
+  return it == names_.end() ? nullptr : it->second;
 }
 
-CacheName& CacheRuntime::name(std::string_view name, std::string_view label) {
+CacheNameRef CacheRuntime::name(std::string_view name, std::string_view label) {
+  // A thread's last few names; a rendered one is held here too (so it is
+  // not dropped while this thread keeps using it).
   struct Recent {
     std::uint64_t runtime = 0;
     std::string name;
     CacheName* cache = nullptr;
+    std::shared_ptr<CacheName> pin;
   };
   thread_local Recent recent[4];
   thread_local unsigned next = 0;
-  for (const Recent& r : recent)
-    if (r.runtime == id_ && r.name == name) return *r.cache;
-  CacheName& found = name_locked(name, label);
-  recent[next++ % 4] = Recent{id_, std::string(name), &found};
-  return found;
+  for (const Recent& r : recent) {
+    if (r.runtime != id_ || r.name != name) continue;
+    if (!r.pin) return {r.cache, nullptr};
+    if (!r.cache->used_.load(std::memory_order_relaxed)) r.cache->used_.store(true, std::memory_order_relaxed);
+    return {r.cache, r.pin};
+  }
+  std::shared_ptr<CacheName> found = name_locked(name, label);
+  CacheName* cache = found.get();
+  if (!cache->reclaimable()) found.reset();  // the runtime keeps it
+  recent[next++ % 4] = Recent{id_, std::string(name), cache, found};
+  return {cache, std::move(found)};
 }
 
-CacheName& CacheRuntime::name_locked(std::string_view name, std::string_view label) {
+std::shared_ptr<CacheName> CacheRuntime::name_locked(std::string_view name, std::string_view label) {
   std::lock_guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
-  if (it != names_.end()) return *it->second;
+  if (it != names_.end()) {
+    it->second->used_.store(true, std::memory_order_relaxed);
+    return it->second;
+  }
   LocalTierOptions local;
   local.max_entries = options_.local_max_entries;
   local.max_bytes = options_.local_max_bytes;
-  auto made = std::make_unique<CacheName>(std::string(name), std::string(label.empty() ? name : label), local);
-  return *names_.emplace(std::string(name), std::move(made)).first->second;
+  auto made = std::make_shared<CacheName>(std::string(name), std::string(label.empty() ? name : label), local);
+  if (made->reclaimable() && ++rendered_names_ > sweep_at_) sweep_locked();
+  return names_.emplace(std::string(name), std::move(made)).first->second;
 }
 
-CacheStats CacheRuntime::stats(std::string_view name) {
-  CacheName* c = find(name);
-  CacheStats s;
-  if (!c) return s;
-  const CacheCounters& k = c->counters();
+// Drops each rendered name that nothing holds (the map's is the only
+// reference: no call, no thread's recent names, no background reload) and
+// that no call used since the last sweep; its counts go to its label's.
+// Under names_mutex_, a count of 1 stays 1: every other reference is copied
+// from one that exists, or taken from the map under this mutex.
+void CacheRuntime::sweep_locked() {
+  for (auto it = names_.begin(); it != names_.end();) {
+    CacheName& c = *it->second;
+    if (!c.reclaimable() || it->second.use_count() > 1 || c.used_.exchange(false, std::memory_order_relaxed)) {
+      ++it;
+      continue;
+    }
+    CacheStats counts = c.stats();
+    counts.local_entries = counts.local_bytes = 0;  // gauges: its local tier goes with it
+    auto& [stats_sum, loads_sum] = retired_[c.label()];
+    add_counts(stats_sum, counts);
+    add_counts(loads_sum, c.load_times().snapshot());
+    it = names_.erase(it);
+    --rendered_names_;
+  }
+  sweep_at_ = std::max(kRenderedNamesKept, 2 * rendered_names_);
+}
+
+std::size_t CacheRuntime::name_count() {
+  std::lock_guard lock(names_mutex_);
+  return names_.size();
+}
+
+CacheStats CacheName::stats() {
+  const CacheCounters& k = counters_;
   using S = CacheCounterStripe;
   using T = CacheStats;
   static constexpr std::pair<std::uint64_t T::*, std::atomic<std::uint64_t> S::*> fields[] = {
@@ -166,14 +204,36 @@ CacheStats CacheRuntime::stats(std::string_view name) {
       {&T::invalidation_messages, &S::invalidation_messages}, {&T::invalidations_received, &S::invalidations_received},
       {&T::errors, &S::errors}, {&T::decode_failures, &S::decode_failures}, {&T::sync_waits, &S::sync_waits},
       {&T::refreshes, &S::refreshes}};
+  CacheStats s;
   for (const auto& [out, in] : fields) s.*out = k.sum(in);
   s.load_time = std::chrono::nanoseconds(k.sum(&S::load_ns));
-  const LocalTier::Stats local = c->local().stats();
+  const LocalTier::Stats local = local_.stats();
   s.refused_stale = local.rejected_stale;
   s.evictions = local.evictions;
   s.local_entries = local.entries;
   s.local_bytes = local.bytes;
   return s;
+}
+
+CacheStats CacheRuntime::stats(std::string_view name) {
+  const std::shared_ptr<CacheName> c = find(name);
+  return c ? c->stats() : CacheStats{};
+}
+
+void add_counts(CacheStats& to, const CacheStats& s) {
+  for (auto field : {&CacheStats::local_hits, &CacheStats::local_misses, &CacheStats::remote_hits,
+                     &CacheStats::remote_misses, &CacheStats::loads, &CacheStats::load_failures,
+                     &CacheStats::shared_loads, &CacheStats::evictions, &CacheStats::invalidations_sent,
+                     &CacheStats::invalidation_messages, &CacheStats::invalidations_received, &CacheStats::errors,
+                     &CacheStats::decode_failures, &CacheStats::refused_stale, &CacheStats::sync_waits,
+                     &CacheStats::refreshes, &CacheStats::local_entries, &CacheStats::local_bytes})
+    to.*field += s.*field;
+  to.load_time += s.load_time;
+}
+
+void add_counts(HistogramSnapshot& to, const HistogramSnapshot& s) {
+  for (std::size_t i = 0; i < to.counts.size(); ++i) to.counts[i] += s.counts[i];
+  to.sum_ns += s.sum_ns;
 }
 
 void CacheRuntime::evict(CacheName& cache, const std::string_view* key, bool shared) {
@@ -254,7 +314,7 @@ CacheStats cache_stats(std::string_view name) { return detail::cache_runtime()->
 
 void cache_evict(std::string_view name, std::optional<std::string_view> key) {
   const auto rt = detail::cache_runtime();
-  rt->evict(rt->name(name), key ? &*key : nullptr, /*shared=*/true);
+  rt->evict(*rt->name(name), key ? &*key : nullptr, /*shared=*/true);
 }
 
 std::uint64_t cache_stored_keys(std::string_view name) { return detail::cache_runtime()->remote().stored_keys(name); }

@@ -60,7 +60,7 @@ struct WEAVE_API Flight {
   void wake_when_done(const void* waiter, std::function<void()> wake);
 };
 
-class WEAVE_API CacheName {
+class WEAVE_API CacheName : public std::enable_shared_from_this<CacheName> {
  public:
   // `label`: what its metrics are labelled with (the name= template that
   // rendered it, so that a cache per tenant adds no label values).
@@ -68,8 +68,11 @@ class WEAVE_API CacheName {
       : name_(std::move(name)), label_(std::move(label)), local_(local) {}
   const std::string& name() const noexcept { return name_; }
   const std::string& label() const noexcept { return label_; }
+  // Rendered from a name= template: its state goes when idle (CacheRuntime).
+  bool reclaimable() const noexcept { return name_ != label_; }
   LocalTier& local() noexcept { return local_; }
   CacheCounters& counters() noexcept { return counters_; }
+  CacheStats stats();  // its counters and its local tier's
   DurationHistogram& load_times() noexcept { return load_times_; }  // loads that returned
 
   // The flight for `key`: {flight, true} when the caller leads it (must call
@@ -86,7 +89,28 @@ class WEAVE_API CacheName {
   DurationHistogram load_times_;
   std::mutex flights_mutex_;
   std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+  friend class CacheRuntime;
+  std::atomic<bool> used_ = true;  // since the runtime's last sweep
 };
+
+// A cache name as a call holds it. A literal name lives as long as its
+// runtime; a name rendered from a name= template (a cache per tenant) is
+// dropped once idle, so a handle to one keeps it (a shared count, paid only
+// by such names) until the call, or its background reload, is done.
+class CacheNameRef {
+ public:
+  CacheNameRef(CacheName* name, std::shared_ptr<CacheName> pin) noexcept : name_(name), pin_(std::move(pin)) {}
+  CacheName& operator*() const noexcept { return *name_; }
+  CacheName* operator->() const noexcept { return name_; }
+
+ private:
+  CacheName* name_;
+  std::shared_ptr<CacheName> pin_;  // set for a reclaimable name
+};
+
+// Sums counts (a label's names, for metrics).
+void add_counts(CacheStats& to, const CacheStats& s);
+void add_counts(HistogramSnapshot& to, const HistogramSnapshot& s);
 
 class CacheRuntime;
 
@@ -112,10 +136,17 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   explicit CacheRuntime(CacheOptions options);
   const CacheOptions& options() const noexcept { return options_; }
   RemoteTier& remote() noexcept { return *remote_; }
-  // Made on first use; lives as long as the runtime. A hit on this thread's
-  // last few names takes no lock.
-  // `label`: see CacheName ("": the name itself).
-  CacheName& name(std::string_view name, std::string_view label = {});
+  // Made on first use. A literal name lives as long as the runtime; one
+  // rendered from a template (`label` is the template; "": the name is
+  // literal) is dropped with its counts folded into its label's, once no
+  // handle holds it and no call used it between two sweeps; a sweep runs
+  // when making a name finds twice as many rendered names as the last sweep
+  // left (at least kRenderedNamesKept). A hit on this thread's last few
+  // names takes no lock.
+  CacheNameRef name(std::string_view name, std::string_view label = {});
+  static constexpr std::size_t kRenderedNamesKept = 256;
+  // How many names hold state now (literal and rendered).
+  std::size_t name_count();
   CacheStats stats(std::string_view name);
   // weave_cache_* of every name this runtime served (cache_metrics.cpp).
   void write_metrics(MetricsWriter& w);
@@ -134,12 +165,16 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "cache"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
-  CacheName* find(std::string_view name);
-  CacheName& name_locked(std::string_view name, std::string_view label);
+  std::shared_ptr<CacheName> find(std::string_view name);
+  std::shared_ptr<CacheName> name_locked(std::string_view name, std::string_view label);
+  void sweep_locked();
   CacheOptions options_;
   const std::uint64_t id_;  // unique per runtime in the process (thread caches key on it)
   std::mutex names_mutex_;
-  std::unordered_map<std::string, std::unique_ptr<CacheName>> names_;
+  std::unordered_map<std::string, std::shared_ptr<CacheName>> names_;
+  std::size_t rendered_names_ = 0, sweep_at_ = kRenderedNamesKept;  // under names_mutex_
+  // The counts of dropped rendered names, by label (metrics stay monotonic).
+  std::unordered_map<std::string, std::pair<CacheStats, HistogramSnapshot>> retired_;
   std::atomic<std::uint64_t> feed_gaps_{0};  // outages of the invalidation feed
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };

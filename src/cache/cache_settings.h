@@ -108,8 +108,9 @@ inline std::string_view cache_name_of(const Invocation& inv, const Settings& s) 
   return s.name.empty() ? inv.method() : std::string_view(s.name);
 }
 
-// The cache a call reads, found or made in the runtime, labelled for metrics.
-inline CacheName& cache_of(CacheRuntime& rt, const Invocation& inv, const Settings& s) {
+// The cache a call reads, found or made in the runtime, labelled for metrics;
+// held by the handle for as long as the call uses it.
+inline CacheNameRef cache_of(CacheRuntime& rt, const Invocation& inv, const Settings& s) {
   return rt.name(cache_name_of(inv, s), s.name_slot >= 0 ? std::string_view(s.name) : std::string_view());
 }
 

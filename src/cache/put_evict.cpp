@@ -15,7 +15,8 @@ class CachePutInterceptor final : public CacheInterceptorBase {
     const ResultCodec& codec = codec_of(inv);
     inv.proceed();
     const CacheRuntimeRef rt;
-    CacheName& cache = cache_of(*rt, inv, s);
+    const CacheNameRef held = cache_of(*rt, inv, s);
+    CacheName& cache = *held;
     std::string key_storage;
     const std::string_view key = key_of(inv, s, key_storage);
     const void* result = inv.result();
@@ -55,7 +56,8 @@ class CacheEvictInterceptor final : public CacheInterceptorBase {
  private:
   static void evict(const Invocation& inv, const Settings& s) {
     const CacheRuntimeRef rt;
-    CacheName& cache = cache_of(*rt, inv, s);
+    const CacheNameRef held = cache_of(*rt, inv, s);
+    CacheName& cache = *held;
     std::string key_storage;
     const std::string_view key = s.all ? std::string_view() : key_of(inv, s, key_storage);
     guarded(*rt, cache, key, s, [&] { rt->evict(cache, s.all ? nullptr : &key, s.tier != Tier::local); });

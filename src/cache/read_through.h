@@ -68,7 +68,7 @@ class WEAVE_API ReadThrough {
   // what the claimer read, on the background thread.
   struct Reload {
     std::shared_ptr<CacheRuntime> rt;
-    CacheName* cache;
+    std::shared_ptr<CacheName> cache;  // kept while the reload runs (a rendered name could go otherwise)
     Settings settings;
     const ResultCodec* codec;
     std::string key;

@@ -3,6 +3,7 @@
 // test_store_url() from tests/stores/<store>_store.cpp.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -16,6 +17,9 @@
 #include "tenant_catalog.weave.h"
 #include "weave/key.h"
 #include "weave/cache.h"
+#include "weave/metrics.h"
+
+#include "cache/cache_runtime.h"
 #if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
 #else
@@ -81,6 +85,66 @@ TEST_CASE("cache: name=<tenant> gives each tenant a cache of its own") {
   CHECK(catalog.loads == 2);
   CHECK(catalog.find(globex, "1") == globex + "/1");
   CHECK(catalog.loads == 3);
+}
+
+namespace {
+// weave_cache_loads_total of one label, from the metrics text (0: none).
+double loads_metric(const std::string& label) {
+  const std::string text = weave::metrics_text(), head = "weave_cache_loads_total{cache=\"" + label + "\"} ";
+  const auto at = text.find(head);
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + head.size()));
+}
+}  // namespace
+
+// A cache per tenant must not keep every tenant ever seen: a rendered name
+// nothing holds and no call used since the last sweep is dropped (its local
+// copies with it), and its counts stay in its label's metrics.
+TEST_CASE("cache: names rendered from name= are dropped once idle, and their counts stay in the label's metrics") {
+  use_store();
+  weave::Woven<tenants::Catalog> catalog;
+  const auto rt = weave::detail::cache_runtime();
+  constexpr std::size_t kept = weave::detail::CacheRuntime::kRenderedNamesKept;
+  const std::size_t before = rt->name_count();
+  const double loads_before = loads_metric("tenant:<tenant>");
+  const std::string run = fresh_name("many");
+  constexpr int kTenants = 3000;
+  std::size_t most = 0;
+  for (int i = 0; i < kTenants; ++i) {
+    REQUIRE(catalog.find(run + "-" + std::to_string(i), "1") == run + "-" + std::to_string(i) + "/1");
+    most = std::max(most, rt->name_count());
+  }
+  INFO("names held at most: " << most << " (before: " << before << ")");
+  CHECK(most <= before + 3 * kept);  // each sweep keeps the names used since the last one
+  CHECK(loads_metric("tenant:<tenant>") >= loads_before + kTenants);
+  // A dropped tenant's cache is made again on its next call, and serves.
+  const std::string first = run + "-0";
+  CHECK(catalog.find(first, "1") == first + "/1");
+  CHECK(catalog.find(first, "1") == first + "/1");
+  std::string rendered = "tenant:";
+  weave::append_percent_encoded(rendered, first);  // as the template renders it
+  const weave::CacheStats again = weave::cache_stats(rendered);
+  INFO("local hits " << again.local_hits << ", misses " << again.local_misses << ", remote hits " << again.remote_hits
+                     << ", loads " << again.loads << ", refused " << again.refused_stale);
+  CHECK(again.local_hits == 1);
+}
+
+// Calls on tenants that come and go, from several threads: a name is never
+// dropped under a call that holds it (ASan would see the freed local tier).
+TEST_CASE("cache: rendered names dropped while other threads call other tenants never fail a call") {
+  use_store();
+  weave::Woven<tenants::Catalog> catalog;
+  const std::string run = fresh_name("churn");
+  std::vector<std::thread> ts;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (int i = 0; i < 1500; ++i) {
+        const std::string tenant = run + "-" + std::to_string((i * 7 + t * 13) % 900);
+        if (catalog.find(tenant, "k") != tenant + "/k") ++wrong;
+      }
+    });
+  for (auto& th : ts) th.join();
+  CHECK(wrong == 0);
 }
 
 // A name and a key that concatenate alike ("t:1" + "x", "t" + "1:x") are two

@@ -62,12 +62,13 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
       // 1. the local tier. No suspension in this scope: a CacheRuntimeRef
       // counts on its thread (and costs no shared count).
       const CacheRuntimeRef rt;
-      auto& name = cache::cache_of(*rt, call, s);
-      if (cache::complete_from_local(call, s, codec, *rt, name, key, now, /*count_miss=*/true)) co_return;
+      const CacheNameRef held = cache::cache_of(*rt, call, s);
+      if (cache::complete_from_local(call, s, codec, *rt, *held, key, now, /*count_miss=*/true)) co_return;
     }
     // 2. one load per key in this process; the others wait, suspended, for its value
     const std::shared_ptr<CacheRuntime> rt = cache_runtime();
-    CacheName& name = cache::cache_of(*rt, call, s);
+    const CacheNameRef held = cache::cache_of(*rt, call, s);  // kept across suspensions
+    CacheName& name = *held;
     const bool in_process = rt->remote().in_process() || s.tier == cache::Tier::local;
     for (int attempt = 0;; ++attempt) {
       auto joined = name.join(std::string(key));
