@@ -166,6 +166,37 @@ TEST_CASE("late replies: a take answered after its timeout still delivers the me
   CHECK(stats.dead == 0);
 }
 
+// A retry settle ran (the message is scheduled again) and the connection
+// closed before its answer: the store layer sends it again, and the repeat
+// finds the message marked as moved by its own token and answers as the
+// first send did. (Before, it answered "taken back": retry() threw
+// DeliveryLost for a retry that had happened.)
+TEST_CASE("late replies: a retry whose connection is cut after the server ran it answers as its first send",
+          "[redis][queue]") {
+  RedisServer server;
+  FaultProxy proxy(server.port());
+  weave::configure_queues({.url = proxy.url(), .lease = 5000ms, .command_timeout = 2s});
+  weave::Queue q("cut-retry");
+  const std::string id = q.offer_json(R"({"n":1})", 0ms);
+  auto d = q.take_json(3s);
+  REQUIRE(d);
+  // batch.lua's call with a "settle" request whose action is "retry".
+  const Match retry("EVALSHA", "", [](const Argv& a) {
+    return has_arg(a, "{weave:queue:cut-retry}") && has_arg(a, "settle") && has_arg(a, "retry");
+  });
+  proxy.cut_after_request(retry);
+  const std::string settled = outcome([&] { d->retry(200ms); });
+  INFO("retry: " << settled);
+  CHECK(settled == "ran");
+  CHECK(proxy.seen(retry) == 2);  // sent, cut after it ran, sent again
+  // Retried once, not failed: delivered again with no failure counted.
+  auto again = q.take_json(3s);
+  REQUIRE(again);
+  CHECK(again->id() == id);
+  CHECK(again->failures() == 0);
+  again->ack();
+}
+
 // "A lock never has two holders" as far as a forced unlock goes:
 // `weave unlock --force` frees the holder it was asked to free, never one
 // that acquired after it. The force_release script ran (A's lease freed),

@@ -198,24 +198,34 @@ end
 -- (a failed attempt, `value` the reason), 'dead' (dead-lettered now, `value`
 -- the reason). Returns 1 settled, 2 dead-lettered, 0 taken back (its lease
 -- ran out and it was reclaimed, maybe redelivered), -1 gone (cancelled, or
--- settled already). Only batch.lua settles: the in-flight entry goes at its
--- flush().
+-- settled already). A message that stays (retry, fail, dead) keeps in 'u'
+-- "<token>:<answer>" of the settle that moved it, so the same settle sent
+-- again (its answer was lost) answers as its first send did. Only batch.lua
+-- settles: the in-flight entry goes at its flush().
 local function settle(id, token, action, value, now, jitter)
   local key = message_key(id)
-  local v = redis.call('HMGET', key, 's', 't', 'm')
+  local v = redis.call('HMGET', key, 's', 't', 'm', 'u')
   if not v[1] then return -1 end
-  if v[1] ~= 'a' or v[2] ~= token then return 0 end
+  if v[1] ~= 'a' or v[2] ~= token then
+    if v[4] == token .. ':1' then return 1 end
+    if v[4] == token .. ':2' then return 2 end
+    return 0
+  end
   pending_removed[#pending_removed + 1] = id
   if action == 'ack' then
     redis.call('DEL', key)
     return 1
-  elseif action == 'retry' then
-    schedule(key, v[3], now + tonumber(value))
-    return 1
-  elseif action == 'fail' then
-    return fail_attempt(id, now, value, jitter)
   end
-  redis.call('HSET', key, 's', 'd', 't', '', 'e', value)
-  redis.call('ZADD', dead, now, id)
-  return 2
+  local answer = 2
+  if action == 'retry' then
+    schedule(key, v[3], now + tonumber(value))
+    answer = 1
+  elseif action == 'fail' then
+    answer = fail_attempt(id, now, value, jitter)
+  else
+    redis.call('HSET', key, 's', 'd', 't', '', 'e', value)
+    redis.call('ZADD', dead, now, id)
+  end
+  redis.call('HSET', key, 'u', token .. ':' .. answer)
+  return answer
 end
