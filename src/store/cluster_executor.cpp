@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
 #include <exception>
 #include <mutex>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -64,6 +66,27 @@ std::optional<Redirect> parse_redirect(std::string_view e) {
 
 // MOVED and I/O error rounds per request: a slot that keeps moving is an error.
 constexpr int kRounds = 5;
+
+// The nodes one follow() sent to, kept until it ends; the first few inside
+// it (a request to one node touches no heap).
+class Held {
+ public:
+  store::NodeExecutor* keep(std::shared_ptr<store::NodeExecutor> n) {
+    store::NodeExecutor* const p = n.get();
+    for (std::size_t i = 0; i < inline_count_; ++i)
+      if (inline_[i] == n) return p;
+    if (inline_count_ < inline_.size())
+      inline_[inline_count_++] = std::move(n);
+    else if (std::find(more_.begin(), more_.end(), n) == more_.end())
+      more_.push_back(std::move(n));
+    return p;
+  }
+
+ private:
+  std::array<std::shared_ptr<store::NodeExecutor>, 4> inline_;
+  std::size_t inline_count_ = 0;
+  std::vector<std::shared_ptr<store::NodeExecutor>> more_;
+};
 
 // A vector of plain values whose first N live inside it: follow()'s
 // bookkeeping for one command, or a small batch, touches no heap.
@@ -151,6 +174,14 @@ ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port
   return slot;
 }
 
+std::vector<std::string> ClusterExecutor::node_names() {
+  std::shared_lock g(mutex_);
+  std::vector<std::string> out;
+  for (const auto& [name, n] : nodes_) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string ClusterExecutor::node_of(unsigned slot) {
   NodePtr n = route(slot);
   return n->endpoint().describe();
@@ -162,7 +193,7 @@ store::Executor::Direct ClusterExecutor::direct(const std::vector<store::ScriptC
   for (const store::ScriptCall& c : calls)
     if (c.keys.empty() || key_slot(c.keys.front()) != slot) return {};
   std::shared_lock g(mutex_);
-  return {slots_[slot].get(), true};
+  return {slots_[slot].get(), true, slots_[slot]};
 }
 
 ClusterExecutor::NodePtr ClusterExecutor::route(unsigned slot) {
@@ -183,22 +214,23 @@ namespace {
 // Between two reads of the map: a master whose slots all went to one node
 // that served none before was failed over (a replica promoted), not
 // resharded: a failover_followed event.
-void report_failovers(const std::vector<const store::NodeExecutor*>& before,
-                      const std::vector<const store::NodeExecutor*>& now) {
-  std::map<const store::NodeExecutor*, const store::NodeExecutor*> went_to;  // old master -> its slots' one new owner
-  std::set<const store::NodeExecutor*> served_before, serves_now, split;
-  for (std::size_t s = 0; s < before.size() && s < now.size(); ++s) {
-    if (before[s]) served_before.insert(before[s]);
-    if (now[s]) serves_now.insert(now[s]);
-    if (!before[s] || !now[s] || before[s] == now[s]) continue;
-    auto [it, first] = went_to.emplace(before[s], now[s]);
-    if (!first && it->second != now[s]) split.insert(before[s]);
+void report_failovers(const ClusterExecutor::MapRead& before, const ClusterExecutor::MapRead& now) {
+  std::map<std::uint16_t, std::uint16_t> went_to;  // old master -> its slots' one new owner (indexes + 1)
+  std::set<std::uint16_t> split;
+  for (std::size_t s = 0; s < before.owner.size() && s < now.owner.size(); ++s) {
+    const std::uint16_t was = before.owner[s], is = now.owner[s];
+    if (!was || !is || before.masters[was - 1] == now.masters[is - 1]) continue;
+    auto [it, first] = went_to.emplace(was, is);
+    if (!first && it->second != is) split.insert(was);
   }
-  for (const auto& [old_master, successor] : went_to) {
-    if (split.count(old_master) || serves_now.count(old_master) || served_before.count(successor)) continue;
-    const std::string address = successor->endpoint().describe();
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (const auto& [was, is] : went_to) {
+    const std::string &old_master = before.masters[was - 1], &address = now.masters[is - 1];
+    if (split.count(was) || has(now.masters, old_master) || has(before.masters, address)) continue;
     detail::emit_notice(EventKind::failover_followed, "store", address,
-                        "the slots of " + old_master->endpoint().describe() + " are served by " + address + " now");
+                        "the slots of " + old_master + " are served by " + address + " now");
   }
 }
 
@@ -246,15 +278,39 @@ void ClusterExecutor::refresh() {
       NodePtr n = node(h, p);
       for (unsigned s = lo; s <= hi && s < kSlots; ++s) fresh[s] = n;
     }
-    std::vector<const store::NodeExecutor*> read(kSlots);
-    for (unsigned s = 0; s < kSlots; ++s) read[s] = fresh[s].get();
+    MapRead read;
+    read.owner.assign(kSlots, 0);
+    std::vector<NodePtr> serving;  // each node of the map, once (read.masters in the same order)
+    for (unsigned s = 0; s < kSlots; ++s) {
+      if (!fresh[s]) continue;
+      if (serving.empty() || serving.back() != fresh[s]) {
+        auto at = std::find(serving.begin(), serving.end(), fresh[s]);
+        if (at == serving.end()) {
+          serving.push_back(fresh[s]);
+          read.masters.push_back(fresh[s]->endpoint().describe());
+          at = serving.end() - 1;
+        }
+        read.owner[s] = static_cast<std::uint16_t>(at - serving.begin() + 1);
+      } else {
+        read.owner[s] = static_cast<std::uint16_t>(serving.size());
+      }
+    }
     {
       std::unique_lock g(mutex_);
       slots_.swap(fresh);
       ++refreshes_;
+      // A node that serves no slot any more (it left, or became a replica)
+      // goes with its connections and subscriber once nothing uses it (a
+      // request in flight, a subscription on it: its Interest keeps the
+      // subscriber). It is made again if a redirect names it.
+      for (auto it = nodes_.begin(); it != nodes_.end();)
+        if (std::find(serving.begin(), serving.end(), it->second) == serving.end())
+          it = nodes_.erase(it);
+        else
+          ++it;
     }
-    if (!last_read_.empty()) report_failovers(last_read_, read);
-    last_read_.swap(read);
+    if (!last_read_.owner.empty()) report_failovers(last_read_, read);
+    last_read_ = std::move(read);
     return;
   }
   throw BackendUnavailable("weave cluster: cannot read the slot map: " + last_error);
@@ -278,8 +334,9 @@ void ClusterExecutor::refresh() {
 //                         TimeoutError: it ends the request, as on one node).
 // MOVED and I/O errors end after kRounds such rounds. Any other answer is
 // final: `r` keeps it. A request that meets no redirect costs one round trip
-// and no heap allocation. Nodes are held by plain pointer: nodes_ keeps every
-// node for the executor's lifetime.
+// and no heap allocation. Requests name their nodes by plain pointer; `held`
+// keeps each node they were sent to until the end (a refresh drops the nodes
+// that left the map).
 template <class Requests>
 void ClusterExecutor::follow(Requests& r, const char* what) {
   struct Ask {
@@ -289,6 +346,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
   Small<std::size_t> pending, next, which;
   Small<store::NodeExecutor*> to;  // per pending request, this round
   Small<Ask> asks;
+  Held held;
   std::vector<std::pair<unsigned, NodePtr>> moves;  // MOVED this round
   for (std::size_t i = 0; i < r.size(); ++i) pending.push_back(i);
   std::string last;  // the last redirect or I/O error, for the message
@@ -328,7 +386,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
           next.push_back(i);
         } else if (!asking) {
           ++asked_;
-          asks.push_back({i, node(rd->host, rd->port).get()});
+          asks.push_back({i, held.keep(node(rd->host, rd->port))});
         } else {
           tryagain = true;  // redirected again by the ASK target: through the map, after a pause
           next.push_back(i);
@@ -350,7 +408,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
     moves.clear();
     // One pipeline per node, then one per ASK target.
     to.clear();
-    for (const std::size_t i : pending) to.push_back(route(r.slot(i)).get());
+    for (const std::size_t i : pending) to.push_back(held.keep(route(r.slot(i))));
     for (std::size_t j = 0; j < pending.size(); ++j) {
       store::NodeExecutor* const target = to[j];
       if (!target) continue;  // sent with an earlier request's node

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -65,6 +66,16 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   std::uint64_t asked() const noexcept { return asked_.load(); }
   std::uint64_t refreshes() const noexcept { return refreshes_.load(); }
   std::string node_of(unsigned slot);
+  // The nodes this executor holds now ("host:port"): those of the last map
+  // read, and any a redirect named since.
+  std::vector<std::string> node_names();
+
+  // A read of the slot map, by address: per slot, 1 + the index of its
+  // master in `masters` (0: none).
+  struct MapRead {
+    std::vector<std::uint16_t> owner;
+    std::vector<std::string> masters;  // "host:port"
+  };
 
  private:
   using NodePtr = std::shared_ptr<store::NodeExecutor>;
@@ -85,8 +96,8 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
   std::mutex refresh_mutex_;
   // The map as CLUSTER SLOTS last gave it (MOVED patches slots_, not this),
   // under refresh_mutex_: a failover is told from a reshard by comparing
-  // two of them. Nodes are never dropped from nodes_, so the pointers stay.
-  std::vector<const store::NodeExecutor*> last_read_;
+  // two of them.
+  MapRead last_read_;
   std::atomic<std::uint64_t> moved_{0}, asked_{0}, refreshes_{0};
 };
 

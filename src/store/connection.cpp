@@ -1,5 +1,6 @@
 #include "store/connection.h"
 
+#include <fcntl.h>
 #include <optional>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -80,6 +81,10 @@ redisContext* connect_raw(const Endpoint& ep) {
     redisFree(c);
     throw BackendUnavailable("weave redis: cannot connect to " + ep.describe() + ": " + why);
   }
+  // Not inherited by a program the process starts (fork and exec): a child
+  // holding the socket would keep the connection open on the server after
+  // Weave closed it (a node dropped, a pool closed).
+  ::fcntl(c->fd, F_SETFD, FD_CLOEXEC);
   bound_replies(c);
   return c;
 }

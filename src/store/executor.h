@@ -106,6 +106,9 @@ class WEAVE_API Executor {
     // connection error (cluster): a direct send that meets either leaves the
     // calls to run(), as run() itself would send them again.
     bool resends = false;
+    // Keeps `node` while the caller uses it, when the executor may drop it
+    // (a cluster node that left the slot map); else the executor keeps it.
+    std::shared_ptr<NodeExecutor> keep{};
   };
   virtual Direct direct(const std::vector<ScriptCall>& /*calls*/) { return {}; }
 };

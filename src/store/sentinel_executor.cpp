@@ -99,6 +99,17 @@ SentinelExecutor::NodePtr SentinelExecutor::discover() {
         why = s.describe() + " names " + ep.describe() + ", which is not a master (yet)";
         continue;
       }
+      {
+        // The other nodes go with their connections once nothing uses them
+        // (a call in flight, a subscription: its Interest keeps the
+        // subscriber); a switch back makes the node again.
+        std::lock_guard g(mutex_);
+        for (auto it = nodes_.begin(); it != nodes_.end();)
+          if (it->second != node)
+            it = nodes_.erase(it);
+          else
+            ++it;
+      }
       return node;
     } catch (const Error& e) {
       why = e.what();

@@ -54,7 +54,7 @@ class WEAVE_API SentinelExecutor final : public store::Executor {
   std::mutex mutex_;
   NodePtr current_;
   std::string last_address_;  // of the master last found
-  std::map<std::string, NodePtr> nodes_;  // "host:port": kept, so a switch back reuses connections
+  std::map<std::string, NodePtr> nodes_;  // "host:port": the master found last (and those asked since)
   std::atomic<std::uint64_t> switches_{0};
   // +switch-master announcements ring `switched_` (its hook forgets the
   // master); subscribed on the first sentinel that takes it, tried again at

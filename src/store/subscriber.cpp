@@ -97,7 +97,8 @@ void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {
 
 Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::uint64_t seen, std::shared_ptr<Bell> bell,
                                std::shared_ptr<Feed> feed)
-    : sub_(s), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)), feed_(std::move(feed)) {
+    : sub_(s), keep_(s->weak_from_this().lock()), ch_(std::move(ch)), seen_(seen), bell_(std::move(bell)),
+      feed_(std::move(feed)) {
   // under sub_->mutex_ (see subscribe)
   if (bell_) ch_->bells.push_back(bell_.get());
   if (feed_) {

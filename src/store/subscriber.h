@@ -65,7 +65,7 @@ struct WEAVE_API Feed {
   std::chrono::milliseconds confirm_every{5};
 };
 
-class WEAVE_API Subscriber {
+class WEAVE_API Subscriber : public std::enable_shared_from_this<Subscriber> {
  public:
   // `sharded`: SSUBSCRIBE / SUNSUBSCRIBE (Redis 7 sharded Pub/Sub, cluster).
   explicit Subscriber(Endpoint endpoint, bool sharded = false);
@@ -96,6 +96,10 @@ class WEAVE_API Subscriber {
 
    private:
     Subscriber* sub_;
+    // The subscriber, when it is owned by a shared_ptr (a node's): an
+    // Interest keeps it, so a node the executor dropped (it left the
+    // cluster) still serves its last subscriptions until they go.
+    std::shared_ptr<Subscriber> keep_;
     std::shared_ptr<Channel> ch_;
     std::uint64_t seen_;
     std::shared_ptr<Bell> bell_;

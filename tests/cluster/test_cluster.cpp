@@ -507,6 +507,48 @@ TEST_CASE("cluster: counters under keys on every master stay exact while a slot 
   CHECK(done == kThreads * kIterations);
 }
 
+// A long-lived client must not keep every node it ever talked to: a master
+// that serves no slot any more (here a failover made it a replica) is
+// dropped from the client's nodes at the next map read, with its connections
+// (which also means no child process holds them: the replica's redis-server
+// was forked after the client connected).
+TEST_CASE("cluster: a master that stopped serving slots is dropped from the client with its connections",
+          "[cluster]") {
+  Cluster c;  // its own: the topology changes
+  weave::store::ConnectionSettings settings;
+  settings.command_timeout = 5s;
+  auto exec = std::dynamic_pointer_cast<weave::store::ClusterExecutor>(weave::store::open_executor(c.url(), settings));
+  REQUIRE(exec);
+  const std::string key = "{" + next_key("drop") + "}";
+  const std::size_t master = c.owner(c.slot_of(key));
+  auto clients_on = [&](std::size_t node) {  // normal connections, the asking one included
+    const std::string list = c.node(node).client().cmd({"CLIENT", "LIST", "TYPE", "normal"}).str;
+    return std::count(list.begin(), list.end(), '\n');
+  };
+  exec->command(weave::store::Command{"SET", key, "1"}, key, "test");
+  auto has = [](const std::vector<std::string>& names, const std::string& n) {
+    return std::find(names.begin(), names.end(), n) != names.end();
+  };
+  REQUIRE(has(exec->node_names(), c.name(master)));
+  REQUIRE(clients_on(master) >= 2);  // the client's pooled connection, and the one asking
+  const std::size_t replica = c.add_replica_of(master);
+  c.failover(replica);
+  // MOVED: the map is read again, without the old master.
+  const weave::store::Reply got = exec->command(weave::store::Command{"GET", key}, key, "test");
+  CHECK(std::string(got->str, got->len) == "1");
+  const auto names = exec->node_names();
+  INFO("client's nodes now: " << names.size());
+  CHECK_FALSE(has(names, c.name(master)));
+  CHECK(has(names, c.name(replica)));
+  CHECK(names.size() == 3);
+  // Only the one asking (the server reads the closed sockets at its next turn).
+  long on_master = 0;
+  for (const auto until = Clock::now() + 5s; (on_master = clients_on(master)) != 1 && Clock::now() < until;)
+    std::this_thread::sleep_for(10ms);
+  INFO(c.node(master).client().cmd({"CLIENT", "LIST", "TYPE", "normal"}).str);
+  CHECK(on_master == 1);
+}
+
 TEST_CASE("cluster: a held lease survives a manual failover of its master, and fencing goes on from the replica",
           "[cluster]") {
   Cluster c;  // its own: the topology changes
