@@ -10,7 +10,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-
 // One series per label: a literal name, or the name= template that rendered
 // many (a cache per tenant adds no label values).
 void CacheRuntime::write_metrics(MetricsWriter& w) {

@@ -159,7 +159,7 @@ ClusterExecutor::ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_si
     : seeds_(std::move(seeds)), pool_size_(pool_size), slots_(kSlots) {}
 
 ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port) {
-  const std::string name = host + ":" + std::to_string(port);
+  const std::string name = host + ":" + std::to_string(port);  // Endpoint::describe()
   {
     std::shared_lock g(mutex_);
     if (auto it = nodes_.find(name); it != nodes_.end()) return it->second;
@@ -274,25 +274,17 @@ void ClusterExecutor::refresh() {
       continue;
     }
     std::vector<NodePtr> fresh(kSlots);
-    for (auto& [lo, hi, h, p] : ranges) {
-      NodePtr n = node(h, p);
-      for (unsigned s = lo; s <= hi && s < kSlots; ++s) fresh[s] = n;
-    }
     MapRead read;
     read.owner.assign(kSlots, 0);
-    std::vector<NodePtr> serving;  // each node of the map, once (read.masters in the same order)
-    for (unsigned s = 0; s < kSlots; ++s) {
-      if (!fresh[s]) continue;
-      if (serving.empty() || serving.back() != fresh[s]) {
-        auto at = std::find(serving.begin(), serving.end(), fresh[s]);
-        if (at == serving.end()) {
-          serving.push_back(fresh[s]);
-          read.masters.push_back(fresh[s]->endpoint().describe());
-          at = serving.end() - 1;
-        }
-        read.owner[s] = static_cast<std::uint16_t>(at - serving.begin() + 1);
-      } else {
-        read.owner[s] = static_cast<std::uint16_t>(serving.size());
+    for (auto& [lo, hi, h, p] : ranges) {
+      NodePtr n = node(h, p);
+      const std::string name = n->endpoint().describe();  // its key in nodes_
+      auto at = std::find(read.masters.begin(), read.masters.end(), name);
+      if (at == read.masters.end()) at = read.masters.insert(at, name);
+      const auto index = static_cast<std::uint16_t>(at - read.masters.begin() + 1);
+      for (unsigned s = lo; s <= hi && s < kSlots; ++s) {
+        fresh[s] = n;
+        read.owner[s] = index;
       }
     }
     {
@@ -304,7 +296,7 @@ void ClusterExecutor::refresh() {
       // request in flight, a subscription on it: its Interest keeps the
       // subscriber). It is made again if a redirect names it.
       for (auto it = nodes_.begin(); it != nodes_.end();)
-        if (std::find(serving.begin(), serving.end(), it->second) == serving.end())
+        if (std::find(read.masters.begin(), read.masters.end(), it->first) == read.masters.end())
           it = nodes_.erase(it);
         else
           ++it;
