@@ -115,7 +115,9 @@ void ReadThrough::loaded(Clock::time_point started, bool refreshing) {
     if (!guarded(rt_, cache_, key_, s_, [&] { json = codec_.encode(result); })) return;
   if (use_remote) {
     if (!read_version_) return;  // the shared tier could not be read: nothing known to fill over
-    const std::string_view token = held_.holds() ? std::string_view(held_.token) : std::string_view();
+    // The token of any claim this call sent, answered or not: a claim whose
+    // answer never came may have taken the lease, and the fill drops it.
+    const std::string_view token = held_.token;
     if (held_.lease) held_.lease->settle();  // the fill drops it: a renewal meeting the value is not a loss
     if (guarded(rt_, cache_, key_, s_, [&] {
           rt_.remote().fill(cache_.name(), key_, json, jittered(ttl, key_), *read_version_, token);

@@ -372,6 +372,15 @@ detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction acti
                               const std::string& error = {}) {
   using C = detail::QueueCountStripe;
   d.settled = true;
+  if (r == detail::Settled::absent) {
+    // No message at all. Within the lease nobody else could settle it and a
+    // cancel leaves a marker: an ack finding it so is its own first send,
+    // which ran (its answer was lost). Otherwise the lease had run out and
+    // the message was settled elsewhere, or the queue was purged.
+    const bool own_ack = action == detail::SettleAction::ack && !d.is_lost() &&
+                         detail::LeaseCore::Clock::now() < d.expires_at();
+    r = own_ack ? detail::Settled::done : detail::Settled::taken_back;
+  }
   if (r == detail::Settled::done || r == detail::Settled::dead) {
     static constexpr std::atomic<std::uint64_t> C::*by_action[] = {&C::acked, &C::retried, &C::failed, nullptr};
     if (auto field = by_action[static_cast<int>(action)]) d.queue->series.counts.add(field);

@@ -62,10 +62,13 @@ struct QueueTaken {
 };
 
 enum class SettleAction { ack, retry, fail, dead };
-// failed: only in AckedAndTaken, when the store answered that ack with an
-// error (its text in `errors`); the message stays in flight until its lease
-// runs out and is taken back.
-enum class Settled { done, dead, taken_back, gone, failed };
+// gone: cancelled while in flight. absent: no such message, which an ack
+// sent again after its answer was lost finds (a store that may send a
+// request twice tells it from a cancel; mem:// answers gone). failed: only
+// in AckedAndTaken, when the store answered that ack with an error (its text
+// in `errors`); the message stays in flight until its lease runs out and is
+// taken back.
+enum class Settled { done, dead, taken_back, gone, absent, failed };
 enum class EditAction { cancel, reschedule, requeue };
 enum class Edited { done, wrong_state, absent };
 

@@ -4,6 +4,11 @@
 // cluster_state:ok and the same slot map. One per test executable (shared()),
 // killed at exit; tests use distinct keys. A test that changes the topology
 // (add_replica_of, failover) makes a cluster of its own.
+//
+// With an `announce` function, each node announces the port it returns for
+// the node's own port (cluster-announce-port; the bus stays the node's): a
+// test puts a fault proxy there and every client of the cluster, which
+// follows CLUSTER SLOTS and MOVED, goes through it.
 #pragma once
 
 #include <stdlib.h>
@@ -11,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,7 +31,10 @@ using namespace std::chrono_literals;
 
 class Cluster {
  public:
-  Cluster() {
+  // The port node <port> announces to clients.
+  using Announce = std::function<int(int port)>;
+
+  explicit Cluster(Announce announce = {}) : announce_(std::move(announce)) {
     for (int i = 0; i < 3; ++i) start_node();
     std::vector<std::string> argv = {"/usr/bin/redis-cli", "--cluster", "create"};
     for (auto& n : nodes_) argv.push_back("127.0.0.1:" + std::to_string(n->port()));
@@ -48,10 +57,11 @@ class Cluster {
     return c;
   }
 
-  std::string url() const { return "redis+cluster://127.0.0.1:" + std::to_string(nodes_[0]->port()); }
+  std::string url() const { return "redis+cluster://127.0.0.1:" + std::to_string(announced_[0]); }
   std::size_t size() const { return nodes_.size(); }
   redis_test::RedisServer& node(std::size_t i) { return *nodes_[i]; }
-  std::string name(std::size_t i) const { return "127.0.0.1:" + std::to_string(nodes_[i]->port()); }
+  // The address clients know node i by.
+  std::string name(std::size_t i) const { return "127.0.0.1:" + std::to_string(announced_[i]); }
   std::string id(std::size_t i) { return nodes_[i]->client().cmd({"CLUSTER", "MYID"}).str; }
 
   // The node index serving `slot`, read from node 0.
@@ -61,7 +71,7 @@ class Cluster {
       if (r.elements[0].integer <= slot && slot <= r.elements[1].integer) {
         int port = static_cast<int>(r.elements[2].elements[1].integer);
         for (std::size_t i = 0; i < nodes_.size(); ++i)
-          if (nodes_[i]->port() == port) return i;
+          if (announced_[i] == port) return i;
       }
     throw std::runtime_error("slot not served");
   }
@@ -150,6 +160,13 @@ class Cluster {
     nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--dir", tmpl,
         "--cluster-node-timeout", "5000"}));
+    const int port = nodes_.back()->port();
+    announced_.push_back(announce_ ? announce_(port) : port);
+    if (announced_.back() != port) {
+      auto c = nodes_.back()->client();
+      c.cmd({"CONFIG", "SET", "cluster-announce-port", std::to_string(announced_.back())});
+      c.cmd({"CONFIG", "SET", "cluster-announce-bus-port", std::to_string(port + 10000)});
+    }
   }
   static std::size_t count_lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
   template <class Done>
@@ -157,8 +174,10 @@ class Cluster {
     redis_test::wait_for(done, std::string("cluster ") + what);
   }
 
+  Announce announce_;
   std::vector<std::string> dirs_;
   std::vector<std::unique_ptr<redis_test::RedisServer>> nodes_;
+  std::vector<int> announced_;  // per node: the port clients are told
 };
 
 }  // namespace cluster_test

@@ -548,6 +548,31 @@ TEST_CASE("queue: cancel and reschedule act on a queued message by id", "[queue]
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
+// A store that may send a request twice keeps a marker of a cancel in
+// flight until the lease's end (its holder's settle then hears "cancelled",
+// not "acknowledged already"): to everyone else the message is gone at once.
+TEST_CASE("queue: a message cancelled in flight is gone for everyone else at once, and its id may be offered again", "[queue]") {
+  use_store();
+  weave::DelayQueue<Order> q(fresh_queue("cancel-held"));
+  q.offer(Order{"first", 1}, 0ms, {.id = "m-1"});
+  auto d = q.take(1s);
+  REQUIRE(d);
+  REQUIRE(q.cancel("m-1"));
+  CHECK(q.inspect("m-1").state == weave::MessageState::absent);
+  CHECK_FALSE(q.cancel("m-1"));
+  CHECK_FALSE(q.reschedule("m-1", 0ms));
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+  CHECK_THROWS_AS(d->ack(), weave::DeliveryLost);  // its holder is told
+  CHECK_THAT(d->lease().lost_cause(), Catch::Contains("cancelled"));
+  CHECK(q.offer(Order{"second", 2}, 0ms, {.id = "m-1"}) == "m-1");  // queued anew, not "already queued"
+  CHECK(same(q.stats(), 0, 1, 0, 0));
+  auto again = q.take(1s);
+  REQUIRE(again);
+  CHECK(again->value().id == "second");
+  again->ack();
+  CHECK(same(q.stats(), 0, 0, 0, 0));
+}
+
 TEST_CASE("queue: a waiting take is woken by an earlier message, not by its timeout", "[queue]") {
   use_store();
   weave::DelayQueue<Order> q(fresh_queue("wake"));

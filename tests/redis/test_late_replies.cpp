@@ -1,17 +1,21 @@
 // Weave's guarantees when a Redis reply comes late or a connection drops
-// between the server's work and the client's read, through the fault proxy
-// (tests/support/fault_proxy.h) in front of a real redis-server.
+// between the server's work and the client's read, through fault proxies
+// (tests/support/fault_proxy.h) in front of real servers: compiled once per
+// deployment (WEAVE_PROXIED_DEPLOYMENT: redis://, redis+cluster://,
+// redis+sentinel://, tests/support/proxied_deployment.h).
 //
 // Every case asserts the guarantee.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "cache_methods.h"
 #include "dedupe_methods.h"
-#include "fault_proxy.h"
-#include "redis_server.h"
+#include "proxied_deployment.h"
+#include "weave/cache.h"
 #include "weave/dedupe.h"
 #include "weave/error.h"
 #include "weave/lock.h"
@@ -19,11 +23,37 @@
 
 using namespace std::chrono_literals;
 using fault_test::Argv;
-using fault_test::FaultProxy;
 using fault_test::Match;
-using redis_test::RedisServer;
+using fault_test::ProxiedDeployment;
+
+#ifndef WEAVE_PROXIED_DEPLOYMENT
+#error "WEAVE_PROXIED_DEPLOYMENT (ProxiedRedis, ProxiedCluster, ProxiedSentinel) comes from tests/redis/CMakeLists.txt"
+#endif
 
 namespace {
+
+// The executable's deployment, started on first use and shared by its cases
+// (each uses keys of its own), with no fault left over from a case before.
+ProxiedDeployment& deployment() {
+  static fault_test::WEAVE_PROXIED_DEPLOYMENT d;
+  d.clear_faults();
+  return d;
+}
+
+// A key other than `key` whose stored form (`stored(key)`) lives on the same
+// server as `key`'s: calling it first leaves an idle pooled connection there
+// (and the scripts loaded) for `key`'s call.
+template <class Stored>
+std::string key_beside(ProxiedDeployment& d, const std::string& key, Stored stored) {
+  const int port = d.server_port(stored(key));
+  for (int i = 0;; ++i) {
+    std::string k = key + ":warm-up:" + std::to_string(i);
+    if (d.server_port(stored(k)) == port) return k;
+  }
+}
+std::string dedupe_key_beside(ProxiedDeployment& d, const std::string& key) {
+  return key_beside(d, key, [](const std::string& k) { return "{weave:dedupe:" + k + "}"; });
+}
 
 // The outcome of a call as text: "ran", or the exception's type and message.
 template <class F>
@@ -46,6 +76,28 @@ bool has_arg(const Argv& argv, const std::string& exact) {
   return false;
 }
 
+// A message offered to queue `name` (5 s leases) and taken, with the
+// connection of its `action` settle ("ack", "retry", ...) to be cut after
+// the server ran it.
+struct SettleToCut {
+  std::optional<weave::Queue> queue;
+  std::string id;
+  std::optional<weave::QueueDelivery> delivery;
+  Match settle;  // batch.lua's call with a "settle" request of `action`
+
+  SettleToCut(ProxiedDeployment& d, const std::string& name, const std::string& action) {
+    weave::configure_queues({.url = d.url(), .lease = std::chrono::seconds(5), .command_timeout = std::chrono::seconds(2)});
+    queue.emplace(name);
+    id = queue->offer_json(R"({"n":1})", std::chrono::milliseconds(0));
+    delivery = queue->take_json(std::chrono::seconds(3));
+    REQUIRE(delivery);
+    settle = Match("EVALSHA", "", [tag = "{weave:queue:" + name + "}", action](const Argv& a) {
+      return has_arg(a, tag) && has_arg(a, "settle") && has_arg(a, action);
+    });
+    d.cut_after_request(settle);
+  }
+};
+
 }  // namespace
 
 // "A dedupe key runs once" means once, not never. The claim (SET NX GET)
@@ -55,18 +107,17 @@ bool has_arg(const Argv& argv, const std::string& exact) {
 // own and runs the method.
 TEST_CASE("late replies: a dedupe claim answered after its timeout still lets the retry run once",
           "[redis][dedupe]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  weave::configure_dedupe({.url = proxy.url(), .command_timeout = 500ms});
+  ProxiedDeployment& d = deployment();
+  weave::configure_dedupe({.url = d.url(), .command_timeout = 500ms});
   dedupe_test::Payments svc;
   const Match claim("SET", "{weave:dedupe:late:1}");
-  proxy.delay_reply(claim, 1500ms);
+  d.delay_reply(claim, 1500ms);
   const std::string first = outcome([&] { svc.pay("late:1"); });
   INFO("first call: " << first);
   REQUIRE(first.rfind("TimeoutError", 0) == 0);
-  REQUIRE(proxy.seen(claim) == 1);
+  REQUIRE(d.seen(claim) == 1);
   // The server applied the claim: a running record of the first attempt.
-  REQUIRE(server.client().cmd({"GET", "{weave:dedupe:late:1}"}).str.rfind("r|", 0) == 0);
+  REQUIRE(d.server("{weave:dedupe:late:1}").cmd({"GET", "{weave:dedupe:late:1}"}).str.rfind("r|", 0) == 0);
 
   const std::string retry = outcome([&] { svc.pay("late:1"); });
   INFO("retry: " << retry);
@@ -81,17 +132,16 @@ TEST_CASE("late replies: a dedupe claim answered after its timeout still lets th
 // finds the first send's running claim, its own owner's: the call runs.
 TEST_CASE("late replies: a dedupe claim whose connection is cut after the server ran it still runs once",
           "[redis][dedupe]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  weave::configure_dedupe({.url = proxy.url(), .command_timeout = 2s});
+  ProxiedDeployment& d = deployment();
+  weave::configure_dedupe({.url = d.url(), .command_timeout = 2s});
   dedupe_test::Payments svc;
-  svc.pay("warm-up");  // one pooled connection, idle: the next call reuses it
+  svc.pay(dedupe_key_beside(d, "cut:1"));  // one pooled connection, idle: the next call reuses it
   const Match claim("SET", "{weave:dedupe:cut:1}");
-  proxy.cut_after_request(claim);
+  d.cut_after_request(claim);
   const std::string call = outcome([&] { svc.pay("cut:1"); });
   INFO("call: " << call);
   CHECK(call == "ran");
-  CHECK(proxy.seen(claim) >= 1);
+  CHECK(d.seen(claim) >= 1);
   CHECK(svc.runs == 2);  // warm-up and cut:1
 }
 
@@ -102,24 +152,23 @@ TEST_CASE("late replies: a dedupe claim whose connection is cut after the server
 // reported as a lost claim although its outcome was stored.)
 TEST_CASE("late replies: a dedupe finish whose connection is cut after the server ran it answers as its first send",
           "[redis][dedupe]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
+  ProxiedDeployment& d = deployment();
   int lost_events = 0;
-  weave::configure_dedupe({.url = proxy.url(),
+  weave::configure_dedupe({.url = d.url(),
                            .command_timeout = 2s,
                            .on_event = [&](const weave::Event& e) {
                              if (e.kind == weave::EventKind::lease_lost) ++lost_events;
                            }});
   dedupe_test::Payments svc;
-  svc.pay("warm-up");  // one pooled connection, idle: the next call reuses it
+  svc.pay(dedupe_key_beside(d, "cut:2"));  // one pooled connection, idle: the next call reuses it
   const auto lost_before = weave::dedupe_stats().claims_lost;
   // finish.lua's call: EVALSHA <sha> 2 <record> <record>:at ...
   const Match finish("EVALSHA", "", [](const Argv& a) { return has_arg(a, "{weave:dedupe:cut:2}:at"); });
-  proxy.cut_after_request(finish);
+  d.cut_after_request(finish);
   const std::string call = outcome([&] { svc.pay("cut:2"); });
   INFO("call: " << call);
   CHECK(call == "ran");
-  CHECK(proxy.seen(finish) == 2);  // sent, cut after it ran, sent again
+  CHECK(d.seen(finish) == 2);  // sent, cut after it ran, sent again
   CHECK(weave::dedupe_stats().claims_lost == lost_before);
   CHECK(lost_events == 0);
   // The outcome is stored: the key's next call is refused as a duplicate (on_duplicate=fail).
@@ -138,20 +187,19 @@ TEST_CASE("late replies: a dedupe finish whose connection is cut after the serve
 // first lease's end otherwise).
 TEST_CASE("late replies: a take answered after its timeout still delivers the message",
           "[redis][queue]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  weave::configure_queues({.url = proxy.url(), .lease = 1000ms, .retries = 0, .command_timeout = 500ms});
+  ProxiedDeployment& d = deployment();
+  weave::configure_queues({.url = d.url(), .lease = 1000ms, .retries = 0, .command_timeout = 500ms});
   weave::Queue q("late-take");
   const std::string id = q.offer_json(R"({"n":1})", 0ms);
   // batch.lua's call (EVALSHA <sha> <numkeys> <keys...> {base} wake count kind ...) with a "take" request.
   const Match take("EVALSHA", "", [](const Argv& a) {
     return has_arg(a, "{weave:queue:late-take}") && has_arg(a, "take");
   });
-  proxy.delay_reply(take, 1500ms);
+  d.delay_reply(take, 1500ms);
   const std::string first = outcome([&] { q.take_json(3s); });
   INFO("first take: " << first);
   REQUIRE(first.rfind("TimeoutError", 0) == 0);
-  REQUIRE(proxy.seen(take) == 1);
+  REQUIRE(d.seen(take) == 1);
 
   bool ran = false;
   if (auto d = q.take_json(4s)) {  // the lease (1 s) runs out within it
@@ -173,26 +221,16 @@ TEST_CASE("late replies: a take answered after its timeout still delivers the me
 // DeliveryLost for a retry that had happened.)
 TEST_CASE("late replies: a retry whose connection is cut after the server ran it answers as its first send",
           "[redis][queue]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  weave::configure_queues({.url = proxy.url(), .lease = 5000ms, .command_timeout = 2s});
-  weave::Queue q("cut-retry");
-  const std::string id = q.offer_json(R"({"n":1})", 0ms);
-  auto d = q.take_json(3s);
-  REQUIRE(d);
-  // batch.lua's call with a "settle" request whose action is "retry".
-  const Match retry("EVALSHA", "", [](const Argv& a) {
-    return has_arg(a, "{weave:queue:cut-retry}") && has_arg(a, "settle") && has_arg(a, "retry");
-  });
-  proxy.cut_after_request(retry);
-  const std::string settled = outcome([&] { d->retry(200ms); });
+  ProxiedDeployment& d = deployment();
+  SettleToCut t(d, "cut-retry", "retry");
+  const std::string settled = outcome([&] { t.delivery->retry(200ms); });
   INFO("retry: " << settled);
   CHECK(settled == "ran");
-  CHECK(proxy.seen(retry) == 2);  // sent, cut after it ran, sent again
+  CHECK(d.seen(t.settle) == 2);  // sent, cut after it ran, sent again
   // Retried once, not failed: delivered again with no failure counted.
-  auto again = q.take_json(3s);
+  auto again = t.queue->take_json(3s);
   REQUIRE(again);
-  CHECK(again->id() == id);
+  CHECK(again->id() == t.id);
   CHECK(again->failures() == 0);
   again->ack();
 }
@@ -208,17 +246,16 @@ TEST_CASE("late replies: a retry whose connection is cut after the server ran it
 // closes is.)
 TEST_CASE("late replies: a forced unlock sent again after its connection closed never frees a newer holder",
           "[redis][lock]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  auto raw = server.client();
-  weave::LockOptions o = redis_test::lock_options(proxy.url());
+  ProxiedDeployment& d = deployment();
+  auto raw = d.server("{weave:lock:job}");
+  weave::LockOptions o = redis_test::lock_options(d.url());
   o.command_timeout = 8s;  // the held reply below never times out
   weave::LockClient admin(o), a(o), b(o);
   weave::LeaseHandle held_by_a = a.acquire("job", {.ttl = 20s});
   REQUIRE(admin.lock_state("job"));  // admin's pool: one idle connection, reused by force_unlock
   // force_release.lua: EVALSHA <sha> 5 {L} {L}:fence {L}:readers {L}:readers:fence {L}:forced ...
   const Match force("EVALSHA", "", [](const Argv& a) { return has_arg(a, "{weave:lock:job}:forced"); });
-  proxy.delay_reply(force, 6s);
+  d.delay_reply(force, 6s);
   std::string forced;
   std::thread unlocker([&] {
     try {
@@ -232,28 +269,28 @@ TEST_CASE("late replies: a forced unlock sent again after its connection closed 
   weave::LeaseHandle held_by_b = b.acquire("job", {.ttl = 20s});
   REQUIRE(held_by_b);
   const std::string b_owner = held_by_b->owner_token();
-  proxy.drop_connections();  // the forced unlock's reply is not read yet
+  d.drop_connections();  // the forced unlock's reply is not read yet
   unlocker.join();
   INFO("force_unlock: " << forced << " (A was " << held_by_a->owner_token() << ", B is " << b_owner
-                         << "); force_release sent " << proxy.seen(force) << " times");
+                         << "); force_release sent " << d.seen(force) << " times");
   CHECK(raw.cmd({"GET", "{weave:lock:job}"}).str == b_owner);
 }
 
-// A server busy in a script for 4 s (below its busy-reply threshold, so it
+// A server busy in a script for 3 s (below its busy-reply threshold, so it
 // answers nothing rather than BUSY) must not hold a dedupe caller past its
 // command timeout (500 ms here) on a warm connection: the claim is not sent
 // again and nothing else waits on the server.
 TEST_CASE("late replies: a dedupe call on a server busy in a script ends with TimeoutError after one command timeout",
           "[redis][dedupe]") {
-  RedisServer server;
-  weave::configure_dedupe({.url = server.url(), .command_timeout = 500ms});
+  ProxiedDeployment& d = deployment();
+  weave::configure_dedupe({.url = d.url(), .command_timeout = 500ms});
   dedupe_test::Payments svc;
-  svc.pay("busy:warm");  // a pooled connection, warm
-  std::thread busy([port = server.port()] {
+  svc.pay(dedupe_key_beside(d, "busy:1"));  // a pooled connection to the server, warm
+  std::thread busy([port = d.server_port("{weave:dedupe:busy:1}")] {
     redis_test::Raw spinner(port, 10s);
     spinner.cmd({"EVAL",
                  "local t = redis.call('TIME') local s = t[1] * 1000 + t[2] / 1000 "
-                 "repeat local n = redis.call('TIME') until n[1] * 1000 + n[2] / 1000 - s > 4000",
+                 "repeat local n = redis.call('TIME') until n[1] * 1000 + n[2] / 1000 - s > 3000",
                  "0"});
   });
   std::this_thread::sleep_for(200ms);  // the script runs
@@ -263,7 +300,7 @@ TEST_CASE("late replies: a dedupe call on a server busy in a script ends with Ti
   busy.join();
   INFO("call: " << call);
   CHECK(call.rfind("TimeoutError", 0) == 0);
-  CHECK(waited < 2000ms);  // one command timeout, not the script's 3.8 s left
+  CHECK(waited < 2000ms);  // one command timeout, not the script's 2.8 s left
   // Its retry, once the server is free, runs the method once.
   CHECK(outcome([&] { svc.pay("busy:1"); }) == "ran");
   CHECK(svc.runs == 2);
@@ -278,15 +315,16 @@ TEST_CASE("late replies: a dedupe call on a server busy in a script ends with Ti
 // missed: the look after the confirmation sees the key free).
 TEST_CASE("late replies: a lock waiter whose SUBSCRIBE is confirmed after the command timeout still takes the lease",
           "[redis][lock]") {
-  RedisServer server;
-  FaultProxy proxy(server.port());
-  weave::LockOptions direct = redis_test::lock_options(server.url());
-  weave::LockOptions through = redis_test::lock_options(proxy.url());
-  through.command_timeout = 300ms;
-  weave::LockClient holder(direct), waiter(through);
+  ProxiedDeployment& d = deployment();
+  weave::LockOptions holding = redis_test::lock_options(d.url());
+  weave::LockOptions waiting = redis_test::lock_options(d.url());
+  waiting.command_timeout = 300ms;
+  weave::LockClient holder(holding), waiter(waiting);
   weave::LeaseHandle held = holder.acquire("slow-sub", {.ttl = 20s});
   REQUIRE(held);
-  proxy.delay_reply("SUBSCRIBE", 1500ms);
+  // SUBSCRIBE, or SSUBSCRIBE on a cluster (the holder never subscribes).
+  const Match subscribe = Match::where([](const Argv& a) { return a[0] == "SUBSCRIBE" || a[0] == "SSUBSCRIBE"; });
+  d.delay_reply(subscribe, 1500ms);
   std::thread releaser([&] {
     std::this_thread::sleep_for(700ms);
     held = weave::LeaseHandle();  // released while the waiter's subscription is unconfirmed
@@ -301,5 +339,76 @@ TEST_CASE("late replies: a lock waiter whose SUBSCRIBE is confirmed after the co
   releaser.join();
   INFO("waiter: " << got);
   CHECK(got == "acquired");
-  CHECK(proxy.seen("SUBSCRIBE") >= 1);
+  CHECK(d.seen(subscribe) >= 1);
+}
+
+// A sync miss's fill claim ran on the server (the lease is the call's) but
+// its answer came after command_timeout. The call does not fail (a cache
+// call loads when the store does not answer), and its fill, which stores the
+// value, also drops the lease its claim took: no other caller of the key
+// waits for a lease nobody holds, and the value is shared at once.
+TEST_CASE("late replies: a cache fill claim answered after its timeout leaves no lease behind once the call filled",
+          "[redis][cache]") {
+  ProxiedDeployment& d = deployment();
+  weave::configure_cache({.url = d.url(), .command_timeout = 500ms});
+  cache_test::Catalog c;
+  const std::string entry = "{weave:cache:late-fill:1}";
+  const auto stored = [](const std::string& k) { return "{weave:cache:late-fill:" + k + "}"; };
+  REQUIRE(c.find("late-fill", key_beside(d, "1", stored), cache_test::Find::sync));  // scripts loaded there
+  // claim_fill.lua's call: EVALSHA <sha> 2 <entry> <entry>fill <token> <lease ms> <version>
+  const Match claim("EVALSHA", "", [&](const Argv& a) {
+    return a.size() > 4 && a[2] == "2" && a[3] == entry && a[4] == entry + "fill";
+  });
+  d.delay_reply(claim, 1500ms);
+  const cache_test::Found found = c.find("late-fill", "1", cache_test::Find::sync);
+  REQUIRE(found);
+  CHECK(found->cents == 100);
+  CHECK(c.finds == 2);  // the warm-up and this one
+  CHECK(d.seen(claim) == 1);
+  auto raw = d.server(entry);
+  CHECK(raw.cmd({"EXISTS", entry}).integer == 1);
+  CHECK(raw.cmd({"EXISTS", entry + "fill"}).integer == 0);
+}
+
+// A cache write ran (value stored, invalidation published by its script) and
+// its connection (a reused pooled one) closed before the answer: the store
+// layer sends it again, which stores the same value once more, and the call
+// returns as after one send. The process reads the written value.
+TEST_CASE("late replies: a cache put whose connection is cut after the server ran it stores the value and returns",
+          "[redis][cache]") {
+  ProxiedDeployment& d = deployment();
+  weave::configure_cache({.url = d.url(), .command_timeout = 2s});
+  cache_test::Catalog c;
+  const std::string entry = "{weave:cache:cut-put:1}";
+  REQUIRE(c.find("cut-put", "1"));  // loaded and filled: a pooled connection to its server, idle
+  // put.lua's call: its keys start with the entry, its arguments hold the JSON.
+  const Match put("EVALSHA", R"("cents":250)", [&](const Argv& a) { return has_arg(a, entry); });
+  d.cut_after_request(put);
+  const shop::Product saved = c.save("cut-put", shop::Product{"1", 250});
+  CHECK(saved.cents == 250);
+  CHECK(d.seen(put) == 2);  // sent, cut after it ran, sent again
+  CHECK(d.server(entry).cmd({"GET", entry}).str.find(R"("cents":250)") != std::string::npos);
+  const cache_test::Found read = c.find("cut-put", "1");
+  REQUIRE(read);
+  CHECK(read->cents == 250);
+  CHECK(c.finds == 1);
+}
+
+// An ack ran (the message is gone) and its connection (a reused pooled one)
+// closed before the answer: the store layer sends it again, which finds no
+// message. Within the delivery's lease only the holder could have settled it
+// (a cancel leaves a marker, answered "cancelled"), so the repeat is the
+// ack's own first send: acknowledged, the lease not lost. (Before, the
+// repeat answered "gone" and ack() threw DeliveryLost.)
+TEST_CASE("late replies: an ack whose connection is cut after the server ran it answers as its first send",
+          "[redis][queue]") {
+  ProxiedDeployment& d = deployment();
+  SettleToCut t(d, "cut-ack", "ack");
+  const std::string acked = outcome([&] { t.delivery->ack(); });
+  INFO("ack: " << acked << "; lost cause '" << t.delivery->lease().lost_cause() << "'");
+  CHECK(acked == "ran");
+  CHECK(d.seen(t.settle) == 2);  // sent, cut after it ran, sent again
+  CHECK_FALSE(t.delivery->lease().lost());
+  CHECK(t.queue->inspect(t.id).state == weave::MessageState::absent);
+  CHECK(t.queue->stats().in_flight == 0);
 }

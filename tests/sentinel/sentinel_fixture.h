@@ -2,6 +2,12 @@
 // free loopback ports (the sentinels run `redis-server <conf> --sentinel`,
 // each in its own temporary directory, killed at the end). failover() forces
 // a failover and waits until the sentinels and the promoted node agree.
+//
+// With an `announce` function, the sentinels know each node by the port it
+// returns for the node's own port (the master is monitored there, the
+// replica announces it with replica-announce-port): a test puts a fault
+// proxy there, and every client the sentinels direct goes through it.
+// Replication between the nodes stays direct until a failover.
 #pragma once
 
 #include <stdlib.h>
@@ -9,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,11 +32,28 @@ class Sentinels {
  public:
   static constexpr const char* kMaster = "weave-master";
 
-  Sentinels() {
+  // The port clients are told for node <port>.
+  using Announce = std::function<int(int port)>;
+  struct Options {
+    Announce announce;
+    // How long a master may not answer before a sentinel counts it down.
+    std::chrono::milliseconds down_after = 2000ms;
+  };
+
+  Sentinels() : Sentinels(Options{}) {}
+  explicit Sentinels(Options options) : options_(std::move(options)) {
     // Each node in its own directory: a replica's full sync writes dump.rdb there.
-    nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{"--dir", temp_dir()}));
-    nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{
-        "--dir", temp_dir(), "--replicaof", "127.0.0.1", std::to_string(nodes_[0]->port())}));
+    for (int i = 0; i < 2; ++i) {
+      nodes_.push_back(std::make_unique<redis_test::RedisServer>(std::vector<std::string>{"--dir", temp_dir()}));
+      const int port = nodes_.back()->port();
+      announced_.push_back(options_.announce ? options_.announce(port) : port);
+    }
+    auto replica = nodes_[1]->client();
+    if (announced_[1] != nodes_[1]->port()) {
+      replica.cmd({"CONFIG", "SET", "replica-announce-ip", "127.0.0.1"});
+      replica.cmd({"CONFIG", "SET", "replica-announce-port", std::to_string(announced_[1])});
+    }
+    replica.cmd({"REPLICAOF", "127.0.0.1", std::to_string(nodes_[0]->port())});
     // Replica attached before the sentinels start: their first INFO of the
     // master already lists it (otherwise up to 10 s until the next).
     wait_for([&] { return link_up(*nodes_[1]); }, "replication link");
@@ -73,7 +97,7 @@ class Sentinels {
     auto r = redis_test::Raw(sentinels_[0].port).cmd({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kMaster});
     const int port = std::stoi(r.elements.at(1).str);
     for (std::size_t i = 0; i < nodes_.size(); ++i)
-      if (nodes_[i]->port() == port) return i;
+      if (announced_[i] == port) return i;
     throw std::runtime_error("sentinel names an unknown master");
   }
 
@@ -87,7 +111,7 @@ class Sentinels {
     wait_for([&] {
       for (auto& s : sentinels_) {
         auto a = redis_test::Raw(s.port).cmd({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kMaster});
-        if (a.elements.size() != 2 || std::stoi(a.elements[1].str) != nodes_[next]->port()) return false;
+        if (a.elements.size() != 2 || std::stoi(a.elements[1].str) != announced_[next]) return false;
       }
       return true;
     }, "sentinels naming the new master");
@@ -116,8 +140,8 @@ class Sentinels {
       std::ofstream(conf) << "port " << s.port << "\nbind 127.0.0.1\ndaemonize no\n"
                           << "logfile " << dirs_.back() << "/sentinel.log\n"
                           << "dir " << dirs_.back() << "\n"
-                          << "sentinel monitor " << kMaster << " 127.0.0.1 " << nodes_[0]->port() << " 2\n"
-                          << "sentinel down-after-milliseconds " << kMaster << " 2000\n"
+                          << "sentinel monitor " << kMaster << " 127.0.0.1 " << announced_[0] << " 2\n"
+                          << "sentinel down-after-milliseconds " << kMaster << " " << options_.down_after.count() << "\n"
                           << "sentinel failover-timeout " << kMaster << " 5000\n";
       s.process = std::make_unique<redis_test::Child>(std::vector<std::string>{"/usr/bin/redis-server", conf, "--sentinel"});
       const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -145,8 +169,10 @@ class Sentinels {
     redis_test::wait_for(done, std::string("sentinel ") + what);
   }
 
+  Options options_;
   std::vector<std::string> dirs_;
   std::vector<std::unique_ptr<redis_test::RedisServer>> nodes_;
+  std::vector<int> announced_;  // per node: the port clients are told
   std::vector<Sentinel> sentinels_;
 };
 

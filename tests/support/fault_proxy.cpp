@@ -234,6 +234,11 @@ void FaultProxy::cut_after_request(Match match, int count) {
   rules_.push_back({std::move(match), true, std::chrono::milliseconds(0), count});
 }
 
+void FaultProxy::clear_rules() {
+  std::lock_guard g(mutex_);
+  rules_.clear();
+}
+
 void FaultProxy::black_hole(bool on) {
   {
     std::lock_guard g(mutex_);

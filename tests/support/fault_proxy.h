@@ -23,9 +23,11 @@
 // SSUBSCRIBE, PSUBSCRIBE) gets pushes that answer no request: from then on
 // its replies are passed on as they come, unpaired (a delay there holds back
 // everything the server sends on it until `delay` after the matching request
-// went out; a cut there closes once the request is written to the server). Not handled: RESP3
-// (HELLO 3), TLS, Cluster redirects (MOVED names the server's port, not
-// the proxy's), blocking commands under cut_after_request (see there).
+// went out; a cut there closes once the request is written to the server).
+// A Cluster or Sentinel deployment behind proxies announces the proxies'
+// ports (proxied_deployment.h), so redirects and discovery lead to them.
+// Not handled: RESP3 (HELLO 3), TLS, blocking commands under
+// cut_after_request (see there).
 #pragma once
 
 #include <chrono>
@@ -82,6 +84,8 @@ class FaultProxy {
   // Requests the client sent after it on that connection are not forwarded.
   // (A request the server never answers, e.g. a BLPOP, is never cut.)
   void cut_after_request(Match match, int count = 1);
+  // Forgets the delays and cuts not applied yet (those applied stay).
+  void clear_rules();
   // On: nothing is forwarded either way; connections stay open, and bytes
   // that arrive are read and kept (new connections are accepted too). Off:
   // what was kept is forwarded in order, unless its connection closed

@@ -532,7 +532,8 @@ class RedisQueue final : public QueueStore {
       case 1: return Settled::done;
       case 2: return Settled::dead;
       case 0: return Settled::taken_back;
-      default: return Settled::gone;
+      case -1: return Settled::gone;
+      default: return Settled::absent;
     }
   }
   static std::vector<std::string> texts(const store::ReplyView& list) {

@@ -102,7 +102,12 @@ end
 -- error): fields written when they first matter, absent reads as 0 or ''.
 local function offer(id, payload, delay, retries, first_backoff, cap, now, seq)
   local key = message_key(id)
-  if redis.call('HGET', key, 's') then return 0 end  -- (a key of another type: WRONGTYPE, not "queued")
+  local state = redis.call('HGET', key, 's')  -- (a key of another type: WRONGTYPE, not "queued")
+  if state == 'c' then
+    redis.call('DEL', key)  -- a cancel's marker (edit.lua): the id is free
+  elseif state then
+    return 0
+  end
   local member = string.format('%016x', seq) .. id
   local due_text = int(now + tonumber(delay))
   redis.call('HSET', key, 'b', payload, 'm', member, 'r', retries, 'bo', first_backoff, 'bc', cap, 's', 'z',
@@ -197,15 +202,18 @@ end
 -- (done: removed), 'retry' (again after `value` ms, not a failure), 'fail'
 -- (a failed attempt, `value` the reason), 'dead' (dead-lettered now, `value`
 -- the reason). Returns 1 settled, 2 dead-lettered, 0 taken back (its lease
--- ran out and it was reclaimed, maybe redelivered), -1 gone (cancelled, or
--- settled already). A message that stays (retry, fail, dead) keeps in 'u'
--- "<token>:<answer>" of the settle that moved it, so the same settle sent
--- again (its answer was lost) answers as its first send did. Only batch.lua
--- settles: the in-flight entry goes at its flush().
+-- ran out and it was reclaimed, maybe redelivered), -1 cancelled while in
+-- flight, -2 absent (acknowledged already, or purged). A message that stays
+-- (retry, fail, dead) keeps in 'u' "<token>:<answer>" of the settle that
+-- moved it, so the same settle sent again (its answer was lost) answers as
+-- its first send did; an ack sent again finds its message absent, and a
+-- cancel leaves a marker until the lease's end so that the two differ. Only
+-- batch.lua settles: the in-flight entry goes at its flush().
 local function settle(id, token, action, value, now, jitter)
   local key = message_key(id)
   local v = redis.call('HMGET', key, 's', 't', 'm', 'u')
-  if not v[1] then return -1 end
+  if not v[1] then return -2 end
+  if v[1] == 'c' then return -1 end
   if v[1] ~= 'a' or v[2] ~= token then
     if v[4] == token .. ':1' then return 1 end
     if v[4] == token .. ':2' then return 2 end
