@@ -73,8 +73,10 @@ TEST_CASE("cache mp: once B's save returned, A stops serving its local copy with
     return a.find("p", "k") == 200;
   }));
   for (int i = 0; i < 20; ++i) REQUIRE(a.find("p", "k") == 200);  // and never the old value again
+  // (A may have read the new value before the invalidation came: a local
+  // tier is bypassed while the feed is not confirmed within D.)
+  CHECK(eventually([&] { return a.stats("p")["invalidations_received"] >= 1; }));
   s = a.stats("p");
-  CHECK(s["invalidations_received"] >= 1);
   CHECK(s["loads"] == 1);  // the new value came from the shared tier, not the database
   CHECK(b.stats("p")["invalidations_sent"] == 1);
   UNSCOPED_INFO("A read the new value on poll " << polls);
