@@ -39,7 +39,7 @@ enum class EventKind {
                       // queue delivery) was lost while held: ran out, taken, not renewed, past
                       // max_hold; error is a weave::LeaseLost
   cache_error,        // warning: the cache could not be read or written; the method ran (or its
-                      // result was returned) anyway
+                      // result was returned) anyway; key: "cache name/key"
   dedupe_error,       // error: [[dedupe]]: the method ran but the store failed to record its outcome
   renewal_failed,     // warning: a lease's renewal could not reach the store; it is retried and the
                       // lease holds until its deadline (lease_lost follows if it passes)

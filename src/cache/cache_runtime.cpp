@@ -247,7 +247,7 @@ void CacheRuntime::evict(CacheName& cache, const std::string_view* key, bool sha
 
 void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exception& error) noexcept {
   cache.counters().add(&CacheCounterStripe::errors);
-  report_event(options_.on_event, EventKind::cache_error, "cache", key, error,
+  report_event(options_.on_event, EventKind::cache_error, "cache", cache.name() + "/" + std::string(key), error,
                "cache '" + cache.name() + "' key '" + std::string(key) + "'");
 }
 

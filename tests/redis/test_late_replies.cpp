@@ -8,9 +8,11 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache_methods.h"
 #include "dedupe_methods.h"
@@ -350,7 +352,15 @@ TEST_CASE("late replies: a lock waiter whose SUBSCRIBE is confirmed after the co
 TEST_CASE("late replies: a cache fill claim answered after its timeout leaves no lease behind once the call filled",
           "[redis][cache]") {
   ProxiedDeployment& d = deployment();
-  weave::configure_cache({.url = d.url(), .command_timeout = 500ms});
+  std::mutex m;
+  std::vector<std::string> errors;  // cache_error events: "<key>: <cause>"
+  weave::configure_cache({.url = d.url(),
+                          .command_timeout = 500ms,
+                          .on_event = [&](const weave::Event& e) {
+                            std::lock_guard g(m);
+                            if (e.kind == weave::EventKind::cache_error)
+                              errors.push_back(std::string(e.key) + ": " + std::string(e.cause));
+                          }});
   cache_test::Catalog c;
   const std::string entry = "{weave:cache:late-fill:1}";
   const auto stored = [](const std::string& k) { return "{weave:cache:late-fill:" + k + "}"; };
@@ -368,6 +378,9 @@ TEST_CASE("late replies: a cache fill claim answered after its timeout leaves no
   auto raw = d.server(entry);
   CHECK(raw.cmd({"EXISTS", entry}).integer == 1);
   CHECK(raw.cmd({"EXISTS", entry + "fill"}).integer == 0);
+  std::lock_guard g(m);
+  REQUIRE(errors.size() == 1);  // the claim's timeout, told with the cache's name and the key
+  CHECK(errors[0].rfind("late-fill/1: ", 0) == 0);
 }
 
 // A cache write ran (value stored, invalidation published by its script) and
