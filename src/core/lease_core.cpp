@@ -13,6 +13,10 @@ namespace detail {
 
 LeaseCore::LeaseCore() noexcept : wd_shard_(Renewer::shard_of_this_thread()) {}
 
+LeaseCore::~LeaseCore() {
+  if (pid_ == current_pid()) Renewer::instance().unwatch(*this);  // (cheap when never watched)
+}
+
 LeaseCore::Hold LeaseCore::add_hold() noexcept {
   std::uint32_t s = state_.load(std::memory_order_acquire);
   do {

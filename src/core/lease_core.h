@@ -195,7 +195,9 @@ class WEAVE_API LeaseCore {
   // lease may later be watched or unwatched from any thread: it stays there).
   // User-provided: make_shared skips zero-filling the object first.
   LeaseCore() noexcept;
-  ~LeaseCore() = default;  // destroyed as the feature's type
+  // Destroyed as the feature's type. A lease freed without its last
+  // drop_hold() leaves no entry for the renewer to read afterwards.
+  ~LeaseCore();
 
   // The words of a loss by the deadline (lease_time_ ran out before a
   // renewal, or the fixed ttl ran out while held).
