@@ -163,18 +163,26 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   g.lock();
   auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
   std::uint64_t failures_before = connect_failures_;
+  const std::uint64_t generation_before = ch->generation;
   state_cv_.wait_until(g, deadline, [&] {
-    return stop_ || connect_failures_ != failures_before || ready() || !ch->error.empty();
+    return stop_ || connect_failures_ != failures_before || ready() || !ch->error.empty() ||
+           (!feed && ch->generation != generation_before);
   });
   if (!stop_ && ready())
     return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
-  if (!stop_ && !feed && connected_ && ch->active && ch->error.empty()) {
-    // Connected, the SUBSCRIBE sent, its answer late (a busy server): a
-    // waiter goes on with it unconfirmed; the answer, a confirmation or a
-    // refusal, bumps the channel and so wakes it to look again. (A feed
-    // cannot: it must know from when on it missed nothing.)
-    ch->bump_when_answered = true;
-    return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
+  if (!stop_ && !feed && connected_ && ch->error.empty()) {
+    // A waiter needs no confirmation, only a wake-up when to look again (a
+    // feed does: it must know from when on it missed nothing).
+    if (ch->active) {
+      // The SUBSCRIBE sent, its answer late (a busy server): the answer, a
+      // confirmation or a refusal, bumps the channel and so wakes it.
+      ch->bump_when_answered = true;
+      return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);
+    }
+    // Dropped since (a cluster slot moved away, its sunsubscribe may come
+    // right after the confirmation): at the generation before the drop, the
+    // waiter looks again at once, and its next wait subscribes anew.
+    return std::make_unique<Interest>(this, ch, generation_before, bell, feed);
   }
   std::string why = connected_ ? std::string() : last_error_;
   std::string refused = ch->error;
@@ -374,6 +382,7 @@ void Subscriber::on_reply(redisReply* r) {
       bump_locked(*ch);
       for (Feed* f : ch->feeds)
         if (f->on_state) f->on_state(false);
+      state_cv_.notify_all();  // a subscribe() still waiting for it
       return;
     }
     if (ch->refs == 0 && !ch->active && ch->confirmed >= ch->want) channels_.erase(it);

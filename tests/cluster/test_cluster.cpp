@@ -439,6 +439,49 @@ TEST_CASE("cluster: a MOVED answer to an SUNSUBSCRIBE is not taken as the refusa
   CHECK(outcome == "subscribed");
 }
 
+// A slot that moves while a waiter's SSUBSCRIBE is answered: the node
+// confirms the subscription, then drops it with `sunsubscribe` as the slot
+// leaves (the proxy holds both until the slot has moved, so they are read
+// together). The waiter needs no confirmation, only a wake-up: it gets its
+// subscription, woken at once to look again (and to subscribe anew where the
+// slot went), not a TimeoutError after waiting out its command timeout.
+TEST_CASE("cluster: a subscription dropped by a slot move right after its confirmation wakes its waiter, no error",
+          "[cluster]") {
+  auto& c = Cluster::shared();
+  const std::string name = next_key("dropped-sub");
+  const long long slot = c.slot_of(name);
+  const std::size_t node = c.owner(slot), elsewhere = (node + 1) % c.size();
+  fault_test::FaultProxy proxy(c.node(node).port());
+  weave::store::Endpoint ep;
+  ep.host = "127.0.0.1";
+  ep.port = proxy.port();
+  ep.connect_timeout = 1s;
+  ep.command_timeout = 4s;
+  weave::store::Subscriber sub(ep, /*sharded=*/true);
+  proxy.delay_reply("SSUBSCRIBE", 1500ms);  // the confirmation, and all after it on that connection
+  std::string outcome;
+  bool woken = false;
+  const auto start = std::chrono::steady_clock::now();  // (the error came after connect + command timeout: 5 s)
+  std::thread subscriber([&] {
+    try {
+      auto interest = sub.subscribe(name);
+      outcome = "subscribed";
+      woken = interest->wait_until(std::chrono::steady_clock::now());  // the drop is news to it
+    } catch (const std::exception& e) {
+      outcome = std::string("error: ") + e.what();
+    }
+  });
+  std::this_thread::sleep_for(500ms);  // its SSUBSCRIBE is confirmed, the answer held
+  c.migrate(slot, node, elsewhere);    // the node drops the subscription: sunsubscribe, held too
+  subscriber.join();
+  const auto waited = std::chrono::steady_clock::now() - start;
+  c.migrate(slot, elsewhere, node);
+  INFO("SSUBSCRIBE " << name << ": " << outcome << " after "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() << " ms");
+  CHECK(outcome == "subscribed");
+  CHECK(woken);
+}
+
 TEST_CASE("cluster: bad URLs are configuration errors", "[cluster]") {
   weave::LockOptions o;
   o.url = "redis+cluster://127.0.0.1:1/3";
