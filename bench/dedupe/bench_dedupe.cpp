@@ -134,16 +134,16 @@ void raw_scripts(benchmark::State& state) {
   const std::string running = "r|0|0123456789abcdef0123456789abcdef:17";
   const std::string done = "d|0|" + nlohmann::json(receipt()).dump();
   for (auto _ : state) {
-    const std::string k = "{weave:dedupe:rawlua:" + std::to_string(++n) + "}", channel = k + ":done";
+    const std::string k = "{weave:dedupe:rawlua:" + std::to_string(++n) + "}", at = k + ":at", channel = k + ":done";
     const char* c[] = {"EVALSHA", claim.c_str(), "1", k.c_str(), running.c_str(), "10000"};
     const std::size_t cl[] = {7, claim.size(), 1, k.size(), running.size(), 5};
     auto* r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 6, c, cl));
     if (!r || r->type != REDIS_REPLY_ARRAY) state.SkipWithError("claim failed");
     freeReplyObject(r);
-    const char* f[] = {"EVALSHA", finish.c_str(), "1", k.c_str(), running.c_str(), done.c_str(), "60000",
+    const char* f[] = {"EVALSHA", finish.c_str(), "2", k.c_str(), at.c_str(), running.c_str(), done.c_str(), "60000",
                        channel.c_str()};
-    const std::size_t fl[] = {7, finish.size(), 1, k.size(), running.size(), done.size(), 5, channel.size()};
-    r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 8, f, fl));
+    const std::size_t fl[] = {7, finish.size(), 1, k.size(), at.size(), running.size(), done.size(), 5, channel.size()};
+    r = static_cast<redisReply*>(redisCommandArgv(raw.context(), 9, f, fl));
     if (!r || r->type != REDIS_REPLY_INTEGER || r->integer != 1) state.SkipWithError("finish failed");
     freeReplyObject(r);
   }
