@@ -23,6 +23,9 @@ std::string encode_delay_call(std::string_view method, std::uint64_t signature_h
 
 bool decode_delay_call(std::string_view text, DelayCall& out) {
   if (json_deeper_than(text, kMaxJsonDepth)) return false;  // dump() below would recurse as deep
+  // JSON holds no raw NUL, and nlohmann's reader would end the text at one:
+  // a call followed by a NUL and anything else is not a stored call.
+  if (text.find('\0') != std::string_view::npos) return false;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("m") || !j["m"].is_string() || !j.contains("s") || !j["s"].is_string() ||
       !j.contains("a") || !j["a"].is_array())

@@ -1,6 +1,7 @@
 // A stored [[delay]] call as the queue keeps it, decode_delay_call
 // (src/queue/delay_call.cpp), {"m":<method>,"s":"<hex hash>","a":[...]}.
-// Oracle: any text decodes to a call or false, never a crash (a nesting
+// Oracle: any text decodes to a call or false, never a crash (a text with a
+// NUL byte is refused: JSON has none raw; a nesting
 // deep enough to overflow a recursive reader is refused: whatever it
 // accepts nests at most kMaxJsonDepth = 128 levels); a call it decodes
 // encodes (encode_delay_call) to text that decodes to the same call; and a
@@ -43,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view in(reinterpret_cast<const char*>(data), size);
   DelayCall call;
   if (weave::detail::decode_delay_call(in, call)) {
+    if (in.find('\0') != std::string_view::npos) std::abort();
     const nlohmann::json j = nlohmann::json::parse(in);  // it decoded: JSON
     if (depth(j) > weave::detail::kMaxJsonDepth) std::abort();
     if (!nlohmann::json::parse(call.args).is_array()) std::abort();

@@ -131,6 +131,25 @@ TEST_CASE("delay: a stored call of another signature, or of no method served, is
   q.purge_dead();
 }
 
+// nlohmann's reader ends a text at a NUL: a call with more after one would
+// otherwise run as if the rest were not there.
+TEST_CASE("delay: a stored call followed by a NUL byte and more is dead-lettered, never run", "[delay]") {
+  use_store();
+  weave::Woven<delaytest::Orders> orders;
+  weave::Queue q("delay-orders");
+  static_cast<delaytest::Orders&>(orders).cancel_if_unpaid("o-7", {{"fig", 1}});
+  const std::vector<weave::ListedMessage> stored = q.peek();
+  REQUIRE(stored.size() == 1);
+  const std::string call = stored.front().payload;
+  REQUIRE(q.cancel(stored.front().id));
+  const std::string id = q.offer_json(call + std::string(1, '\0') + "garbage", 0ms);
+  Running worker(orders);
+  REQUIRE(eventually([&] { return q.stats().dead == 1; }));
+  CHECK(orders.lines().empty());
+  CHECK_THAT(q.inspect(id).last_error, Catch::Contains("not a stored"));
+  q.purge_dead();
+}
+
 // 200,000 levels: nlohmann/json's dump() would need far more stack than a
 // thread has; the worker refuses it unread, with a reason.
 TEST_CASE("delay: a stored call nested deeper than JSON's bound is dead-lettered with the reason, the worker unharmed", "[delay]") {
