@@ -8,7 +8,7 @@ void add_cache(CLI::App& app, Context& ctx) {
   static std::string name, key;
   CLI::App* cache = app.add_subcommand("cache", "A [[cache]] name's shared tier: its keys, evictions");
   cache->require_subcommand(1);
-  auto open = [&ctx] { weave::configure_cache({.url = ctx.url_for("WEAVE_CACHE_URL")}); };
+  auto open = [&ctx] { weave::configure_cache(ctx.options<weave::CacheOptions>()); };
 
   CLI::App* stats = cache->add_subcommand(
       "stats", "Keys of the cache in the shared tier now (per-process hits and misses: weave::write_metrics())");

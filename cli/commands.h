@@ -18,12 +18,20 @@ struct Context {
 
   // The sources the library reads (weave/config.h), with --url and --config on top.
   weave::ConfigSources sources() const { return {.url = url, .file = config}; }
-  // The lock store's URL as the library resolves it. A UsageError for mem://:
+  // The lock store's URL as the library resolves it. An error for mem://:
   // an in-process store is not reachable from another process.
   std::string store_url() const;
-  // A feature's store as the library resolves it: --url, else its own
-  // variable (WEAVE_QUEUE_URL, ...), else store_url().
-  std::string url_for(const char* own_env) const;
+  // A feature's options as the library loads them (weave::load_options),
+  // its store's URL defaulting to store_url(): one deployment for every
+  // command. An error for mem://, as store_url().
+  template <class Options>
+  Options options() const {
+    Options o = weave::load_options<Options>(sources());
+    if (o.url.empty()) o.url = store_url();
+    require_remote(o.url, std::string(Options::config_section) + ".url");
+    return o;
+  }
+  static void require_remote(const std::string& url, const std::string& what);
 };
 
 void add_check(CLI::App& app, Context& ctx);
@@ -31,5 +39,6 @@ void add_locks(CLI::App& app, Context& ctx);  // locks, unlock
 void add_queue(CLI::App& app, Context& ctx);
 void add_cache(CLI::App& app, Context& ctx);
 void add_dedupe(CLI::App& app, Context& ctx);
+void add_config(CLI::App& app, Context& ctx);
 
 }  // namespace weave_cli

@@ -12,7 +12,7 @@ void add_dedupe(CLI::App& app, Context& ctx) {
       "show", "The record of KEY: running (its claim's owner) or the stored outcome, and the window left");
   show->add_option("key", key, "The rendered key (as in a DuplicateCall message)")->required();
   show->callback([&ctx] {
-    weave::configure_dedupe({.url = ctx.url_for("WEAVE_DEDUPE_URL")});
+    weave::configure_dedupe(ctx.options<weave::DedupeOptions>());
     const weave::DedupeRecordInfo r = weave::inspect_dedupe(key);
     using S = weave::DedupeRecordInfo::State;
     static constexpr const char* names[] = {"absent", "running", "done", "failed", "unreadable"};

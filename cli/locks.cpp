@@ -8,9 +8,7 @@ namespace weave_cli {
 namespace {
 
 weave::LockClient client(const Context& ctx) {
-  weave::LockOptions o = weave::load_lock_options(ctx.sources());
-  o.url = ctx.store_url();
-  return weave::LockClient(o);
+  return weave::LockClient(ctx.options<weave::LockOptions>());
 }
 
 nlohmann::json holder_json(const weave::LockHolder& h) {

@@ -17,23 +17,15 @@ namespace weave_cli {
 
 std::string Context::store_url() const {
   const std::string resolved = weave::load_lock_options(sources()).url;
-  if (resolved.rfind("mem://", 0) == 0)
-    throw std::runtime_error("the configured store is " + resolved +
-                            " (in-process): nothing to see from another process; give --url, WEAVE_URL or "
-                            "WEAVE_CONFIG");
+  require_remote(resolved, "lock.url");
   return resolved;
 }
 
-std::string Context::url_for(const char* own_env) const {
-  if (url) return store_url();  // (--url: every feature's, checked there)
-  for (const char* name : {own_env, "WEAVE_URL"}) {
-    const char* value = std::getenv(name);
-    if (!value || !*value) continue;
-    if (std::string_view(value).rfind("mem://", 0) == 0)
-      throw std::runtime_error(std::string(name) + " is " + value + " (in-process): nothing to see from another process");
-    return value;
-  }
-  return store_url();  // the config file's
+void Context::require_remote(const std::string& url, const std::string& what) {
+  if (url.rfind("mem://", 0) == 0)
+    throw std::runtime_error("the configured store (" + what + ") is " + url +
+                             " (in-process): nothing to see from another process; give --url, WEAVE_URL or "
+                             "WEAVE_CONFIG (`weave config` shows where each value comes from)");
 }
 
 }  // namespace weave_cli
@@ -51,6 +43,7 @@ int main(int argc, char** argv) {
   weave_cli::add_queue(app, ctx);
   weave_cli::add_cache(app, ctx);
   weave_cli::add_dedupe(app, ctx);
+  weave_cli::add_config(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

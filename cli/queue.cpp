@@ -8,7 +8,7 @@ namespace weave_cli {
 namespace {
 
 weave::Queue open_queue(const Context& ctx, const std::string& name) {
-  weave::configure_queues({.url = ctx.url_for("WEAVE_QUEUE_URL")});
+  weave::configure_queues(ctx.options<weave::QueueOptions>());
   return weave::Queue(name);
 }
 

@@ -30,6 +30,9 @@
 namespace WEAVE_NAMESPACE {
 
 struct WEAVE_API CacheOptions {
+  // Its section in the configuration file and its environment variables
+  // prefix (WEAVE_CACHE_<FIELD>): weave/config.h.
+  static constexpr std::string_view config_section = "cache";
   // The store: "" = WEAVE_CACHE_URL, else WEAVE_URL, else "mem://".
   std::string url = "";
   // The in-process tier's bounds, per cache name (0 bytes = no byte bound).

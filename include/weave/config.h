@@ -1,28 +1,30 @@
 // weave/config.h — where Weave's options come from.
 //
-// One URL serves every feature (locks, [[cache]], [[dedupe]]), and a feature
-// may name its own (WEAVE_LOCK_URL, WEAVE_CACHE_URL, WEAVE_DEDUPE_URL, or
-// configure_cache / configure_dedupe after configure()). One loader fills
-// the options from, highest precedence first:
-//   1. code: ConfigSources::code (lock fields), ConfigSources::url (every feature)
-//   2. the environment: WEAVE_LOCK_URL, else WEAVE_URL (every feature)
-//   3. a JSON file (ConfigSources::file, else the path in $WEAVE_CONFIG):
-//      "lock": {"url": ...}, else the top-level "url" (every feature)
-//   4. the defaults of LockOptions
-// Within a source a feature's own URL wins; between sources, the higher one.
+// One loader fills every feature's options (LockOptions, CacheOptions,
+// DedupeOptions, QueueOptions) from, highest precedence first:
+//   1. code: ConfigSources::url (every feature's store), ConfigSources::code
+//      (lock fields); or set fields of what load_options() returns
+//   2. the environment: WEAVE_<FEATURE>_<FIELD> for any field
+//      (WEAVE_CACHE_LOCAL_MAX_ENTRIES=5000, WEAVE_LOCK_URL=redis://...), and
+//      WEAVE_URL for every feature's url
+//   3. a JSON file (ConfigSources::file, else the path in $WEAVE_CONFIG): one
+//      section per feature keyed by the options' field names, and a
+//      top-level "url" for every feature
+//   4. the options structs' defaults
+// Within a source a feature's own url wins over the shared one.
 //
-//   // weave.json: {"url": "redis://cache:6379/2", "lock": {"lease": "30s", "on_lost": "throw"}}
-//   weave::configure({.file = "weave.json"});        // locks, cache and dedupe of this process use it
-//   weave::LockOptions o = weave::load_lock_options({.file = "weave.json"});  // or read it
+//   // weave.json: {"url": "redis://cache:6379/2",
+//   //              "lock": {"watchdog_lease": "30s"}, "cache": {"local_max_entries": 50000}}
+//   weave::configure({.file = "weave.json"});        // every feature linked into the program
+//   weave::CacheOptions c = weave::load_options<weave::CacheOptions>({.file = "weave.json"});
+//   c.local_max_entries = 1000;                       // code over the sources
+//   weave::configure_cache(c);
 //
-// JSON keys under "lock": url, lease (watchdog lease), renew_interval,
-// on_lost ("throw" | "callback"), connect_timeout, command_timeout, pool_size,
-// key_prefix (redis: namespace of every lock key, a non-empty string),
-// queue_entry (how long a fair / write waiter's place in line lasts unrefreshed),
-// key_grace (redis: how long a lock's fencing counter outlives its last lease).
 // Durations are strings "250ms", "30s", "2min", "1h" or integer milliseconds.
 // Any problem (unreadable file, bad JSON, unknown key, bad value, bad URL)
-// throws weave::ConfigError naming the source and the problem.
+// throws weave::ConfigError naming the source, the key ("cache.pool_size")
+// and the problem; a URL's password never shows. docs/configuration.md lists
+// every key; `weave config` prints the values in force and where each came from.
 #pragma once
 
 #include "weave/abi.h"
@@ -31,13 +33,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weave/lock.h"
 
 namespace WEAVE_NAMESPACE {
 
-// Lock settings a source may or may not say; unset fields fall through to
-// the next source.
+// Lock fields code may set through ConfigSources::code (as setting them on
+// what load_options<LockOptions>() returns); unset ones fall through to the
+// other sources.
 struct WEAVE_API LockConfig {
   std::optional<std::string> url = {};
   std::optional<std::chrono::milliseconds> lease = {};
@@ -57,19 +61,43 @@ struct WEAVE_API ConfigSources {
   std::optional<std::string> url = {};   // every feature's URL unless its own is set (code)
   LockConfig code = {};                  // highest precedence
   std::optional<std::string> file = {};  // JSON file; when unset, $WEAVE_CONFIG (if set)
-  bool environment = true;               // read WEAVE_LOCK_URL and WEAVE_CONFIG
+  bool environment = true;               // read WEAVE_<FEATURE>_<FIELD>, WEAVE_URL and WEAVE_CONFIG
 };
 
-// Merges the sources over LockOptions' defaults, then LockOptions::validate().
+namespace detail {
+// Fills `options` (a default-made options struct of `feature`) from the
+// sources and validates it (src/core/config.cpp).
+WEAVE_API void load_feature_options(std::string_view feature, void* options, const ConfigSources& sources);
+}  // namespace detail
+
+// One feature's options from the sources, validated: CacheOptions,
+// DedupeOptions, QueueOptions, LockOptions (its library linked).
+template <class Options>
+Options load_options(const ConfigSources& sources = {}) {
+  Options options;
+  detail::load_feature_options(Options::config_section, &options, sources);
+  return options;
+}
+
+// load_options<LockOptions>, with ConfigSources::code on top.
 WEAVE_API LockOptions load_lock_options(const ConfigSources& sources = {});
 
-// Loads every feature's options from the sources and makes them this
-// process's defaults: configure_locks(load_lock_options(sources)), and the
-// shared URL (code > WEAVE_URL > the file's "url") for the cache and dedupe
-// libraries when they are linked (each with its defaults otherwise; their
-// own WEAVE_*_URL wins). Throws ConfigError and keeps the previous defaults
-// on a problem in the sources.
+// Loads the options of every feature linked into the program and makes them
+// this process's defaults (configure_locks, configure_cache,
+// configure_dedupe, configure_queues). Nothing changes when any source has
+// a problem: ConfigError.
 WEAVE_API void configure(const ConfigSources& sources = {});
+
+// One option in force: its key ("cache.pool_size"), its value as the file
+// would say it ("7s", 4, "redis://u:***@host:6379": passwords masked), and
+// where it came from ("default", "config file 'weave.json'", "environment
+// WEAVE_CACHE_POOL_SIZE", "code").
+struct WEAVE_API ConfigSetting {
+  std::string key, value, origin;
+};
+// Every option of every feature linked into the program, as load_options()
+// would load it, in the features' order and each feature's fields' order.
+WEAVE_API std::vector<ConfigSetting> effective_config(const ConfigSources& sources = {});
 
 // "250ms", "30s", "2min", "1h" -> milliseconds (the grammar of
 // weave/duration.h). Throws ConfigError ("<what>: ...") on anything else.

@@ -86,6 +86,9 @@ WEAVE_API const DedupeClaim* current_dedupe_claim() noexcept;
 WEAVE_API const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept;
 
 struct WEAVE_API DedupeOptions {
+  // Its section in the configuration file and its environment variables
+  // prefix (WEAVE_DEDUPE_<FIELD>): weave/config.h.
+  static constexpr std::string_view config_section = "dedupe";
   // The store: "" = WEAVE_DEDUPE_URL, else WEAVE_URL, else "mem://".
   std::string url = "";
   // A running call's claim lasts this long unless renewed (every third of

@@ -65,8 +65,8 @@ class WEAVE_API Error : public std::runtime_error {
   const char* what() const noexcept override { return message_.c_str(); }
   // True when the same call may succeed if tried again later.
   bool retryable() const noexcept { return retryable_; }
-  // The key the failure concerns (a lock key, a dedupe key); empty when none
-  // (a config error).
+  // The key the failure concerns (a lock key, a dedupe key; for a
+  // ConfigError about one option, the option's field name); empty when none.
   const std::string& key() const noexcept { return key_; }
 
  protected:
@@ -83,6 +83,9 @@ class WEAVE_API Error : public std::runtime_error {
 class WEAVE_API ConfigError : public Error {
  public:
   explicit ConfigError(const std::string& what) : Error("weave config: " + what) {}
+  // About one option: key() is the options field's name ("pool_size").
+  ConfigError(const std::string& what, std::string option)
+      : Error(std::move(option), "weave config: " + what, false) {}
 };
 
 class WEAVE_API UsageError : public Error {

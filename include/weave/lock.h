@@ -73,6 +73,9 @@ enum class ReleaseFailurePolicy {
 };
 
 struct WEAVE_API LockOptions {
+  // Its section in the configuration file and its environment variables
+  // prefix (WEAVE_LOCK_<FIELD>): weave/config.h.
+  static constexpr std::string_view config_section = "lock";
   // Backend: "mem://" (in-process, the default; "mem://name" is a separate
   // table) or "redis://[user:password@]host:port[/db]".
   std::string url = "mem://";

@@ -63,6 +63,9 @@ struct QueueAccess;  // src/queue/queue.cpp: makes deliveries
 }  // namespace detail
 
 struct WEAVE_API QueueOptions {
+  // Its section in the configuration file and its environment variables
+  // prefix (WEAVE_QUEUE_<FIELD>): weave/config.h.
+  static constexpr std::string_view config_section = "queue";
   // The store: "" = WEAVE_QUEUE_URL, else WEAVE_URL, else "mem://".
   std::string url = "";
   // A delivery's lease, renewed every third of it while held: how long a

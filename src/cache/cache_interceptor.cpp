@@ -8,6 +8,7 @@
 
 #include "cache/read_through.h"
 #include "core/builtin.h"
+#include "core/feature_config.h"
 
 namespace WEAVE_NAMESPACE {
 namespace detail::cache {
@@ -119,11 +120,16 @@ namespace {
   detail::register_builtin_interceptor("cache", [] { return std::shared_ptr<Interceptor>(std::make_shared<detail::cache::CacheInterceptor>()); });
   detail::register_builtin_interceptor("cache_put", &detail::cache::make_put_interceptor);
   detail::register_builtin_interceptor("cache_evict", &detail::cache::make_evict_interceptor);
-  // weave::configure(): the shared URL, unless WEAVE_CACHE_URL names the cache's own.
-  detail::register_url_configurer("cache", [](const std::string& url) {
-    const char* own = std::getenv("WEAVE_CACHE_URL");
-    configure_cache({.url = own && *own ? std::string(own) : url});
-  });
+  using detail::option;
+  using O = CacheOptions;
+  detail::register_feature_config(detail::describe(detail::with_store_options<O>({
+                                                       option("local_max_entries", &O::local_max_entries),
+                                                       option("local_max_bytes", &O::local_max_bytes),
+                                                       option("feed_lag", &O::feed_lag),
+                                                       option("fill_guard", &O::fill_guard),
+                                                       option("fill_lease", &O::fill_lease),
+                                                   }),
+                                                   &configure_cache));
   return true;
 }();
 }  // namespace

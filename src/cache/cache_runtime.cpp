@@ -21,6 +21,7 @@ void CacheOptions::validate() const {
   check.duration("feed_lag", feed_lag);
   check.duration("fill_guard", fill_guard);
   check.duration("fill_lease", fill_lease);
+  detail::check_cache_scheme(url);  // an unknown scheme fails here, not at the first call
 }
 
 namespace detail {
@@ -306,7 +307,6 @@ namespace {
 
 void configure_cache(CacheOptions options) {
   options.validate();
-  detail::check_cache_scheme(options.url);  // an unknown scheme fails here, not at the first call
   detail::cache_runtime_slot().configure(std::move(options));
 }
 

@@ -28,11 +28,4 @@ WEAVE_API void register_builtin_decorator(std::string_view annotation_name, Buil
 // The built-in interceptor for `annotation_name` (decorated), made now, or null.
 WEAVE_API std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
 
-// weave::configure() hands every feature library linked (cache, dedupe: each
-// registers itself like its interceptor) the store URL shared by all
-// features ("" when no source names one: each feature's default).
-using UrlConfigurer = void (*)(const std::string& shared_url);
-WEAVE_API void register_url_configurer(std::string_view feature, UrlConfigurer configurer);
-WEAVE_API void configure_feature_urls(const std::string& shared_url);
-
 }  // namespace weave::detail

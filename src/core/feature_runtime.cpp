@@ -11,7 +11,8 @@ namespace WEAVE_NAMESPACE::detail {
 void throw_unknown_scheme(std::string_view feature, const std::string& url, std::string_view scheme) {
   const std::string f(feature);
   throw ConfigError(f + " url '" + redact_url(url) + "': no " + f + " store for '" + std::string(scheme) +
-                    "://' in this program (link Weave::redis for the Redis URLs)");
+                    "://' in this program (link Weave::redis for the Redis URLs)",
+                    "url");
 }
 
 std::string feature_url(const std::string& configured, const char* own_env) {

@@ -134,21 +134,6 @@ std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotatio
 }
 
 namespace {
-std::map<std::string, UrlConfigurer, std::less<>>& url_configurers() {
-  static auto* c = new std::map<std::string, UrlConfigurer, std::less<>>;  // static-init safe
-  return *c;
-}
-}  // namespace
-
-void register_url_configurer(std::string_view feature, UrlConfigurer configurer) {
-  url_configurers()[std::string(feature)] = configurer;
-}
-
-void configure_feature_urls(const std::string& shared_url) {
-  for (const auto& [feature, configure] : url_configurers()) configure(shared_url);
-}
-
-namespace {
 
 std::shared_ptr<Interceptor> find_or_install(InterceptorRegistry& registry, std::string_view name) {
   if (auto found = registry.find(name)) return found;

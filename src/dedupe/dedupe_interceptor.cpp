@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/builtin.h"
+#include "core/feature_config.h"
 #include "dedupe/dedupe_call.h"
 #include "dedupe/dedupe_runtime.h"
 #include "weave/error.h"
@@ -67,11 +68,14 @@ namespace {
 [[maybe_unused]] const bool dedupe_registered = [] {
   detail::register_builtin_interceptor("dedupe",
                                        [] { return std::shared_ptr<Interceptor>(std::make_shared<DedupeInterceptor>()); });
-  // weave::configure(): the shared URL, unless WEAVE_DEDUPE_URL names dedupe's own.
-  detail::register_url_configurer("dedupe", [](const std::string& url) {
-    const char* own = std::getenv("WEAVE_DEDUPE_URL");
-    configure_dedupe({.url = own && *own ? std::string(own) : url});
-  });
+  using detail::option;
+  using O = DedupeOptions;
+  detail::register_feature_config(detail::describe(detail::with_store_options<O>({
+                                                       option("claim_lease", &O::claim_lease),
+                                                       option("max_window", &O::max_window),
+                                                       option("max_key_bytes", &O::max_key_bytes),
+                                                   }),
+                                                   &configure_dedupe));
   return true;
 }();
 }  // namespace

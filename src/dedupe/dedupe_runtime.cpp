@@ -19,6 +19,7 @@ void DedupeOptions::validate() const {
   check.duration("claim_lease", claim_lease, std::chrono::milliseconds(30));
   check.duration("max_window", max_window);
   if (max_key_bytes == 0) check.fail("max_key_bytes", "must be positive");
+  detail::check_dedupe_scheme(url);  // an unknown scheme fails here, not at the first call
 }
 
 namespace detail {
@@ -183,7 +184,6 @@ const DedupeClaim* current_dedupe_claim(std::string_view key) noexcept {
 
 void configure_dedupe(DedupeOptions options) {
   options.validate();
-  detail::check_dedupe_scheme(options.url);  // an unknown scheme fails here, not at the first call
   detail::dedupe_runtime_slot().configure(std::move(options));
 }
 

@@ -41,7 +41,8 @@ ConfigError unknown_scheme(const Registry& r, const std::string& url, std::strin
   if (scheme == "redis" || scheme == "redis+cluster" || scheme == "redis+sentinel" || scheme == "redlock")
     hint = "; link Weave::redis (or Weave::weave) for " + std::string(scheme) + "://";
   return ConfigError("lock url '" + redact_url(url) + "': unknown scheme '" + std::string(scheme) + "' (known: " + known +
-                     ", or one added with register_lock_backend" + hint + ")");
+                         ", or one added with register_lock_backend" + hint + ")",
+                     "url");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/builtin.h"
+#include "core/feature_config.h"
 #include "queue/delay_call.h"
 #include "weave/error.h"
 #include "weave/generated/stored_call.h"
@@ -62,13 +63,17 @@ namespace {
 [[maybe_unused]] const bool delay_registered = [] {
   detail::register_builtin_interceptor("delay",
                                        [] { return std::shared_ptr<Interceptor>(std::make_shared<DelayInterceptor>()); });
-  // weave::configure(): the shared URL, unless WEAVE_QUEUE_URL names the queue's own.
-  detail::register_url_configurer("queue", [](const std::string& url) {
-    const char* own = std::getenv("WEAVE_QUEUE_URL");
-    QueueOptions o;
-    o.url = own && *own ? std::string(own) : url;
-    configure_queues(o);
-  });
+  using detail::option;
+  using O = QueueOptions;
+  detail::register_feature_config(detail::describe(detail::with_store_options<O>({
+                                                       option("lease", &O::lease),
+                                                       option("retries", &O::retries),
+                                                       option("backoff", &O::backoff),
+                                                       option("backoff_cap", &O::backoff_cap),
+                                                       option("max_payload_bytes", &O::max_payload_bytes),
+                                                       option("max_delay", &O::max_delay),
+                                                   }),
+                                                   &configure_queues));
   return true;
 }();
 }  // namespace

@@ -19,6 +19,11 @@ namespace {
 constexpr int kMaxRetries = 1000;  // QueueOptions::retries and OfferOptions::retries
 }  // namespace
 
+namespace detail {
+// ConfigError when `url` names a scheme no linked library serves (below).
+void check_queue_scheme(const std::string& url);
+}  // namespace detail
+
 void QueueOptions::validate() const {
   const detail::OptionCheck check("QueueOptions");
   check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
@@ -29,6 +34,7 @@ void QueueOptions::validate() const {
   check.duration("backoff_cap", backoff_cap);
   check.duration("max_delay", max_delay);
   if (max_payload_bytes == 0) check.fail("max_payload_bytes", "must be positive");
+  detail::check_queue_scheme(url);  // an unknown scheme fails here, not at the first call
 }
 
 namespace detail {
@@ -77,6 +83,8 @@ std::string new_id() {
 void register_queue_store(std::string scheme, QueueStoreFactory factory) {
   schemes().add(std::move(scheme), std::move(factory));
 }
+
+void check_queue_scheme(const std::string& url) { schemes().check(url); }
 
 QueueRuntimeSlot& queue_runtime_slot() {
   static auto* s = new QueueRuntimeSlot;  // usable during exit
@@ -247,7 +255,6 @@ std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {
 
 void configure_queues(QueueOptions options) {
   options.validate();
-  if (!options.url.empty()) detail::schemes().check(options.url);
   detail::queue_runtime_slot().configure(std::move(options));
 }
 

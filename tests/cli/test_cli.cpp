@@ -19,6 +19,7 @@
 #include "cli_service.weave.h"
 #include "cluster_fixture.h"
 #include "redis_server.h"
+#include "scoped_config.h"
 #include "sentinel_fixture.h"
 #include "weave/cache.h"
 #include "weave/dedupe.h"
@@ -281,4 +282,49 @@ TEST_CASE("weave cache stats and evict, weave dedupe show, on what a woven servi
   const Ran absent = weave_cli({"--url", url, "dedupe", "show", "cli-pay:o-2"});
   CHECK(absent.code == 1);
   CHECK_THAT(absent.err, Catch::Contains("no dedupe record"));
+}
+
+// The line of `out` that starts with `key` followed by a space.
+std::string line_of(const std::string& out, const std::string& key) {
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key + " ", 0) == 0) return line;
+  return "(no line for " + key + ")";
+}
+
+TEST_CASE("weave config: every option in force and where it came from, --no-origin a file that loads back") {
+  TempFile f(R"({"url": "redis://u:s3cr3t@127.0.0.1:6390", "cache": {"local_max_entries": 5000}})");
+  ScopedEnv lease("WEAVE_DEDUPE_CLAIM_LEASE", "20s");
+  const Ran shown = weave_cli({"--config", f.path(), "config"});
+  REQUIRE(shown.code == 0);
+  CHECK_THAT(line_of(shown.out, "cache.local_max_entries"),
+             Catch::Contains(" 5000 ") && Catch::EndsWith("config file '" + f.path() + "'"));
+  CHECK_THAT(line_of(shown.out, "dedupe.claim_lease"),
+             Catch::Contains("\"20s\"") && Catch::EndsWith("environment WEAVE_DEDUPE_CLAIM_LEASE"));
+  CHECK_THAT(line_of(shown.out, "queue.lease"), Catch::Contains("\"30s\"") && Catch::EndsWith("default"));
+  CHECK_THAT(line_of(shown.out, "lock.url"), Catch::Contains("redis://u:***@127.0.0.1:6390"));
+  CHECK(shown.out.find("s3cr3t") == std::string::npos);
+
+  const Ran listed = weave_cli({"--config", f.path(), "--json", "config"});
+  REQUIRE(listed.code == 0);
+  const nlohmann::json all = nlohmann::json::parse(listed.out);
+  CHECK(all.size() == 42);  // every option of the four features
+  CHECK(all[0] == nlohmann::json({{"key", "lock.url"}, {"value", "redis://u:***@127.0.0.1:6390"},
+                                  {"origin", "config file '" + f.path() + "'"}}));
+
+  // As a file: loading it gives the same values (the password aside, masked).
+  const Ran as_file = weave_cli({"--config", f.path(), "config", "--no-origin"});
+  REQUIRE(as_file.code == 0);
+  TempFile again(as_file.out);
+  ScopedEnv no_lease("WEAVE_DEDUPE_CLAIM_LEASE", std::nullopt);
+  const Ran reloaded = weave_cli({"--config", again.path(), "config", "--no-origin"});
+  CHECK(reloaded.code == 0);
+  CHECK(reloaded.out == as_file.out);
+  CHECK(nlohmann::json::parse(as_file.out)["dedupe"]["claim_lease"] == "20s");
+
+  TempFile bad(R"({"cache": {"pool_size": 0}})");
+  const Ran refused = weave_cli({"--config", bad.path(), "config"});
+  CHECK(refused.code == 1);
+  CHECK(std::count(refused.err.begin(), refused.err.end(), '\n') == 1);
+  CHECK_THAT(refused.err, Catch::Contains("config file '" + bad.path() + "': cache.pool_size: must be 1..1024, got 0"));
 }

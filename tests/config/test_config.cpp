@@ -9,6 +9,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "scoped_config.h"
 #include "weave/config.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -20,63 +21,12 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// Sets (or unsets) an environment variable for one scope.
-class EnvVar {
- public:
-  EnvVar(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvVar() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// A JSON file removed at scope exit.
-class TempFile {
- public:
-  explicit TempFile(const std::string& text) {
-    char name[] = "/tmp/weave-config-test-XXXXXX";
-    int fd = ::mkstemp(name);
-    REQUIRE(fd >= 0);
-    ::close(fd);
-    path_ = name;
-    std::ofstream(path_) << text;
-  }
-  ~TempFile() { std::remove(path_.c_str()); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // No stray settings from the environment of the test run.
 struct CleanEnv {
-  EnvVar url{"WEAVE_LOCK_URL", std::nullopt};
-  EnvVar all_url{"WEAVE_URL", std::nullopt};
-  EnvVar cfg{"WEAVE_CONFIG", std::nullopt};
+  ScopedEnv url{"WEAVE_LOCK_URL", std::nullopt};
+  ScopedEnv all_url{"WEAVE_URL", std::nullopt};
+  ScopedEnv cfg{"WEAVE_CONFIG", std::nullopt};
 };
-
-// The text of the ConfigError `f` throws.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const weave::ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
-}
 
 weave::ConfigSources from_file(const std::string& path) {
   weave::ConfigSources s;
@@ -120,7 +70,7 @@ TEST_CASE("config: queue_entry defaults, comes from the file or code, must be > 
   weave::ConfigSources s = from_file(f.path());
   s.code.queue_entry = 0ms;
   CHECK_THROWS_MATCHES(weave::load_lock_options(s), weave::ConfigError,
-                       Catch::Matchers::Message("weave config: LockOptions::queue_entry must be > 0, got 0 ms"));
+                       Catch::Matchers::Message("weave config: code: lock.queue_entry: must be > 0, got 0 ms"));
   TempFile bad(R"({"lock": {"queue_entry": "soon"}})");
   CHECK_THROWS_AS(weave::load_lock_options(from_file(bad.path())), weave::ConfigError);
 }
@@ -140,7 +90,7 @@ TEST_CASE("config: starvation_after (10 ms, or forever) and handoff_turn (50 ms)
   weave::ConfigSources s = from_file(f.path());
   s.code.handoff_turn = 0ms;
   CHECK_THROWS_MATCHES(weave::load_lock_options(s), weave::ConfigError,
-                       Catch::Matchers::Message("weave config: LockOptions::handoff_turn must be > 0, got 0 ms"));
+                       Catch::Matchers::Message("weave config: code: lock.handoff_turn: must be > 0, got 0 ms"));
 }
 
 TEST_CASE("config: key_grace defaults to 10 s, comes from the file or code", "[config]") {
@@ -170,7 +120,7 @@ TEST_CASE("config: key_prefix from the file, overridden by code, validated", "[c
     CHECK_THROWS_MATCHES(weave::load_lock_options(from_file(num.path())), weave::ConfigError,
                          Catch::Matchers::Message(
                              "weave config: config file '" + num.path() +
-                             "': lock.key_prefix: expected a non-empty string"));
+                             "': lock.key_prefix: expected a string, got 3"));
     TempFile empty(R"({"lock": {"key_prefix": ""}})");
     CHECK_THROWS_AS(weave::load_lock_options(from_file(empty.path())), weave::ConfigError);
     weave::ConfigSources s;
@@ -189,18 +139,18 @@ TEST_CASE("config: precedence is code > WEAVE_LOCK_URL > file > defaults", "[con
     CHECK(o.watchdog_lease == 45s);
   }
   SECTION("WEAVE_CONFIG names the file when code does not") {
-    EnvVar cfg("WEAVE_CONFIG", f.path());
+    ScopedEnv cfg("WEAVE_CONFIG", f.path());
     auto o = weave::load_lock_options();
     CHECK(o.url == "mem://from-file");
   }
   SECTION("environment over file") {
-    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    ScopedEnv url("WEAVE_LOCK_URL", "mem://from-env");
     auto o = weave::load_lock_options(from_file(f.path()));
     CHECK(o.url == "mem://from-env");
     CHECK(o.watchdog_lease == 45s);  // fields the environment does not say come from the file
   }
   SECTION("code over environment and file") {
-    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    ScopedEnv url("WEAVE_LOCK_URL", "mem://from-env");
     auto s = from_file(f.path());
     s.code.url = "mem://from-code";
     s.code.lease = 5s;
@@ -209,7 +159,7 @@ TEST_CASE("config: precedence is code > WEAVE_LOCK_URL > file > defaults", "[con
     CHECK(o.watchdog_lease == 5s);
   }
   SECTION("environment can be ignored") {
-    EnvVar url("WEAVE_LOCK_URL", "mem://from-env");
+    ScopedEnv url("WEAVE_LOCK_URL", "mem://from-env");
     auto s = from_file(f.path());
     s.environment = false;
     CHECK(weave::load_lock_options(s).url == "mem://from-file");
@@ -270,10 +220,10 @@ TEST_CASE("config: every entry point validates the options in one place", "[conf
   weave::ConfigSources s;
   s.environment = false;
   s.code.command_timeout = -1ms;
-  CHECK_THAT(error_of([&] { weave::load_lock_options(s); }), Contains("LockOptions::command_timeout"));
+  CHECK_THAT(error_of([&] { weave::load_lock_options(s); }), Contains("code: lock.command_timeout: must be > 0"));
   TempFile f(R"({"lock": {"command_timeout": 0}})");
   CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }),
-             Contains("LockOptions::command_timeout must be > 0, got 0 ms"));
+             Contains("config file '" + f.path() + "': lock.command_timeout: must be > 0, got 0 ms"));
   weave::LockOptions fine;
   CHECK_NOTHROW(fine.validate());
 }
@@ -314,14 +264,14 @@ TEST_CASE("config: a redis:// URL from any source is parsed into the options", "
   weave::LockOptions o = weave::load_lock_options(from_file(f.path()));
   CHECK(o.url == "redis://user:pw@localhost:6379/1");
   CHECK(o.pool_size == 2);
-  EnvVar url("WEAVE_LOCK_URL", "redis://cache:6380");
+  ScopedEnv url("WEAVE_LOCK_URL", "redis://cache:6380");
   CHECK(weave::load_lock_options(from_file(f.path())).url == "redis://cache:6380");
 }
 
 TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]") {
   CleanEnv env;
   SECTION("bad scheme in the environment") {
-    EnvVar url("WEAVE_LOCK_URL", "zookeeper://zk:2181");
+    ScopedEnv url("WEAVE_LOCK_URL", "zookeeper://zk:2181");
     auto what = error_of([] { weave::load_lock_options(); });
     CHECK_THAT(what, Contains("WEAVE_LOCK_URL") && Contains("zookeeper"));
   }
@@ -378,7 +328,7 @@ TEST_CASE("config: each mistake is a ConfigError naming its source", "[config]")
     CHECK_THAT(error_of([&] { weave::load_lock_options(from_file(f.path())); }), Contains("lock.url"));
   }
   SECTION("unreadable file from WEAVE_CONFIG") {
-    EnvVar cfg("WEAVE_CONFIG", "/nonexistent/weave.json");
+    ScopedEnv cfg("WEAVE_CONFIG", "/nonexistent/weave.json");
     CHECK_THAT(error_of([] { weave::load_lock_options(); }),
                Contains("WEAVE_CONFIG") && Contains("/nonexistent/weave.json"));
   }
@@ -414,14 +364,14 @@ TEST_CASE("config: one URL serves every feature, a feature's own URL wins within
   }
   SECTION("WEAVE_URL, and WEAVE_LOCK_URL over it; the environment over the file") {
     TempFile f(R"({"lock": {"url": "mem://file-locks"}})");
-    EnvVar cfg("WEAVE_CONFIG", f.path());
-    EnvVar all("WEAVE_URL", "mem://env-all");
+    ScopedEnv cfg("WEAVE_CONFIG", f.path());
+    ScopedEnv all("WEAVE_URL", "mem://env-all");
     CHECK(weave::load_lock_options().url == "mem://env-all");
-    EnvVar locks("WEAVE_LOCK_URL", "mem://env-locks");
+    ScopedEnv locks("WEAVE_LOCK_URL", "mem://env-locks");
     CHECK(weave::load_lock_options().url == "mem://env-locks");
   }
   SECTION("code: url for every feature, code.url for locks, over the environment") {
-    EnvVar locks("WEAVE_LOCK_URL", "mem://env-locks");
+    ScopedEnv locks("WEAVE_LOCK_URL", "mem://env-locks");
     weave::ConfigSources s;
     s.url = "mem://code-all";
     CHECK(weave::load_lock_options(s).url == "mem://code-all");

@@ -1,5 +1,5 @@
 // The JSON configuration file loader: load_lock_options({.file = ...})
-// (src/config/config.cpp, whose reader is internal) on the input as the
+// (src/core/config.cpp, whose reader is internal) on the input as the
 // file's text. Oracle: LockOptions or a weave::ConfigError, never a crash or
 // another exception; options it returns validate again. And a file built
 // from the input's first bytes, {"lock": {"lease": <n> or "<n><unit>"}},
@@ -9,7 +9,7 @@
 // backend behind it) is not linked: require_known_scheme below stands in for
 // it as in a program that links Weave::redis (mem, redis, redis+cluster,
 // redis+sentinel, redlock known). configure() is not fuzzed: configure_locks
-// and configure_feature_urls are never called here.
+// is never called here.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,7 +33,6 @@ void require_known_scheme(const std::string& url, std::string_view scheme) {
     if (scheme == known) return;
   throw ConfigError("lock url '" + redact_url(url) + "': unknown scheme '" + std::string(scheme) + "'");
 }
-void configure_feature_urls(const std::string&) { std::abort(); }
 }  // namespace detail
 void configure_locks(LockOptions) { std::abort(); }
 }  // namespace WEAVE_NAMESPACE
