@@ -62,7 +62,10 @@ void BlockingPool::run(std::function<void()> job) {
       (state_->max_threads == 0 || state_->threads < state_->max_threads)) {
     ++state_->threads;
     lock.unlock();
-    std::thread([s = state_] { s->work(); }).detach();
+    std::thread([s = state_] {
+      detail::name_this_thread("weave-blocking");
+      s->work();
+    }).detach();
     return;
   }
   lock.unlock();

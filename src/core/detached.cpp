@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "chain.h"
+#include "core/process.h"
 #include "weave/generated.h"
 #include "weave/invocation.h"
 
@@ -179,7 +180,10 @@ bool run_in_background(std::function<void()> job) {
   if (b.stopped) return false;
   if (!b.started) {
     static Stopper stopper;  // constructed once; destroyed at exit, before the statics made earlier
-    b.thread = std::thread([&b] { b.loop(); });
+    b.thread = std::thread([&b] {
+      name_this_thread("weave-detached");
+      b.loop();
+    });
     b.started = true;
   }
   b.jobs.push_back(std::move(job));

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <new>
 #include <thread>
@@ -140,7 +141,13 @@ void OwnedThread::join() noexcept {
   thread_.join();
 }
 
-BackgroundThread::BackgroundThread() {
+void name_this_thread(const char* name) noexcept {
+  char shown[16] = {};  // the kernel keeps 15 characters
+  std::strncpy(shown, name, sizeof shown - 1);
+  ::pthread_setname_np(::pthread_self(), shown);
+}
+
+BackgroundThread::BackgroundThread(const char* name) : name_(name) {
   guard_across_fork(mutex_, [this] {
     forget_thread(thread_);
     started_ = stop_ = false;
@@ -152,7 +159,10 @@ BackgroundThread::BackgroundThread() {
 void BackgroundThread::start_locked() {
   if (started_) return;
   started_ = true;
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread(name_);
+    run();
+  });
 }
 
 void BackgroundThread::stop() {

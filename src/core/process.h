@@ -78,6 +78,10 @@ class SpinLock {
   std::atomic<bool> locked_{false};
 };
 
+// Names the calling thread ("weave-renew": at most 15 characters), so
+// `top -H`, gdb and perf show whose it is. Every thread Weave starts is named.
+WEAVE_API void name_this_thread(const char* name) noexcept;
+
 // A thread owned by an object of one process. Joined by its destructor (or
 // join()) in the process that started it; in a fork()ed child, where the
 // thread does not exist, forgotten instead of joined (no std::terminate). Every
@@ -85,8 +89,14 @@ class SpinLock {
 class WEAVE_API OwnedThread {
  public:
   OwnedThread() noexcept = default;
+  // `name`: name_this_thread()'s (a string literal).
   template <class F>
-  explicit OwnedThread(F&& body) : thread_(std::forward<F>(body)), pid_(current_pid()) {}
+  OwnedThread(const char* name, F&& body)
+      : thread_([name, body = std::forward<F>(body)]() mutable {
+          name_this_thread(name);
+          body();
+        }),
+        pid_(current_pid()) {}
   OwnedThread(OwnedThread&& o) noexcept : thread_(std::move(o.thread_)), pid_(o.pid_) {}
   OwnedThread& operator=(OwnedThread&& o) noexcept {
     if (this != &o) {
@@ -129,7 +139,7 @@ class WEAVE_API BackgroundThread {
   void stop();
 
  protected:
-  BackgroundThread();
+  explicit BackgroundThread(const char* name);  // name_this_thread()'s (a string literal)
   virtual ~BackgroundThread() = default;
   virtual void run() = 0;
   virtual void forget_in_child() = 0;
@@ -140,6 +150,7 @@ class WEAVE_API BackgroundThread {
   bool stop_ = false;
 
  private:
+  const char* name_;
   bool started_ = false;
   std::thread thread_;
 };

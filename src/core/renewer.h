@@ -49,7 +49,7 @@ class WEAVE_API Renewer final : public BackgroundThread {
 
  private:
   friend Renewer& process_wide<Renewer>();
-  Renewer() = default;
+  Renewer() : BackgroundThread("weave-renew") {}
   struct alignas(64) Shard {
     SpinLock mutex;
     LeaseCore* head = nullptr;
@@ -81,7 +81,7 @@ class WEAVE_API LostNotifier final : public BackgroundThread {
 
  private:
   friend LostNotifier& process_wide<LostNotifier>();
-  LostNotifier() = default;
+  LostNotifier() : BackgroundThread("weave-lost") {}
   void run() override;
   void forget_in_child() override;
   std::deque<std::shared_ptr<LeaseCore>> queue_;

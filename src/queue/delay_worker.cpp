@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/process.h"
 #include "queue/delay_call.h"
 #include "weave/annotation.h"
 #include "weave/error.h"
@@ -55,6 +56,7 @@ void DelayWorker::run(std::stop_token stop) {
     for (const auto& entry : queues_)
       for (int i = 0; i < options_.concurrency; ++i)
         threads.emplace_back([&, queue = &entry.first] {
+          detail::name_this_thread("weave-delay");
           try {
             work(*queue, all.get_token());
           } catch (...) {

@@ -9,7 +9,7 @@ struct FanOut::Batch {
 };
 
 FanOut::FanOut(int threads) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  for (int i = 0; i < threads; ++i) threads_.emplace_back("weave-fanout", [this] { work(); });
 }
 
 FanOut::~FanOut() {

@@ -88,7 +88,7 @@ void Subscriber::wake_pipe() {
 void Subscriber::start_locked() {
   if (started_) return;
   started_ = true;
-  thread_ = detail::OwnedThread([this] { run(); });
+  thread_ = detail::OwnedThread("weave-sub", [this] { run(); });
 }
 
 void Subscriber::enqueue_locked(bool subscribe, const std::string& channel) {

@@ -41,7 +41,7 @@ void FeedKeeper::start(Handlers handlers) {
   } catch (const std::exception&) {
     // Redis is down: not live; the keeper retries.
   }
-  keeper_ = detail::OwnedThread([this] { keep(); });
+  keeper_ = detail::OwnedThread("weave-feed", [this] { keep(); });
 }
 
 // A fresh subscription with a feed of its own: only the current feed's

@@ -97,7 +97,7 @@ class RequestBatch {
       std::lock_guard g(mutex_);
       if (!senders_[0].running()) {
         new_producer();
-        for (detail::OwnedThread& t : senders_) t = detail::OwnedThread([this] { send_async(); });
+        for (detail::OwnedThread& t : senders_) t = detail::OwnedThread("weave-qsend", [this] { send_async(); });
       }
       async_waiting_.push_back(r.get());
       r.release();  // owned by the line now
