@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "string_literal.h"
+
 namespace weavegen {
 
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
@@ -56,21 +58,9 @@ bool decode_string(const Token& t, RawValue& v, std::string& err) {
     err = "only plain (or u8) string literals are supported in annotations";
     return false;
   }
-  for (std::size_t i = q + 1; i + 1 < s.size(); ++i) {
-    int col = t.loc.col + static_cast<int>(i);
-    char c = s[i];
-    if (c == '\\' && i + 2 < s.size()) {
-      char e = s[++i];
-      switch (e) {
-        case 'n': c = '\n'; break;
-        case 't': c = '\t'; break;
-        case '0': c = '\0'; break;
-        default: c = e; break;  // \" \\ \' \?
-      }
-    }
-    v.text += c;
-    v.char_cols.push_back(col);
-  }
+  std::vector<int> from;
+  if (!decode_literal_body(std::string_view(s).substr(q + 1, s.size() - q - 2), v.text, from, err)) return false;
+  for (const int offset : from) v.char_cols.push_back(t.loc.col + static_cast<int>(q + 1) + offset);
   v.char_cols.push_back(t.loc.col + static_cast<int>(s.size()) - 1);
   return true;
 }

@@ -1,5 +1,7 @@
 #include "emitter.h"
 
+#include "string_literal.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -10,14 +12,8 @@ namespace weavegen {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') r += '\\';
-    r += c;
-  }
-  return r + "\"";
-}
+// An #include of `path` as written ("..." takes no escapes).
+std::string include_line(const std::string& path) { return "#include \"" + path + "\"\n"; }
 
 std::string open_ns(const std::vector<NsPart>& ns) {
   std::string r;
@@ -72,8 +68,8 @@ void emit_stored_call_codec(std::string& out, const FunctionModel& f, const std:
   const std::string p = data_prefix(f);
   const std::string id = std::to_string(f.id);
   out += "constexpr ::weave::StoredCallCodec " + p + "stored{\n";
-  out += "    " + quote(f.signature) + ",\n";
-  out += "    ::weave::signature_hash(" + quote(f.signature) + "),\n";
+  out += "    " + cpp_string_literal(f.signature) + ",\n";
+  out += "    ::weave::signature_hash(" + cpp_string_literal(f.signature) + "),\n";
   out += "    /*annotation*/ " + std::to_string(f.stored_call_annotation) + ",\n";
   out += "    &" + proxy + "::weave_encode_m" + id + ",\n";
   out += "    [](void* weave_owner, ::std::string_view weave_json) -> ::std::unique_ptr<::weave::detail::DetachedCall> {\n";
@@ -89,32 +85,32 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
     const auto& a = f.annotations[i];
     if (a.args.empty()) continue;
     out += "constexpr ::weave::ArgSpec " + p + "args" + std::to_string(i) + "[] = {\n";
-    for (const auto& arg : a.args) out += "    {" + quote(arg.name) + ", " + arg.value_code + "},\n";
+    for (const auto& arg : a.args) out += "    {" + cpp_string_literal(arg.name) + ", " + arg.value_code + "},\n";
     out += "};\n";
   }
   out += "constexpr ::weave::AnnotationSpec " + p + "annotations[] = {\n";
   for (std::size_t i = 0; i < f.annotations.size(); ++i) {
     const auto& a = f.annotations[i];
-    out += "    {" + quote(a.name) + ", /*order*/ " + std::to_string(a.order) + ", " +
+    out += "    {" + cpp_string_literal(a.name) + ", /*order*/ " + std::to_string(a.order) + ", " +
            (a.args.empty() ? std::string("{}") : p + "args" + std::to_string(i)) + ", /*line*/ " +
            std::to_string(a.line) + ", /*column*/ " + std::to_string(a.col) + "},\n";
   }
   out += "};\n";
   if (!f.params.empty()) {
     out += "constexpr ::std::string_view " + p + "params[] = {";
-    for (std::size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + quote(f.params[i].name);
+    for (std::size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + cpp_string_literal(f.params[i].name);
     out += "};\n";
   }
   // An annotation keeps the result (weave/result_codec.h); make_result_codec's
   // static_assert names what to add when the type has no JSON conversion.
   if (f.stores_result)
     out += "constexpr ::weave::ResultCodec " + p + "codec = ::weave::detail::make_result_codec<" + f.ret_qualified +
-           ">(" + quote(f.async ? f.async_value : f.ret) + ");\n";
+           ">(" + cpp_string_literal(f.async ? f.async_value : f.ret) + ");\n";
   if (f.stores_call) emit_stored_call_codec(out, f, proxy);
   std::string codecs;
   if (f.stores_result || f.stores_call) codecs += f.stores_result ? ", &" + p + "codec" : ", nullptr";
   if (f.stores_call) codecs += ", &" + p + "stored";
-  out += "constexpr ::weave::MethodInfo " + p + "info{" + quote(f.qualified_name) + ", " + quote(header) + ", " +
+  out += "constexpr ::weave::MethodInfo " + p + "info{" + cpp_string_literal(f.qualified_name) + ", " + cpp_string_literal(header) + ", " +
          std::to_string(f.decl_line) + ", " + p + "annotations, " + (f.params.empty() ? "{}" : p + "params") +
          codecs + "};\n\n";
 }
@@ -201,16 +197,16 @@ std::string emit_render(std::string& out, const FunctionModel& f, const std::str
   for (std::size_t i = 0; i < f.slots.size(); ++i) {
     const auto& s = f.slots[i];
     const std::string slot = "weave_rendered[" + std::to_string(i) + "]";
-    out += "#line " + std::to_string(s.line) + " " + quote(header) + "\n";
+    out += "#line " + std::to_string(s.line) + " " + cpp_string_literal(header) + "\n";
     std::string stmt = " ";
     for (const auto& part : s.parts) {
       if (part.expr)
         stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " + part.text + ");";
-      else stmt += " " + slot + " += " + quote(part.text) + ";";
+      else stmt += " " + slot + " += " + cpp_string_literal(part.text) + ";";
     }
     out += stmt + "\n";
     // The directive's own line is line_count+1; the next line gets +2.
-    out += "#line " + std::to_string(line_count(out) + 2) + " " + quote(source_path) + "\n";
+    out += "#line " + std::to_string(line_count(out) + 2) + " " + cpp_string_literal(source_path) + "\n";
   }
   return "weave_rendered";
 }
@@ -376,7 +372,7 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
          "#pragma clang diagnostic ignored \"-Wunknown-attributes\"\n"
          "#elif defined(__GNUC__)\n#pragma GCC diagnostic push\n"
          "#pragma GCC diagnostic ignored \"-Wattributes\"\n#endif\n";
-  out += "#include " + (inc.size() > 1 && inc.front() == '<' ? inc : quote(inc)) + "\n";
+  out += inc.size() > 1 && inc.front() == '<' ? "#include " + inc + "\n" : include_line(inc);
   out += "#if defined(__clang__)\n#pragma clang diagnostic pop\n"
          "#elif defined(__GNUC__)\n#pragma GCC diagnostic pop\n#endif\n";
   out += "#include <weave/generated.h>\n\n";
@@ -443,7 +439,7 @@ std::string emit_header(const Model& m, const EmitOptions& o) {
 std::string emit_source(const Model& m, const EmitOptions& o) {
   std::string out;
   out += "// Generated by weavegen from " + o.display_path + "; do not edit.\n";
-  out += "#include " + quote(o.header_from_source) + "\n\n";
+  out += include_line(o.header_from_source) + "\n";
   out += "#include <optional>\n#include <span>\n#include <string>\n#include <string_view>\n#include <utility>\n\n";
   if (any_json(m)) out += "#include <weave/json_codec.h>\n\n";
   if (any_async(m))

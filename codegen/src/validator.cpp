@@ -8,31 +8,11 @@
 #include <map>
 
 #include "key_template.h"
+#include "string_literal.h"
 #include "weave/key.h"
 
 namespace weavegen {
 
-std::string cpp_string(const std::string& s) {
-  std::string r = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': r += "\\\""; break;
-      case '\\': r += "\\\\"; break;
-      case '\n': r += "\\n"; break;
-      case '\t': r += "\\t"; break;
-      case '\0': r += "\\0"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned char>(c));
-          r += buf;
-        } else {
-          r += c;
-        }
-    }
-  }
-  return r + "\"";
-}
 
 static const char* kind_name(RawValue::Kind k) {
   switch (k) {
@@ -65,7 +45,7 @@ namespace {
 std::string enum_code(const ArgDef& d, const std::string& value) {
   const auto at = std::find(d.values.begin(), d.values.end(), value);
   const long index = at == d.values.end() ? -1 : static_cast<long>(at - d.values.begin());
-  return "::weave::ArgValue::of_enum(" + cpp_string(value) + ", " + std::to_string(index) + ")";
+  return "::weave::ArgValue::of_enum(" + cpp_string_literal(value) + ", " + std::to_string(index) + ")";
 }
 
 using ErrorAt = std::function<void(int pos, int length, const std::string&)>;
@@ -461,7 +441,7 @@ bool Validator::check_required(const ArgDef& d) {
 // `source` is the template as written (the metrics' label).
 std::string Validator::template_code(KeyRender kr, const std::string& source) {
   std::string code =
-      "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ", " + cpp_string(source) + ")";
+      "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ", " + cpp_string_literal(source) + ")";
   f_.slots.push_back(std::move(kr));
   return code;
 }
@@ -472,7 +452,7 @@ std::string template_list_code(std::size_t first, std::size_t n, const std::vect
   std::string joined;
   for (const std::string& s : sources) joined += (joined.empty() ? "" : ",") + s;
   return "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " + std::to_string(n) + ", " +
-         cpp_string(joined) + ")";
+         cpp_string_literal(joined) + ")";
 }
 
 // The vocabulary's default of an argument not written (none when it conflicts
@@ -481,7 +461,7 @@ void Validator::convert_default(const ArgDef& d) {
   for (const auto& c : d.conflicts)
     if (written_.count(c)) return;
   if (d.default_qualified_name) {
-    result_.model.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string(facts_.default_key) + ")"});
+    result_.model.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string_literal(facts_.default_key) + ")"});
     return;
   }
   if (!d.default_value) return;
@@ -543,7 +523,7 @@ void Validator::convert_default(const ArgDef& d) {
   } else if (d.type == ArgType::enumeration) {
     code = enum_code(d, val.text);
   } else {
-    code = "::weave::ArgValue::of_text(" + cpp_string(val.text) + ")";
+    code = "::weave::ArgValue::of_text(" + cpp_string_literal(val.text) + ")";
   }
   if (!code.empty()) result_.model.args.push_back({d.name, code});
 }
@@ -657,7 +637,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
             return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' is plain text, not a key template: '<" +
                                     p.head + "...>' would never be rendered",
                          v.length);
-      code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+      code = "::weave::ArgValue::of_text(" + cpp_string_literal(v.text) + ")";
       break;
     }
     case ArgType::identifier:
@@ -670,7 +650,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
         result_.fallback = v.text;
         result_.fallback_loc = v.loc;
       }
-      code = "::weave::ArgValue::of_text(" + cpp_string(v.text) + ")";
+      code = "::weave::ArgValue::of_text(" + cpp_string_literal(v.text) + ")";
       break;
   }
   result_.model.args.push_back({d.name, code});

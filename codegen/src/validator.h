@@ -43,7 +43,4 @@ bool validate_annotation(const RawAnnotation& raw, const AnnotationDef& def, con
                          TypeQuery& types, FunctionModel& f, Reporter& rep, const std::string& path,
                          ValidatedAnnotation& out);
 
-// A C++ string literal for `s`.
-std::string cpp_string(const std::string& s);
-
 }  // namespace weavegen

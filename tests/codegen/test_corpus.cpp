@@ -316,3 +316,16 @@ TEST_CASE("keys read the object through this", "[codegen][corpus]") {
   REQUIRE(r.seen.size() == 1);
   CHECK(r.seen[0].keys[0] == "region:eu-1:tenant-7:41");
 }
+
+TEST_CASE("string arguments: every escape and UTF-8 render the text the user wrote", "[codegen][corpus]") {
+  Recorder r;
+  weave::Woven<corpus::shop::Literals> literals;
+  CHECK(literals.escaped(7) == 7);
+  CHECK(literals.utf8(8) == 8);
+  CHECK(literals.event(9) == 9);
+  REQUIRE(r.seen.size() == 3);
+  CHECK(r.seen[0].keys == std::vector<std::string>{"esc:AA\xC3\xA9\xF0\x9F\x98\x80|\"q\"\\7\t?."});
+  CHECK(r.seen[1].keys == std::vector<std::string>{"caf\xC3\xA9:\xC3\xA9:8"});
+  CHECK(r.seen[2].keys == std::vector<std::string>{"line\none \"two\"", "s:9\r"});
+}
+

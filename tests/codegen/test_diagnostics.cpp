@@ -46,6 +46,11 @@ TEST_CASE("diagnostic: bad duration unit", "[codegen][diagnostics]") {
   expect_error(r, 4, 15, "unknown duration unit 'sec'");
 }
 
+TEST_CASE("diagnostic: a malformed escape in a string argument", "[codegen][diagnostics]") {
+  auto r = run("bad_escape", std::string(k_prelude) + "struct C {\n  [[lock(key=\"k:\\q<i>\")]] void f(int i);\n};\n");
+  expect_error(r, 4, 14, "unknown escape sequence '\\q'");
+}
+
 TEST_CASE("diagnostic: forever where it is not allowed", "[codegen][diagnostics]") {
   auto r = run("forever", std::string(k_prelude) + "struct C {\n  [[lock(ttl=forever)]] void f();\n};\n");
   expect_error(r, 4, 14, "does not accept 'forever'");

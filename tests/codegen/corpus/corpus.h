@@ -212,5 +212,17 @@ class Regional {
 [[lock(key="acct:<from>", ttl=1min)]] int transfer(const std::string& from, const std::string& to, int cents = 5);
 [[lock(ttl=5s)]] void free_void();  // default key: the qualified name
 
+// String arguments written with every kind of escape and in UTF-8: the
+// generated code renders the text the user wrote, as UTF-8.
+struct Literals {
+  virtual ~Literals() = default;
+  [[lock(key="esc:\x41\101\u00e9\U0001F600|\"q\"\\<id>\t\?.")]]
+  virtual int escaped(int id) { return id; }
+  [[lock(key="café:\xC3\xA9:<id>")]]
+  virtual int utf8(int id) { return id; }
+  [[audit(event="line\none \"two\"", subject="s\072<id>\r")]]
+  virtual int event(int id) { return id; }
+};
+
 }  // namespace shop
 }  // namespace corpus
