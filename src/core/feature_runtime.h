@@ -135,16 +135,22 @@ WEAVE_API std::string feature_url(const std::string& configured, const char* own
 
 // mem://<name> for a feature: one table of type Table per name in the
 // process, made by `make` on first use, shared by every runtime of the same
-// URL and kept for the process's life (as mem:// locks are). The lookup's
-// mutex is taken around fork(), so a child finds it free.
+// URL and kept for the process's life. The one fork rule of mem:// stores:
+// they belong to one process, and a fork()ed child starts with none (the
+// parent's are left alone, never destroyed: its threads may have been inside
+// them, their locks held, at the fork).
 template <class Table, class Make>
 std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
+  using Tables = std::map<std::string, std::shared_ptr<Table>, std::less<>>;
+  static auto* tables = new Tables;  // usable during exit
   static auto* mutex = [] {
-    auto* m = new std::mutex;  // usable during exit
-    guard_across_fork(*m);
+    auto* m = new std::mutex;
+    guard_across_fork(*m, [] {
+      new Tables(std::move(*tables));
+      tables->clear();
+    });
     return m;
   }();
-  static auto* tables = new std::map<std::string, std::shared_ptr<Table>, std::less<>>;
   std::lock_guard lock(*mutex);
   auto it = tables->find(name);
   if (it == tables->end()) it = tables->emplace(std::string(name), make()).first;

@@ -1,9 +1,11 @@
-// The backend factory, keyed by URL scheme. mem:// is built in; other
-// backends register their schemes when their library is linked (Weave::redis:
-// src/redis/register_backends.cpp), so the lock core includes no backend.
+// The backend factory, keyed by URL scheme. mem:// is built in (core's
+// mem_table: one table per name, none in a fork()ed child); other backends
+// register their schemes when their library is linked (Weave::lock_redis:
+// src/lock/redis/register_backends.cpp), so the lock core includes no backend.
 #include <map>
 #include <mutex>
 
+#include "core/feature_runtime.h"
 #include "internal.h"
 #include "mem_backend.h"
 #include "weave/url.h"
@@ -16,18 +18,12 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<std::string, LockBackendFactory, std::less<>> factories;
-  std::map<std::string, std::shared_ptr<LockBackend>, std::less<>> mem_tables;
 };
 
 Registry& registry() {
   static Registry* r = [] {
     auto* made = new Registry;  // usable during exit
-    detail::guard_across_fork(made->mutex, [made] {
-      // A fork()ed child starts with empty mem:// tables (the inherited ones
-      // may have had the parent's threads waiting inside): left alone.
-      new std::map<std::string, std::shared_ptr<LockBackend>, std::less<>>(std::move(made->mem_tables));
-      made->mem_tables.clear();
-    });
+    detail::guard_across_fork(made->mutex);
     return made;
   }();
   return *r;
@@ -93,16 +89,13 @@ std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
   LockBackendFactory factory;
   {
     std::lock_guard g(r.mutex);
-    if (auto it = r.factories.find(url.scheme); it != r.factories.end()) {
+    if (auto it = r.factories.find(url.scheme); it != r.factories.end())
       factory = it->second;
-    } else if (url.scheme == "mem") {
-      auto& table = r.mem_tables[url.name];
-      if (!table) table = detail::make_mem_backend();
-      return table;
-    } else {
+    else if (url.scheme != "mem")
       throw unknown_scheme(r, options.url, url.scheme);
-    }
   }
+  // (mem:// is core's one kind of in-process table, with its fork rule)
+  if (!factory) return detail::mem_table<LockBackend>(url.name, [] { return detail::make_mem_backend(); });
   auto backend = factory(options);
   if (!backend) throw ConfigError("lock url '" + redact_url(options.url) + "': the backend factory returned null");
   return backend;
