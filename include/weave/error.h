@@ -22,6 +22,9 @@
 //   │   │   │                  release=on_expiry lock still held
 //   │   │   └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
 //   │   └── DedupeMismatch     the key's earlier call had other arguments (match=)
+//   ├── QueueError             a queue refused a request (bad name, id, delay,
+//   │   │                      payload); carries the queue's name
+//   │   └── DeliveryLost       settling a delivery no longer this worker's
 //   ├── StoredCallRejected     a stored call ([[delay]]) this build cannot run:
 //   │                          its signature changed, or its arguments do not
 //   │                          decode (never retryable: dead-letter it)
