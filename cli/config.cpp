@@ -1,7 +1,6 @@
 // weave config [--no-origin]: every option of every feature as the library
 // loads it (weave::effective_config), and where each value came from.
 #include <iostream>
-#include <map>
 
 #include "commands.h"
 

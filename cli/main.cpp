@@ -3,7 +3,6 @@
 // Exit codes as redis-cli and git: 0 done, 1 failed (one "weave: ..." line
 // on stderr), 2 usage.
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <stdexcept>

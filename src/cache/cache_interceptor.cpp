@@ -2,7 +2,6 @@
 // hit, then one load per key in this process (single flight), whose leader
 // reads through (read_through.h). cache_put and cache_evict: put_evict.cpp.
 // Every store failure fails open: counted, reported, and the call goes on.
-#include <cstdlib>
 #include <mutex>
 #include <string>
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/feature_config.h"
+#include "weave/annotation.h"  // weave::forever
 #include "weave/config.h"
 #include "weave/duration.h"
 #include "weave/error.h"

@@ -30,7 +30,6 @@
 #include <nlohmann/json.hpp>
 
 #include "weave/abi.h"
-#include "weave/annotation.h"  // weave::forever
 #include "weave/config.h"
 
 namespace WEAVE_NAMESPACE::detail {

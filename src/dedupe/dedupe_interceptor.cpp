@@ -2,7 +2,6 @@
 // step, run the method under the claim (renewed while it runs), record the
 // outcome for the window; a duplicate gets the configured answer.
 #include <chrono>
-#include <cstdlib>
 #include <initializer_list>
 #include <optional>
 #include <string>

@@ -2,7 +2,6 @@
 // is stored in its queue (method, signature hash, arguments as JSON) and
 // returns at once; DelayWorker runs it later below this interceptor.
 #include <chrono>
-#include <cstdlib>
 #include <optional>
 #include <string>
 
