@@ -48,7 +48,7 @@ void ReadThrough::Reload::run() {
     ReadThrough r(inv, settings, *codec, *rt, *cache, key, nullptr);
     r.stamp_ = stamp;
     r.read_version_ = read_version;
-    r.held_.token = lease->owner_;
+    r.held_.token = lease->terms().owner;
     r.held_.lease = std::move(lease);
     try {
       r.load(true);

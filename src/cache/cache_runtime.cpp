@@ -256,14 +256,14 @@ std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std
                                                      const std::string& token,
                                                      std::chrono::steady_clock::time_point sent) {
   auto lease = std::make_shared<CacheLease>();
-  lease->key_ = key;
   lease->name_ = cache.name();
-  lease->owner_ = token;
-  lease->lease_time_ = options_.fill_lease;
-  lease->renew_every_ = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1));
-  lease->acquired_at_ = sent;
+  lease->set_terms({.key = std::string(key),
+                    .owner = token,
+                    .lease_time = options_.fill_lease,
+                    .renew_every = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1)),
+                    .acquired_at = sent,
+                    .group = shared_from_this()});
   lease->start_deadline(sent, remote_->in_process());
-  lease->group_ = shared_from_this();
   Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   return lease;
 }
@@ -273,14 +273,14 @@ void CacheRuntime::renew(std::span<LeaseCore* const> leases, std::vector<bool>& 
   items.reserve(leases.size());
   for (LeaseCore* core : leases) {
     const CacheLease& l = static_cast<const CacheLease&>(*core);
-    items.push_back({l.name_, l.key_, l.owner_, l.lease_time_});
+    items.push_back({l.name_, l.terms().key, l.terms().owner, l.terms().lease_time});
   }
   owned = remote_->renew(items);
 }
 
 // The group of a cache lease is the runtime that made it (hold_lease), which
 // the lease keeps alive.
-const CacheRuntime& CacheLease::runtime() const noexcept { return static_cast<const CacheRuntime&>(*group_); }
+const CacheRuntime& CacheLease::runtime() const noexcept { return static_cast<const CacheRuntime&>(*terms().group); }
 
 void CacheLease::report_lost() noexcept {
   try {

@@ -8,11 +8,14 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-void throw_unknown_scheme(std::string_view feature, const std::string& url, std::string_view scheme) {
-  const std::string f(feature);
-  throw ConfigError(f + " url '" + redact_url(url) + "': no " + f + " store for '" + std::string(scheme) +
-                    "://' in this program (link Weave::redis for the Redis URLs)",
-                    "url");
+void throw_unknown_scheme(std::string_view feature, const std::string& url, std::string_view scheme,
+                          std::string_view known) {
+  std::string message = std::string(feature) + " url '" + redact_url(url) + "': unknown scheme '" +
+                        std::string(scheme) + "' (this program serves " + std::string(known) + ")";
+  if (scheme == "redis" || scheme == "redis+cluster" || scheme == "redis+sentinel" ||
+      scheme == "redlock")
+    message += "; link Weave::redis (or Weave::weave) for " + std::string(scheme) + "://";
+  throw ConfigError(message, "url");
 }
 
 std::string feature_url(const std::string& configured, const char* own_env) {

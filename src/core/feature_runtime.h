@@ -1,11 +1,13 @@
-// What every feature's process-wide runtime has in common ([[cache]],
-// [[dedupe]], and the queue to come), written once:
+// What every feature's process-wide runtime has in common ([[lock]],
+// [[cache]], [[dedupe]], the queues), written once:
 //
-//   - RuntimeSlot: the options configure_<feature>() set and the runtime made
-//     from them on first use; a reconfiguration replaces it (calls in flight
-//     keep the one they began with); per-call access takes no lock and writes
-//     no shared count; a fork()ed child makes its own (the parent's threads
-//     and connections are left alone, never torn down there).
+//   - RuntimeSlot: the options configure_<feature>() set (else, on first
+//     use, what weave::load_options() loads: the environment and
+//     $WEAVE_CONFIG) and the runtime made from them on first use; a
+//     reconfiguration replaces it (calls in flight keep the one they began
+//     with); per-call access takes no lock and writes no shared count; a
+//     fork()ed child makes its own from the same options (the parent's
+//     threads and connections are left alone, never torn down there).
 //   - StoreSchemes: which store serves a URL scheme (mem:// is the feature's
 //     own; the Redis schemes register when their library is linked), and
 //     open(): the store a feature's options name.
@@ -23,11 +25,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "core/process.h"
+#include "weave/config.h"
 #include "weave/event.h"
 #include "weave/url.h"
 
@@ -49,11 +53,13 @@ class RuntimeSlot {
   RuntimeSlot& operator=(const RuntimeSlot&) = delete;
 
   // The runtime in force, made from the configured options on first use
-  // (Runtime(Options) validates them and may throw ConfigError).
+  // (Runtime(Options) validates them and may throw ConfigError, as loading
+  // them does).
   std::shared_ptr<Runtime> get() {
     std::lock_guard lock(mutex_);
     if (!runtime_) {
-      runtime_ = std::make_shared<Runtime>(options_);
+      if (!options_) options_ = load_options<Options>();
+      runtime_ = std::make_shared<Runtime>(*options_);
       generation_.fetch_add(1, std::memory_order_release);
     }
     return runtime_;
@@ -89,7 +95,7 @@ class RuntimeSlot {
       const std::uint64_t generation = slot.generation_.load(std::memory_order_acquire);
       if (held.generation != generation || held.slot != &slot) {
         if (held.depth == 0) {
-          held.runtime = slot.get();
+          held.runtime = for_this_thread(slot.get());
           held.slot = &slot;
           held.generation = generation;
         } else {
@@ -121,9 +127,15 @@ class RuntimeSlot {
     thread_local Held held;
     return held;
   }
+  static std::shared_ptr<Runtime> for_this_thread(std::shared_ptr<Runtime> shared) {
+    if constexpr (requires { Runtime::for_thread(shared); })
+      return Runtime::for_thread(shared);
+    else
+      return shared;
+  }
 
   std::mutex mutex_;
-  Options options_{};
+  std::optional<Options> options_;  // unset: load_options() at first use
   std::shared_ptr<Runtime> runtime_;
   // Bumped whenever runtime_ changes (Ref compares it).
   std::atomic<std::uint64_t> generation_{1};
@@ -157,8 +169,9 @@ std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
   return it->second;
 }
 
+// ConfigError: no linked library serves `scheme` (`known`: the schemes that are served).
 [[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
-                                                 std::string_view scheme);
+                                                 std::string_view scheme, std::string_view known);
 
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
 // Factory: std::function<std::shared_ptr<Store>(const Options&)>.
@@ -200,7 +213,11 @@ class StoreSchemes {
   Factory find(const std::string& url, std::string_view scheme) const {
     std::lock_guard lock(mutex_);
     auto it = factories_.find(scheme);
-    if (it == factories_.end()) throw_unknown_scheme(feature_, url, scheme);
+    if (it == factories_.end()) {
+      std::string known = "mem";
+      for (const auto& served : factories_) known += ", " + served.first;
+      throw_unknown_scheme(feature_, url, scheme, known);
+    }
     return it->second;
   }
 

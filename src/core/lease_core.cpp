@@ -85,8 +85,8 @@ bool LeaseCore::record_lost(const std::string& cause, bool even_if_released, boo
 
 std::string LeaseCore::ran_out_cause() const {
   if (!renewed())
-    return "its fixed ttl of " + std::to_string(lease_time_.count()) + " ms ran out while it was held";
-  return "its lease of " + std::to_string(lease_time_.count()) +
+    return "its fixed ttl of " + std::to_string(terms_.lease_time.count()) + " ms ran out while it was held";
+  return "its lease of " + std::to_string(terms_.lease_time.count()) +
          " ms ran out before it was renewed (the process or its renewer thread was held up, or the store did "
          "not answer in time)";
 }
@@ -99,10 +99,10 @@ std::string LeaseCore::gone_cause() const { return "a renewal found it expired o
 
 std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) const {
   const Clock::time_point expiry = expires_at();
-  hold_limit = now >= hold_deadline_ && hold_deadline_ <= expiry;  // whichever came first
+  hold_limit = now >= terms_.hold_deadline && terms_.hold_deadline <= expiry;  // whichever came first
   if (hold_limit)
     return "it was held past its max_hold of " +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(hold_deadline_ - acquired_at_).count()) +
+           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(terms_.hold_deadline - terms_.acquired_at).count()) +
            " ms: no longer renewed, it runs out by itself";
   if (now < expiry) return "";
   {
@@ -128,7 +128,7 @@ bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) no
     fire_stop();
     return true;
   }
-  if (now < expires_at() && now < hold_deadline_) return false;
+  if (now < expires_at() && now < terms_.hold_deadline) return false;
   try {
     bool hold_limit = false;
     const std::string cause = deadline_cause(now, hold_limit);
@@ -170,8 +170,8 @@ void LeaseCore::report_to(const EventHook& hook, std::string_view feature, const
                           std::string_view consequence) const noexcept {
   try {
     const std::string why = cause();
-    const LeaseLost error(key_, why + ": " + std::string(consequence));
-    emit_event(hook, Event{EventKind::lease_lost, feature, key_, why, error, nullptr, &view});
+    const LeaseLost error(terms_.key, why + ": " + std::string(consequence));
+    emit_event(hook, Event{EventKind::lease_lost, feature, terms_.key, why, error, nullptr, &view});
   } catch (...) {
     // building the event failed (no memory): nothing to report with
   }
@@ -237,11 +237,11 @@ void LeaseCore::listen_for_loss(LossListener l) noexcept {
 
 // A const accessor may mark the lease lost: its deadline passed, and the
 // holder asking must not hear otherwise.
-const std::string& HeldLease::key() const noexcept { return core_->key_; }
-const std::string& HeldLease::owner_token() const noexcept { return core_->owner_; }
+const std::string& HeldLease::key() const noexcept { return core_->terms().key; }
+const std::string& HeldLease::owner_token() const noexcept { return core_->terms().owner; }
 std::stop_token HeldLease::stop_token() const noexcept { return core_->stop_token(); }
 bool HeldLease::lost() const noexcept { return core_->check_deadlines(clock::now()); }
-std::chrono::milliseconds HeldLease::lease_time() const noexcept { return core_->lease_time_; }
+std::chrono::milliseconds HeldLease::lease_time() const noexcept { return core_->terms().lease_time; }
 HeldLease::clock::time_point HeldLease::expires_at() const noexcept { return core_->expires_at(); }
 
 std::string HeldLease::lost_cause() const {

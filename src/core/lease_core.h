@@ -4,8 +4,8 @@
 // store, lost the same way, reported through the same LostNotifier.
 //
 //   struct Claim final : LeaseCore, weave::DedupeClaim { ... };  // made on the acquiring thread
-//   claim->group_ = runtime_group;           // who renews it (its store)
-//   claim->renew_every_ = lease / 3;         // 0: a fixed ttl, never renewed
+//   claim->set_terms({.key = key, .owner = unique_token(), .lease_time = lease, .acquired_at = sent});
+//   claim->renew_by(runtime_group, lease / 3);  // who renews it (its store); not for a fixed ttl
 //   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
 //   ... the call runs; claim->stop_token() fires if it is lost ...
 //   claim->drop_hold();                      // the last hold: released, unwatched
@@ -47,7 +47,7 @@ class LeaseCore;
 class WEAVE_API RenewGroup {
  public:
   // One answer per lease: true while the store still holds it for its owner
-  // (then extended by its lease_time_). Throws when the store did not
+  // (then extended by its lease time). Throws when the store did not
   // answer: the leases keep their deadlines and are tried again.
   virtual void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const = 0;
   // Whose leases these are ("lock", "cache", ...) and the hook its options
@@ -63,21 +63,26 @@ class WEAVE_API LeaseCore {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // ---- set by the feature before the lease is handed out ----
-  std::string key_;
-  std::string owner_;  // unique_token()
-  std::chrono::milliseconds lease_time_{0};
-  // Renewed this often while held; 0 for a fixed ttl (never renewed).
-  std::chrono::milliseconds renew_every_{0};
-  Clock::time_point acquired_at_;  // when the acquiring request was sent
-  // Renewals stop here (a lock's max_hold); the lease then runs out.
-  Clock::time_point hold_deadline_ = Clock::time_point::max();
-  std::shared_ptr<const RenewGroup> group_;  // null only for a fixed ttl
-  pid_t pid_ = current_pid();                // the process that acquired it
-  // How much sooner than `sent + lease_time_` this process takes the lease
-  // to end: clock_drift() for a store in another process, whose clock may
-  // run a little faster than this one; 0 for one in this process.
-  std::chrono::milliseconds drift_{0};
+  // What the feature says of the lease before it hands it out.
+  struct Terms {
+    std::string key;
+    std::string owner;  // unique_token(), or the store's token for it
+    std::chrono::milliseconds lease_time{0};
+    // Renewed this often while held; 0 for a fixed ttl (never renewed).
+    std::chrono::milliseconds renew_every{0};
+    Clock::time_point acquired_at;  // when the acquiring request was sent
+    // Renewals stop here (a lock's max_hold); the lease then runs out.
+    Clock::time_point hold_deadline = Clock::time_point::max();
+    std::shared_ptr<const RenewGroup> group;  // who renews it (its store); null only for a fixed ttl
+  };
+  const Terms& terms() const noexcept { return terms_; }
+  // On the acquiring thread, before the lease is handed out (nobody else sees it yet).
+  void set_terms(Terms terms) noexcept { terms_ = std::move(terms); }
+  // set_terms() in two steps, for a lease made before its renewal is known.
+  void renew_by(std::shared_ptr<const RenewGroup> group, std::chrono::milliseconds every) noexcept {
+    terms_.group = std::move(group);
+    terms_.renew_every = every;
+  }
 
   // Redlock's margin for the drift between two clocks over one lease: 1 % of
   // it + 2 ms (at most half of it). The assumption: no clock runs more than
@@ -86,15 +91,15 @@ class WEAVE_API LeaseCore {
     return std::min(lease / 100 + std::chrono::milliseconds(2), lease / 2);
   }
   // When a lease (or its renewal) whose request was sent at `sent` ends, on this clock.
-  Clock::time_point deadline_after(Clock::time_point sent) const noexcept { return sent + lease_time_ - drift_; }
-  // A new lease (lease_time_ set) whose request was sent at `sent`: its drift
+  Clock::time_point deadline_after(Clock::time_point sent) const noexcept { return sent + terms_.lease_time - drift_; }
+  // A new lease (its terms set) whose request was sent at `sent`: its drift
   // margin (none when the store is `in_process`) and its local deadline.
   void start_deadline(Clock::time_point sent, bool in_process) noexcept {
-    drift_ = in_process ? std::chrono::milliseconds(0) : clock_drift(lease_time_);
+    drift_ = in_process ? std::chrono::milliseconds(0) : clock_drift(terms_.lease_time);
     set_expires_at(deadline_after(sent));
   }
 
-  bool renewed() const noexcept { return renew_every_.count() > 0; }
+  bool renewed() const noexcept { return terms_.renew_every.count() > 0; }
   Clock::time_point expires_at() const noexcept {
     return Clock::time_point(Clock::duration(expires_at_.load(std::memory_order_acquire)));
   }
@@ -167,9 +172,9 @@ class WEAVE_API LeaseCore {
   // Counts and reports the loss, once per lease, on this thread.
   void report_lost_once() noexcept;
   // Why it counts as lost at `now` by its deadlines, or "" within them;
-  // `hold_limit`: by hold_deadline_ (it came first).
+  // `hold_limit`: by the hold deadline (it came first).
   std::string deadline_cause(Clock::time_point now, bool& hold_limit) const;
-  bool hold_limit() const;  // lost by hold_deadline_
+  bool hold_limit() const;  // lost by the hold deadline
   std::string cause() const;
   // Tells `hook` of the loss as every feature's lost lease is told:
   // EventKind::lease_lost, a weave::LeaseLost naming the key and saying
@@ -180,16 +185,6 @@ class WEAVE_API LeaseCore {
   // one is watched from then on, so the token fires at its expiry.
   std::stop_token stop_token() noexcept;
 
-  // ---- the renewer's entry (renewer.cpp), guarded by its shard's lock ----
-  std::atomic<bool> wd_asked_{false};  // lets one watch() in
-  const int wd_shard_;                 // the constructing (acquiring) thread's
-  bool wd_linked_ = false;
-  LeaseCore* wd_prev_ = nullptr;
-  LeaseCore* wd_next_ = nullptr;
-  Clock::time_point wd_due_;
-  std::string wd_renew_error_;          // why the last renewal failed ("" if it did not)
-  std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
-
  protected:
   // Takes its renewer shard from the constructing thread, the acquirer (a
   // lease may later be watched or unwatched from any thread: it stays there).
@@ -199,7 +194,7 @@ class WEAVE_API LeaseCore {
   // drop_hold() leaves no entry for the renewer to read afterwards.
   ~LeaseCore();
 
-  // The words of a loss by the deadline (lease_time_ ran out before a
+  // The words of a loss by the deadline (the lease time ran out before a
   // renewal, or the fixed ttl ran out while held).
   virtual std::string ran_out_cause() const;
   // The words of a loss a renewal found (expired, or another owner's).
@@ -213,6 +208,23 @@ class WEAVE_API LeaseCore {
 
  private:
   friend class Renewer;
+  Terms terms_;
+  pid_t pid_ = current_pid();  // the process that acquired it
+  // How much sooner than `sent + lease_time` this process takes the lease
+  // to end: clock_drift() for a store in another process, whose clock may
+  // run a little faster than this one; 0 for one in this process.
+  std::chrono::milliseconds drift_{0};
+
+  // The renewer's entry (renewer.cpp), guarded by its shard's lock.
+  std::atomic<bool> wd_asked_{false};  // lets one watch() in
+  const int wd_shard_;                 // the constructing (acquiring) thread's
+  bool wd_linked_ = false;
+  LeaseCore* wd_prev_ = nullptr;
+  LeaseCore* wd_next_ = nullptr;
+  Clock::time_point wd_due_;
+  std::string wd_renew_error_;          // why the last renewal failed ("" if it did not)
+  std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
+
   void fire_stop() noexcept;  // fires what a loss fires, if it was not fired yet
   LossSignal take_loss_signal_locked();
   // A fixed-ttl lease (never renewed, so not watched) is watched from now on,

@@ -88,7 +88,7 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
     return;
   }
   const Clock::time_point due = lease.renewed()
-                                    ? std::min(lease.acquired_at_ + lease.renew_every_, lease.hold_deadline_)
+                                    ? std::min(lease.terms_.acquired_at + lease.terms_.renew_every, lease.terms_.hold_deadline)
                                     : lease.expires_at();
   const Clock::rep at = due.time_since_epoch().count();
   Shard& sh = shards_[lease.wd_shard_];
@@ -163,7 +163,7 @@ void Renewer::run() {
     for (Shard& sh : shards_) {
       std::lock_guard g(sh.mutex);
       for (LeaseCore* l = sh.head; l; l = l->wd_next_)
-        if (l->wd_due_ <= now && l->renewed()) coalesce_.insert(l->group_.get());
+        if (l->wd_due_ <= now && l->renewed()) coalesce_.insert(l->terms_.group.get());
     }
     for (Shard& sh : shards_) {
       std::lock_guard g(sh.mutex);
@@ -180,8 +180,8 @@ void Renewer::run() {
           continue;
         }
         if (!take && l->renewed() && l->wd_due_ != Clock::time_point::max() &&
-            l->wd_due_ != l->hold_deadline_) {  // not renewed early: it stops there
-          take = l->wd_due_ - now <= l->renew_every_ / 2 && coalesce_.count(l->group_.get()) != 0;
+            l->wd_due_ != l->terms_.hold_deadline) {  // not renewed early: it stops there
+          take = l->wd_due_ - now <= l->terms_.renew_every / 2 && coalesce_.count(l->terms_.group.get()) != 0;
         }
         if (take) {
           due.push_back(l->wd_keep_);
@@ -229,7 +229,7 @@ void Renewer::process(std::vector<std::shared_ptr<LeaseCore>>& due) {
     bool hold_limit = false;
     std::string cause = l->deadline_cause(start, hold_limit);
     if (cause.empty() && !l->is_lost()) {
-      to_renew[l->group_.get()].push_back(l);
+      to_renew[l->terms_.group.get()].push_back(l);
       continue;
     }
     {
@@ -281,7 +281,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
     } else if (kept) {
       l.set_expires_at(l.deadline_after(sent));
       if (l.wd_linked_) {
-        l.wd_due_ = std::min(sent + l.renew_every_, l.hold_deadline_);
+        l.wd_due_ = std::min(sent + l.terms_.renew_every, l.terms_.hold_deadline);
         if (!l.wd_renew_error_.empty()) {  // (the lease's copy: only after a failure)
           l.wd_renew_error_.clear();
           std::lock_guard lg(l.mutex_);
@@ -297,9 +297,9 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
     } else if (l.wd_linked_) {
       // Retry soon; the last try a little before the lease runs out (once
       // it has, the lease counts as lost) and none past the hold deadline.
-      auto retry = std::max(std::chrono::milliseconds(10), std::chrono::milliseconds(l.renew_every_ / 4));
-      l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4, l.hold_deadline_}));
-      if (l.wd_renew_error_.empty()) failing.emplace_back(l.key_, l.expires_at());
+      auto retry = std::max(std::chrono::milliseconds(10), std::chrono::milliseconds(l.terms_.renew_every / 4));
+      l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4, l.terms_.hold_deadline}));
+      if (l.wd_renew_error_.empty()) failing.emplace_back(l.terms_.key, l.expires_at());
       l.wd_renew_error_ = error;
       std::lock_guard lg(l.mutex_);
       l.renew_error_ = error;

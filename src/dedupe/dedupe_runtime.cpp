@@ -52,10 +52,12 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
                      std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series)
     : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
-  key_ = key;
-  owner_ = std::move(owner);
-  lease_time_ = lease;
-  acquired_at_ = sent;
+  Terms terms;  // renewed by the runtime that holds it (DedupeRuntime::hold)
+  terms.key = key;
+  terms.owner = std::move(owner);
+  terms.lease_time = lease;
+  terms.acquired_at = sent;
+  set_terms(std::move(terms));
   start_deadline(sent, in_process);
 }
 
@@ -85,7 +87,8 @@ std::string DedupeRuntime::owner_for(std::string_view key) {
 // The group of a held claim is the runtime that made it (hold()), which the
 // claim keeps alive; its counters are not part of its renewing.
 DedupeRuntime* HeldClaim::runtime() const noexcept {
-  return group_ ? const_cast<DedupeRuntime*>(static_cast<const DedupeRuntime*>(group_.get())) : nullptr;
+  const RenewGroup* group = terms().group.get();
+  return group ? const_cast<DedupeRuntime*>(static_cast<const DedupeRuntime*>(group)) : nullptr;
 }
 
 std::string HeldClaim::ran_out_cause() const {
@@ -121,8 +124,7 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
   auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series);
-  claim->group_ = shared_from_this();
-  claim->renew_every_ = std::max(options_.claim_lease / 3, std::chrono::milliseconds(1));
+  claim->renew_by(shared_from_this(), std::max(options_.claim_lease / 3, std::chrono::milliseconds(1)));
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }

@@ -106,7 +106,7 @@ struct WEAVE_API LeaseState final : LeaseCore, Lease {
   std::atomic<bool> link_taken_{false};
   ContextLink link_;
 
-  const ClientShared& client() const noexcept { return static_cast<const ClientShared&>(*group_); }
+  const ClientShared& client() const noexcept { return static_cast<const ClientShared&>(*terms().group); }
 
  private:
   void count_lost() noexcept override;
@@ -124,10 +124,6 @@ WEAVE_API void validate_values(const LockOptions& o);
 // LockBusy, or DuplicateCall (not retryable) for a release=on_expiry spec:
 // such a lock guards against duplicate calls.
 [[noreturn]] WEAVE_API void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
-
-// default_lock_client() without the copy: this thread's copy, refreshed
-// when configure_locks() changes it or after fork().
-WEAVE_API LockClient& thread_default_client();
 
 struct WEAVE_API LeaseControl {
   // Calls f with what a lost lease is reported as: HoldLimitExceeded when it
@@ -166,7 +162,7 @@ struct WEAVE_API LeaseControl {
     return c.try_acquire_counted(keys, spec, waited, busy_key, series);
   }
 
-  // A copy of `c` for one thread's use (thread_default_client): the same
+  // A copy of `c` for one thread's use (LockRuntime::for_thread): the same
   // client, with a reference count of its own, so the leases of threads
   // using the default client do not all count on one cache line.
   static LockClient thread_copy(const LockClient& c);

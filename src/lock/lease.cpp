@@ -36,8 +36,8 @@ void ClientShared::renew(std::span<LeaseCore* const> leases, std::vector<bool>& 
   items.reserve(leases.size());
   for (LeaseCore* core : leases) {
     const LeaseState& l = static_cast<const LeaseState&>(*core);
-    items.push_back(RenewItem{l.key_, l.owner_, l.lease_time_, l.type_});
-    for (const auto& [key, fence] : l.more_) items.push_back(RenewItem{key, l.owner_, l.lease_time_, l.type_});
+    items.push_back(RenewItem{l.terms().key, l.terms().owner, l.terms().lease_time, l.type_});
+    for (const auto& [key, fence] : l.more_) items.push_back(RenewItem{key, l.terms().owner, l.terms().lease_time, l.type_});
   }
   const std::vector<RenewResult> results = backend->renew_batch(items);
   if (results.size() != items.size()) throw Error("the lock backend answered the wrong number of renewals");
@@ -65,9 +65,9 @@ template <class F>
 void LeaseControl::as_lost_error(const LeaseState& l, F&& f) {
   const std::string cause = l.cause();
   if (l.hold_limit())
-    f(HoldLimitExceeded(l.key_, l.max_hold_, cause));
+    f(HoldLimitExceeded(l.terms().key, l.max_hold_, cause));
   else
-    f(LeaseLost(l.key_, cause));
+    f(LeaseLost(l.terms().key, cause));
 }
 
 void LeaseState::report_lost() noexcept {
@@ -82,7 +82,7 @@ void LeaseState::report_lost() noexcept {
   try {
     LeaseControl::as_lost_error(*this, [&](const LeaseLost& e) {
       const std::string cause = lost_cause();
-      detail::emit_event(o.on_event, Event{EventKind::lease_lost, "lock", key_, cause, e, this, this});
+      detail::emit_event(o.on_event, Event{EventKind::lease_lost, "lock", terms().key, cause, e, this, this});
     });
   } catch (...) {
   }
@@ -104,7 +104,7 @@ bool LeaseControl::add_hold(LeaseState& l) {
     case LeaseCore::Hold::released: return false;
     case LeaseCore::Hold::lost: break;
   }
-  throw LeaseLost(l.key_, "the enclosing call's lease was lost (" + l.cause() + ")");
+  throw LeaseLost(l.terms().key, "the enclosing call's lease was lost (" + l.cause() + ")");
 }
 
 void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
@@ -123,8 +123,8 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
 }
 
 ReleaseRequest LeaseControl::Drop::request(std::size_t i) const noexcept {
-  const std::string& key = i == 0 ? lease->key_ : lease->more_[i - 1].first;
-  return {key, lease->owner_, lease->type_, now, lease->client().options.handoff_turn};
+  const std::string& key = i == 0 ? lease->terms().key : lease->more_[i - 1].first;
+  return {key, lease->terms().owner, lease->type_, now, lease->client().options.handoff_turn};
 }
 
 void LeaseControl::Drop::released(ReleaseResult r) noexcept { lost = lost || r == ReleaseResult::lost; }
@@ -157,8 +157,8 @@ LeaseControl::Drop LeaseControl::begin_drop(LeaseState& l) {
   // by either clock: the coarse one does (it lags steady_clock by a tick,
   // ~4 ms). A store's release is a round trip: the exact clock costs nothing.
   Clock::time_point now = coarse_now();
-  if (!c.in_process || now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.hold_deadline_)) now = Clock::now();
-  l.series_->hold.observe(now - l.acquired_at_);  // (its count is the series' releases)
+  if (!c.in_process || now + std::chrono::seconds(1) >= std::min(l.expires_at(), l.terms().hold_deadline)) now = Clock::now();
+  l.series_->hold.observe(now - l.terms().acquired_at);  // (its count is the series' releases)
   l.check_deadlines(now, true);                   // ran out (or past max_hold) before this release
   d.now = now;
   if (!l.on_expiry_) d.releases = 1 + l.more_.size();
@@ -189,18 +189,18 @@ LockType Lease::type() const noexcept { return state(*this).type_; }
 std::uint64_t Lease::fencing_token() const noexcept { return state(*this).fence_; }
 bool Lease::renewed() const noexcept { return state(*this).renewed(); }
 std::chrono::milliseconds Lease::max_hold() const noexcept { return state(*this).max_hold_; }
-Lease::clock::time_point Lease::acquired_at() const noexcept { return state(*this).acquired_at_; }
+Lease::clock::time_point Lease::acquired_at() const noexcept { return state(*this).terms().acquired_at; }
 
 std::vector<std::string_view> Lease::keys() const {
   const detail::LeaseState& s = state(*this);
-  std::vector<std::string_view> out{s.key_};
+  std::vector<std::string_view> out{s.terms().key};
   for (const auto& [key, fence] : s.more_) out.push_back(key);
   return out;
 }
 
 bool Lease::holds(std::string_view key) const noexcept {
   const detail::LeaseState& s = state(*this);
-  if (key == s.key_) return true;
+  if (key == s.terms().key) return true;
   for (const auto& [k, fence] : s.more_)
     if (k == key) return true;
   return false;
@@ -208,10 +208,10 @@ bool Lease::holds(std::string_view key) const noexcept {
 
 std::uint64_t Lease::fencing_token(std::string_view key) const {
   const detail::LeaseState& s = state(*this);
-  if (key == s.key_) return s.fence_;
+  if (key == s.terms().key) return s.fence_;
   for (const auto& [k, fence] : s.more_)
     if (k == key) return fence;
-  throw UsageError("lease on '" + s.key_ + "' does not hold key '" + std::string(key) + "'");
+  throw UsageError("lease on '" + s.terms().key + "' does not hold key '" + std::string(key) + "'");
 }
 
 // ---- the call context's leases ----

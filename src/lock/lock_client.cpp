@@ -518,24 +518,25 @@ LeaseHandle Acquisition::finish() {
   const bool watchdog = spec_.ttl == milliseconds(0);
   auto lease = std::make_shared<LeaseState>();  // the lease's one allocation
   LeaseState& init = *lease;
-  init.key_ = std::move(first_key_);
+  LeaseCore::Terms terms{.key = std::move(first_key_),
+                         .owner = std::move(owner_),
+                         .lease_time = lease_time_,
+                         .acquired_at = first_sent_,  // conservative: the backend's lease started later
+                         .group = shared_};
   init.fence_ = first_fence_;
   init.more_ = std::move(more_);
-  init.owner_ = std::move(owner_);
   init.type_ = spec_.type;
   init.on_expiry_ = spec_.release == LockSpec::Release::on_expiry;
-  init.lease_time_ = lease_time_;
-  init.acquired_at_ = first_sent_;  // conservative: the backend's lease started later
   init.series_ = &series_;
   if (watchdog) {
-    init.renew_every_ = shared_->renew_interval();
+    terms.renew_every = shared_->renew_interval();
     // Longer than the longest duration (weave::forever included): no limit.
     if (spec_.max_hold > milliseconds(0) && spec_.max_hold <= max_duration) {
       init.max_hold_ = spec_.max_hold;
-      init.hold_deadline_ = first_sent_ + spec_.max_hold;
+      terms.hold_deadline = first_sent_ + spec_.max_hold;
     }
   }
-  init.group_ = shared_;
+  init.set_terms(std::move(terms));
   init.start_deadline(first_sent_, shared_->in_process);
   if (expires_ != Clock::time_point::max()) init.set_expires_at(expires_);  // the backend's shorter validity
   // (A fixed-ttl lease nobody asked to hear about is not watched: the
@@ -550,71 +551,11 @@ LeaseHandle Acquisition::finish() {
   return LeaseHandleAccess::make(std::move(lease), false);
 }
 
-}  // namespace detail
-
-// ---- the process-wide client ----
-
-namespace {
-struct Global {
-  std::mutex mutex;
-  std::optional<LockClient> client;
-  // Bumped whenever `client` changes: threads keep a copy until it moves.
-  std::atomic<std::uint64_t> generation{1};
-};
-Global& global() { return detail::fork_guarded<Global>(); }
-
-// This thread's copy of the process-wide client: woven calls take no lock
-// and touch no shared counter to find it.
-struct ThreadCopy {
-  std::uint64_t generation = 0;
-  pid_t pid = 0;
-  std::optional<LockClient> client;
-};
-ThreadCopy& thread_copy() {
-  thread_local ThreadCopy copy;
-  return copy;
-}
-}  // namespace
-
-void configure_locks(LockOptions options) {
-  LockClient client(std::move(options));  // may throw ConfigError; keeps the old one then
-  Global& g = global();
-  std::lock_guard lock(g.mutex);
-  g.client = std::move(client);
-  g.generation.fetch_add(1, std::memory_order_release);
-}
-
-namespace detail {
-LockClient& thread_default_client() {
-  Global& g = global();
-  ThreadCopy& copy = thread_copy();
-  if (copy.client && copy.generation == g.generation.load(std::memory_order_acquire) && copy.pid == current_pid())
-    return *copy.client;
-  std::lock_guard lock(g.mutex);
-  if (g.client && g.client->made_in_other_process()) {
-    // A fork()ed child: the same options, its own connections and threads.
-    LockOptions options = g.client->options();
-    g.client.reset();  // its backend is left alone (~ClientShared)
-    g.client.emplace(std::move(options));
-    g.generation.fetch_add(1, std::memory_order_release);
-  }
-  if (!g.client) {
-    g.client.emplace(load_lock_options());
-    g.generation.fetch_add(1, std::memory_order_release);
-  }
-  copy.generation = g.generation.load(std::memory_order_relaxed);
-  copy.pid = current_pid();
-  copy.client = LeaseControl::thread_copy(*g.client);
-  return *copy.client;
-}
-
 LockClient LeaseControl::thread_copy(const LockClient& c) {
   LockClient copy = c;
   copy.shared_ = std::shared_ptr<const ClientShared>(c.shared_.get(), [keep = c.shared_](const ClientShared*) {});
   return copy;
 }
 }  // namespace detail
-
-LockClient default_lock_client() { return detail::thread_default_client(); }
 
 }  // namespace weave

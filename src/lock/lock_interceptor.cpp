@@ -10,6 +10,7 @@
 #include "core/builtin.h"
 #include "internal.h"
 #include "lock_interceptor.h"
+#include "lock_runtime.h"
 #include "weave/error.h"
 #include "weave/interceptor.h"
 #include "weave/invocation.h"
@@ -78,7 +79,8 @@ class LockInterceptor final : public Interceptor {
   static void run(Invocation& inv, std::span<const std::string_view> keys, const ParsedLock& p) {
     const detail::LockSettings& settings = p.settings;
     const LockSpec& spec = settings.spec;
-    LockClient& client = detail::thread_default_client();
+    const detail::LockRuntimeRef rt;
+    LockClient& client = rt->client;
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease = detail::LeaseControl::try_acquire(client, keys, spec, &waited, &busy_key, *p.series);

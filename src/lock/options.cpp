@@ -13,8 +13,8 @@
 
 namespace WEAVE_NAMESPACE {
 namespace detail {
-// Throws ConfigError naming the URL and the known schemes (backends.cpp).
-void require_known_scheme(const std::string& url, std::string_view scheme);
+// Throws ConfigError naming the URL when no linked library serves its scheme (backends.cpp).
+void check_lock_scheme(const std::string& url);
 }  // namespace detail
 
 namespace {
@@ -27,7 +27,7 @@ std::string ms(milliseconds d) { return std::to_string(d.count()) + " ms"; }
 
 void LockOptions::validate() const {
   detail::validate_values(*this);  // the URL's form first (OptionCheck::store_settings)
-  detail::require_known_scheme(url, parse_store_url(url).scheme);
+  detail::check_lock_scheme(url);
 }
 
 namespace detail {

@@ -111,10 +111,12 @@ void check_queue_text(std::string_view queue, std::string_view what, std::string
 
 HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, milliseconds lease, Clock::time_point sent)
     : HeldLease(static_cast<LeaseCore&>(*this)), queue(std::move(q)), message(std::move(m)) {
-  key_ = queue->name + "/" + message.id;
-  owner_ = std::to_string(message.token);
-  lease_time_ = lease;
-  acquired_at_ = sent;
+  Terms terms;  // renewed by the queue that holds it (QueueState::hold)
+  terms.key = queue->name + "/" + message.id;
+  terms.owner = std::to_string(message.token);
+  terms.lease_time = lease;
+  terms.acquired_at = sent;
+  set_terms(std::move(terms));
   start_deadline(sent, queue->store().in_process());
 }
 
@@ -181,8 +183,7 @@ std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
 
 std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
   auto held = std::make_shared<HeldDelivery>(shared_from_this(), std::move(message), options_.lease, sent);
-  held->group_ = shared_from_this();
-  held->renew_every_ = std::max(options_.lease / 3, milliseconds(1));
+  held->renew_by(shared_from_this(), std::max(options_.lease / 3, milliseconds(1)));
   Renewer::instance().watch(*held, held, /*fresh=*/true);
   return held;
 }
@@ -391,7 +392,7 @@ detail::Settled finish_settle(detail::HeldDelivery& d, detail::SettleAction acti
   if (r == detail::Settled::done || r == detail::Settled::dead) {
     static constexpr std::atomic<std::uint64_t> C::*by_action[] = {&C::acked, &C::retried, &C::failed, nullptr};
     if (auto field = by_action[static_cast<int>(action)]) d.queue->series.counts.add(field);
-    d.queue->series.processing.observe(std::chrono::steady_clock::now() - d.acquired_at_);
+    d.queue->series.processing.observe(std::chrono::steady_clock::now() - d.terms().acquired_at);
   }
   if (r == detail::Settled::taken_back || r == detail::Settled::gone || r == detail::Settled::failed) {
     d.record_lost(r == detail::Settled::gone     ? std::string("it was cancelled")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache_methods.h"
+#include "scoped_config.h"
 #include "dedupe_methods.h"
 #include "weave/cache.h"
 #include "weave/config.h"
@@ -32,6 +33,29 @@ TEST_CASE("configure: the shared url reaches the cache and dedupe") {
   REQUIRE(catalog.find("configured-again", "k")->id == "k");
   REQUIRE(weave::cache_stats("configured-again").errors == 0);
   REQUIRE(payments.pay("configured-key").id == "r-1");
+}
+
+// No configure() call at all: each feature's first use loads its options
+// from $WEAVE_CONFIG and the environment, as weave::load_options() does.
+TEST_CASE("configure: a feature never configured in code takes its options from WEAVE_CONFIG and the environment at first use") {
+  // Port 1 on loopback: nothing listens, connecting fails at once.
+  TempFile file(R"({"lock": {"key_prefix": "from-file:"},
+                    "cache": {"url": "redis://127.0.0.1:1"},
+                    "dedupe": {"url": "redis://127.0.0.1:1"}})");
+  ScopedEnv config("WEAVE_CONFIG", file.path());
+  ScopedEnv url("WEAVE_URL", std::nullopt);
+  ScopedEnv lock_watchdog("WEAVE_LOCK_WATCHDOG_LEASE", "45s");
+
+  const weave::LockOptions lock = weave::default_lock_client().options();
+  CHECK(lock.key_prefix == "from-file:");
+  CHECK(lock.watchdog_lease == std::chrono::seconds(45));
+
+  cache_test::Catalog catalog;
+  REQUIRE(catalog.find("first-use", "k")->id == "k");  // the cache fails open: the method ran
+  CHECK(weave::cache_stats("first-use").errors >= 1);  // against the file's store
+  dedupe_test::Payments payments;
+  CHECK_THROWS_AS(payments.pay("first-use-key"), weave::IoError);
+  CHECK(payments.runs == 0);
 }
 
 TEST_CASE("configure_cache and configure_dedupe refuse a scheme no linked library serves") {

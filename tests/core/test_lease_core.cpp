@@ -46,7 +46,7 @@ class TableGroup final : public weave::detail::RenewGroup {
     largest_batch_ = std::max(largest_batch_, leases.size());
     if (failing_) throw std::runtime_error("store unreachable");
     owned.clear();
-    for (LeaseCore* l : leases) owned.push_back(owned_.count(l->key_) != 0);
+    for (LeaseCore* l : leases) owned.push_back(owned_.count(l->terms().key) != 0);
   }
   std::string_view feature() const noexcept override { return "test"; }
   const weave::EventHook& event_hook() const noexcept override { return hook_; }
@@ -121,18 +121,31 @@ struct TestLease final : LeaseCore, weave::HeldLease {
   void report_lost() noexcept override { ++reported; }
 };
 
+// A lease with a fixed ttl (never renewed, not watched), sent at `sent`.
+std::shared_ptr<TestLease> fixed_ttl(const std::string& key, std::chrono::milliseconds lease, Clock::time_point sent) {
+  auto l = std::make_shared<TestLease>();
+  LeaseCore::Terms terms;
+  terms.key = key;
+  terms.lease_time = lease;
+  terms.acquired_at = sent;
+  l->set_terms(std::move(terms));
+  l->set_expires_at(sent + lease);
+  return l;
+}
+
 std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const std::string& key,
                                 std::chrono::milliseconds lease, std::chrono::milliseconds max_hold = 0ms) {
   static std::atomic<int> n{0};
   auto l = std::make_shared<TestLease>();
-  l->key_ = key;
-  l->owner_ = "owner-" + std::to_string(n++);
-  l->lease_time_ = lease;
-  l->renew_every_ = lease / 3;
-  l->acquired_at_ = Clock::now();
-  if (max_hold > 0ms) l->hold_deadline_ = l->acquired_at_ + max_hold;
-  l->group_ = group;
-  l->set_expires_at(l->acquired_at_ + lease);
+  const Clock::time_point now = Clock::now();
+  l->set_terms({.key = key,
+                .owner = "owner-" + std::to_string(n++),
+                .lease_time = lease,
+                .renew_every = lease / 3,
+                .acquired_at = now,
+                .hold_deadline = max_hold > 0ms ? now + max_hold : Clock::time_point::max(),
+                .group = group});
+  l->set_expires_at(now + lease);
   group->own(key);
   Renewer::instance().watch(*l, l, /*fresh=*/true);
   return l;
@@ -217,15 +230,11 @@ TEST_CASE("lease core: every loss listener hears of the loss once, also one that
     CHECK(l->drop_hold());
   }
   SECTION("a fixed ttl runs out while held: the renewer, watching it since it was listened to, tells the listener") {
-    auto l = std::make_shared<TestLease>();  // a fixed ttl: not watched, never renewed
-    l->key_ = "fixed";
-    l->lease_time_ = 200ms;
-    l->acquired_at_ = Clock::now();
-    l->set_expires_at(l->acquired_at_ + 200ms);
+    auto l = fixed_ttl("fixed", 200ms, Clock::now());  // not watched, never renewed
     auto heard = std::make_shared<Heard>();
     l->listen_for_loss({&Heard::lost, heard});
     REQUIRE(eventually([&] { return heard->times == 1; }));
-    CHECK(Clock::now() >= l->acquired_at_ + 200ms);
+    CHECK(Clock::now() >= l->terms().acquired_at + 200ms);
     CHECK_THAT(l->lost_cause(), Catch::Contains("fixed ttl of 200 ms ran out"));
     CHECK(l->drop_hold());
   }
@@ -300,7 +309,7 @@ TEST_CASE("lease core: renewals stop at the hold deadline and the lease then run
   auto group = std::make_shared<TableGroup>();
   auto l = hold(group, "held-long", 150ms, 300ms);
   REQUIRE(eventually([&] { return l->lost(); }, 3s));
-  CHECK(Clock::now() >= l->acquired_at_ + 300ms);
+  CHECK(Clock::now() >= l->terms().acquired_at + 300ms);
   CHECK(l->hold_limit());
   CHECK_THAT(l->lost_cause(), Catch::Contains("max_hold of 300 ms"));
   CHECK(l->drop_hold());
@@ -308,11 +317,13 @@ TEST_CASE("lease core: renewals stop at the hold deadline and the lease then run
 
 TEST_CASE("lease core: a paused holder sees its deadline pass at once, before the renewer comes round", "[core][lease]") {
   auto l = std::make_shared<TestLease>();  // never watched: nobody renews it
-  l->key_ = "paused";
-  l->lease_time_ = 100ms;
-  l->renew_every_ = 30ms;
-  l->acquired_at_ = Clock::now() - 200ms;  // sent two leases ago
-  l->set_expires_at(l->acquired_at_ + 100ms);
+  LeaseCore::Terms terms;
+  terms.key = "paused";
+  terms.lease_time = 100ms;
+  terms.renew_every = 30ms;
+  terms.acquired_at = Clock::now() - 200ms;  // sent two leases ago
+  l->set_terms(std::move(terms));
+  l->set_expires_at(l->terms().acquired_at + 100ms);
   const weave::HeldLease& view = *l;
   CHECK(view.stop_token().stop_requested());
   CHECK(view.lost());
@@ -321,9 +332,7 @@ TEST_CASE("lease core: a paused holder sees its deadline pass at once, before th
   CHECK(l->counted == 1);
 
   // After the last release a passed deadline no longer makes it lost.
-  auto released = std::make_shared<TestLease>();
-  released->lease_time_ = 100ms;
-  released->set_expires_at(Clock::now() - 1ms);
+  auto released = fixed_ttl("released", 100ms, Clock::now() - 101ms);
   CHECK(released->drop_hold());
   CHECK_FALSE(released->lost());
 }
@@ -349,11 +358,7 @@ TEST_CASE("lease core: leases shared between threads while the renewer renews, l
         const std::string key = "shared-" + std::to_string(t) + "-" + std::to_string(i);
         std::shared_ptr<TestLease> l;
         if (r % 4 == 0) {  // a fixed ttl: watched only once a token is asked for
-          l = std::make_shared<TestLease>();
-          l->key_ = key;
-          l->lease_time_ = std::chrono::milliseconds(1 + r % 15);
-          l->acquired_at_ = Clock::now();
-          l->set_expires_at(l->acquired_at_ + l->lease_time_);
+          l = fixed_ttl(key, std::chrono::milliseconds(1 + r % 15), Clock::now());
         } else {
           l = hold(group, key, std::chrono::milliseconds(6 + r % 30),
                    r % 4 == 3 ? std::chrono::milliseconds(5 + r % 20) : 0ms);

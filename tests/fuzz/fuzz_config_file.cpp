@@ -5,8 +5,8 @@
 // from the input's first bytes, {"lock": {"lease": <n> or "<n><unit>"}},
 // gives exactly that lease when it lies in 1 ms .. 10 years, else a ConfigError.
 //
-// The lock library's scheme registry (src/lock/backends.cpp, with every lock
-// backend behind it) is not linked: require_known_scheme below stands in for
+// The lock library's scheme table (src/lock/backends.cpp, with every lock
+// backend behind it) is not linked: check_lock_scheme below stands in for
 // it as in a program that links Weave::redis (mem, redis, redis+cluster,
 // redis+sentinel, redlock known). configure() is not fuzzed: configure_locks
 // is never called here.
@@ -28,7 +28,8 @@
 
 namespace WEAVE_NAMESPACE {
 namespace detail {
-void require_known_scheme(const std::string& url, std::string_view scheme) {
+void check_lock_scheme(const std::string& url) {
+  const std::string scheme = parse_store_url(url).scheme;
   for (std::string_view known : {"mem", "redis", "redis+cluster", "redis+sentinel", "redlock"})
     if (scheme == known) return;
   throw ConfigError("lock url '" + redact_url(url) + "': unknown scheme '" + std::string(scheme) + "'");

@@ -26,6 +26,7 @@
 #include "lock/acquisition.h"
 #include "lock/direct_backend.h"
 #include "lock/lock_interceptor.h"
+#include "lock/lock_runtime.h"
 #include "weave/async_interceptor.h"
 #include "weave/error.h"
 
@@ -139,6 +140,7 @@ struct BackendPath {
   bool in_process = false;              // mem://: inline
   DirectLockBackend* direct = nullptr;  // else without a thread hop when it can, else the store pool
 
+  BackendPath() = default;
   explicit BackendPath(const ClientShared& shared)
       : in_process(shared.in_process),
         direct(shared.in_process ? nullptr : dynamic_cast<DirectLockBackend*>(shared.backend.get())) {}
@@ -306,23 +308,26 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
     std::string_view one;
     std::vector<std::string_view> many;
     const std::span<const std::string_view> keys = p.keys(inv.annotation(), one, many);
-    LockClient& this_thread_client = thread_default_client();
-    const BackendPath path(*LeaseControl::shared_of(this_thread_client));
     milliseconds waited{0};
     std::string busy_key;
     LeaseHandle lease;
-    if (path.in_process && settings.spec.wait == milliseconds(0)) {
-      // Nothing to wait for and no store round trip: the blocking path's own
-      // request, inline (no coroutine frames; no suspension, so this
-      // thread's client). Nothing can cancel it midway: the call's
-      // cancellations wait for its running handler (CallCell), so one sent
-      // meanwhile reaches the body's first co_await, which then gives the
-      // key back.
-      lease = LeaseControl::try_acquire(this_thread_client, keys, settings.spec, &waited, &busy_key, *p.series);
-    } else {
-      const LockClient client = this_thread_client;  // a copy: the coroutine may move threads
-      lease = co_await acquire_async(client, path, keys, settings.spec, &waited, &busy_key, *p.series);
+    std::optional<LockClient> client;  // a copy when the call may suspend: the coroutine may move threads
+    BackendPath path;
+    {
+      const LockRuntimeRef rt;  // this thread's client, up to the first suspension
+      path = BackendPath(*LeaseControl::shared_of(rt->client));
+      if (path.in_process && settings.spec.wait == milliseconds(0)) {
+        // Nothing to wait for and no store round trip: the blocking path's
+        // own request, inline (no coroutine frames, no suspension). Nothing
+        // can cancel it midway: the call's cancellations wait for its
+        // running handler (CallCell), so one sent meanwhile reaches the
+        // body's first co_await, which then gives the key back.
+        lease = LeaseControl::try_acquire(rt->client, keys, settings.spec, &waited, &busy_key, *p.series);
+      } else {
+        client = rt->client;
+      }
     }
+    if (client) lease = co_await acquire_async(*client, path, keys, settings.spec, &waited, &busy_key, *p.series);
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) throw_busy(settings.spec, busy_key, waited);
       co_return;  // skip / fallback: the proxy decides what the call returns
