@@ -269,7 +269,7 @@ TEST_CASE("annotated virtual methods stay woven through T*, unique_ptr<T> and sh
   CHECK(r.seen[0].keys == std::vector<std::string>{"order:u/1"});
   CHECK(r.seen[1].keys == std::vector<std::string>{"order:s/2"});
   CHECK(r.seen[2].keys == std::vector<std::string>{"order:r/3"});
-  // put(int) is annotated but not virtual: through Service* it is not intercepted (README).
+  // put(int) is annotated but not virtual: through Service* it is not intercepted (docs/weavegen.md, "Using the proxy").
   CHECK(raw->put(1) == 2);
   CHECK(r.seen.size() == 3);
   CHECK(static_cast<WovenService*>(raw)->put(1) == 2);

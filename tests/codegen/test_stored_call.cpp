@@ -50,7 +50,7 @@ std::string signature_of(const std::string& name, const std::string& prelude, co
 
 TEST_CASE("stores_call: weavegen accepts the documented [[delay]] example and emits its codec, table and destructor",
           "[codegen][stored_call]") {
-  auto r = run("stored_issue", k_documented_example);
+  auto r = run("stored_documented_example", k_documented_example);
   expect_woven(r);
   const std::string h = read(r.out_h);
   const std::string cpp = read(r.out_cpp);

@@ -1,5 +1,5 @@
-// What the README's snippets take for granted: the application's own types
-// and functions they mention without declaring.
+// What the snippets of README.md and docs/*.md take for granted: the
+// application's own types and functions they mention without declaring.
 #pragma once
 
 #include <memory>
@@ -26,6 +26,10 @@ struct Receipt {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Receipt, id)
 struct Item {
   std::string sku;
+};
+struct Order {
+  std::string id;
+  int cents = 0;
 };
 struct OrderTimeout {
   std::string order;
