@@ -35,7 +35,7 @@ namespace WEAVE_NAMESPACE::detail {
 
 // This process's gate of one (backend, key): where its exclusive waiters
 // take turns through one local leader, kept while any of them is there. The
-// blocking waiters' gate (LocalGate, lock_client.cpp) and the suspending
+// blocking waiters' gate (LocalGate, acquisition.cpp) and the suspending
 // ones' (AsyncGate, asio/async_lock.cpp) are each a Gate type of their own,
 // each in a table of its own.
 template <class Gate>
