@@ -27,6 +27,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/process.h"
@@ -190,6 +191,13 @@ class WEAVE_API LeaseCore {
   // lease may later be watched or unwatched from any thread: it stays there).
   // User-provided: make_shared skips zero-filling the object first.
   LeaseCore() noexcept;
+  // set_terms() at construction, in place: `fill(terms)` writes them (a
+  // lock's lease moves its strings once, not twice).
+  template <class Fill>
+    requires std::is_invocable_v<Fill&, Terms&>
+  explicit LeaseCore(Fill&& fill) noexcept : LeaseCore() {
+    fill(terms_);
+  }
   // Destroyed as the feature's type. A lease freed without its last
   // drop_hold() leaves no entry for the renewer to read afterwards.
   ~LeaseCore();

@@ -432,27 +432,26 @@ void Acquisition::failed(std::size_t i) noexcept {
 
 LeaseHandle Acquisition::finish() {
   const bool watchdog = spec_.ttl == milliseconds(0);
-  auto lease = std::make_shared<LeaseState>();  // the lease's one allocation
+  auto lease = std::make_shared<LeaseState>([&](LeaseCore::Terms& terms) noexcept {  // the lease's one allocation
+    terms.key = std::move(first_key_);
+    terms.owner = std::move(owner_);
+    terms.lease_time = lease_time_;
+    terms.acquired_at = first_sent_;  // conservative: the backend's lease started later
+    terms.group = shared_;
+    if (watchdog) {
+      terms.renew_every = shared_->renew_interval();
+      // Longer than the longest duration (weave::forever included): no limit.
+      if (spec_.max_hold > milliseconds(0) && spec_.max_hold <= max_duration)
+        terms.hold_deadline = first_sent_ + spec_.max_hold;
+    }
+  });
   LeaseState& init = *lease;
-  LeaseCore::Terms terms{.key = std::move(first_key_),
-                         .owner = std::move(owner_),
-                         .lease_time = lease_time_,
-                         .acquired_at = first_sent_,  // conservative: the backend's lease started later
-                         .group = shared_};
   init.fence_ = first_fence_;
   init.more_ = std::move(more_);
   init.type_ = spec_.type;
   init.on_expiry_ = spec_.release == LockSpec::Release::on_expiry;
   init.series_ = &series_;
-  if (watchdog) {
-    terms.renew_every = shared_->renew_interval();
-    // Longer than the longest duration (weave::forever included): no limit.
-    if (spec_.max_hold > milliseconds(0) && spec_.max_hold <= max_duration) {
-      init.max_hold_ = spec_.max_hold;
-      terms.hold_deadline = first_sent_ + spec_.max_hold;
-    }
-  }
-  init.set_terms(std::move(terms));
+  if (init.terms().hold_deadline != Clock::time_point::max()) init.max_hold_ = spec_.max_hold;
   init.start_deadline(first_sent_, shared_->in_process);
   if (expires_ != Clock::time_point::max()) init.set_expires_at(expires_);  // the backend's shorter validity
   // (A fixed-ttl lease nobody asked to hear about is not watched: the

@@ -86,7 +86,8 @@ struct WEAVE_API ClientShared final : RenewGroup {
 // deadlines, loss) and what only a lock has. Made by LockClient with one
 // std::make_shared, so a lease costs one allocation.
 struct WEAVE_API LeaseState final : LeaseCore, Lease {
-  LeaseState() noexcept : Lease(static_cast<LeaseCore&>(*this)) {}
+  template <class Fill>  // writes the lease's Terms (LeaseCore's constructor)
+  explicit LeaseState(Fill&& fill) noexcept : LeaseCore(fill), Lease(static_cast<LeaseCore&>(*this)) {}
   ~LeaseState() = default;
   // Both bases answer these; the core's are the same, minus the view's const.
   using LeaseCore::expires_at;
