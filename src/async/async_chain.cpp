@@ -177,8 +177,7 @@ AsyncCallSite::AsyncCallSite(const MethodInfo& info, std::span<const ArgRef> arg
   // wrapped to install its context at every resumption; it starts from the
   // context the caller runs in (a woven caller's: reentrancy).
   call->cell = CallCell::acquire();
-  call->generation = call->cell->generation;  // (no other thread knows the cell yet)
-  call->cell->head = context_head();
+  call->generation = call->cell->begin(context_head());
 }
 
 AsyncCallSite::~AsyncCallSite() {

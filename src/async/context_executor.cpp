@@ -103,8 +103,8 @@ void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
   std::shared_ptr<const ContextLink> context;
   boost::asio::any_io_executor executor;
   {
-    std::unique_lock g(cell->lock);
-    cell->wait_for_other_emitter(g);
+    Guard g(cell->lock);
+    cell->wait_for_other_emitter();
     cell->own_.slot().clear();  // co_spawn's handler, which holds the caller's frame
     context = std::move(cell->head);
     if (cell->executor_) executor = std::move(cell->executor_);
@@ -126,12 +126,12 @@ void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
   CellPool::put(spare);
 }
 
-void CallCell::wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept {
+void CallCell::wait_for_other_emitter() noexcept {
   const std::thread::id me = std::this_thread::get_id();
   while (emitter_ != std::thread::id() && emitter_ != me) {
-    g.unlock();
+    lock.unlock();  // (the caller's Guard still holds it when this returns)
     std::this_thread::yield();
-    g.lock();
+    lock.lock();
   }
 }
 
@@ -153,7 +153,7 @@ void CallCell::wake_locked() noexcept {
 }
 
 void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noexcept {
-  std::unique_lock g(lock);
+  Guard g(lock);
   if (generation != gen) return;         // the call ended
   if (loss && loss_armed_ == 0) return;  // the body it was meant for ended
   (loss ? pending_loss_ : pending_) |= type;
@@ -170,7 +170,7 @@ void CallCell::cancel(std::uint64_t gen, cancellation_type type, bool loss) noex
 }
 
 void CallCell::arm_loss(LeaseCore& lease) noexcept {
-  std::unique_lock g(lock);
+  Guard g(lock);
   ++loss_armed_;
   if (!unheard_) {
     unheard_ = &lease;
@@ -182,10 +182,10 @@ void CallCell::arm_loss(LeaseCore& lease) noexcept {
 }
 
 void CallCell::forget_loss(LeaseCore& lease) noexcept {
-  std::unique_lock g(lock);
+  Guard g(lock);
   // An emission listening to this lease ends before the lease can (this
   // may run outside any handler: a frame destroyed without resuming).
-  wait_for_other_emitter(g);
+  wait_for_other_emitter();
   if (loss_armed_ > 0) --loss_armed_;
   if (unheard_ == &lease) unheard_ = nullptr;
   pending_loss_ = cancellation_type::none;
@@ -200,28 +200,28 @@ void CallCell::heard_loss(void* cell, std::uint64_t gen) noexcept {
 }
 
 boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_signal* signal) noexcept {
-  std::unique_lock g(lock);
-  wait_for_other_emitter(g);
+  Guard g(lock);
+  wait_for_other_emitter();
   return std::exchange(target_, signal);
 }
 
 void CallCell::hold_emissions() noexcept {
-  std::unique_lock g(lock);
-  wait_for_other_emitter(g);
+  Guard g(lock);
+  wait_for_other_emitter();
   ++running_;
   woken_ = false;  // (as enter())
 }
 
 void CallCell::release_emissions() noexcept {
-  std::lock_guard g(lock);
+  Guard g(lock);
   if (--running_ > 0) return;
   if ((pending_ | pending_loss_) != cancellation_type::none || unheard_) wake_locked();
 }
 
 bool CallCell::enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& context) noexcept {
-  std::unique_lock g(lock);
+  Guard g(lock);
   if (generation != gen) return false;
-  wait_for_other_emitter(g);
+  wait_for_other_emitter();
   if (generation != gen) return false;
   ++running_;
   woken_ = false;  // whoever brings running_ back to 0 delivers what is pending
@@ -230,7 +230,7 @@ bool CallCell::enter(std::uint64_t gen, std::shared_ptr<const ContextLink>& cont
 }
 
 void CallCell::leave(std::uint64_t gen) noexcept {
-  std::unique_lock g(lock);
+  Guard g(lock);
   if (generation != gen) return;  // retired meanwhile (the call ended inside this handler)
   for (;;) {
     if (--running_ > 0) return;

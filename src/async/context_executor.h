@@ -66,8 +66,10 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
   // ContextExecutor); where a cancellation that comes while none of the
   // call's handlers runs is emitted. Before the call is spawned (no other
   // thread knows the cell yet).
-  void bind(boost::asio::io_context& io) noexcept { io_ = &io; }
-  void bind(boost::asio::any_io_executor call_executor) noexcept { executor_ = std::move(call_executor); }
+  void bind(boost::asio::io_context& io) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS { io_ = &io; }
+  void bind(boost::asio::any_io_executor call_executor) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS {
+    executor_ = std::move(call_executor);
+  }
   // Emits `type` at the pending operation of the call of `gen` (nothing if
   // it ended): as the call's running handler ends; when none runs, at once
   // on a thread that runs the call's io_context (co_spawn's handler then
@@ -107,23 +109,25 @@ class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_th
   // cancellation handler dispatches, which may run a handler inline): the
   // emitting thread's handlers run, other threads' wait until it ends.
   // Under ContextCell::lock, as the head is.
-  int running_ = 0;
-  std::thread::id emitter_;
-  boost::asio::cancellation_type pending_ = boost::asio::cancellation_type::none;
-  boost::asio::cancellation_type pending_loss_ = boost::asio::cancellation_type::none;
-  int loss_armed_ = 0;            // arm_loss() - forget_loss(): nested calls of one cell
-  LeaseCore* unheard_ = nullptr;  // armed, not listened to yet
+  int running_ WEAVE_GUARDED_BY(lock) = 0;
+  std::thread::id emitter_ WEAVE_GUARDED_BY(lock);
+  boost::asio::cancellation_type pending_ WEAVE_GUARDED_BY(lock) = boost::asio::cancellation_type::none;
+  boost::asio::cancellation_type pending_loss_ WEAVE_GUARDED_BY(lock) = boost::asio::cancellation_type::none;
+  int loss_armed_ WEAVE_GUARDED_BY(lock) = 0;            // arm_loss() - forget_loss(): nested calls of one cell
+  LeaseCore* unheard_ WEAVE_GUARDED_BY(lock) = nullptr;  // armed, not listened to yet
   boost::asio::cancellation_signal own_;
-  boost::asio::cancellation_signal* target_ = &own_;
-  boost::asio::io_context* io_ = nullptr;
-  boost::asio::any_io_executor executor_;  // when not an io_context's
-  bool woken_ = false;  // a handler is posted to deliver what is pending
+  boost::asio::cancellation_signal* target_ WEAVE_GUARDED_BY(lock) = &own_;
+  // Set by bind() before any other thread knows the cell; cleared by retire().
+  boost::asio::io_context* io_ WEAVE_GUARDED_BY(lock) = nullptr;
+  boost::asio::any_io_executor executor_ WEAVE_GUARDED_BY(lock);  // when not an io_context's
+  bool woken_ WEAVE_GUARDED_BY(lock) = false;  // a handler is posted to deliver what is pending
   // In the pool: the spare's own owner, and the next spare.
   std::shared_ptr<CallCell> self_;
   CallCell* next_spare_ = nullptr;
 
-  void wait_for_other_emitter(std::unique_lock<SpinLock>& g) noexcept;
-  void wake_locked() noexcept;
+  // Lets go of the lock while another thread emits; holds it again on return.
+  void wait_for_other_emitter() noexcept WEAVE_REQUIRES(lock);
+  void wake_locked() noexcept WEAVE_REQUIRES(lock);
   void listen(LeaseCore& lease, std::uint64_t gen) noexcept;
   static void heard_loss(void* cell, std::uint64_t gen) noexcept;
 };

@@ -32,16 +32,22 @@ struct WEAVE_API ContextLink {
 // body spawned) sees what this one pushed. The lock is for such handlers.
 struct ContextCell {
   SpinLock lock;
-  std::shared_ptr<const ContextLink> head;
+  std::shared_ptr<const ContextLink> head WEAVE_GUARDED_BY(lock);
   // The call the cell serves: a cell is reused by later calls (CallCell),
-  // and a write for one that ended is dropped. Under `lock`.
-  std::uint64_t generation = 0;
+  // and a write for one that ended is dropped.
+  std::uint64_t generation WEAVE_GUARDED_BY(lock) = 0;
 
   // Sets the head of the call of `gen`, if the cell still serves it.
   void store(std::uint64_t gen, std::shared_ptr<const ContextLink> h) {
     std::shared_ptr<const ContextLink> old;
-    std::lock_guard g(lock);
+    Guard g(lock);
     if (generation == gen) old = std::exchange(head, std::move(h));  // (`old` dies after the lock)
+  }
+  // A new call's first head, and its generation: before any other thread
+  // knows the cell (no lock yet).
+  std::uint64_t begin(std::shared_ptr<const ContextLink> h) WEAVE_NO_THREAD_SAFETY_ANALYSIS {
+    head = std::move(h);
+    return generation;
   }
 };
 

@@ -41,7 +41,7 @@ template <class Runtime, class Options>
 class RuntimeSlot {
  public:
   RuntimeSlot() {
-    guard_across_fork(mutex_, [this] {
+    guard_across_fork(mutex_.native(), [this]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (held by the fork)
       // The parent's runtime: its threads are not here and its sockets are
       // the parent's. Kept, never destroyed, never used again.
       if (runtime_) new std::shared_ptr<Runtime>(std::move(runtime_));
@@ -56,7 +56,7 @@ class RuntimeSlot {
   // (Runtime(Options) validates them and may throw ConfigError, as loading
   // them does).
   std::shared_ptr<Runtime> get() {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     if (!runtime_) {
       if (!options_) options_ = load_options<Options>();
       runtime_ = std::make_shared<Runtime>(*options_);
@@ -68,7 +68,7 @@ class RuntimeSlot {
   // The runtime in force if one was made (null before first use): what
   // reads its counts must not start a store connection.
   std::shared_ptr<Runtime> made() {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     return runtime_;
   }
 
@@ -77,7 +77,7 @@ class RuntimeSlot {
   void configure(Options options) {
     std::shared_ptr<Runtime> old;
     {
-      std::lock_guard lock(mutex_);
+      Guard lock(mutex_);
       options_ = std::move(options);
       old = std::exchange(runtime_, nullptr);
       generation_.fetch_add(1, std::memory_order_release);
@@ -134,9 +134,9 @@ class RuntimeSlot {
       return shared;
   }
 
-  std::mutex mutex_;
-  std::optional<Options> options_;  // unset: load_options() at first use
-  std::shared_ptr<Runtime> runtime_;
+  Mutex mutex_;
+  std::optional<Options> options_ WEAVE_GUARDED_BY(mutex_);  // unset: load_options() at first use
+  std::shared_ptr<Runtime> runtime_ WEAVE_GUARDED_BY(mutex_);
   // Bumped whenever runtime_ changes (Ref compares it).
   std::atomic<std::uint64_t> generation_{1};
 };
@@ -182,7 +182,7 @@ class StoreSchemes {
 
   explicit StoreSchemes(std::string feature) : feature_(std::move(feature)) {}
   void add(std::string scheme, Factory factory) {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     factories_[std::move(scheme)] = std::move(factory);
   }
   // The store `o.url` names, resolved by feature_url() (code > $<own_env> >
@@ -211,7 +211,7 @@ class StoreSchemes {
  private:
   // The factory for `url`'s scheme (`scheme` parsed from it), or ConfigError.
   Factory find(const std::string& url, std::string_view scheme) const {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     auto it = factories_.find(scheme);
     if (it == factories_.end()) {
       std::string known = "mem";
@@ -222,8 +222,8 @@ class StoreSchemes {
   }
 
   std::string feature_;
-  mutable std::mutex mutex_;
-  std::map<std::string, Factory, std::less<>> factories_;
+  mutable Mutex mutex_;
+  std::map<std::string, Factory, std::less<>> factories_ WEAVE_GUARDED_BY(mutex_);
 };
 
 // Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the

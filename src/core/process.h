@@ -24,6 +24,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/thread_annotations.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -63,19 +64,57 @@ inline std::chrono::steady_clock::time_point coarse_now() noexcept {
 // A lock held for a few pointer moves and map lookups, nearly always by one
 // thread at a time: one atomic exchange to take, a plain store to give back
 // (std::mutex's unlock is a second atomic exchange). Spins, then yields.
-class SpinLock {
+class WEAVE_CAPABILITY("mutex") SpinLock {
  public:
-  void lock() noexcept {
+  void lock() noexcept WEAVE_ACQUIRE() {
     for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
       while (locked_.load(std::memory_order_relaxed))
         if (++spins > 64) std::this_thread::yield();
   }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void unlock() noexcept WEAVE_RELEASE() { locked_.store(false, std::memory_order_release); }
   // In a fork()ed child: a parent's thread may have held it.
   void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
 
  private:
   std::atomic<bool> locked_{false};
+};
+
+// std::mutex as a lock the analysis knows (thread_annotations.h).
+class WEAVE_CAPABILITY("mutex") Mutex {
+ public:
+  void lock() WEAVE_ACQUIRE() { mutex_.lock(); }
+  void unlock() WEAVE_RELEASE() { mutex_.unlock(); }
+  // The std::mutex itself, for guard_across_fork().
+  std::mutex& native() noexcept { return mutex_; }
+
+ private:
+  std::mutex mutex_;
+};
+
+// std::unique_lock for an annotated lock (thread_annotations.h), which the
+// analysis follows: held from construction to destruction, and between an
+// unlock() and a lock() not.
+template <class Lock>
+class WEAVE_SCOPED_CAPABILITY Guard {
+ public:
+  explicit Guard(Lock& lock) noexcept WEAVE_ACQUIRE(lock) : lock_(lock) { lock_.lock(); }
+  ~Guard() WEAVE_RELEASE() {
+    if (held_) lock_.unlock();
+  }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+  void lock() noexcept WEAVE_ACQUIRE() {
+    lock_.lock();
+    held_ = true;
+  }
+  void unlock() noexcept WEAVE_RELEASE() {
+    held_ = false;
+    lock_.unlock();
+  }
+
+ private:
+  Lock& lock_;
+  bool held_ = true;
 };
 
 // Names the calling thread ("weave-renew": at most 15 characters), so

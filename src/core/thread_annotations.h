@@ -1,0 +1,28 @@
+// Which lock guards which state, for Clang's thread-safety analysis
+// (-Wthread-safety): a field read or written without its lock, or a
+// function called without the lock it requires, is a compile error in the
+// build that checks it (the CTest lint.thread_safety, clang++-14). The
+// macros are empty for other compilers.
+//
+//   class Cell {
+//     SpinLock lock;
+//     int state WEAVE_GUARDED_BY(lock) = 0;
+//     void bump() { Guard g(lock); ++state; }
+//     void bump_locked() WEAVE_REQUIRES(lock) { ++state; }
+//   };
+#pragma once
+
+#if defined(__clang__)
+#define WEAVE_THREAD_ANNOTATION(x) __attribute__((x))
+#else
+#define WEAVE_THREAD_ANNOTATION(x)
+#endif
+
+#define WEAVE_CAPABILITY(name) WEAVE_THREAD_ANNOTATION(capability(name))
+#define WEAVE_SCOPED_CAPABILITY WEAVE_THREAD_ANNOTATION(scoped_lockable)
+#define WEAVE_GUARDED_BY(lock) WEAVE_THREAD_ANNOTATION(guarded_by(lock))
+#define WEAVE_REQUIRES(...) WEAVE_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+#define WEAVE_ACQUIRE(...) WEAVE_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+#define WEAVE_RELEASE(...) WEAVE_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+// For what runs before any other thread can see the object (no lock needed yet).
+#define WEAVE_NO_THREAD_SAFETY_ANALYSIS WEAVE_THREAD_ANNOTATION(no_thread_safety_analysis)
