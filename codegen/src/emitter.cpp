@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <variant>
 
 #include <weave/generated/revision.h>
 
@@ -85,7 +86,8 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
     const auto& a = f.annotations[i];
     if (a.args.empty()) continue;
     out += "constexpr ::weave::ArgSpec " + p + "args" + std::to_string(i) + "[] = {\n";
-    for (const auto& arg : a.args) out += "    {" + cpp_string_literal(arg.name) + ", " + arg.value_code + "},\n";
+    for (const auto& arg : a.args)
+      out += "    {" + cpp_string_literal(arg.name) + ", " + arg_value_code(arg.value) + "},\n";
     out += "};\n";
   }
   out += "constexpr ::weave::AnnotationSpec " + p + "annotations[] = {\n";
@@ -361,6 +363,29 @@ void emit_decorator(std::string& out, const ClassModel& c) {
 }
 
 }  // namespace
+
+std::string arg_value_code(const ArgValue& v) {
+  const std::string of = "::weave::ArgValue::of_";
+  struct Code {
+    const std::string& of;
+    std::string operator()(const arg::Forever&) const { return of + "forever()"; }
+    std::string operator()(const arg::DurationMs& d) const { return of + "duration_ms(" + std::to_string(d.ms) + ")"; }
+    std::string operator()(const arg::Integer& i) const { return of + "integer(" + std::to_string(i.value) + ")"; }
+    std::string operator()(const arg::Bool& b) const { return of + "bool(" + (b.value ? "true" : "false") + ")"; }
+    std::string operator()(const arg::Text& t) const { return of + "text(" + cpp_string_literal(t.text) + ")"; }
+    std::string operator()(const arg::Enum& e) const {
+      return of + "enum(" + cpp_string_literal(e.text) + ", " + std::to_string(e.index) + ")";
+    }
+    std::string operator()(const arg::Template& t) const {
+      return of + "template(" + std::to_string(t.slot) + ", " + cpp_string_literal(t.source) + ")";
+    }
+    std::string operator()(const arg::TemplateList& l) const {
+      return of + "template_list(" + std::to_string(l.first) + ", " + std::to_string(l.n) + ", " +
+             cpp_string_literal(l.sources) + ")";
+    }
+  };
+  return std::visit(Code{of}, v);
+}
 
 std::string emit_header(const Model& m, const EmitOptions& o) {
   std::string out;

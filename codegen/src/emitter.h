@@ -18,4 +18,8 @@ struct EmitOptions {
 std::string emit_header(const Model& m, const EmitOptions& o);
 std::string emit_source(const Model& m, const EmitOptions& o);
 
+// An argument's value as generated code writes it: the weave::ArgValue of
+// its kind, e.g. "::weave::ArgValue::of_duration_ms(30000)".
+std::string arg_value_code(const ArgValue& v);
+
 }  // namespace weavegen
