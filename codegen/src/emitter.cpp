@@ -193,7 +193,7 @@ std::string detachable(const FunctionModel& f, bool decorator) {
 // #line naming the annotation's line in the header (a compile error in a
 // placeholder points there). Returns how to pass them as a span.
 std::string emit_render(std::string& out, const FunctionModel& f, const std::string& header,
-                        const std::string& source_path) {
+                        const std::string& source_path, bool decorator) {
   if (f.slots.empty()) return "::std::span<const ::std::string>{}";
   out += "  ::std::string weave_rendered[" + std::to_string(f.slots.size()) + "];\n";
   for (std::size_t i = 0; i < f.slots.size(); ++i) {
@@ -203,7 +203,8 @@ std::string emit_render(std::string& out, const FunctionModel& f, const std::str
     std::string stmt = " ";
     for (const auto& part : s.parts) {
       if (part.expr)
-        stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " + part.text + ");";
+        stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " +
+                key_access_code(part.access, decorator) + ");";
       else stmt += " " + slot + " += " + cpp_string_literal(part.text) + ";";
     }
     out += stmt + "\n";
@@ -225,7 +226,7 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
     out += "};\n";
     args = "weave_args";
   }
-  const std::string rendered = emit_render(out, f, header, source_path);
+  const std::string rendered = emit_render(out, f, header, source_path, decorator);
   const std::string R = f.ret;
   std::string call;
   if (f.member) {
@@ -293,7 +294,7 @@ void emit_stored_call_members(std::string& out, const FunctionModel& f, const st
     for (std::size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + f.params[i].name;
     out += "] = weave_copies;\n";
   }
-  const std::string rendered = emit_render(out, f, header, source_path);
+  const std::string rendered = emit_render(out, f, header, source_path, decorator);
   out += "  return ::weave::detail::detached_copy(" + detachable(f, decorator) + ", " + rendered + ");\n}\n\n";
 }
 
@@ -385,6 +386,12 @@ std::string arg_value_code(const ArgValue& v) {
     }
   };
   return std::visit(Code{of}, v);
+}
+
+std::string key_access_code(const KeyAccess& a, bool decorator) {
+  std::string code = !a.self ? a.param : decorator ? "(*weave_target_)" : "(*this)";
+  for (const auto& s : a.steps) code += (s.arrow ? "->" : ".") + s.member + (s.call ? "()" : "");
+  return code;
 }
 
 std::string emit_header(const Model& m, const EmitOptions& o) {

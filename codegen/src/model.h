@@ -79,7 +79,22 @@ struct AnnotationModel {
   bool stores_call = false;  // vocabulary "stores_call" (delay)
 };
 
-// One rendered key template: literal parts and C++ expressions, appended in order.
+// What a placeholder reads: a parameter or the object, then its members
+// (`<order.customer().id>`, `<ptr->id>`, `<this.region_>`).
+struct KeyAccess {
+  struct Step {
+    std::string member;
+    bool arrow = false;  // `->`, else `.`
+    bool call = false;   // `member()`
+    bool operator==(const Step&) const = default;
+  };
+  bool self = false;  // the object; else the parameter `param`
+  std::string param;
+  std::vector<Step> steps;
+  bool operator==(const KeyAccess&) const = default;
+};
+
+// One rendered key template: literal parts and placeholders, appended in order.
 struct KeyRender {
   int line = 0;  // header line of the template (for #line)
   // The rendered text names stored state (the vocabulary's "names_state"):
@@ -87,8 +102,9 @@ struct KeyRender {
   // (weave::append_text).
   bool names_state = false;
   struct Part {
-    bool expr = false;
+    bool expr = false;  // a placeholder (`access`), else literal `text`
     std::string text;
+    KeyAccess access;
   };
   std::vector<Part> parts;
 };

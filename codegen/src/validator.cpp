@@ -78,9 +78,9 @@ class Validator {
   std::string effective(const std::string& name) const;
   const RawArg* written(const std::string& name) const;
   bool key_template(const RawValue& v, const ArgDef& d, KeyRender& out);
-  bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
+  bool placeholder(const KeyPiece& p, const ErrorAt& err, KeyAccess& access);
   // Resolves the head of a placeholder (a parameter, or `this`); false on error.
-  bool head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type);
+  bool head(const KeyPiece& p, const ErrorAt& err, KeyAccess& access, TypeId& type);
 
   const RawAnnotation& raw_;
   const AnnotationDef& def_;
@@ -95,7 +95,7 @@ class Validator {
   bool ok_ = true;
 };
 
-bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type) {
+bool Validator::head(const KeyPiece& p, const ErrorAt& err, KeyAccess& access, TypeId& type) {
   const int len = static_cast<int>(p.head.size());
   if (p.head == "this") {
     if (!facts_.member || facts_.is_static) {
@@ -113,7 +113,7 @@ bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, T
           "use '<this." + p.steps.front().member + ">' ('this' stands for the object, not a pointer)");
       return false;
     }
-    expr = facts_.self_expr;
+    access.self = true;
     type = facts_.self;
     return true;
   }
@@ -145,19 +145,18 @@ bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, T
                           : hint));
     return false;
   }
-  expr = f_.params[index].name;
+  access.param = f_.params[index].name;
   type = index < static_cast<int>(facts_.param_types.size()) ? facts_.param_types[index] : 0;
   return true;
 }
 
-bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr) {
+bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, KeyAccess& access) {
   TypeId t = 0;
-  if (!head(p, err, expr, t)) return false;
+  if (!head(p, err, access, t)) return false;
   const bool on_self = p.head == "this";
   bool known = t != 0;
   for (std::size_t si = 0; si < p.steps.size(); ++si) {
     const KeyStep& st = p.steps[si];
-    const std::string op = st.arrow ? "->" : ".";
     const int len = static_cast<int>(st.member.size());
     if (known) {
       const TypeShape shape = types_.shape(t);
@@ -236,7 +235,7 @@ bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& 
         }
       }
     }
-    expr += op + st.member + (st.call ? "()" : "");
+    access.steps.push_back({st.member, st.arrow, st.call});
   }
   if (known && !types_.formattable(t)) {
     const std::string tn = types_.name(t);
@@ -276,7 +275,7 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
   const KeyPiece* open = nullptr;  // the last placeholder, while no reserved character followed it
   for (const auto& p : *pieces) {
     if (!p.placeholder) {
-      out.parts.push_back({false, p.literal});
+      out.parts.push_back({false, p.literal, {}});
       if (p.literal.find_first_of(weave::key_reserved) != std::string::npos) open = nullptr;
       continue;
     }
@@ -290,15 +289,15 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
       ok = false;
     }
     open = &p;
-    std::string expr;
+    KeyAccess access;
     auto err = [&](int pos, int len, const std::string& msg) {
       rep_.error(path_, col_at(pos), msg, len == 0 ? written_length(p) : len);  // 0: the whole placeholder
     };
-    if (!placeholder(p, err, expr)) {
+    if (!placeholder(p, err, access)) {
       ok = false;
       continue;
     }
-    out.parts.push_back({true, expr});
+    out.parts.push_back({true, "", std::move(access)});
   }
   return ok;
 }

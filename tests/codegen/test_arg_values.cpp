@@ -1,6 +1,6 @@
-// An annotation's arguments from the validator to the emitter: the validator
-// hands over typed values (model.h), written or default alike, and only the
-// emitter writes them as C++.
+// An annotation's arguments and key placeholders from the validator to the
+// emitter: the validator hands over typed values (model.h), written or
+// default alike, and only the emitter writes them as C++.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -96,7 +96,6 @@ Run validate(const std::string& json, const std::vector<std::pair<std::string, R
   FunctionFacts facts;
   facts.param_types = {0, 0};
   facts.member = true;
-  facts.self_expr = "(*this)";
   facts.default_key = "Order::m";
   NoTypes types;
   ValidatedAnnotation va;
@@ -148,8 +147,8 @@ TEST_CASE("arg values: the validator hands each kind over typed, written or by d
   }
   // The slots the templates name, in order.
   REQUIRE(r.slots.size() == 3);
-  CHECK(r.slots[0].parts.back().text == "order.id");
-  CHECK(r.slots[1].parts.back().text == "n");
+  CHECK(r.slots[0].parts.back().access == KeyAccess{false, "order", {{"id", false, false}}});
+  CHECK(r.slots[1].parts.back().access == KeyAccess{false, "n", {}});
   CHECK(r.slots[2].parts.back().text == "b");
 }
 
@@ -201,4 +200,14 @@ TEST_CASE("arg values: the emitter writes each kind as the weave::ArgValue of th
       {arg::TemplateList{1, 2, "a:<x>,b:<y>"}, R"(::weave::ArgValue::of_template_list(1, 2, "a:<x>,b:<y>"))"},
   };
   for (const auto& c : cases) CHECK(arg_value_code(c.first) == c.second);
+}
+
+TEST_CASE("arg values: the emitter writes what a key placeholder reads, the object as the proxy or decorator names it",
+          "[codegen][emitter]") {
+  const KeyAccess chain{false, "ptr", {{"customer", true, true}, {"name", false, false}}};
+  CHECK(key_access_code(chain, false) == "ptr->customer().name");
+  CHECK(key_access_code(chain, true) == "ptr->customer().name");
+  const KeyAccess self{true, "", {{"region_", false, false}}};
+  CHECK(key_access_code(self, false) == "(*this).region_");
+  CHECK(key_access_code(self, true) == "(*weave_target_).region_");
 }
