@@ -25,7 +25,10 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
 # What a consumer's build needs beside the package (the static libraries link
-# hiredis and libuuid; the headers include nlohmann/json; weavegen runs libclang).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libhiredis-dev, uuid-dev, nlohmann-json3-dev, libclang1-14, libstdc++6, pkg-config")
+# hiredis and libuuid; the headers include nlohmann/json; weavegen runs the
+# libclang it was built with).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhiredis-dev, uuid-dev, nlohmann-json3-dev, libstdc++6, pkg-config")
+if(WEAVEGEN_LIBCLANG_VERSION)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libclang1-${WEAVEGEN_LIBCLANG_VERSION}")
+endif()
 include(CPack)

@@ -11,20 +11,49 @@ std::string str(CXString s) {
   return r;
 }
 
-std::string spelling(CXCursor c) { return str(clang_getCursorSpelling(c)); }
-std::string type_spelling(CXType t) { return str(clang_getTypeSpelling(t)); }
-std::string usr(CXCursor c) { return str(clang_getCursorUSR(c)); }
+namespace {
 
-std::string unqual_spelling(CXType t) {
-  std::string s = type_spelling(t);
+// Removes the leading "const " and "volatile " of a spelling; returns them.
+std::string take_cv(std::string& s) {
+  std::string cv;
   for (bool again = true; again;) {
     again = false;
     for (const char* q : {"const ", "volatile "})
       if (s.rfind(q, 0) == 0) {
+        cv += q;
         s.erase(0, std::strlen(q));
         again = true;
       }
   }
+  return cv;
+}
+
+}  // namespace
+
+std::string spelling(CXCursor c) { return str(clang_getCursorSpelling(c)); }
+std::string type_spelling(CXType t) {
+  std::string s = str(clang_getTypeSpelling(t));
+  // The type that references and pointers lead to is printed first: "const Account &".
+  CXType leaf = t;
+  while (leaf.kind == CXType_Pointer || leaf.kind == CXType_LValueReference || leaf.kind == CXType_RValueReference)
+    leaf = clang_getPointeeType(leaf);
+  // Only libclang 16 and later make a name written with neither scope nor
+  // keyword an elaborated type.
+  if (leaf.kind != CXType_Elaborated) return s;
+  const std::string written = str(clang_getTypeSpelling(leaf));
+  if (s.rfind(written, 0) != 0) return s;
+  std::string name = written;
+  const std::string cv = take_cv(name);
+  if (name.substr(0, name.find('<')).find("::") != std::string::npos) return s;
+  for (const char* keyword : {"struct ", "class ", "union ", "enum ", "typename "})
+    if (name.rfind(keyword, 0) == 0) return s;
+  return cv + str(clang_getTypeSpelling(clang_Type_getNamedType(leaf))) + s.substr(written.size());
+}
+std::string usr(CXCursor c) { return str(clang_getCursorUSR(c)); }
+
+std::string unqual_spelling(CXType t) {
+  std::string s = type_spelling(t);
+  take_cv(s);
   return s;
 }
 

@@ -15,6 +15,10 @@ namespace weavegen {
 
 std::string str(CXString s);
 std::string spelling(CXCursor c);
+// A type as libclang 14 and 15 spell it: a record, enum or typedef named
+// without a scope is spelled with its scope ("bank::Account"), whatever the
+// libclang (16 spells it as written, "Account"); the generated code and the
+// result codec's name are then the same with every version.
 std::string type_spelling(CXType t);
 // Spelling without top-level const/volatile.
 std::string unqual_spelling(CXType t);

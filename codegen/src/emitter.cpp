@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <variant>
 
 #include <weave/generated/revision.h>
 
@@ -85,7 +86,8 @@ void emit_static_data(std::string& out, const FunctionModel& f, const std::strin
     const auto& a = f.annotations[i];
     if (a.args.empty()) continue;
     out += "constexpr ::weave::ArgSpec " + p + "args" + std::to_string(i) + "[] = {\n";
-    for (const auto& arg : a.args) out += "    {" + cpp_string_literal(arg.name) + ", " + arg.value_code + "},\n";
+    for (const auto& arg : a.args)
+      out += "    {" + cpp_string_literal(arg.name) + ", " + arg_value_code(arg.value) + "},\n";
     out += "};\n";
   }
   out += "constexpr ::weave::AnnotationSpec " + p + "annotations[] = {\n";
@@ -191,7 +193,7 @@ std::string detachable(const FunctionModel& f, bool decorator) {
 // #line naming the annotation's line in the header (a compile error in a
 // placeholder points there). Returns how to pass them as a span.
 std::string emit_render(std::string& out, const FunctionModel& f, const std::string& header,
-                        const std::string& source_path) {
+                        const std::string& source_path, bool decorator) {
   if (f.slots.empty()) return "::std::span<const ::std::string>{}";
   out += "  ::std::string weave_rendered[" + std::to_string(f.slots.size()) + "];\n";
   for (std::size_t i = 0; i < f.slots.size(); ++i) {
@@ -201,7 +203,8 @@ std::string emit_render(std::string& out, const FunctionModel& f, const std::str
     std::string stmt = " ";
     for (const auto& part : s.parts) {
       if (part.expr)
-        stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " + part.text + ");";
+        stmt += std::string(s.names_state ? " ::weave::append_key(" : " ::weave::append_text(") + slot + ", " +
+                key_access_code(part.access, decorator) + ");";
       else stmt += " " + slot + " += " + cpp_string_literal(part.text) + ";";
     }
     out += stmt + "\n";
@@ -223,7 +226,7 @@ void emit_body(std::string& out, const FunctionModel& f, const std::string& head
     out += "};\n";
     args = "weave_args";
   }
-  const std::string rendered = emit_render(out, f, header, source_path);
+  const std::string rendered = emit_render(out, f, header, source_path, decorator);
   const std::string R = f.ret;
   std::string call;
   if (f.member) {
@@ -291,7 +294,7 @@ void emit_stored_call_members(std::string& out, const FunctionModel& f, const st
     for (std::size_t i = 0; i < f.params.size(); ++i) out += (i ? ", " : "") + f.params[i].name;
     out += "] = weave_copies;\n";
   }
-  const std::string rendered = emit_render(out, f, header, source_path);
+  const std::string rendered = emit_render(out, f, header, source_path, decorator);
   out += "  return ::weave::detail::detached_copy(" + detachable(f, decorator) + ", " + rendered + ");\n}\n\n";
 }
 
@@ -361,6 +364,35 @@ void emit_decorator(std::string& out, const ClassModel& c) {
 }
 
 }  // namespace
+
+std::string arg_value_code(const ArgValue& v) {
+  const std::string of = "::weave::ArgValue::of_";
+  struct Code {
+    const std::string& of;
+    std::string operator()(const arg::Forever&) const { return of + "forever()"; }
+    std::string operator()(const arg::DurationMs& d) const { return of + "duration_ms(" + std::to_string(d.ms) + ")"; }
+    std::string operator()(const arg::Integer& i) const { return of + "integer(" + std::to_string(i.value) + ")"; }
+    std::string operator()(const arg::Bool& b) const { return of + "bool(" + (b.value ? "true" : "false") + ")"; }
+    std::string operator()(const arg::Text& t) const { return of + "text(" + cpp_string_literal(t.text) + ")"; }
+    std::string operator()(const arg::Enum& e) const {
+      return of + "enum(" + cpp_string_literal(e.text) + ", " + std::to_string(e.index) + ")";
+    }
+    std::string operator()(const arg::Template& t) const {
+      return of + "template(" + std::to_string(t.slot) + ", " + cpp_string_literal(t.source) + ")";
+    }
+    std::string operator()(const arg::TemplateList& l) const {
+      return of + "template_list(" + std::to_string(l.first) + ", " + std::to_string(l.n) + ", " +
+             cpp_string_literal(l.sources) + ")";
+    }
+  };
+  return std::visit(Code{of}, v);
+}
+
+std::string key_access_code(const KeyAccess& a, bool decorator) {
+  std::string code = !a.self ? a.param : decorator ? "(*weave_target_)" : "(*this)";
+  for (const auto& s : a.steps) code += (s.arrow ? "->" : ".") + s.member + (s.call ? "()" : "");
+  return code;
+}
 
 std::string emit_header(const Model& m, const EmitOptions& o) {
   std::string out;

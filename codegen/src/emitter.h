@@ -18,4 +18,12 @@ struct EmitOptions {
 std::string emit_header(const Model& m, const EmitOptions& o);
 std::string emit_source(const Model& m, const EmitOptions& o);
 
+// An argument's value as generated code writes it: the weave::ArgValue of
+// its kind, e.g. "::weave::ArgValue::of_duration_ms(30000)".
+std::string arg_value_code(const ArgValue& v);
+
+// What a key placeholder reads, as generated code writes it: "order.id()",
+// "(*this).region_", or in a decorator "(*weave_target_).region_".
+std::string key_access_code(const KeyAccess& a, bool decorator);
+
 }  // namespace weavegen

@@ -1,7 +1,10 @@
 // What the model builder hands to the emitter: validated, ready-to-print facts.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace weavegen {
@@ -18,20 +21,80 @@ struct ParamModel {
   bool move = false;         // forward to the target with std::move
 };
 
-struct ArgEmit {
+// An annotation argument's value, checked and typed: what the interceptor
+// reads as a weave::ArgValue. The emitter alone writes it as C++.
+namespace arg {
+struct Forever {
+  bool operator==(const Forever&) const = default;
+};
+struct DurationMs {
+  std::int64_t ms = 0;
+  bool operator==(const DurationMs&) const = default;
+};
+struct Integer {
+  std::int64_t value = 0;
+  bool operator==(const Integer&) const = default;
+};
+struct Bool {
+  bool value = false;
+  bool operator==(const Bool&) const = default;
+};
+struct Text {
+  std::string text;
+  bool operator==(const Text&) const = default;
+};
+struct Enum {
+  std::string text;
+  std::int64_t index = -1;  // in the vocabulary's values: interceptors switch on it
+  bool operator==(const Enum&) const = default;
+};
+// A key template rendered per call into FunctionModel::slots[slot].
+struct Template {
+  std::size_t slot = 0;
+  std::string source;  // as written: the metrics' label
+  bool operator==(const Template&) const = default;
+};
+// Key templates rendered per call into slots [first, first + n).
+struct TemplateList {
+  std::size_t first = 0, n = 0;
+  std::string sources;  // as written, joined by ","
+  bool operator==(const TemplateList&) const = default;
+};
+}  // namespace arg
+
+using ArgValue = std::variant<arg::Forever, arg::DurationMs, arg::Integer, arg::Bool, arg::Text, arg::Enum,
+                              arg::Template, arg::TemplateList>;
+
+struct ArgModel {
   std::string name;
-  std::string value_code;  // e.g. ::weave::ArgValue::of_duration_ms(30000)
+  ArgValue value;
+  bool operator==(const ArgModel&) const = default;
 };
 
 struct AnnotationModel {
   std::string name;
   int order = 0;
   int line = 0, col = 0;
-  std::vector<ArgEmit> args;
+  std::vector<ArgModel> args;
   bool stores_call = false;  // vocabulary "stores_call" (delay)
 };
 
-// One rendered key template: literal parts and C++ expressions, appended in order.
+// What a placeholder reads: a parameter or the object, then its members
+// (`<order.customer().id>`, `<ptr->id>`, `<this.region_>`).
+struct KeyAccess {
+  struct Step {
+    std::string member;
+    bool arrow = false;  // `->`, else `.`
+    bool call = false;   // `member()`
+    bool operator==(const Step&) const = default;
+  };
+  bool self = false;  // the object; else the parameter `param`
+  std::string param;
+  std::vector<Step> steps;
+  bool operator==(const KeyAccess&) const = default;
+};
+
+// One rendered key template: literal parts and placeholders, appended in order.
 struct KeyRender {
   int line = 0;  // header line of the template (for #line)
   // The rendered text names stored state (the vocabulary's "names_state"):
@@ -39,8 +102,9 @@ struct KeyRender {
   // (weave::append_text).
   bool names_state = false;
   struct Part {
-    bool expr = false;
+    bool expr = false;  // a placeholder (`access`), else literal `text`
     std::string text;
+    KeyAccess access;
   };
   std::vector<Part> parts;
 };

@@ -483,7 +483,6 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
   if (member) {
     facts.self = types_.id(clang_getCursorType(parent));
     facts.protected_visible = !cls->decorator;
-    facts.self_expr = cls->decorator ? "(*weave_target_)" : "(*this)";
   }
   facts.default_key = f.qualified_name;
   if (is_overloaded(c)) {

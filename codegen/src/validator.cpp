@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 #include "key_template.h"
-#include "string_literal.h"
 #include "weave/key.h"
 
 namespace weavegen {
@@ -41,13 +41,6 @@ static const char* expected_name(ArgType t) {
 
 namespace {
 
-// An enumerator with its index in the vocabulary's values (interceptors switch on it).
-std::string enum_code(const ArgDef& d, const std::string& value) {
-  const auto at = std::find(d.values.begin(), d.values.end(), value);
-  const long index = at == d.values.end() ? -1 : static_cast<long>(at - d.values.begin());
-  return "::weave::ArgValue::of_enum(" + cpp_string_literal(value) + ", " + std::to_string(index) + ")";
-}
-
 using ErrorAt = std::function<void(int pos, int length, const std::string&)>;
 
 class Validator {
@@ -73,6 +66,8 @@ class Validator {
   bool check_required(const ArgDef& d);
   void convert_default(const ArgDef& d);
   void convert_written(const ArgDef& d, const RawArg& a);
+  std::optional<ArgValue> convert(const ArgDef& d, const RawValue& v);
+  std::nullopt_t refuse(Loc l, const std::string& m, int len);
   void check_skip_values();
   void check_at_most();
   void check_stores_result();
@@ -82,11 +77,10 @@ class Validator {
 
   std::string effective(const std::string& name) const;
   const RawArg* written(const std::string& name) const;
-  std::string template_code(KeyRender kr, const std::string& source);
   bool key_template(const RawValue& v, const ArgDef& d, KeyRender& out);
-  bool placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr);
+  bool placeholder(const KeyPiece& p, const ErrorAt& err, KeyAccess& access);
   // Resolves the head of a placeholder (a parameter, or `this`); false on error.
-  bool head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type);
+  bool head(const KeyPiece& p, const ErrorAt& err, KeyAccess& access, TypeId& type);
 
   const RawAnnotation& raw_;
   const AnnotationDef& def_;
@@ -101,7 +95,7 @@ class Validator {
   bool ok_ = true;
 };
 
-bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, TypeId& type) {
+bool Validator::head(const KeyPiece& p, const ErrorAt& err, KeyAccess& access, TypeId& type) {
   const int len = static_cast<int>(p.head.size());
   if (p.head == "this") {
     if (!facts_.member || facts_.is_static) {
@@ -119,7 +113,7 @@ bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, T
           "use '<this." + p.steps.front().member + ">' ('this' stands for the object, not a pointer)");
       return false;
     }
-    expr = facts_.self_expr;
+    access.self = true;
     type = facts_.self;
     return true;
   }
@@ -151,19 +145,18 @@ bool Validator::head(const KeyPiece& p, const ErrorAt& err, std::string& expr, T
                           : hint));
     return false;
   }
-  expr = f_.params[index].name;
+  access.param = f_.params[index].name;
   type = index < static_cast<int>(facts_.param_types.size()) ? facts_.param_types[index] : 0;
   return true;
 }
 
-bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& expr) {
+bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, KeyAccess& access) {
   TypeId t = 0;
-  if (!head(p, err, expr, t)) return false;
+  if (!head(p, err, access, t)) return false;
   const bool on_self = p.head == "this";
   bool known = t != 0;
   for (std::size_t si = 0; si < p.steps.size(); ++si) {
     const KeyStep& st = p.steps[si];
-    const std::string op = st.arrow ? "->" : ".";
     const int len = static_cast<int>(st.member.size());
     if (known) {
       const TypeShape shape = types_.shape(t);
@@ -242,7 +235,7 @@ bool Validator::placeholder(const KeyPiece& p, const ErrorAt& err, std::string& 
         }
       }
     }
-    expr += op + st.member + (st.call ? "()" : "");
+    access.steps.push_back({st.member, st.arrow, st.call});
   }
   if (known && !types_.formattable(t)) {
     const std::string tn = types_.name(t);
@@ -282,7 +275,7 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
   const KeyPiece* open = nullptr;  // the last placeholder, while no reserved character followed it
   for (const auto& p : *pieces) {
     if (!p.placeholder) {
-      out.parts.push_back({false, p.literal});
+      out.parts.push_back({false, p.literal, {}});
       if (p.literal.find_first_of(weave::key_reserved) != std::string::npos) open = nullptr;
       continue;
     }
@@ -296,15 +289,15 @@ bool Validator::key_template(const RawValue& v, const ArgDef& d, KeyRender& out)
       ok = false;
     }
     open = &p;
-    std::string expr;
+    KeyAccess access;
     auto err = [&](int pos, int len, const std::string& msg) {
       rep_.error(path_, col_at(pos), msg, len == 0 ? written_length(p) : len);  // 0: the whole placeholder
     };
-    if (!placeholder(p, err, expr)) {
+    if (!placeholder(p, err, access)) {
       ok = false;
       continue;
     }
-    out.parts.push_back({true, expr});
+    out.parts.push_back({true, "", std::move(access)});
   }
   return ok;
 }
@@ -437,100 +430,68 @@ bool Validator::check_required(const ArgDef& d) {
   return true;
 }
 
-// A key template rendered per call into the next slot of the function;
-// `source` is the template as written (the metrics' label).
-std::string Validator::template_code(KeyRender kr, const std::string& source) {
-  std::string code =
-      "::weave::ArgValue::of_template(" + std::to_string(f_.slots.size()) + ", " + cpp_string_literal(source) + ")";
-  f_.slots.push_back(std::move(kr));
-  return code;
-}
-
-// Key templates rendered per call into slots [first, first + n); `sources`
-// as written, joined by ",".
-std::string template_list_code(std::size_t first, std::size_t n, const std::vector<std::string>& sources) {
-  std::string joined;
-  for (const std::string& s : sources) joined += (joined.empty() ? "" : ",") + s;
-  return "::weave::ArgValue::of_template_list(" + std::to_string(first) + ", " + std::to_string(n) + ", " +
-         cpp_string_literal(joined) + ")";
+// A vocabulary default as if written at the annotation (a JSON string is
+// read by the argument's type: "30s" a duration, "info" an enumerator).
+RawValue raw_default(const nlohmann::json& j, ArgType type, Loc loc, int length) {
+  RawValue v;
+  v.loc = loc;
+  v.length = length;
+  if (j.is_string()) {
+    v.text = j.get<std::string>();
+    const bool text = type == ArgType::template_ || type == ArgType::template_list || type == ArgType::string;
+    v.kind = text                                                  ? RawValue::string
+             : type == ArgType::duration && v.text != "forever" ? RawValue::number
+                                                                  : RawValue::identifier;
+  } else if (j.is_boolean()) {
+    v.kind = RawValue::boolean;
+    v.text = j.get<bool>() ? "true" : "false";
+  } else if (j.is_number()) {
+    v.kind = RawValue::number;
+    v.text = j.is_number_integer() ? std::to_string(j.get<long long>()) : j.dump();
+  } else if (j.is_array()) {
+    v.kind = RawValue::list;
+    for (const auto& e : j) v.items.push_back(raw_default(e, type, loc, length));
+  } else {
+    v.kind = RawValue::identifier;  // null or an object: refused by every type but identifier
+    v.text = j.dump();
+  }
+  return v;
 }
 
 // The vocabulary's default of an argument not written (none when it conflicts
 // with a written one); it then counts as present for the arguments after it.
+// It is converted as a written value is, and refused as one would be.
 void Validator::convert_default(const ArgDef& d) {
   for (const auto& c : d.conflicts)
     if (written_.count(c)) return;
   if (d.default_qualified_name) {
-    result_.model.args.push_back({d.name, "::weave::ArgValue::of_text(" + cpp_string_literal(facts_.default_key) + ")"});
+    result_.model.args.push_back({d.name, arg::Text{facts_.default_key}});
     return;
   }
   if (!d.default_value) return;
-  const auto& j = *d.default_value;
-  RawValue val;
-  val.loc = raw_.loc;
-  if (j.is_string()) {
-    val.text = j.get<std::string>();
-    val.kind = d.type == ArgType::template_ || d.type == ArgType::string ? RawValue::string
-               : d.type == ArgType::duration && val.text != "forever"  ? RawValue::number
-                                                                        : RawValue::identifier;
-  } else if (j.is_boolean()) {
-    val.kind = RawValue::boolean;
-    val.text = j.get<bool>() ? "true" : "false";
-  } else if (j.is_number_integer()) {
-    val.kind = RawValue::number;
-    val.text = std::to_string(j.get<long long>());
-  } else if (j.is_array()) {
-    val.kind = RawValue::list;
-    for (const auto& e : j) {
-      RawValue item;
-      item.kind = RawValue::string;
-      item.loc = raw_.loc;
-      item.text = e.is_string() ? e.get<std::string>() : e.dump();
-      val.items.push_back(item);
-    }
-  }
   written_[d.name] = nullptr;  // marks "has a value" without a source position
-  std::string code;
-  if (d.type == ArgType::template_) {
-    KeyRender kr;
-    if (!key_template(val, d, kr)) {
-      ok_ = false;
-      return;
-    }
-    code = template_code(std::move(kr), val.text);
-  } else if (d.type == ArgType::template_list) {
-    const std::size_t first = f_.slots.size();
-    std::vector<std::string> sources;
-    for (const auto& item : val.items) {
-      KeyRender kr;
-      if (!key_template(item, d, kr)) {
-        ok_ = false;
-        continue;
-      }
-      f_.slots.push_back(std::move(kr));
-      sources.push_back(item.text);
-    }
-    code = template_list_code(first, f_.slots.size() - first, sources);
-  } else if (d.type == ArgType::duration) {
-    std::int64_t ms = 0;
-    if (val.text == "forever") code = "::weave::ArgValue::of_forever()";
-    else if (parse_duration(val.text, ms).empty())
-      code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
-  } else if (d.type == ArgType::integer) {
-    code = "::weave::ArgValue::of_integer(" + val.text + ")";
-  } else if (d.type == ArgType::boolean) {
-    code = "::weave::ArgValue::of_bool(" + val.text + ")";
-  } else if (d.type == ArgType::enumeration) {
-    code = enum_code(d, val.text);
-  } else {
-    code = "::weave::ArgValue::of_text(" + cpp_string_literal(val.text) + ")";
-  }
-  if (!code.empty()) result_.model.args.push_back({d.name, code});
+  const int errors = rep_.errors();
+  const RawValue v = raw_default(*d.default_value, d.type, raw_.loc, static_cast<int>(raw_.spelled.size()));
+  if (auto value = convert(d, v)) result_.model.args.push_back({d.name, std::move(*value)});
+  else if (rep_.errors() > errors)
+    rep_.note(def_.file, {},
+              "'" + d.name + "' of '" + raw_.name + "' is not written: its default " + d.default_value->dump() +
+                  " is refused");
 }
 
 // A written value: checked against the argument's type, then converted.
 void Validator::convert_written(const ArgDef& d, const RawArg& a) {
-  const RawValue& v = a.value;
+  if (auto value = convert(d, a.value)) result_.model.args.push_back({d.name, std::move(*value)});
+}
+
+std::nullopt_t Validator::refuse(Loc l, const std::string& m, int len) {
+  error(l, m, len);
+  return std::nullopt;
+}
+
+// `v` as the typed value of argument `d`, or nothing when it does not fit
+// (reported). Key templates take the function's next slots.
+std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
   auto wrong = [&] {
     std::string exp = expected_name(d.type);
     if (d.type == ArgType::enumeration) {
@@ -538,20 +499,19 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       for (const auto& x : d.values) vals += (vals.empty() ? " " : ", ") + x;
       exp += vals;
     }
-    error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects " + exp + ", not " + kind_name(v.kind),
-          v.length);
+    return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects " + exp + ", not " + kind_name(v.kind),
+                  v.length);
   };
-  std::string code;
   switch (d.type) {
     case ArgType::template_: {
       if (v.kind != RawValue::string) return wrong();
       KeyRender kr;
       if (!key_template(v, d, kr)) {
         ok_ = false;
-        return;
+        return std::nullopt;
       }
-      code = template_code(std::move(kr), v.text);
-      break;
+      f_.slots.push_back(std::move(kr));
+      return arg::Template{f_.slots.size() - 1, v.text};
     }
     case ArgType::template_list: {
       std::vector<const RawValue*> items;
@@ -559,7 +519,7 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
       else if (v.kind == RawValue::list) for (const auto& x : v.items) items.push_back(&x);
       else return wrong();
       std::vector<KeyRender> renders;
-      std::vector<std::string> sources;
+      arg::TemplateList list;
       bool good = true;
       for (const RawValue* x : items) {
         if (x->kind != RawValue::string) {
@@ -570,90 +530,84 @@ void Validator::convert_written(const ArgDef& d, const RawArg& a) {
         }
         KeyRender kr;
         if (!key_template(*x, d, kr)) { good = false; continue; }
+        list.sources += (renders.empty() ? "" : ",") + x->text;
         renders.push_back(std::move(kr));
-        sources.push_back(x->text);
       }
       if (!good) {
         ok_ = false;
-        return;
+        return std::nullopt;
       }
-      if (renders.empty()) return error(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
-      const std::size_t first = f_.slots.size();
+      if (renders.empty()) return refuse(v.loc, "argument '" + d.name + "' needs at least one key template", v.length);
+      list.first = f_.slots.size();
+      list.n = renders.size();
       for (auto& r : renders) f_.slots.push_back(std::move(r));
-      code = template_list_code(first, renders.size(), sources);
-      break;
+      return list;
     }
     case ArgType::duration: {
       if (v.kind == RawValue::identifier && v.text == "forever") {
         if (!d.forever)
-          return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' does not accept 'forever'", v.length);
-        code = "::weave::ArgValue::of_forever()";
-        break;
+          return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' does not accept 'forever'", v.length);
+        return arg::Forever{};
       }
       if (v.kind != RawValue::number) return wrong();
-      if (v.text[0] == '-') return error(v.loc, "duration '" + v.text + "' must not be negative", v.length);
+      if (v.text[0] == '-') return refuse(v.loc, "duration '" + v.text + "' must not be negative", v.length);
       std::int64_t ms = 0;
       std::string e = parse_duration(v.text, ms);
-      if (!e.empty()) return error(v.loc, e, v.length);
-      code = "::weave::ArgValue::of_duration_ms(" + std::to_string(ms) + ")";
-      break;
+      if (!e.empty()) return refuse(v.loc, e, v.length);
+      return arg::DurationMs{ms};
     }
     case ArgType::integer: {
       char* end = nullptr;
       if (v.kind != RawValue::number) return wrong();
       long long n = std::strtoll(v.text.c_str(), &end, 10);
       if (!end || *end)
-        return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects an integer, not '" + v.text + "'",
-                     v.length);
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' expects an integer, not '" + v.text + "'",
+                      v.length);
       if (d.min && n < *d.min)
-        return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at least " +
-                                std::to_string(*d.min) + ", not " + v.text,
-                     v.length);
-      code = "::weave::ArgValue::of_integer(" + std::to_string(n) + ")";
-      break;
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at least " +
+                                 std::to_string(*d.min) + ", not " + v.text,
+                      v.length);
+      return arg::Integer{n};
     }
     case ArgType::enumeration: {
       if (v.kind != RawValue::identifier) return wrong();
-      if (!std::count(d.values.begin(), d.values.end(), v.text)) {
+      const auto at = std::find(d.values.begin(), d.values.end(), v.text);
+      if (at == d.values.end()) {
         std::string vals;
         for (const auto& x : d.values) vals += (vals.empty() ? "" : ", ") + x;
-        return error(v.loc, "invalid value '" + v.text + "' for argument '" + d.name + "' of '" + raw_.name +
-                                "'; expected one of: " + vals + did_you_mean(v.text, d.values),
-                     v.length);
+        return refuse(v.loc, "invalid value '" + v.text + "' for argument '" + d.name + "' of '" + raw_.name +
+                                 "'; expected one of: " + vals + did_you_mean(v.text, d.values),
+                      v.length);
       }
-      code = enum_code(d, v.text);
-      break;
+      return arg::Enum{v.text, at - d.values.begin()};
     }
     case ArgType::boolean:
       if (v.kind != RawValue::boolean) return wrong();
-      code = "::weave::ArgValue::of_bool(" + v.text + ")";
-      break;
+      return arg::Bool{v.text == "true"};
     case ArgType::string: {
       if (v.kind != RawValue::string) return wrong();
       KeySyntaxError unused;
       if (const auto pieces = parse_key_template(v.text, unused))
         for (const KeyPiece& p : *pieces)
           if (p.placeholder)
-            return error(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' is plain text, not a key template: '<" +
-                                    p.head + "...>' would never be rendered",
-                         v.length);
-      code = "::weave::ArgValue::of_text(" + cpp_string_literal(v.text) + ")";
-      break;
+            return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' is plain text, not a key template: '<" +
+                                     p.head + "...>' would never be rendered",
+                          v.length);
+      return arg::Text{v.text};
     }
     case ArgType::identifier:
       if (v.kind != RawValue::identifier) return wrong();
       if (d.is_fallback) {
         if (!(facts_.has_function && facts_.has_function(v.text)))
-          return error(v.loc, "no function named '" + v.text + "' in the scope of '" + f_.qualified_name +
-                                  "' to use as fallback",
-                       v.length);
+          return refuse(v.loc, "no function named '" + v.text + "' in the scope of '" + f_.qualified_name +
+                                   "' to use as fallback",
+                        v.length);
         result_.fallback = v.text;
         result_.fallback_loc = v.loc;
       }
-      code = "::weave::ArgValue::of_text(" + cpp_string_literal(v.text) + ")";
-      break;
+      return arg::Text{v.text};
   }
-  result_.model.args.push_back({d.name, code});
+  return std::nullopt;
 }
 
 // A written value that lets the interceptor skip the method (on_busy=skip)
@@ -675,46 +629,30 @@ void Validator::check_skip_values() {
   }
 }
 
-// A duration bounded by another (local_ttl <= ttl), each written or default.
+// A duration bounded by another (local_ttl <= ttl), each written or default:
+// compared as converted, each unchecked when it has no valid value.
 void Validator::check_at_most() {
-  struct Value {
-    std::string text;
-    std::int64_t ms = 0;
-    const RawArg* written = nullptr;  // null: the default
-  };
-  auto value_of = [&](const ArgDef& a, Value& out) {
-    if (const RawArg* at = written(a.name)) {
-      out.written = at;
-      out.text = at->value.text;
-      if (at->value.kind == RawValue::identifier && out.text == "forever" && a.forever) {
-        out.ms = INT64_MAX;
-        return true;
-      }
-      if (at->value.kind != RawValue::number) return false;
-    } else if (a.default_value && a.default_value->is_string()) {
-      out.text = a.default_value->get<std::string>();
-      if (out.text == "forever" && a.forever) {
-        out.ms = INT64_MAX;
-        return true;
-      }
-    } else {
-      return false;
+  auto ms_of = [&](const ArgDef& a) -> std::optional<std::int64_t> {
+    for (const ArgModel& m : result_.model.args) {
+      if (m.name != a.name) continue;
+      if (std::holds_alternative<arg::Forever>(m.value)) return INT64_MAX;
+      if (const auto* d = std::get_if<arg::DurationMs>(&m.value)) return d->ms;
     }
-    return !out.text.empty() && out.text[0] != '-' && parse_duration(out.text, out.ms).empty();
+    return std::nullopt;
   };
-  auto shown = [](const std::string& name, const Value& v) {
-    return name + "=" + v.text + (v.written ? "" : " (the default)");
+  auto shown = [&](const ArgDef& a) {
+    return a.name + "=" + effective(a.name) + (written(a.name) ? "" : " (the default)");
   };
   for (const auto& d : def_.args) {
     if (d.at_most.empty()) continue;
     const ArgDef* bound = def_.find(d.at_most);
     if (!bound) continue;
-    Value mine, limit;
-    if (!value_of(d, mine) || !value_of(*bound, limit) || mine.ms <= limit.ms) continue;
-    const RawArg* at = mine.written ? mine.written : limit.written;
+    const auto mine = ms_of(d), limit = ms_of(*bound);
+    if (!mine || !limit || *mine <= *limit) continue;
+    const RawArg* at = written(d.name) ? written(d.name) : written(bound->name);
     error(at ? at->value.loc : raw_.loc,
-          "'" + d.name + "' of '" + raw_.name + "' must be at most '" + bound->name + "': " + shown(d.name, mine) +
-              " is longer than " + shown(bound->name, limit),
+          "'" + d.name + "' of '" + raw_.name + "' must be at most '" + bound->name + "': " + shown(d) +
+              " is longer than " + shown(*bound),
           at ? at->value.length : static_cast<int>(raw_.name.size()));
   }
 }

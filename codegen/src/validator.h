@@ -22,7 +22,6 @@ struct FunctionFacts {
   bool member = false, is_static = false;
   TypeId self = 0;                  // the class, for `<this.member>` in keys
   bool protected_visible = false;   // the proxy derives from the class: protected members are reachable
-  std::string self_expr;            // how generated code names the object, e.g. "(*this)"
   std::string default_key;          // qualified name, with parameter types when overloaded
   std::string async_reason;         // non-empty: the result completes after the call returns, and why
   bool async = false;               // an asynchronous method (FunctionModel::async): woven as a coroutine
