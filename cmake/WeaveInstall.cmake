@@ -1,12 +1,12 @@
 # `cmake --install` layout and the find_package(Weave CONFIG) package:
-#   lib/libweave_{core,store,lock,lock_redis}.a (or .so), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
+#   lib/libweave_<name>.a (or .so), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
 #   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveTargets,WeaveGenerate}.cmake
 include(CMakePackageConfigHelpers)
 
 set(WEAVE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Weave")
 set(WEAVE_INSTALL_ANNOTATIONSDIR "${CMAKE_INSTALL_DATADIR}/weave/annotations")
 
-set(weave_install_targets weave_core weave_store weave_lock weave_lock_redis weave_cache weave_cache_redis weave_dedupe weave_dedupe_redis weave_queue weave_queue_redis weave_asio weave_redis weave)
+set(weave_install_targets weave_core weave_store weave_lock weave_lock_redis weave_cache weave_cache_redis weave_dedupe weave_dedupe_redis weave_queue weave_queue_redis weave_store_asio weave_asio weave_redis weave)
 if(TARGET weavegen)
   list(APPEND weave_install_targets weavegen)
 endif()

@@ -19,7 +19,7 @@
 #include "event_recorder.h"
 #include "fault_proxy.h"
 #include "lock/redis/backends.h"
-#include "store/async_run.h"
+#include "store/asio/async_run.h"
 #include "store/cluster_executor.h"
 #include "store/open.h"
 #include "store/subscriber.h"
