@@ -26,7 +26,9 @@
 # A Weave package built without weavegen (WEAVE_BUILD_CODEGEN=OFF, a cross
 # build) runs the weavegen that WEAVE_WEAVEGEN_EXECUTABLE names.
 #
-# <target> links LINK (default Weave::weave, everything). Weave::core alone
+# <target> links LINK; by default the components find_package(Weave) was
+# asked for (find_package(Weave CONFIG REQUIRED COMPONENTS lock): Weave::lock),
+# Weave::weave (everything) when it named none. Weave::core alone
 # serves your own annotations without locks, Redis, libuuid or JSON; add
 # Weave::lock for [[lock]] on mem://, Weave::redis for the Redis URLs.
 include_guard(GLOBAL)
@@ -131,6 +133,9 @@ function(weave_generate target)
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${WG_OUTPUT_DIR}>")
   if(NOT WG_LINK)
     set(WG_LINK Weave::weave)
+    if(WEAVE_GENERATE_DEFAULT_LINK)  # (WeaveConfig.cmake)
+      set(WG_LINK ${WEAVE_GENERATE_DEFAULT_LINK})
+    endif()
   endif()
   target_link_libraries(${target} PUBLIC ${WG_LINK})
   # Only for <target>'s own sources (they may include the annotated header

@@ -1,26 +1,43 @@
 # `cmake --install` layout and the find_package(Weave CONFIG) package:
-#   lib/libweave_{core,store,lock,lock_redis}.a (or .so), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
-#   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveTargets,WeaveGenerate}.cmake
+#   lib/libweave_<name>.a (or .so), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
+#   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveGenerate}.cmake and
+#   Weave_<set>Targets.cmake: one export set per library, so that a component
+#   loads only its own targets and needs only its own dependencies
+#   (cmake/WeaveConfig.cmake.in: which sets each component loads).
 include(CMakePackageConfigHelpers)
 
 set(WEAVE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Weave")
 set(WEAVE_INSTALL_ANNOTATIONSDIR "${CMAKE_INSTALL_DATADIR}/weave/annotations")
 
-set(weave_install_targets weave_core weave_store weave_lock weave_lock_redis weave_cache weave_cache_redis weave_dedupe weave_dedupe_redis weave_queue weave_queue_redis weave_asio weave_redis weave)
-if(TARGET weavegen)
-  list(APPEND weave_install_targets weavegen)
+# Every library a consumer can link, by export name (Weave::<name>; weave is Weave::weave).
+set(weave_export_sets core store lock lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis redis)
+# The components WeaveConfig.cmake offers (asio only when built).
+set(WEAVE_INSTALLED_COMPONENTS core lock cache dedupe queue lock_redis cache_redis dedupe_redis queue_redis redis)
+if(TARGET weave_asio)
+  list(APPEND weave_export_sets store_asio asio)
+  list(APPEND WEAVE_INSTALLED_COMPONENTS asio)
 endif()
-install(TARGETS ${weave_install_targets} EXPORT WeaveTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+list(APPEND weave_export_sets weave)
+foreach(set IN LISTS weave_export_sets)
+  set(target weave_${set})
+  if(set STREQUAL "weave")
+    set(target weave)
+  endif()
+  install(TARGETS ${target} EXPORT Weave_${set}Targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT Weave_${set}Targets NAMESPACE Weave:: DESTINATION ${WEAVE_INSTALL_CMAKEDIR})
+endforeach()
+if(TARGET weavegen)
+  install(TARGETS weavegen EXPORT Weave_weavegenTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT Weave_weavegenTargets NAMESPACE Weave:: DESTINATION ${WEAVE_INSTALL_CMAKEDIR})
+endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/weave" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(BUILD_SHARED_LIBS)  # the anchors a consumer of the shared libraries compiles (src/CMakeLists.txt)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/cmake/link/" DESTINATION ${CMAKE_INSTALL_DATADIR}/weave/link)
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/annotations/" DESTINATION ${WEAVE_INSTALL_ANNOTATIONSDIR}
   FILES_MATCHING PATTERN "*.json")
-install(EXPORT WeaveTargets NAMESPACE Weave:: DESTINATION ${WEAVE_INSTALL_CMAKEDIR})
 
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/WeaveConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/WeaveConfig.cmake"

@@ -12,6 +12,10 @@ foreach(symbol IN LISTS WEAVE_LINK_ANCHORS)  # (src/CMakeLists.txt, weave_link_a
   endif()
 endforeach()
 string(STRIP "${WEAVE_PC_ANCHORS}" WEAVE_PC_ANCHORS)
+set(WEAVE_PC_ASYNC_LIBS "")
+if(TARGET weave_asio)
+  set(WEAVE_PC_ASYNC_LIBS "-lweave_asio -lweave_store_asio ")
+endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weave.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 

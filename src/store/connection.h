@@ -91,7 +91,7 @@ class WEAVE_API Connection {
   int fd() const noexcept { return ctx_->fd; }
   void read_available(std::vector<Reply>& out);
   // The same for a caller that waits on fd() in its own event loop
-  // (store/direct_links.h): write_some() writes what append() queued
+  // (store/asio/direct_links.h): write_some() writes what append() queued
   // without blocking (and never raises SIGPIPE): true when all is written,
   // false when the socket is full (wait until it is writable, call again).
   // feed() takes bytes the caller read from fd(); `n` 0: the server closed it.

@@ -97,7 +97,7 @@ class WEAVE_API Executor {
   virtual void for_each_master(const std::function<void(NodeExecutor&)>& f) = 0;
 
   // Where `calls` go now, for a caller that sends them itself without
-  // blocking its thread (store/async_run.h), and how much of run() that
+  // blocking its thread (store/asio/async_run.h), and how much of run() that
   // caller may leave out. No node: only run() sends them (redlock has no
   // Executor; sentinel re-asks for the master).
   struct Direct {
@@ -180,7 +180,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   InFlight open();
   void start(InFlight& flight, const std::vector<ScriptCall>& calls, bool asking = false);
   std::vector<Reply> finish(InFlight& flight, const std::vector<ScriptCall>& calls);
-  // run_raw that never blocks, for store/direct_links.h, on a connection
+  // run_raw that never blocks, for store/asio/direct_links.h, on a connection
   // the caller owns and watches: queue_on() queues the calls on `conn`
   // without writing them (a script not loaded yet: SCRIPT LOAD and EVAL in
   // the same round trip). The caller writes them (Connection::write_some),
@@ -189,7 +189,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   // and those calls were queued again as EVAL (write, read, take again).
   InFlight queue_on(Connection& conn, const std::vector<ScriptCall>& calls);
   std::optional<std::vector<Reply>> take_replies(InFlight& flight, const std::vector<ScriptCall>& calls);
-  // The connection pool, for store/direct_links.h: it takes idle
+  // The connection pool, for store/asio/direct_links.h: it takes idle
   // connections out (Pool::try_take) and hands them back (Pool::adopt),
   // keeping only weak references: one tells this executor from a later one
   // at the same address and expires with it.
@@ -219,7 +219,7 @@ class WEAVE_API NodeExecutor final : public Executor {
   // The distinct scripts of the calls whose SHA is "" in `shas`.
   static std::vector<const char*> unloaded(const std::vector<ScriptCall>& calls, const std::vector<std::string>& shas);
 
-  std::shared_ptr<Pool> pool_;  // (shared: store/direct_links.h hands connections back to it)
+  std::shared_ptr<Pool> pool_;  // (shared: store/asio/direct_links.h hands connections back to it)
   std::shared_ptr<Subscriber> sub_;
   bool sharded_;
   std::once_flag broadcast_once_;

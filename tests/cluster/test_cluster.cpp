@@ -13,13 +13,17 @@
 #include <thread>
 #include <vector>
 
+#ifdef WEAVE_TEST_ASYNC
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#endif
 
 #include "event_recorder.h"
 #include "fault_proxy.h"
 #include "lock/redis/backends.h"
-#include "store/async_run.h"
+#ifdef WEAVE_TEST_ASYNC
+#include "store/asio/async_run.h"
+#endif
 #include "store/cluster_executor.h"
 #include "store/open.h"
 #include "store/subscriber.h"
@@ -234,6 +238,7 @@ TEST_CASE("cluster: a migrated slot is followed through MOVED, and ASK and TRYAG
   REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(to));
 }
 
+#ifdef WEAVE_TEST_ASYNC  // (the async component: store/asio/async_run.h)
 TEST_CASE("cluster: a direct asynchronous send that meets MOVED leaves the call to run(), which follows it",
           "[cluster]") {
   auto& c = Cluster::shared();
@@ -269,6 +274,7 @@ TEST_CASE("cluster: a direct asynchronous send that meets MOVED leaves the call 
   CHECK(cl.exec->moved() > moved_before);
   REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot)) == c.name(to));
 }
+#endif  // WEAVE_TEST_ASYNC
 
 TEST_CASE("cluster: plain commands and scripts on a key already moved mid-migration follow ASK and sharded Pub/Sub stays on the source", "[cluster]") {
   auto& c = Cluster::shared();

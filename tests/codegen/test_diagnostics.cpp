@@ -440,7 +440,8 @@ TEST_CASE("the header is named relative to --source-root, and --include-as still
   CHECK(cpp.find(work_dir().string()) == std::string::npos);
 }
 
-// Asynchronous methods (boost::asio::awaitable<T>, docs/async.md).
+// Asynchronous methods (boost::asio::awaitable<T>, docs/async.md): tagged
+// [async], left out of a build without the async component (they include Boost).
 namespace {
 const std::string k_async_prelude = std::string(k_prelude) +
                                     "#include <string_view>\n"                   // line 3
@@ -450,7 +451,7 @@ const std::string k_async_prelude = std::string(k_prelude) +
                                     "struct C {\n";                              // line 7
 }  // namespace
 
-TEST_CASE("an asynchronous method is woven as a coroutine awaiting its chain", "[codegen][diagnostics]") {
+TEST_CASE("an asynchronous method is woven as a coroutine awaiting its chain", "[codegen][diagnostics][async]") {
   auto r = run("async_ok", k_async_prelude +
                                "  [[lock(key=\"acct:<id>\")]] virtual awaitable<long> add(std::string id, int cents);\n"
                                "  [[cache(name=\"r\", key=\"<ccy>\")]] virtual awaitable<double> rate(std::string ccy);\n"
@@ -466,7 +467,7 @@ TEST_CASE("an asynchronous method is woven as a coroutine awaiting its chain", "
   CHECK(compile_errors(r).empty());
 }
 
-TEST_CASE("diagnostic: an asynchronous method takes its arguments by value", "[codegen][diagnostics]") {
+TEST_CASE("diagnostic: an asynchronous method takes its arguments by value", "[codegen][diagnostics][async]") {
   expect_error_in_declaration("async_ref", k_async_prelude, 8,
                               "  [[lock(key=\"acct:<id>\")]] virtual awaitable<long> add(const std::string& id);",
                               "lock",
@@ -481,7 +482,7 @@ TEST_CASE("diagnostic: an asynchronous method takes its arguments by value", "[c
                               "parameter 'item' is 'const Item *', a pointer; take it by value");
 }
 
-TEST_CASE("diagnostic: what Weave does not do for an asynchronous method", "[codegen][diagnostics]") {
+TEST_CASE("diagnostic: what Weave does not do for an asynchronous method", "[codegen][diagnostics][async]") {
   expect_error_in_declaration(
       "async_executor", k_async_prelude, 8,
       "  [[audit(event=\"e\")]] awaitable<int, boost::asio::io_context::executor_type> f();", "audit",

@@ -70,7 +70,7 @@ TEST_CASE_METHOD(PaymentsCase,
                  "from the caller's own thread",
                  "[async]") {
   // Redis: the claim and the finish go from the io_context's thread
-  // (store/async_run.h), mem:// runs them inline: no job for the store pool.
+  // (store/asio/async_run.h), mem:// runs them inline: no job for the store pool.
   // (One hash tag: on a cluster, the warm-up reaches the master the calls go to.)
   const std::string tag = "{" + async_test::unique_name("own-thread") + "}";
   Outcome warm;

@@ -141,7 +141,7 @@ TEST_CASE_METHOD(LedgerCase,
                  "from the caller's own thread",
                  "[async]") {
   // redis:// and redis+cluster:// send the acquire and the release from the
-  // io_context's thread (store/async_run.h), mem:// runs them inline: no job
+  // io_context's thread (store/asio/async_run.h), mem:// runs them inline: no job
   // for the store pool's threads, the four thread hand-offs they cost.
   const std::string id = account("own-thread");
   Outcome warm;

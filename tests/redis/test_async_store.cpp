@@ -1,5 +1,5 @@
-// store::try_run_async (src/store/async_run.h) and the links it uses
-// (src/store/direct_links.h): script calls sent and read from a coroutine's
+// store::try_run_async (src/store/asio/async_run.h) and the links it uses
+// (src/store/asio/direct_links.h): script calls sent and read from a coroutine's
 // own io_context thread, against a real redis-server: the replies and errors
 // run() gives, nothing sent when no connection is idle, a script loaded in
 // the same round trip, the command timeout kept without blocking the thread,
@@ -24,7 +24,7 @@
 
 #include "async/blocking_pool.h"
 #include "redis_server.h"
-#include "store/async_run.h"
+#include "store/asio/async_run.h"
 #include "store/open.h"
 #include "weave/error.h"
 

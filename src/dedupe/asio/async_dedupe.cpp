@@ -3,9 +3,10 @@
 // duplicate waiting for a running first call is suspended and woken by the
 // first call's finish (ClaimWaiter::wake_on_change), its deadline or its
 // cancellation. On Redis the claim and the finish are sent from the
-// coroutine's own thread (DirectClaimStore -> store::try_run_async), other
-// store calls run on the store pool (mem:// inline). The first
-// call's claim is in the call's context while the rest of the call runs.
+// coroutine's own thread (DirectClaimStore's requests, sent by
+// store::try_run_async), other store calls run on the store pool (mem://
+// inline). The first call's claim is in the call's context while the rest
+// of the call runs.
 #include <boost/asio/awaitable.hpp>
 #include <exception>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "async/wakeup.h"
 #include "dedupe/dedupe_call.h"
 #include "dedupe/direct_claims.h"
+#include "store/asio/async_run.h"
 #include "weave/async_interceptor.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -78,7 +80,9 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     const DedupeCall::ClaimRequest r = call.claim_request();
     std::optional<ClaimOutcome> got;
     try {
-      got = co_await direct.claim_direct(r.key, r.owner, r.match, r.lease);
+      const std::unique_ptr<store::DirectRequest<ClaimOutcome>> claim =
+          direct.direct_claim(r.key, r.owner, r.match, r.lease);
+      got = co_await store::try_run_async(*claim);
       if (!got) got = co_await run_on(store_pool(), [&] { return call.runtime().store().claim(r.key, r.owner, r.match, r.lease); });
     } catch (Error& e) {
       call.claim_failed(e);
@@ -93,7 +97,9 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
     if (!call.finish_begins(held)) co_return;
     std::optional<bool> stored;
     try {
-      stored = co_await direct.finish_direct(held.key(), held.owner_token(), held.match(), done, call.window());
+      const std::unique_ptr<store::DirectRequest<bool>> finish =
+          direct.direct_finish(held.key(), held.owner_token(), held.match(), done, call.window());
+      stored = co_await store::try_run_async(*finish);
       if (!stored)
         stored = co_await run_on(store_pool(), [&] {
           return call.runtime().store().finish(held.key(), held.owner_token(), held.match(), done, call.window());

@@ -10,7 +10,6 @@
 #include "dedupe/direct_claims.h"
 #include "dedupe/redis/claim_redis.h"
 #include "dedupe/scripts.h"
-#include "store/async_run.h"
 #include "store/open.h"
 #include "store/reply.h"
 #include "weave/error.h"
@@ -54,8 +53,8 @@ struct ClaimArgs {
     running_record(running, owner, match);
   }
   ClaimArgs(const ClaimArgs&) = delete;
-  store::ScriptCall script() const { return {dedupe_redis::scripts::claim, {k}, {running, ms.view()}}; }
-  static ClaimOutcome parse_script(const store::Reply& reply) {
+  store::ScriptCall call() const { return {dedupe_redis::scripts::claim, {k}, {running, ms.view()}}; }
+  static ClaimOutcome parse(const store::Reply& reply) {
     const store::ReplyView r(reply, "dedupe claim");
     ClaimOutcome out;
     if (r[0].integer() == 1) {
@@ -134,29 +133,23 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
         by_script_.store(true, std::memory_order_relaxed);  // SET NX GET needs Redis 7.0
       }
     }
-    return ClaimArgs::parse_script(store::run_one(*exec_, a.script(), "dedupe claim"));
+    return ClaimArgs::parse(store::run_one(*exec_, a.call(), "dedupe claim"));
   }
 
   // The claim script (one round trip like SET NX GET, and it says the
   // record's time left).
-  boost::asio::awaitable<std::optional<ClaimOutcome>> claim_direct(std::string_view key, std::string_view owner,
+  std::unique_ptr<store::DirectRequest<ClaimOutcome>> direct_claim(std::string_view key, std::string_view owner,
                                                                    std::string_view match,
                                                                    milliseconds lease) override {
-    const ClaimArgs a(prefix_, key, owner, match, lease);
-    const store::ScriptCall call = a.script();
-    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "dedupe claim");
-    if (!reply) co_return std::nullopt;
-    co_return ClaimArgs::parse_script(*reply);
+    return std::make_unique<store::DirectCall<ClaimOutcome, ClaimArgs>>(*exec_, "dedupe claim", prefix_, key, owner,
+                                                                        match, lease);
   }
 
-  boost::asio::awaitable<std::optional<bool>> finish_direct(std::string_view key, std::string_view owner,
+  std::unique_ptr<store::DirectRequest<bool>> direct_finish(std::string_view key, std::string_view owner,
                                                             std::string_view match, const DedupeRecord& outcome,
                                                             milliseconds window) override {
-    const FinishCall f(prefix_, key, owner, match, outcome, window);
-    const store::ScriptCall call = f.call();
-    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "dedupe finish");
-    if (!reply) co_return std::nullopt;
-    co_return FinishCall::parse(*reply);
+    return std::make_unique<store::DirectCall<bool, FinishCall>>(*exec_, "dedupe finish", prefix_, key, owner, match,
+                                                                 outcome, window);
   }
 
   std::optional<ClaimOutcome> read(std::string_view key) override {

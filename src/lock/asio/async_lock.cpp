@@ -5,8 +5,8 @@
 // coroutines waiting for one key only a local leader talks to the store.
 // Other store round trips run on the store pool (mem:// calls run inline: they
 // cost less than a thread hop; a Redis backend over one executor, a
-// DirectLockBackend, sends its acquire and release from the coroutine's own
-// thread). While the body runs, the lease is in the
+// DirectLockBackend, has its acquire and release sent from the coroutine's own
+// thread: store/asio/async_run.h). While the body runs, the lease is in the
 // call's context, and a lost lease or the caller's cancellation cancels the
 // body's pending operation.
 #include <boost/asio/cancellation_state.hpp>
@@ -27,6 +27,7 @@
 #include "lock/direct_backend.h"
 #include "lock/lock_interceptor.h"
 #include "lock/lock_runtime.h"
+#include "store/asio/async_run.h"
 #include "weave/async_interceptor.h"
 #include "weave/error.h"
 
@@ -160,7 +161,8 @@ asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, cons
       // The first try goes without preparing a wait (a subscription: the
       // store pool's), which only a refusal needs.
       const AcquireRequest request = k.request(/*prepare_wait=*/false);
-      std::optional<AcquireResult> r = co_await path.direct->acquire_direct(request);
+      const std::unique_ptr<store::DirectRequest<AcquireResult>> direct = path.direct->direct_acquire(request);
+      std::optional<AcquireResult> r = co_await store::try_run_async(*direct);
       if (!r) r = co_await run_on(store_pool(), [&] { return k.backend().acquire(request); });
       t = k.tried(*r);
     } else {
@@ -203,7 +205,8 @@ asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path
   for (std::size_t i = 0; i < d.releases; ++i) {
     const ReleaseRequest r = d.request(i);
     try {
-      std::optional<ReleaseResult> done = co_await path.direct->release_direct(r);
+      const std::unique_ptr<store::DirectRequest<ReleaseResult>> direct = path.direct->direct_release(r);
+      std::optional<ReleaseResult> done = co_await store::try_run_async(*direct);
       if (!done) done = co_await run_on(store_pool(), [&l, &r] { return l.client().backend->release(r); });
       d.released(*done);
     } catch (...) {

@@ -11,7 +11,6 @@
 #include "lock/direct_backend.h"
 #include "lock/redis/backends.h"
 #include "lock/redis/requests.h"
-#include "store/async_run.h"
 #include "store/subscriber.h"
 #include "weave/url.h"
 #include "weave/error.h"
@@ -58,21 +57,16 @@ class RedisLockBackend final : public LockBackend, public detail::DirectLockBack
     return ReleaseCommand::parse(store::run_one(*exec_, command.call(), "release"));
   }
 
-  boost::asio::awaitable<std::optional<AcquireResult>> acquire_direct(const AcquireRequest& r) override {
-    AcquireCommand command(prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
-                           r.starving);
-    const store::ScriptCall call = command.call();
-    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "acquire");
-    if (!reply) co_return std::nullopt;
-    co_return AcquireCommand::parse(*reply);
+  std::unique_ptr<store::DirectRequest<AcquireResult>> direct_acquire(const AcquireRequest& r) override {
+    return std::make_unique<store::DirectCall<AcquireResult, AcquireCommand>>(
+        *exec_, "acquire", prefix_, r.key, r.owner_token, r.lease, counter_, r.type, r.queue_entry, r.handoff_turn,
+        r.starving);
   }
 
-  boost::asio::awaitable<std::optional<ReleaseResult>> release_direct(const ReleaseRequest& r) override {
-    ReleaseCommand command(prefix_, r.key, r.owner_token, counter_, r.type, r.handoff_turn);
-    const store::ScriptCall call = command.call();
-    const std::optional<store::Reply> reply = co_await store::try_run_one_async(*exec_, call, "release");
-    if (!reply) co_return std::nullopt;
-    co_return ReleaseCommand::parse(*reply);
+  std::unique_ptr<store::DirectRequest<ReleaseResult>> direct_release(const ReleaseRequest& r) override {
+    return std::make_unique<store::DirectCall<ReleaseResult, ReleaseCommand>>(*exec_, "release", prefix_, r.key,
+                                                                              r.owner_token, counter_, r.type,
+                                                                              r.handoff_turn);
   }
 
   std::vector<RenewResult> renew_batch(std::span<const RenewItem> items) override {

@@ -1,4 +1,4 @@
-// The connections a coroutine's round trips use (store/async_run.h): per
+// The connections a coroutine's round trips use (store/asio/async_run.h): per
 // execution context and per node, up to the node's pool_size connections
 // registered once with that context's reactor and kept there, so that a
 // round trip costs a write, a read and the reactor's wake-up: no

@@ -1,6 +1,7 @@
-// Store calls from a coroutine without a thread hop: the calls are written on
-// one of the node's connections kept registered with the coroutine's
-// execution context (store/direct_links.h; a script the node has not been
+// Store calls from a coroutine without a thread hop (the async component: the
+// store itself has no Asio): the calls are written on one of the node's
+// connections kept registered with the coroutine's execution context
+// (store/asio/direct_links.h; a script the node has not been
 // sent yet is loaded in the same round trip) and the replies read as its
 // reactor reports them: no thread hop (a store-pool thread costs two thread
 // wake-ups per round trip). What it cannot do without blocking it leaves to
@@ -14,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "store/direct_request.h"
 #include "store/executor.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -29,9 +31,14 @@ namespace WEAVE_NAMESPACE::store {
 // pool: the awaiting coroutine checks its cancellation after.
 WEAVE_API boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(
     Executor& exec, const std::vector<ScriptCall>& calls, const char* what);
-// The same for one call: its reply, or nullopt. (Pass a named call: g++ 12
-// destroys a temporary in a co_await expression twice.)
-WEAVE_API boost::asio::awaitable<std::optional<Reply>> try_run_one_async(Executor& exec, const ScriptCall& call,
-                                                                         const char* what);
+// A feature's request (store/direct_request.h): its result, or nullopt when
+// it is left to the blocking path.
+template <class Result>
+boost::asio::awaitable<std::optional<Result>> try_run_async(const DirectRequest<Result>& request) {
+  const std::optional<std::vector<Reply>> replies =
+      co_await try_run_async(request.executor(), request.calls(), request.what());
+  if (!replies) co_return std::nullopt;
+  co_return request.result(*replies);
+}
 
 }  // namespace weave::store

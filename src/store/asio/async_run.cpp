@@ -1,4 +1,4 @@
-#include "store/async_run.h"
+#include "store/asio/async_run.h"
 
 #include <array>
 #include <boost/asio/as_tuple.hpp>
@@ -9,7 +9,7 @@
 #include <exception>
 
 #include "store/cluster_executor.h"
-#include "store/direct_links.h"
+#include "store/asio/direct_links.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -85,13 +85,6 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
     bad_reply(r.get(), what);
   }
   co_return replies;
-}
-
-asio::awaitable<std::optional<Reply>> try_run_one_async(Executor& exec, const ScriptCall& call, const char* what) {
-  const std::vector<ScriptCall> one{call};
-  std::optional<std::vector<Reply>> replies = co_await try_run_async(exec, one, what);
-  if (!replies) co_return std::nullopt;
-  co_return std::move(replies->front());
 }
 
 }  // namespace weave::store

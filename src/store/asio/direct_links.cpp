@@ -1,4 +1,4 @@
-#include "store/direct_links.h"
+#include "store/asio/direct_links.h"
 
 #include <sys/socket.h>
 
