@@ -3,7 +3,7 @@
 # clang's -Wthread-safety -Werror, syntax only. Which units: those that
 # annotate state themselves or include a header that does, directly or
 # through one header of src/ (a feature's runtime header, say).
-#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=a;b" -P lint_thread_safety.cmake
+#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=dir1|dir2" -P lint_thread_safety.cmake
 file(GLOB_RECURSE headers RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.h")
 file(GLOB_RECURSE units RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.cpp")
 set(guard_regex "WEAVE_GUARDED_BY\\(")
@@ -54,7 +54,8 @@ foreach(u IN LISTS units)
     continue()
   endif()
   set(flags -std=c++20 -fsyntax-only -Wthread-safety -Werror)
-  foreach(dir IN LISTS INCLUDES)
+  string(REPLACE "|" ";" include_dirs "${INCLUDES}")
+  foreach(dir IN LISTS include_dirs)
     list(APPEND flags "-I${dir}")
   endforeach()
   execute_process(COMMAND "${CLANGXX}" ${flags} "${SRC_DIR}/${u}" RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
