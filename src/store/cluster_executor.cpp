@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <hiredis/hiredis.h>
+
 #include "core/events.h"
 #include "store/cluster_executor.h"
 #include "weave/error.h"

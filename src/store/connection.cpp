@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <hiredis/hiredis.h>
+
 #include "core/events.h"
 #include "store/acl.h"
 #include "weave/error.h"
@@ -133,6 +135,12 @@ Connection::Connection(const Endpoint& ep) : where_(ep.describe()) {
 
 Connection::~Connection() {
   if (ctx_) redisFree(ctx_);
+}
+
+int Connection::fd() const noexcept { return ctx_->fd; }
+
+void ReplyDeleter::operator()(redisReply* r) const noexcept {
+  if (r) freeReplyObject(r);
 }
 
 void Connection::fail(const char* what) {

@@ -1,11 +1,11 @@
 // The store's wire: one hiredis connection, a small pool, and binary-safe
 // argv commands. Features never use it directly: they go through
-// executor.h and read replies through reply.h.
+// executor.h and read replies through reply.h. hiredis' structs are only
+// declared here: their fields are readable in src/store/*.cpp alone, the
+// one place that includes hiredis' header (lint.store_protocol).
 #pragma once
 
 #include "weave/abi.h"
-
-#include <hiredis/hiredis.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +16,9 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+struct redisReply;
+struct redisContext;
 
 namespace WEAVE_NAMESPACE::store {
 
@@ -29,10 +32,10 @@ struct WEAVE_API Endpoint {
   std::string describe() const { return host + ":" + std::to_string(port); }
 };
 
+// A server's answer, owned; opaque outside src/store/*.cpp (redisReply is
+// incomplete there): read it through store::ReplyView (reply.h).
 struct WEAVE_API ReplyDeleter {
-  void operator()(redisReply* r) const noexcept {
-    if (r) freeReplyObject(r);
-  }
+  void operator()(redisReply* r) const noexcept;  // freeReplyObject (connection.cpp)
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
@@ -88,7 +91,7 @@ class WEAVE_API Connection {
   // says fd() is readable, move the replies that arrived into `out`.
   void append(const Command& c);
   void flush();
-  int fd() const noexcept { return ctx_->fd; }
+  int fd() const noexcept;
   void read_available(std::vector<Reply>& out);
   // The same for a caller that waits on fd() in its own event loop
   // (store/asio/direct_links.h): write_some() writes what append() queued

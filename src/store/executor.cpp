@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include <hiredis/hiredis.h>
+
 #include "store/acl.h"
 #include "store/reply.h"
 #include "weave/error.h"

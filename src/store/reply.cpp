@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <hiredis/hiredis.h>
+
 #include "store/executor.h"
 
 namespace WEAVE_NAMESPACE::store {

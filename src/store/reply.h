@@ -1,6 +1,8 @@
 // What a feature reads of a server's answer: its kind and its value, never
-// hiredis' struct. Only src/store/ reads redisReply fields (lint.store_protocol
-// checks it); a feature wraps each reply the executor hands back:
+// hiredis' struct. A store::Reply is opaque outside src/store/*.cpp, the only
+// files that include hiredis' header (elsewhere redisReply is incomplete:
+// reading a field does not compile); a feature wraps each reply the executor
+// hands back:
 //
 //   store::ReplyView r(exec->command(store::Command{"GET", k}, k, "cache get"), "cache get");
 //   if (r.nil()) return miss;

@@ -1,5 +1,7 @@
 #include <utility>
 
+#include <hiredis/hiredis.h>
+
 #include "core/events.h"
 #include "store/sentinel_executor.h"
 #include "weave/error.h"

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <hiredis/hiredis.h>
+
 #include "core/wake_list.h"
 #include "core/events.h"
 #include "store/acl.h"

@@ -32,6 +32,8 @@
 #include <thread>
 #include <vector>
 
+#include <hiredis/hiredis.h>
+
 #include "core/events.h"
 #include "store/acl.h"
 #include "store/connection.h"

@@ -27,6 +27,7 @@
 #include "async_ledger.weave.h"
 #include "async_test_support.h"
 #include "store/open.h"
+#include "store/reply.h"
 #include "weave/lock.h"
 #include "weave/woven.h"
 
@@ -69,7 +70,7 @@ long long scripts_run() {
   if (test_store_url().rfind("redis://", 0) != 0) return -1;
   auto exec = weave::store::open_executor(test_admin_url(), {});
   weave::store::Reply r = exec->command(weave::store::Command{"INFO", "commandstats"}, "any", "test info");
-  const std::string info(r->str, r->len);
+  const std::string info(weave::store::ReplyView(r, "test info").text());
   long long calls = 0;
   for (const char* name : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
     if (const auto at = info.find(name); at != std::string::npos) calls += std::stoll(info.substr(at + std::strlen(name)));

@@ -25,6 +25,7 @@
 #include "weave/error.h"
 #include "weave/event.h"
 #include "store/open.h"
+#include "store/reply.h"
 #include "weave/queue.h"
 
 using namespace std::chrono_literals;
@@ -667,7 +668,7 @@ long long scripts_run(const std::string& queue) {
   auto exec = weave::store::open_executor(test_admin_url(), {});
   const std::string key = "{weave:queue:" + queue + "}";
   weave::store::Reply r = exec->command(weave::store::Command{"INFO", "commandstats"}, key, "test info");
-  const std::string text(r->str, r->len);
+  const std::string text(weave::store::ReplyView(r, "test info").text());
   long long total = 0;
   for (const char* cmd : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="})
     if (auto at = text.find(cmd); at != std::string::npos) total += std::stoll(text.substr(at + std::strlen(cmd)));
@@ -781,8 +782,9 @@ TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a ne
   const std::vector<std::string> before = order_keys(*exec, name);
   REQUIRE(before.size() == 1);
   const weave::store::Reply ttl = exec->command(weave::store::Command{"PTTL", before[0]}, before[0], "test pttl");
-  CHECK(ttl->integer > 0);
-  CHECK(ttl->integer <= 600'000);  // an idle producer's key goes by itself
+  const long long ttl_ms = weave::store::ReplyView(ttl, "test pttl").integer();
+  CHECK(ttl_ms > 0);
+  CHECK(ttl_ms <= 600'000);  // an idle producer's key goes by itself
   // As if the producer had been idle past its key: its next send is refused
   // (not its first, and no predecessor on record), then goes as a new producer's.
   exec->command(weave::store::Command{"DEL", before[0]}, before[0], "test del");

@@ -3,6 +3,7 @@
 #include "store_under_test.h"
 
 #include "store/open.h"
+#include "store/reply.h"
 
 void write_raw(const std::string& key, const std::string& value) {
   auto exec = weave::store::open_executor(test_admin_url(), {});
@@ -11,7 +12,8 @@ void write_raw(const std::string& key, const std::string& value) {
 
 std::optional<std::string> read_raw(const std::string& key) {
   auto exec = weave::store::open_executor(test_admin_url(), {});
-  weave::store::Reply r = exec->command(weave::store::Command{"GET", key}, key, "test read");
-  if (r->type != REDIS_REPLY_STRING) return std::nullopt;
-  return std::string(r->str, r->len);
+  const weave::store::Reply r = exec->command(weave::store::Command{"GET", key}, key, "test read");
+  const weave::store::ReplyView value(r, "test read");
+  if (value.nil()) return std::nullopt;
+  return std::string(value.text());
 }

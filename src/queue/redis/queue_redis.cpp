@@ -2,12 +2,10 @@
 // through the store layer: every step is one script of src/queue/scripts/
 // over the queue's keys, which share one {hash tag} (one cluster slot); the
 // wake channel is in the same slot, so a cluster publishes and subscribes on
-// the queue's node. Offers, takes and settles go through RequestBatch: those
-// that arrive while two of the queue's sends are in flight go together in
-// the next (scripts/batch.lua).
-#include <algorithm>
-#include <condition_variable>
-#include <deque>
+// the queue's node. Offers, takes and settles go through a
+// store::RequestBatch (store/request_batch.h): those that arrive while two
+// of the queue's sends are in flight go together in the next, as requests of
+// scripts/batch.lua.
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -17,12 +15,12 @@
 #include <utility>
 #include <vector>
 
-#include "core/process.h"
 #include "core/unique_token.h"
 #include "queue/queue_runtime.h"
 #include "queue/queue_store.h"
 #include "queue/scripts.h"
 #include "store/open.h"
+#include "store/request_batch.h"
 #include "store/reply.h"
 #include "weave/error.h"
 #include "weave/key.h"
@@ -32,269 +30,6 @@ namespace {
 
 using std::chrono::milliseconds;
 namespace scripts = queue_redis::scripts;
-
-// Natural batching: requests go at once while fewer than kMaxInFlight of
-// the queue's sends are in flight, else they wait and go with every request
-// that came in the meantime: up to kMaxRequests (or kMaxBytes) per script,
-// up to kMaxScripts scripts pipelined in one round trip. Alone a request
-// pays one round trip as before; under load one script's fixed cost and one
-// round trip serve many requests, so Redis, the bottleneck, delivers more
-// messages per second. Requests go in arrival order; each waiting caller is
-// woken alone (no herd on a shared condition).
-//
-// Asynchronous requests (submit_async: offer_async) wait in their own line,
-// sent by two sender threads, one script each, so one send fills while the
-// other is answered. They still run in the order they were made: each send
-// is numbered per producer (a random id), and batch.lua runs send n only
-// after n - 1, else refuses it untouched; a refused send goes again once
-// its predecessor is answered (Kafka's idempotent producer keeps partition
-// order the same way). If the predecessor never ran (it failed), the send
-// moves to a new producer. Each request completes on its sender's thread.
-class RequestBatch {
- public:
-  struct Caller {
-    std::condition_variable wake;
-    bool lead = false;  // may send now (a send finished while it waited)
-  };
-  struct Request {
-    std::string_view kind;  // batch.lua's request kinds
-    std::span<const std::string_view> args;
-    const char* what = nullptr;  // names the request in errors ("queue offer")
-    // Reads this request's reply (its element of the script's reply).
-    std::function<void(const store::ReplyView&)> read{};
-    std::exception_ptr error{};
-    bool done = false;
-    Caller* caller = nullptr;
-  };
-
-  // A request that owns its arguments and is told its outcome (its read has
-  // run, or `error` is set) by complete(), on the sender thread.
-  struct AsyncRequest : Request {
-    virtual ~AsyncRequest() = default;
-    std::vector<std::string> owned;  // what `args` views
-    std::vector<std::string_view> views;
-    std::function<void(AsyncRequest&)> complete;
-  };
-
-  // `order_prefix`: the producers' order keys are <order_prefix><id>.
-  RequestBatch(store::Executor& exec, std::vector<std::string_view> keys, std::vector<std::string_view> head,
-               std::string order_prefix)
-      : exec_(exec), keys_(std::move(keys)), head_(std::move(head)), order_prefix_(std::move(order_prefix)) {}
-
-  // Sends what is still waiting (nothing made is dropped), then ends the
-  // sender threads.
-  ~RequestBatch() {
-    {
-      std::lock_guard g(mutex_);
-      stopping_ = true;
-    }
-    async_wake_.notify_all();
-    for (detail::OwnedThread& t : senders_) t.join();
-  }
-
-  void submit_async(std::unique_ptr<AsyncRequest> r) {
-    {
-      std::lock_guard g(mutex_);
-      if (!senders_[0].running()) {
-        new_producer();
-        for (detail::OwnedThread& t : senders_) t = detail::OwnedThread("weave-qsend", [this] { send_async(); });
-      }
-      async_waiting_.push_back(r.get());
-      r.release();  // owned by the line now
-    }
-    async_wake_.notify_one();
-  }
-
-  // Returns once every request was answered (its read ran); then throws the
-  // first one's error, if any.
-  void submit(std::span<Request> requests) {
-    Caller me;
-    std::unique_lock lock(mutex_);
-    for (Request& r : requests) {
-      r.caller = &me;
-      waiting_.push_back(&r);
-    }
-    const auto all_done = [&] {
-      return std::all_of(requests.begin(), requests.end(), [](const Request& r) { return r.done; });
-    };
-    while (!all_done()) {
-      if (in_flight_ >= kMaxInFlight) {
-        me.wake.wait(lock, [&] { return me.lead || all_done(); });
-        me.lead = false;
-        continue;
-      }
-      ++in_flight_;
-      std::vector<std::vector<Request*>> scripts = next_scripts(waiting_);
-      lock.unlock();
-      send(scripts);
-      lock.lock();
-      --in_flight_;
-      for (const auto& script : scripts)
-        for (Request* q : script) {
-          q->done = true;
-          if (q->caller != &me) q->caller->wake.notify_one();
-        }
-      if (!waiting_.empty() && waiting_.front()->caller != &me) {  // the next send's sender
-        waiting_.front()->caller->lead = true;
-        waiting_.front()->caller->wake.notify_one();
-      }
-    }
-    for (const Request& r : requests)
-      if (r.error) std::rethrow_exception(r.error);
-  }
-
- private:
-  // Two: the next send fills while one is answered, so Redis seldom idles
-  // on a client that is reading replies, and batches stay large (more in
-  // flight made smaller batches and fewer deliveries per second).
-  static constexpr int kMaxInFlight = 2;
-  static constexpr std::size_t kMaxRequests = 128, kMaxBytes = 1 << 20, kMaxScripts = 8;
-
-  // An asynchronous send's place in its producer's order (batch.lua's 'order').
-  struct Order {
-    std::string key;  // <order_prefix><producer id>
-    std::uint64_t number = 0;
-  };
-  // How long a producer's order key outlives its last send: an idle producer
-  // whose key ran out has its next send refused once, then moves to a new id.
-  static constexpr long long kOrderKeyMs = 600'000;
-
-  void new_producer() {
-    order_key_ = order_prefix_ + detail::new_id();
-    next_number_ = 1;
-  }
-
-  // A sender thread (two run it): one script of asynchronous requests at a time.
-  void send_async() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      async_wake_.wait(lock, [&] {
-        return (stopping_ && async_waiting_.empty()) || (!async_waiting_.empty() && async_sends_.size() < 2);
-      });
-      if (async_waiting_.empty()) return;  // stopping, and all sent
-      std::vector<std::vector<Request*>> script = next_scripts(async_waiting_, 1);
-      Order order{order_key_, next_number_++};  // changed only under the lock (a move to a new producer)
-      async_sends_.push_back(&order);
-      for (;;) {
-        const bool oldest = async_sends_.front() == &order;  // the previous send was answered
-        const Order sent = order;
-        lock.unlock();
-        const bool ran = send(script, &sent);
-        lock.lock();
-        if (ran) break;
-        if (order.key != sent.key || order.number != sent.number) continue;  // renumbered meanwhile
-        if (!oldest) {  // refused: go again once the previous send is answered
-          async_done_.wait(lock, [&] { return async_sends_.front() == &order; });
-          continue;
-        }
-        // Refused with nothing before it: the previous send never ran. This
-        // one and every later one in flight move to a new producer, in order.
-        new_producer();
-        for (Order* o : async_sends_) *o = {order_key_, next_number_++};
-      }
-      async_sends_.erase(std::find(async_sends_.begin(), async_sends_.end(), &order));
-      async_done_.notify_all();
-      lock.unlock();
-      for (Request* r : script.front()) {
-        std::unique_ptr<AsyncRequest> a(static_cast<AsyncRequest*>(r));
-        try {
-          a->complete(*a);
-        } catch (...) {
-          // (complete() must not throw; one that does loses only its own answer)
-        }
-      }
-      lock.lock();
-    }
-  }
-
-  // The requests waiting in `line`, front first, cut into scripts (at least one request).
-  std::vector<std::vector<Request*>> next_scripts(std::deque<Request*>& line, std::size_t max_scripts = kMaxScripts) {
-    std::vector<std::vector<Request*>> scripts;
-    std::size_t bytes = 0;
-    while (!line.empty()) {
-      Request* r = line.front();
-      std::size_t size = 0;
-      for (std::string_view a : r->args) size += a.size();
-      if (scripts.empty() || scripts.back().size() == kMaxRequests || bytes + size > kMaxBytes) {
-        if (scripts.size() == max_scripts) break;
-        scripts.emplace_back();
-        bytes = 0;
-      }
-      bytes += size;
-      scripts.back().push_back(r);
-      line.pop_front();
-    }
-    return scripts;
-  }
-
-  // Runs the batch.lua calls in one round trip; every error (bad_alloc
-  // included) lands in the requests, none leaves: the callers must wake.
-  // With `order` (one script): false when batch.lua refused it, the
-  // requests untouched (its producer's previous send has not run); when it
-  // had run already (a resend after a lost answer), true with the requests
-  // unread (their answers are not known, but they were done).
-  bool send(const std::vector<std::vector<Request*>>& scripts, const Order* order = nullptr) noexcept {
-    try {
-      std::size_t requests = 0;
-      for (const auto& script : scripts) requests += script.size();
-      std::vector<store::NumberArg> counts;  // its views are in `calls`: never reallocated
-      counts.reserve(requests + scripts.size() + 2);
-      std::vector<store::ScriptCall> calls(scripts.size());
-      const std::size_t first = order ? 1 : 0;  // the requests' replies after the order's
-      for (std::size_t k = 0; k < scripts.size(); ++k) {
-        store::ScriptCall& c = calls[k];
-        c.body = scripts::batch;
-        c.keys = keys_;
-        c.args = head_;
-        c.args.push_back(counts.emplace_back(scripts[k].size() + first).view());
-        if (order) {
-          c.keys.push_back(order->key);
-          c.args.insert(c.args.end(), {"order", "2", counts.emplace_back(order->number).view(),
-                                       counts.emplace_back(kOrderKeyMs).view()});
-        }
-        for (Request* r : scripts[k]) {
-          c.args.push_back(r->kind);
-          c.args.push_back(counts.emplace_back(r->args.size()).view());
-          c.args.insert(c.args.end(), r->args.begin(), r->args.end());
-        }
-      }
-      const char* what = requests == 1 ? scripts.front().front()->what : "queue requests";
-      const std::vector<store::Reply> replies = exec_.run(calls, what);
-      for (std::size_t k = 0; k < scripts.size(); ++k) {
-        const store::ReplyView all(replies[k], what);
-        if (order && all[0].integer() == 0) return false;
-        if (order && all[0].integer() < 0) return true;
-        for (std::size_t i = 0; i < scripts[k].size(); ++i) {
-          Request& r = *scripts[k][i];
-          try {
-            r.read(all[i + first].renamed(r.what));
-          } catch (...) {
-            r.error = std::current_exception();
-          }
-        }
-      }
-    } catch (...) {
-      for (const auto& script : scripts)
-        for (Request* r : script)
-          if (!r->error) r->error = std::current_exception();
-    }
-    return true;
-  }
-
-  store::Executor& exec_;
-  const std::vector<std::string_view> keys_, head_;  // views of RedisQueue's key names
-  std::mutex mutex_;
-  std::deque<Request*> waiting_;
-  int in_flight_ = 0;
-  std::deque<Request*> async_waiting_;  // AsyncRequests, owned from here until complete()d
-  std::condition_variable async_wake_, async_done_;
-  std::deque<Order*> async_sends_;  // in flight, oldest first
-  const std::string order_prefix_;
-  std::string order_key_;  // the current producer's
-  std::uint64_t next_number_ = 1;
-  bool stopping_ = false;
-  detail::OwnedThread senders_[2];  // last: joined first
-};
 
 class RedisQueue final : public QueueStore {
  public:
@@ -310,8 +45,12 @@ class RedisQueue final : public QueueStore {
     dead_ = base_ + ":d";
     counter_ = base_ + ":n";
     wake_ = base_ + ":wake";
-    batch_.emplace(*exec_, std::vector<std::string_view>{scheduled_, active_, dead_, counter_},
-                   std::vector<std::string_view>{base_, wake_}, base_ + ":o:");
+    batch_.emplace(*exec_, store::RequestBatch::Script{.body = scripts::batch,
+                                                      .keys = {scheduled_, active_, dead_, counter_},
+                                                      .head = {base_, wake_},
+                                                      .order_prefix = base_ + ":o:",
+                                                      .what = "queue requests",
+                                                      .sender_name = "weave-qsend"});
   }
 
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
@@ -336,7 +75,7 @@ class RedisQueue final : public QueueStore {
     args.reserve(offers.size() * kOfferArgs);
     for (const QueueOffer& o : offers) offer_args(o, numbers, args);
     std::vector<QueueOffered> out(offers.size());
-    std::vector<RequestBatch::Request> requests(offers.size());
+    std::vector<store::RequestBatch::Request> requests(offers.size());
     for (std::size_t i = 0; i < offers.size(); ++i)
       requests[i] = {.kind = "offer",
                      .args = std::span(args).subspan(i * kOfferArgs, kOfferArgs),
@@ -347,7 +86,7 @@ class RedisQueue final : public QueueStore {
   }
 
   void offer_async(const QueueOffer& o, std::function<void(QueueOffered, std::exception_ptr)> done) override {
-    struct AsyncOffer final : RequestBatch::AsyncRequest {
+    struct AsyncOffer final : store::RequestBatch::AsyncRequest {
       QueueOffered offered{true};  // (kept when the send turns out to have run already)
     };
     auto r = std::make_unique<AsyncOffer>();
@@ -361,7 +100,7 @@ class RedisQueue final : public QueueStore {
     r->args = r->views;
     r->what = "queue offer";
     r->read = [self = r.get()](const store::ReplyView& reply) { self->offered = read_offered(reply); };
-    r->complete = [done = std::move(done)](RequestBatch::AsyncRequest& a) {
+    r->complete = [done = std::move(done)](store::RequestBatch::AsyncRequest& a) {
       done(static_cast<AsyncOffer&>(a).offered, a.error);
     };
     batch_->submit_async(std::move(r));
@@ -389,7 +128,7 @@ class RedisQueue final : public QueueStore {
     AckedAndTaken out;
     out.acked.resize(done.size());
     out.errors.resize(done.size());
-    std::vector<RequestBatch::Request> requests(done.size() + 1);
+    std::vector<store::RequestBatch::Request> requests(done.size() + 1);
     for (std::size_t i = 0; i < done.size(); ++i)
       requests[i] = {.kind = "settle",
                      .args = std::span(args).subspan(i * kAckArgs, kAckArgs),
@@ -594,7 +333,7 @@ class RedisQueue final : public QueueStore {
 
   void submit(std::string_view kind, std::span<const std::string_view> args, const char* what,
               std::function<void(const store::ReplyView&)> read) {
-    RequestBatch::Request r{.kind = kind, .args = args, .what = what, .read = std::move(read)};
+    store::RequestBatch::Request r{.kind = kind, .args = args, .what = what, .read = std::move(read)};
     batch_->submit({&r, 1});
   }
   static QueueOffered read_offered(const store::ReplyView& r) {
@@ -631,7 +370,7 @@ class RedisQueue final : public QueueStore {
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
   std::mutex unanswered_mutex_;
   std::string unanswered_take_;  // take_id()
-  std::optional<RequestBatch> batch_;  // made once the key names above are set
+  std::optional<store::RequestBatch> batch_;  // made once the key names above are set
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 -- The requests of one queue's clients, several in one script: a client
 -- sends the requests that came while its previous scripts were in flight
--- together (RequestBatch, queue_redis.cpp). ARGV = {base, wake, count, then
--- per request: kind, argument count, arguments...}:
+-- together (store::RequestBatch, src/store/request_batch.h, whose protocol
+-- this script follows). ARGV = {base, wake, count, then per request: kind,
+-- argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
 --               -> 1 added | 0 already queued
 --   take        {lease ms, jitter, n, request id} -> take_due()'s replies:
@@ -15,8 +16,8 @@
 --               key: runs the script only if it is the producer's first
 --               send (n = 1, no key) or the key holds n - 1; then stores n
 --               there for ttl -> 1. Else the script does nothing and
---               returns {0} (queue_redis.cpp's RequestBatch sends it again
---               later), or {-1} when the key holds n or more (this send ran
+--               returns {0} (the RequestBatch sends it again later),
+--               or {-1} when the key holds n or more (this send ran
 --               already: a resend after a lost answer).
 -- One reply per request, in order, all at one `now`. Offers and settles run
 -- in request order; then the takes get the next due messages (requests in

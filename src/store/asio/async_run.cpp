@@ -10,6 +10,7 @@
 
 #include "store/cluster_executor.h"
 #include "store/asio/direct_links.h"
+#include "store/reply.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -80,9 +81,10 @@ asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(Executor& exec,
     }
   }
   for (const Reply& r : *replies) {
-    if (r->type != REDIS_REPLY_ERROR) continue;
-    if (direct.resends && is_cluster_redirect(std::string_view(r->str, r->len))) co_return std::nullopt;
-    bad_reply(r.get(), what);
+    const ReplyView reply(r, what);
+    if (reply.kind() != ReplyView::Kind::error) continue;
+    if (direct.resends && is_cluster_redirect(reply.error())) co_return std::nullopt;
+    reply.unexpected();
   }
   co_return replies;
 }
