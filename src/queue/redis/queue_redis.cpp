@@ -52,6 +52,8 @@ namespace scripts = queue_redis::scripts;
 // moves to a new producer. Each request completes on its sender's thread.
 class RequestBatch {
  public:
+  // A Caller's and a Request's state (lead, done, error) are guarded by the
+  // batch's mutex_, which the analysis cannot name from here.
   struct Caller {
     std::condition_variable wake;
     bool lead = false;  // may send now (a send finished while it waited)
@@ -85,7 +87,7 @@ class RequestBatch {
   // sender threads.
   ~RequestBatch() {
     {
-      std::lock_guard g(mutex_);
+      detail::Guard g(mutex_);
       stopping_ = true;
     }
     async_wake_.notify_all();
@@ -94,7 +96,7 @@ class RequestBatch {
 
   void submit_async(std::unique_ptr<AsyncRequest> r) {
     {
-      std::lock_guard g(mutex_);
+      detail::Guard g(mutex_);
       if (!senders_[0].running()) {
         new_producer();
         for (detail::OwnedThread& t : senders_) t = detail::OwnedThread("weave-qsend", [this] { send_async(); });
@@ -109,7 +111,7 @@ class RequestBatch {
   // first one's error, if any.
   void submit(std::span<Request> requests) {
     Caller me;
-    std::unique_lock lock(mutex_);
+    detail::Guard lock(mutex_);
     for (Request& r : requests) {
       r.caller = &me;
       waiting_.push_back(&r);
@@ -119,7 +121,7 @@ class RequestBatch {
     };
     while (!all_done()) {
       if (in_flight_ >= kMaxInFlight) {
-        me.wake.wait(lock, [&] { return me.lead || all_done(); });
+        mutex_.wait(me.wake, [&] { return me.lead || all_done(); });
         me.lead = false;
         continue;
       }
@@ -159,16 +161,16 @@ class RequestBatch {
   // whose key ran out has its next send refused once, then moves to a new id.
   static constexpr long long kOrderKeyMs = 600'000;
 
-  void new_producer() {
+  void new_producer() WEAVE_REQUIRES(mutex_) {
     order_key_ = order_prefix_ + detail::new_id();
     next_number_ = 1;
   }
 
   // A sender thread (two run it): one script of asynchronous requests at a time.
   void send_async() {
-    std::unique_lock lock(mutex_);
+    detail::Guard lock(mutex_);
     for (;;) {
-      async_wake_.wait(lock, [&] {
+      mutex_.wait(async_wake_, [&]() WEAVE_REQUIRES(mutex_) {
         return (stopping_ && async_waiting_.empty()) || (!async_waiting_.empty() && async_sends_.size() < 2);
       });
       if (async_waiting_.empty()) return;  // stopping, and all sent
@@ -184,7 +186,7 @@ class RequestBatch {
         if (ran) break;
         if (order.key != sent.key || order.number != sent.number) continue;  // renumbered meanwhile
         if (!oldest) {  // refused: go again once the previous send is answered
-          async_done_.wait(lock, [&] { return async_sends_.front() == &order; });
+          mutex_.wait(async_done_, [&]() WEAVE_REQUIRES(mutex_) { return async_sends_.front() == &order; });
           continue;
         }
         // Refused with nothing before it: the previous send never ran. This
@@ -283,17 +285,19 @@ class RequestBatch {
 
   store::Executor& exec_;
   const std::vector<std::string_view> keys_, head_;  // views of RedisQueue's key names
-  std::mutex mutex_;
-  std::deque<Request*> waiting_;
-  int in_flight_ = 0;
-  std::deque<Request*> async_waiting_;  // AsyncRequests, owned from here until complete()d
+  detail::Mutex mutex_;
+  std::deque<Request*> waiting_ WEAVE_GUARDED_BY(mutex_);
+  int in_flight_ WEAVE_GUARDED_BY(mutex_) = 0;
+  // AsyncRequests, owned from here until complete()d.
+  std::deque<Request*> async_waiting_ WEAVE_GUARDED_BY(mutex_);
   std::condition_variable async_wake_, async_done_;
-  std::deque<Order*> async_sends_;  // in flight, oldest first
+  std::deque<Order*> async_sends_ WEAVE_GUARDED_BY(mutex_);  // in flight, oldest first
   const std::string order_prefix_;
-  std::string order_key_;  // the current producer's
-  std::uint64_t next_number_ = 1;
-  bool stopping_ = false;
-  detail::OwnedThread senders_[2];  // last: joined first
+  std::string order_key_ WEAVE_GUARDED_BY(mutex_);  // the current producer's
+  std::uint64_t next_number_ WEAVE_GUARDED_BY(mutex_) = 1;
+  bool stopping_ WEAVE_GUARDED_BY(mutex_) = false;
+  // Started under mutex_ (submit_async); last: joined first.
+  detail::OwnedThread senders_[2];
 };
 
 class RedisQueue final : public QueueStore {
@@ -404,7 +408,7 @@ class RedisQueue final : public QueueStore {
     } catch (...) {
       if (requests.back().error) {  // the take's own error (or the round trip's)
         if (may_have_run(requests.back().error)) {
-          std::lock_guard g(unanswered_mutex_);
+          detail::Guard g(unanswered_mutex_);
           unanswered_take_ = request_id;
         }
         throw;
@@ -549,7 +553,7 @@ class RedisQueue final : public QueueStore {
   // lease); one take only.
   std::string take_id() {
     {
-      std::lock_guard g(unanswered_mutex_);
+      detail::Guard g(unanswered_mutex_);
       if (!unanswered_take_.empty()) return std::exchange(unanswered_take_, std::string());
     }
     return detail::unique_token();
@@ -629,8 +633,8 @@ class RedisQueue final : public QueueStore {
 
   std::shared_ptr<store::Executor> exec_;
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
-  std::mutex unanswered_mutex_;
-  std::string unanswered_take_;  // take_id()
+  detail::Mutex unanswered_mutex_;
+  std::string unanswered_take_ WEAVE_GUARDED_BY(unanswered_mutex_);  // take_id()
   std::optional<RequestBatch> batch_;  // made once the key names above are set
 };
 
