@@ -39,9 +39,9 @@ AsyncChain make_async_chain(const Chain& chain) {
 }
 
 struct AsyncChains {
-  std::mutex mutex;
+  Mutex mutex;
   // Chains are never freed (core/interceptor_registry.cpp): neither are these.
-  std::unordered_map<const Chain*, std::unique_ptr<const AsyncChain>> by_chain;
+  std::unordered_map<const Chain*, std::unique_ptr<const AsyncChain>> by_chain WEAVE_GUARDED_BY(mutex);
 };
 
 const AsyncChain& async_chain_of(const Chain& chain) {
@@ -49,7 +49,7 @@ const AsyncChain& async_chain_of(const Chain& chain) {
   thread_local const AsyncChain* last = nullptr;
   if (last_chain == &chain) return *last;
   AsyncChains& all = fork_guarded<AsyncChains>();
-  std::lock_guard lock(all.mutex);
+  Guard lock(all.mutex);
   auto& slot = all.by_chain[&chain];
   if (!slot) slot = std::make_unique<const AsyncChain>(make_async_chain(chain));
   last_chain = &chain;

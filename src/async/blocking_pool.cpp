@@ -13,19 +13,20 @@ namespace WEAVE_NAMESPACE::detail {
 constexpr auto kIdleEnd = std::chrono::seconds(30);
 
 struct BlockingPool::State {
-  std::mutex mutex;
+  explicit State(int max) : max_threads(max) {}
+  Mutex mutex;
   std::condition_variable cv;
-  std::deque<std::function<void()>> jobs;
-  int max_threads = 0;
-  int threads = 0;
-  std::uint64_t jobs_run = 0;
-  int idle = 0;
+  std::deque<std::function<void()>> jobs WEAVE_GUARDED_BY(mutex);
+  const int max_threads;  // 0: no cap
+  int threads WEAVE_GUARDED_BY(mutex) = 0;
+  std::uint64_t jobs_run WEAVE_GUARDED_BY(mutex) = 0;
+  int idle WEAVE_GUARDED_BY(mutex) = 0;
 
   void work() {
-    std::unique_lock lock(mutex);
+    Guard lock(mutex);
     for (;;) {
       ++idle;
-      const bool got = cv.wait_for(lock, kIdleEnd, [&] { return !jobs.empty(); });
+      const bool got = mutex.wait_for(cv, kIdleEnd, [&]() WEAVE_REQUIRES(mutex) { return !jobs.empty(); });
       --idle;
       if (!got) {
         --threads;
@@ -41,12 +42,12 @@ struct BlockingPool::State {
   }
 };
 
-BlockingPool::BlockingPool(int max_threads, Jobs jobs) : state_(std::make_shared<State>()), jobs_(jobs) {
-  state_->max_threads = max_threads;
+BlockingPool::BlockingPool(int max_threads, Jobs jobs)
+    : state_(std::make_shared<State>(max_threads)), jobs_(jobs) {
   // Its threads are detached (a job may outlive static destruction: they end
   // with the process); in a fork()ed child the parent's are not there.
   State* s = state_.get();
-  guard_across_fork(s->mutex, [s] {
+  guard_across_fork(s->mutex, [s]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (the child's one thread)
     s->jobs.clear();
     s->threads = 0;
     s->idle = 0;
@@ -54,7 +55,7 @@ BlockingPool::BlockingPool(int max_threads, Jobs jobs) : state_(std::make_shared
 }
 
 void BlockingPool::run(std::function<void()> job) {
-  std::unique_lock lock(state_->mutex);
+  Guard lock(state_->mutex);
   ++state_->jobs_run;
   state_->jobs.push_back(std::move(job));
   // A queued job has an idle thread to take it, or gets a new one if the cap allows.
@@ -73,7 +74,7 @@ void BlockingPool::run(std::function<void()> job) {
 }
 
 std::uint64_t BlockingPool::jobs() const noexcept {
-  std::lock_guard lock(state_->mutex);
+  Guard lock(state_->mutex);
   return state_->jobs_run;
 }
 
@@ -83,18 +84,18 @@ JobsInFlight::JobsInFlight(boost::asio::execution_context& context)
     : boost::asio::execution_context::service(context) {}
 
 void JobsInFlight::begin() {
-  std::lock_guard lock(mutex_);
+  Guard lock(mutex_);
   ++running_;
 }
 
 void JobsInFlight::end() noexcept {
-  std::lock_guard lock(mutex_);
+  Guard lock(mutex_);
   if (--running_ == 0) done_.notify_all();
 }
 
 void JobsInFlight::shutdown() {
-  std::unique_lock lock(mutex_);
-  done_.wait(lock, [this] { return running_ == 0; });
+  Guard lock(mutex_);
+  mutex_.wait(done_, [this]() WEAVE_REQUIRES(mutex_) { return running_ == 0; });
 }
 
 BlockingPool& interceptor_pool() {

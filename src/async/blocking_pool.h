@@ -25,6 +25,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/process.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -77,9 +78,9 @@ class WEAVE_API JobsInFlight final : public boost::asio::execution_context::serv
 
  private:
   void shutdown() override;
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable done_;
-  std::size_t running_ = 0;
+  std::size_t running_ WEAVE_GUARDED_BY(mutex_) = 0;
 };
 
 // Runs `job` on `pool`; the awaiting coroutine resumes on its executor with

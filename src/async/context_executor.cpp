@@ -35,8 +35,8 @@ struct CellPool {
     }
   };
   struct Shared {
-    std::mutex lock;
-    List list;
+    Mutex lock;
+    List list WEAVE_GUARDED_BY(lock);
   };
   static Shared& shared() noexcept {
     static Shared* const pool = new Shared;  // (never destroyed)
@@ -60,19 +60,19 @@ struct CellPool {
   static void give(List& from, std::size_t keep) noexcept {
     if (from.count <= keep) return;
     Shared& s = shared();
-    std::lock_guard g(s.lock);
+    Guard g(s.lock);
     while (from.count > keep) s.list.push(from.pop());
   }
   static CallCell* take() noexcept {
     if (gone) {
       Shared& s = shared();
-      std::lock_guard g(s.lock);
+      Guard g(s.lock);
       return s.list.pop();
     }
     static_cast<void>(&thread_end);  // (made on first use: its destructor hands this thread's spares on)
     if (!local.head) {
       Shared& s = shared();
-      std::lock_guard g(s.lock);
+      Guard g(s.lock);
       while (s.list.head && local.count < kKept / 2) local.push(s.list.pop());
     }
     return local.pop();
@@ -80,7 +80,7 @@ struct CellPool {
   static void put(CallCell* c) noexcept {
     if (gone) {
       Shared& s = shared();
-      std::lock_guard g(s.lock);
+      Guard g(s.lock);
       s.list.push(c);
       return;
     }

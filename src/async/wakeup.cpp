@@ -55,7 +55,7 @@ struct Wakeup::Wait {
     const std::shared_ptr<Wakeup> owner = w->owner.lock();
     if (!owner) return;
     {
-      std::lock_guard g(owner->mutex_);
+      Guard g(owner->mutex_);
       if (owner->waiting_.lock() != w) return;
       owner->waiting_.reset();
     }
@@ -66,7 +66,7 @@ struct Wakeup::Wait {
 void Wakeup::notify() {
   std::shared_ptr<Wait> w;
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     w = waiting_.lock();
     waiting_.reset();
     if (!w) {
@@ -101,7 +101,7 @@ boost::asio::awaitable<Wakeup::Ended> Wakeup::watch_until(Clock::time_point dead
         // another thread) sees the timer and the slot set, and this never
         // touches the Wakeup after the mutex is given back (the resumed
         // coroutine may destroy it at once).
-        std::unique_lock g(mutex_);
+        Guard g(mutex_);
         if (notified_) {
           notified_ = false;
           g.unlock();

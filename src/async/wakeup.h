@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "async/blocking_pool.h"
+#include "core/process.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -40,9 +41,9 @@ class WEAVE_API Wakeup : public std::enable_shared_from_this<Wakeup> {
   struct Wait;  // one pending wait (wakeup.cpp)
 
  private:
-  std::mutex mutex_;
-  bool notified_ = false;
-  std::weak_ptr<Wait> waiting_;  // owned by its timer's pending wait
+  Mutex mutex_;
+  bool notified_ WEAVE_GUARDED_BY(mutex_) = false;
+  std::weak_ptr<Wait> waiting_ WEAVE_GUARDED_BY(mutex_);  // owned by its timer's pending wait
 };
 
 // Waits for a store waiter's next change (a LockWaiter's release, a

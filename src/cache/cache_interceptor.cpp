@@ -15,7 +15,8 @@ namespace {
 
 // Completes a call with what the leader of its flight landed: its value, or
 // the stored JSON (an aged value another caller is refreshing).
-bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const Flight& flight) {
+bool complete_from_flight(Invocation& inv, const ResultCodec& mine, const Flight& flight)
+    WEAVE_REQUIRES(flight.mutex) {
   if (flight.value) return complete_with(inv, mine, *flight.codec, flight.value.get());
   if (flight.json.empty()) return false;
   try {
@@ -56,7 +57,7 @@ bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& 
 
 AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, CacheRuntime& rt, CacheName& cache,
                          std::string_view key, Flight& flight, Clock::time_point began, int attempt) {
-  std::unique_lock lock(flight.mutex);
+  Guard lock(flight.mutex);
   const bool failed = !flight.value && flight.json.empty();
   // A leader that read before this call began may have read before a write
   // that completed before it, and been slow since: its value is taken only

@@ -16,7 +16,7 @@ void CacheRuntime::write_metrics(MetricsWriter& w) {
   std::vector<std::shared_ptr<CacheName>> names;
   std::map<std::string, std::pair<CacheStats, HistogramSnapshot>> by_label;
   {
-    std::lock_guard lock(names_mutex_);
+    Guard lock(names_mutex_);
     for (const auto& [name, c] : names_) names.push_back(c);
     for (const auto& [label, sums] : retired_) by_label[label] = sums;  // dropped names' counts
   }

@@ -52,7 +52,7 @@ void register_cache_remote(std::string scheme, RemoteTierFactory factory) {
 }
 
 std::pair<std::shared_ptr<Flight>, bool> CacheName::join(const std::string& key) {
-  std::lock_guard lock(flights_mutex_);
+  Guard lock(flights_mutex_);
   auto [it, inserted] = flights_.try_emplace(key);
   if (inserted) it->second = std::make_shared<Flight>();
   return {it->second, inserted};
@@ -62,12 +62,12 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
                      std::shared_ptr<const void> value, const ResultCodec* codec, std::uint64_t stamp,
                      std::chrono::steady_clock::time_point read_at, std::string json) {
   {
-    std::lock_guard lock(flights_mutex_);
+    Guard lock(flights_mutex_);
     auto it = flights_.find(key);
     if (it != flights_.end() && it->second == flight) flights_.erase(it);
   }
   {
-    std::lock_guard lock(flight->mutex);
+    Guard lock(flight->mutex);
     flight->value = std::move(value);
     flight->codec = codec;
     flight->json = std::move(json);
@@ -80,14 +80,14 @@ void CacheName::land(const std::string& key, const std::shared_ptr<Flight>& flig
 }
 
 void Flight::wait_done() {
-  std::unique_lock lock(mutex);
-  done_cv.wait(lock, [this] { return done; });
+  Guard lock(mutex);
+  mutex.wait(done_cv, [this]() WEAVE_REQUIRES(mutex) { return done; });
 }
 
 void Flight::wake_when_done(const void* waiter, std::function<void()> wake) {
   bool armed;
   {
-    std::lock_guard lock(mutex);
+    Guard lock(mutex);
     armed = done_wakes.arm(waiter, wake, /*changed=*/done);
   }
   if (!armed) wake();
@@ -109,7 +109,7 @@ CacheRuntime::CacheRuntime(CacheOptions options)
       },
       [this](bool down) {
         {
-          std::lock_guard lock(names_mutex_);
+          Guard lock(names_mutex_);
           for (auto& [n, c] : names_) c->local().clear();
         }
         if (down) {  // (once per outage; the store's `reconnected` tells when it is back)
@@ -122,7 +122,7 @@ CacheRuntime::CacheRuntime(CacheOptions options)
 }
 
 std::shared_ptr<CacheName> CacheRuntime::find(std::string_view name) {
-  std::lock_guard lock(names_mutex_);
+  Guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
   return it == names_.end() ? nullptr : it->second;
 }
@@ -152,7 +152,7 @@ CacheNameRef CacheRuntime::name(std::string_view name, std::string_view label) {
 }
 
 std::shared_ptr<CacheName> CacheRuntime::name_locked(std::string_view name, std::string_view label) {
-  std::lock_guard lock(names_mutex_);
+  Guard lock(names_mutex_);
   auto it = names_.find(std::string(name));
   if (it != names_.end()) {
     it->second->used_.store(true, std::memory_order_relaxed);
@@ -190,7 +190,7 @@ void CacheRuntime::sweep_locked() {
 }
 
 std::size_t CacheRuntime::name_count() {
-  std::lock_guard lock(names_mutex_);
+  Guard lock(names_mutex_);
   return names_.size();
 }
 

@@ -40,18 +40,19 @@ using CacheCounters = StripedCounters<CacheCounterStripe>;
 // One load in flight for a key (in this process): later misses of the key
 // wait for it instead of running the method again.
 struct WEAVE_API Flight {
-  std::mutex mutex;
+  Mutex mutex;
   std::condition_variable done_cv;
-  WakeList done_wakes;  // of waiters that hold no thread (wake_when_done)
-  bool done = false;
-  std::shared_ptr<const void> value;  // null: the load failed (waiters load themselves)
-  const ResultCodec* codec = nullptr;  // made `value`
-  std::string json;                    // without `value`: the stored value to decode ("" none)
+  WakeList done_wakes WEAVE_GUARDED_BY(mutex);  // of waiters that hold no thread (wake_when_done)
+  bool done WEAVE_GUARDED_BY(mutex) = false;
+  // Null: the load failed (waiters load themselves).
+  std::shared_ptr<const void> value WEAVE_GUARDED_BY(mutex);
+  const ResultCodec* codec WEAVE_GUARDED_BY(mutex) = nullptr;  // made `value`
+  std::string json WEAVE_GUARDED_BY(mutex);  // without `value`: the stored value to decode ("" none)
   // The local tier's stamp of the key taken before the leader read what it
   // landed: a waiter that finds another stamp now must not take the value
   // (an invalidation came in meanwhile; the value may predate its write).
-  std::uint64_t stamp = 0;
-  std::chrono::steady_clock::time_point read_at{};  // when that stamp was taken
+  std::uint64_t stamp WEAVE_GUARDED_BY(mutex) = 0;
+  std::chrono::steady_clock::time_point read_at WEAVE_GUARDED_BY(mutex){};  // when that stamp was taken
 
   // Blocks until the leader landed.
   void wait_done();
@@ -87,8 +88,8 @@ class WEAVE_API CacheName : public std::enable_shared_from_this<CacheName> {
   LocalTier local_;
   CacheCounters counters_;
   DurationHistogram load_times_;
-  std::mutex flights_mutex_;
-  std::unordered_map<std::string, std::shared_ptr<Flight>> flights_;
+  Mutex flights_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Flight>> flights_ WEAVE_GUARDED_BY(flights_mutex_);
   friend class CacheRuntime;
   std::atomic<bool> used_ = true;  // since the runtime's last sweep
 };
@@ -167,14 +168,15 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
   std::shared_ptr<CacheName> find(std::string_view name);
   std::shared_ptr<CacheName> name_locked(std::string_view name, std::string_view label);
-  void sweep_locked();
+  void sweep_locked() WEAVE_REQUIRES(names_mutex_);
   CacheOptions options_;
   const std::uint64_t id_;  // unique per runtime in the process (thread caches key on it)
-  std::mutex names_mutex_;
-  std::unordered_map<std::string, std::shared_ptr<CacheName>> names_;
-  std::size_t rendered_names_ = 0, sweep_at_ = kRenderedNamesKept;  // under names_mutex_
+  Mutex names_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<CacheName>> names_ WEAVE_GUARDED_BY(names_mutex_);
+  std::size_t rendered_names_ WEAVE_GUARDED_BY(names_mutex_) = 0;
+  std::size_t sweep_at_ WEAVE_GUARDED_BY(names_mutex_) = kRenderedNamesKept;
   // The counts of dropped rendered names, by label (metrics stay monotonic).
-  std::unordered_map<std::string, std::pair<CacheStats, HistogramSnapshot>> retired_;
+  std::unordered_map<std::string, std::pair<CacheStats, HistogramSnapshot>> retired_ WEAVE_GUARDED_BY(names_mutex_);
   std::atomic<std::uint64_t> feed_gaps_{0};  // outages of the invalidation feed
   std::shared_ptr<RemoteTier> remote_;  // last: its feed stops before the names go
 };

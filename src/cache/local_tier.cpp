@@ -28,6 +28,7 @@
 #include "cache/local_tier.h"
 
 #include "core/striped.h"
+#include "core/thread_annotations.h"
 #include "weave/error.h"
 
 #include <algorithm>
@@ -132,9 +133,9 @@ struct List {
 // at once, which costs microseconds and halved two-thread throughput), then
 // waits on the futex behind std::atomic::wait. 0 free, 1 held, 2 held with
 // sleepers (Drepper, "Futexes Are Tricky", mutex 2).
-class ShardLock {
+class WEAVE_CAPABILITY("mutex") ShardLock {
  public:
-  void lock() noexcept {
+  void lock() noexcept WEAVE_ACQUIRE() {
     for (int spin = 0; spin < 128; ++spin) {
       std::uint32_t expected = 0;
       if (state_.load(std::memory_order_relaxed) == 0 &&
@@ -144,11 +145,11 @@ class ShardLock {
     }
     while (state_.exchange(2, std::memory_order_acquire) != 0) state_.wait(2, std::memory_order_relaxed);
   }
-  bool try_lock() noexcept {
+  bool try_lock() noexcept WEAVE_TRY_ACQUIRE(true) {
     std::uint32_t expected = 0;
     return state_.compare_exchange_strong(expected, 1, std::memory_order_acquire, std::memory_order_relaxed);
   }
-  void unlock() noexcept {
+  void unlock() noexcept WEAVE_RELEASE() {
     if (state_.exchange(0, std::memory_order_release) == 2) state_.notify_one();
   }
   static void pause() noexcept {
@@ -206,17 +207,23 @@ struct alignas(64) LocalTier::Shard {
   alignas(64) std::atomic<std::uint32_t> writing{0};  // 1: a writer holds mu and keeps readers out
   std::atomic<std::uint32_t> sleepers{0};             // readers asleep until writing is 0
   ReadStripe read[k_read_stripes];
+  // Changed by a writer (mu held and the readers out: Writing), read by a
+  // hit's read section without mu (read_hit).
   std::unordered_map<Key, Node, KeyHash, KeyEq> map;
-  List window, probation, protected_;
-  Limit window_limit, main_limit, protected_limit;
-  FrequencySketch sketch;
-  std::uint64_t random = 0x2545f4914f6cdd1dULL;
-  std::uint64_t hits = 0, misses = 0, evictions = 0, rejected_stale = 0, rejected_admission = 0, expirations = 0;
+  // The policy's state: writers only.
+  List window WEAVE_GUARDED_BY(mu), probation WEAVE_GUARDED_BY(mu), protected_ WEAVE_GUARDED_BY(mu);
+  Limit window_limit WEAVE_GUARDED_BY(mu), main_limit WEAVE_GUARDED_BY(mu), protected_limit WEAVE_GUARDED_BY(mu);
+  FrequencySketch sketch WEAVE_GUARDED_BY(mu);
+  std::uint64_t random WEAVE_GUARDED_BY(mu) = 0x2545f4914f6cdd1dULL;
+  std::uint64_t hits WEAVE_GUARDED_BY(mu) = 0, misses WEAVE_GUARDED_BY(mu) = 0, evictions WEAVE_GUARDED_BY(mu) = 0,
+                rejected_stale WEAVE_GUARDED_BY(mu) = 0, rejected_admission WEAVE_GUARDED_BY(mu) = 0,
+                expirations WEAVE_GUARDED_BY(mu) = 0;
   // put() asks whether the entry it just installed survived its own evict().
-  const Node* watched = nullptr;
-  bool watched_dropped = false;
+  const Node* watched WEAVE_GUARDED_BY(mu) = nullptr;
+  bool watched_dropped WEAVE_GUARDED_BY(mu) = false;
 
-  void configure(std::size_t entries, std::size_t bytes, std::uint64_t seed) {
+  // Before the tier is shared (its constructor): no lock yet.
+  void configure(std::size_t entries, std::size_t bytes, std::uint64_t seed) WEAVE_NO_THREAD_SAFETY_ANALYSIS {
     auto window_share = [](std::size_t n) { return n == k_unbounded ? n : std::max<std::size_t>(1, n / 100); };
     window_limit = {window_share(entries), window_share(bytes)};
     main_limit = {entries == k_unbounded ? entries : entries - window_limit.entries,
@@ -226,28 +233,28 @@ struct alignas(64) LocalTier::Shard {
     random ^= mix64(seed);
   }
 
-  List& list(Queue q) noexcept {
+  List& list(Queue q) noexcept WEAVE_REQUIRES(mu) {
     switch (q) {
       case Queue::window: return window;
       case Queue::probation: return probation;
       default: return protected_;
     }
   }
-  std::size_t main_count() const noexcept { return probation.count + protected_.count; }
-  std::size_t main_bytes() const noexcept { return probation.bytes + protected_.bytes; }
-  std::size_t bytes() const noexcept { return window.bytes + main_bytes(); }
+  std::size_t main_count() const noexcept WEAVE_REQUIRES(mu) { return probation.count + protected_.count; }
+  std::size_t main_bytes() const noexcept WEAVE_REQUIRES(mu) { return probation.bytes + protected_.bytes; }
+  std::size_t bytes() const noexcept WEAVE_REQUIRES(mu) { return window.bytes + main_bytes(); }
 
   // Drops a node that is in no list any more.
-  void erase(Node* n) {
+  void erase(Node* n) WEAVE_REQUIRES(mu) {
     if (n == watched) watched_dropped = true;
     map.erase(map.find(KeyRef{n->key->text, n->hash}));
   }
-  void remove(Node* n) {
+  void remove(Node* n) WEAVE_REQUIRES(mu) {
     list(n->queue).unlink(n);
     erase(n);
   }
 
-  void on_access(Node* n) noexcept {
+  void on_access(Node* n) noexcept WEAVE_REQUIRES(mu) {
     switch (n->queue) {
       case Queue::window: window.move_to_mru(n); break;
       case Queue::protected_: protected_.move_to_mru(n); break;
@@ -265,12 +272,12 @@ struct alignas(64) LocalTier::Shard {
     }
   }
 
-  Node* main_victim() const noexcept {
+  Node* main_victim() const noexcept WEAVE_REQUIRES(mu) {
     Node* v = probation.lru();
     return v ? v : protected_.lru();
   }
 
-  bool admit(const Node* candidate, const Node* victim) noexcept {
+  bool admit(const Node* candidate, const Node* victim) noexcept WEAVE_REQUIRES(mu) {
     const unsigned fc = sketch.frequency(candidate->hash);
     const unsigned fv = sketch.frequency(victim->hash);
     if (fc > fv) return true;
@@ -282,7 +289,7 @@ struct alignas(64) LocalTier::Shard {
   }
 
   // The window's oldest entry, unlinked, enters the main space or is dropped.
-  void offer_to_main(Node* c) {
+  void offer_to_main(Node* c) WEAVE_REQUIRES(mu) {
     if (main_limit.exceeded(1, c->entry.weight)) {  // could not fit even alone
       erase(c);
       ++evictions;
@@ -304,7 +311,7 @@ struct alignas(64) LocalTier::Shard {
   }
 
   // Restores the bounds after an insert or an update.
-  void evict() {
+  void evict() WEAVE_REQUIRES(mu) {
     while (window_limit.exceeded(window.count, window.bytes)) {
       Node* c = window.lru();
       window.unlink(c);
@@ -361,7 +368,7 @@ struct alignas(64) LocalTier::Shard {
   }
 
   // With mu held: waits for the readers in to leave, then applies what they recorded.
-  void exclude_readers() noexcept {
+  void exclude_readers() noexcept WEAVE_REQUIRES(mu) {
     writing.store(1, std::memory_order_seq_cst);
     for (ReadStripe& r : read)
       for (int spin = 0; r.readers.load(std::memory_order_seq_cst) != 0; ++spin) {
@@ -378,13 +385,13 @@ struct alignas(64) LocalTier::Shard {
       hits += r.used.exchange(0, std::memory_order_relaxed);
     }
   }
-  void end_write() noexcept {
+  void end_write() noexcept WEAVE_RELEASE(mu) {
     writing.store(0, std::memory_order_seq_cst);
     if (sleepers.load(std::memory_order_seq_cst)) writing.notify_all();  // no system call when nobody sleeps
     mu.unlock();
   }
 
-  void drop_all() noexcept {
+  void drop_all() noexcept WEAVE_REQUIRES(mu) {
     map.clear();
     window.reset();
     probation.reset();
@@ -394,13 +401,13 @@ struct alignas(64) LocalTier::Shard {
 
 namespace {
 // A writer's hold of a shard: its lock, no reader in, the read buffers drained.
-class Writing {
+class WEAVE_SCOPED_CAPABILITY Writing {
  public:
-  explicit Writing(LocalTier::Shard& s) noexcept : s_(s) {
+  explicit Writing(LocalTier::Shard& s) noexcept WEAVE_ACQUIRE(s.mu) : s_(s) {
     s_.mu.lock();
     s_.exclude_readers();
   }
-  ~Writing() { s_.end_write(); }
+  ~Writing() WEAVE_RELEASE() { s_.end_write(); }
   Writing(const Writing&) = delete;
   Writing& operator=(const Writing&) = delete;
 

@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 class MemRemote final : public RemoteTier {
  public:
   RemoteRead get(std::string_view name, std::string_view key) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     RemoteRead read{std::nullopt, version_of(name, key)};
     if (const Entry* e = entry(name, key)) {
       read.json = e->json;
@@ -31,7 +31,7 @@ class MemRemote final : public RemoteTier {
   }
   bool fill(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl,
             std::uint64_t read_version, std::string_view token) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     drop_leases(name, key, token);
     changed();
     if (version_of(name, key) != read_version) return false;
@@ -39,14 +39,14 @@ class MemRemote final : public RemoteTier {
     return true;
   }
   bool put(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     bump(name, &key);
     names_[std::string(name)][std::string(key)] = Entry{std::string(json), Clock::now() + ttl, wall_ms()};
     changed();
     return false;  // no other process: no message
   }
   bool evict(std::string_view name, const std::string_view* key) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     bump(name, key);
     changed();
     auto n = names_.find(std::string(name));
@@ -56,7 +56,7 @@ class MemRemote final : public RemoteTier {
     return false;
   }
   std::uint64_t stored_keys(std::string_view name) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     auto n = names_.find(std::string(name));
     if (n == names_.end()) return 0;
     const auto now = Clock::now();
@@ -65,12 +65,12 @@ class MemRemote final : public RemoteTier {
     return live;
   }
   std::unique_ptr<FillWaiter> watch_fill(std::string_view, std::string_view) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     return std::make_unique<Waiter>(*this, changes_);
   }
   FillClaimed try_claim_fill(std::string_view name, std::string_view key, std::string_view token,
                              std::chrono::milliseconds lease, std::uint64_t read_version) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     if (entry(name, key) || version_of(name, key) != read_version) return {FillClaim::read_again};
     const auto now = Clock::now();
     Lease& held = leases_[lease_key('f', name, key)];
@@ -81,7 +81,7 @@ class MemRemote final : public RemoteTier {
   }
   bool claim_refresh(std::string_view name, std::string_view key, const RemoteRead& read, std::string_view token,
                      std::chrono::milliseconds lease) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     const Entry* e = entry(name, key);
     if (!e || version_of(name, key) != read.version || e->written_ms != read.written_ms) return false;
     const auto now = Clock::now();
@@ -91,12 +91,12 @@ class MemRemote final : public RemoteTier {
     return true;
   }
   void release(std::string_view name, std::string_view key, std::string_view token) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     drop_leases(name, key, token);
     changed();
   }
   std::vector<bool> renew(std::span<const LeaseRenewal> items) override {
-    std::lock_guard lock(mutex_);
+    Guard lock(mutex_);
     const auto now = Clock::now();
     std::vector<bool> out;
     for (const LeaseRenewal& item : items) {
@@ -130,17 +130,18 @@ class MemRemote final : public RemoteTier {
    public:
     Waiter(MemRemote& table, std::uint64_t seen) : table_(table), seen_(seen) {}
     ~Waiter() override {
-      std::lock_guard lock(table_.mutex_);
+      Guard lock(table_.mutex_);
       table_.wakes_.drop(this);
     }
     bool wait_until(Clock::time_point until) override {
-      std::unique_lock lock(table_.mutex_);
-      return table_.cv_.wait_until(lock, until, [&] { return table_.changes_ != seen_; });
+      Guard lock(table_.mutex_);
+      return table_.mutex_.wait_until(table_.cv_, until,
+                                      [&]() WEAVE_REQUIRES(table_.mutex_) { return table_.changes_ != seen_; });
     }
     bool wake_on_change(std::function<void()> wake) override {
       bool armed;
       {
-        std::lock_guard lock(table_.mutex_);
+        Guard lock(table_.mutex_);
         armed = table_.wakes_.arm(this, wake, /*changed=*/table_.changes_ != seen_);
       }
       if (!armed) wake();
@@ -151,8 +152,8 @@ class MemRemote final : public RemoteTier {
     MemRemote& table_;  // the waiter's caller holds the runtime that holds the table
     const std::uint64_t seen_;
   };
-  // The live entry, or null (an expired one is dropped). Under mutex_.
-  const Entry* entry(std::string_view name, std::string_view key) {
+  // The live entry, or null (an expired one is dropped).
+  const Entry* entry(std::string_view name, std::string_view key) WEAVE_REQUIRES(mutex_) {
     auto n = names_.find(std::string(name));
     if (n == names_.end()) return nullptr;
     auto it = n->second.find(std::string(key));
@@ -171,7 +172,7 @@ class MemRemote final : public RemoteTier {
     k += key;
     return k;
   }
-  void drop_leases(std::string_view name, std::string_view key, std::string_view token) {
+  void drop_leases(std::string_view name, std::string_view key, std::string_view token) WEAVE_REQUIRES(mutex_) {
     for (char kind : {'f', 'r'}) {
       auto it = leases_.find(lease_key(kind, name, key));
       if (it != leases_.end() && it->second.token == token) leases_.erase(it);
@@ -180,7 +181,7 @@ class MemRemote final : public RemoteTier {
     if (leases_.size() > 1024)
       std::erase_if(leases_, [now = Clock::now()](const auto& l) { return l.second.expires <= now; });
   }
-  void changed() {
+  void changed() WEAVE_REQUIRES(mutex_) {
     ++changes_;
     cv_.notify_all();
     wakes_.fire();
@@ -192,21 +193,21 @@ class MemRemote final : public RemoteTier {
   std::size_t bucket(std::string_view name, std::string_view key) const {
     return (std::hash<std::string_view>{}(name) * 31 + std::hash<std::string_view>{}(key)) % kBuckets;
   }
-  std::uint64_t version_of(std::string_view name, std::string_view key) const {
+  std::uint64_t version_of(std::string_view name, std::string_view key) const WEAVE_REQUIRES(mutex_) {
     return versions_[bucket(name, key)] + all_evictions_;
   }
-  void bump(std::string_view name, const std::string_view* key) {
+  void bump(std::string_view name, const std::string_view* key) WEAVE_REQUIRES(mutex_) {
     if (key) ++versions_[bucket(name, *key)];
     else ++all_evictions_;
   }
-  std::mutex mutex_;
-  std::condition_variable cv_;  // fill waiters with a thread
-  WakeList wakes_;              // and without (Waiter::wake_on_change)
-  std::uint64_t changes_ = 0;   // bumped by every fill, put, evict and release
-  std::unordered_map<std::string, std::unordered_map<std::string, Entry>> names_;
-  std::unordered_map<std::string, Lease> leases_;
-  std::array<std::uint64_t, kBuckets> versions_{};
-  std::uint64_t all_evictions_ = 0;
+  Mutex mutex_;
+  std::condition_variable cv_;                         // fill waiters with a thread
+  WakeList wakes_ WEAVE_GUARDED_BY(mutex_);            // and without (Waiter::wake_on_change)
+  std::uint64_t changes_ WEAVE_GUARDED_BY(mutex_) = 0;  // bumped by every fill, put, evict and release
+  std::unordered_map<std::string, std::unordered_map<std::string, Entry>> names_ WEAVE_GUARDED_BY(mutex_);
+  std::unordered_map<std::string, Lease> leases_ WEAVE_GUARDED_BY(mutex_);
+  std::array<std::uint64_t, kBuckets> versions_ WEAVE_GUARDED_BY(mutex_){};
+  std::uint64_t all_evictions_ WEAVE_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace

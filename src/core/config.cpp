@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/feature_config.h"
+#include "core/process.h"
 #include "weave/annotation.h"  // weave::forever
 #include "weave/config.h"
 #include "weave/duration.h"
@@ -68,8 +69,8 @@ std::size_t feature_rank(std::string_view name) {
 }
 
 struct Registry {
-  std::mutex mutex;
-  std::vector<FeatureConfig> features;  // in kFeatures' order
+  Mutex mutex;
+  std::vector<FeatureConfig> features WEAVE_GUARDED_BY(mutex);  // in kFeatures' order
 };
 Registry& registry() {
   static auto* r = new Registry;  // usable during exit
@@ -80,7 +81,7 @@ Registry& registry() {
 
 std::vector<FeatureConfig> registered() {
   Registry& r = registry();
-  std::lock_guard lock(r.mutex);
+  Guard lock(r.mutex);
   return r.features;
 }
 
@@ -88,7 +89,7 @@ namespace {
 
 FeatureConfig registered_feature(std::string_view feature) {
   Registry& r = registry();
-  std::lock_guard lock(r.mutex);
+  Guard lock(r.mutex);
   for (const FeatureConfig& f : r.features)
     if (f.name == feature) return f;
   throw UsageError("weave::load_options: the " + std::string(feature) + " library is not linked into this program");
@@ -248,7 +249,7 @@ Loading load(const FeatureConfig& f, const std::optional<File>& file, const Conf
 
 bool register_feature_config(FeatureConfig config) {
   Registry& r = registry();
-  std::lock_guard lock(r.mutex);
+  Guard lock(r.mutex);
   std::erase_if(r.features, [&](const FeatureConfig& f) { return f.name == config.name; });
   const auto at = std::find_if(r.features.begin(), r.features.end(), [&](const FeatureConfig& f) {
     return feature_rank(f.name) > feature_rank(config.name);

@@ -25,19 +25,19 @@ namespace {
 // one (the parent's thread is not in the child, and its queue and counts are
 // the parent's): the old one is left as it was, never touched again.
 struct Background {
-  std::mutex mutex;
+  Mutex mutex;
   std::condition_variable changed;
-  std::deque<std::function<void()>> jobs;
-  std::thread thread;  // started on first use
-  bool started = false;
-  bool stopped = false;  // at exit: nothing more runs
-  std::unordered_map<const void*, int> in_flight;  // owner -> detached calls held
-  std::unordered_set<const void*> retiring;
+  std::deque<std::function<void()>> jobs WEAVE_GUARDED_BY(mutex);
+  std::thread thread;  // started on first use, under `mutex` before `started` is set
+  bool started WEAVE_GUARDED_BY(mutex) = false;
+  bool stopped WEAVE_GUARDED_BY(mutex) = false;  // at exit: nothing more runs
+  std::unordered_map<const void*, int> in_flight WEAVE_GUARDED_BY(mutex);  // owner -> detached calls held
+  std::unordered_set<const void*> retiring WEAVE_GUARDED_BY(mutex);
 
   void loop() {
-    std::unique_lock lock(mutex);
+    Guard lock(mutex);
     for (;;) {
-      changed.wait(lock, [&] { return stopped || !jobs.empty(); });
+      mutex.wait(changed, [&]() WEAVE_REQUIRES(mutex) { return stopped || !jobs.empty(); });
       if (stopped) return;
       auto job = std::move(jobs.front());
       jobs.pop_front();
@@ -62,7 +62,7 @@ void after_fork_in_child() { current.store(new Background, std::memory_order_rel
 struct Stopper {
   ~Stopper() {
     Background* b = current.load(std::memory_order_acquire);
-    std::unique_lock lock(b->mutex);
+    Guard lock(b->mutex);
     b->stopped = true;
     b->changed.notify_all();
     if (!b->started) return;
@@ -120,7 +120,7 @@ void Detached::release() noexcept {
   auto* b = static_cast<Background*>(registry_);
   registry_ = nullptr;
   if (!b || !owner) return;
-  std::lock_guard lock(b->mutex);
+  Guard lock(b->mutex);
   auto it = b->in_flight.find(owner);
   if (it != b->in_flight.end() && --it->second == 0) b->in_flight.erase(it);
   b->changed.notify_all();
@@ -152,7 +152,7 @@ Detached InvocationAccess::adopt(const MethodInfo& method, const void* chain, st
   if (!call) return d;
   if (const void* owner = call->owner) {
     Background& b = background();
-    std::lock_guard lock(b.mutex);
+    Guard lock(b.mutex);
     if (b.stopped || b.retiring.count(owner)) return d;  // being destroyed: no new calls on it
     ++b.in_flight[owner];
     d.registry_ = &b;
@@ -176,7 +176,7 @@ namespace detail {
 
 bool run_in_background(std::function<void()> job) {
   Background& b = background();
-  std::unique_lock lock(b.mutex);
+  Guard lock(b.mutex);
   if (b.stopped) return false;
   if (!b.started) {
     static Stopper stopper;  // constructed once; destroyed at exit, before the statics made earlier
@@ -194,12 +194,14 @@ bool run_in_background(std::function<void()> job) {
 void retire_detached(const void* owner) noexcept {
   Background* b = current.load(std::memory_order_acquire);
   if (!b || !owner) return;  // nothing was ever detached in this process
-  std::unique_lock lock(b->mutex);
+  Guard lock(b->mutex);
   if (b->in_flight.find(owner) == b->in_flight.end()) return;
   // A background call that destroys the object it runs on would wait for itself.
   if (b->started && b->thread.get_id() == std::this_thread::get_id()) return;
   b->retiring.insert(owner);
-  b->changed.wait(lock, [&] { return b->stopped || b->in_flight.find(owner) == b->in_flight.end(); });
+  b->mutex.wait(b->changed, [&]() WEAVE_REQUIRES(b->mutex) {
+    return b->stopped || b->in_flight.find(owner) == b->in_flight.end();
+  });
   b->retiring.erase(owner);
 }
 

@@ -20,8 +20,9 @@ constexpr int kEventKinds = static_cast<int>(EventKind::dead_lettered) + 1;
 constexpr int kLinesPerSecond = 10;
 
 struct Handler {
-  std::mutex mutex;
-  std::shared_ptr<const EventHook> hook = std::make_shared<const EventHook>(write_event_to_stderr);
+  detail::Mutex mutex;
+  std::shared_ptr<const EventHook> hook WEAVE_GUARDED_BY(mutex) =
+      std::make_shared<const EventHook>(write_event_to_stderr);
   // The default handler's budget: kLinesPerSecond lines per kind and second
   // (a store outage must not become a line per call).
   struct Budget {
@@ -29,7 +30,7 @@ struct Handler {
     int written = 0;
     long long dropped = 0;
   };
-  Budget budget[kEventKinds];
+  Budget budget[kEventKinds] WEAVE_GUARDED_BY(mutex);
 };
 
 Handler& handler() { return detail::fork_guarded<Handler>(); }
@@ -56,7 +57,7 @@ struct EventCounts {
 void set_event_handler(EventHook hook) {
   auto next = std::make_shared<const EventHook>(std::move(hook));
   Handler& h = handler();
-  std::lock_guard g(h.mutex);
+  detail::Guard g(h.mutex);
   h.hook.swap(next);
 }  // the old hook is freed here unless an event is still using it
 
@@ -79,7 +80,7 @@ void write_event_to_stderr(const Event& e) noexcept {
       const int kind = static_cast<int>(e.kind);
       if (kind < 0 || kind >= kEventKinds) return;
       const auto now = std::chrono::steady_clock::now();
-      std::lock_guard g(h.mutex);
+      detail::Guard g(h.mutex);
       Handler::Budget& b = h.budget[kind];
       if (now - b.second >= std::chrono::seconds(1)) {
         b.second = now;
@@ -127,7 +128,7 @@ void emit_event(const EventHook& own, const Event& event) noexcept {
     std::shared_ptr<const EventHook> hook;
     {
       Handler& h = handler();
-      std::lock_guard g(h.mutex);
+      detail::Guard g(h.mutex);
       hook = h.hook;
     }
     if (*hook) (*hook)(event);

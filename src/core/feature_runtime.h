@@ -41,7 +41,7 @@ template <class Runtime, class Options>
 class RuntimeSlot {
  public:
   RuntimeSlot() {
-    guard_across_fork(mutex_.native(), [this]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (held by the fork)
+    guard_across_fork(mutex_, [this]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (the child's one thread)
       // The parent's runtime: its threads are not here and its sockets are
       // the parent's. Kept, never destroyed, never used again.
       if (runtime_) new std::shared_ptr<Runtime>(std::move(runtime_));
@@ -154,18 +154,21 @@ WEAVE_API std::string feature_url(const std::string& configured, const char* own
 template <class Table, class Make>
 std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
   using Tables = std::map<std::string, std::shared_ptr<Table>, std::less<>>;
-  static auto* tables = new Tables;  // usable during exit
-  static auto* mutex = [] {
-    auto* m = new std::mutex;
-    guard_across_fork(*m, [] {
-      new Tables(std::move(*tables));
-      tables->clear();
+  struct Registry {
+    Mutex mutex;
+    Tables tables WEAVE_GUARDED_BY(mutex);
+  };
+  static auto* r = [] {
+    auto* made = new Registry;  // usable during exit
+    guard_across_fork(made->mutex, [made]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (the child's one thread)
+      new Tables(std::move(made->tables));
+      made->tables.clear();
     });
-    return m;
+    return made;
   }();
-  std::lock_guard lock(*mutex);
-  auto it = tables->find(name);
-  if (it == tables->end()) it = tables->emplace(std::string(name), make()).first;
+  Guard lock(r->mutex);
+  auto it = r->tables.find(name);
+  if (it == r->tables.end()) it = r->tables.emplace(std::string(name), make()).first;
   return it->second;
 }
 

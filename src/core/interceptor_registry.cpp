@@ -1,13 +1,12 @@
 #include <atomic>
 #include <deque>
 #include <map>
-#include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "builtin.h"
 #include "chain.h"
+#include "process.h"
 #include "weave/interceptor.h"
 
 namespace WEAVE_NAMESPACE {
@@ -33,10 +32,10 @@ struct ChainStore {
     std::uint64_t version = 0;
     const detail::Chain* chain = nullptr;
   };
-  std::shared_mutex mutex;
-  std::unordered_map<const MethodInfo*, Entry> latest;
-  std::deque<detail::Chain> chains;
-  std::deque<std::shared_ptr<Interceptor>> keep_alive;
+  detail::SharedMutex mutex;
+  std::unordered_map<const MethodInfo*, Entry> latest WEAVE_GUARDED_BY(mutex);
+  std::deque<detail::Chain> chains WEAVE_GUARDED_BY(mutex);
+  std::deque<std::shared_ptr<Interceptor>> keep_alive WEAVE_GUARDED_BY(mutex);
 };
 ChainStore& chain_store() {
   static ChainStore* store = new ChainStore;  // outlives static destructors
@@ -48,8 +47,8 @@ ChainStore& chain_store() {
 std::shared_ptr<const void> Interceptor::prepare(const AnnotationSpec&) { return nullptr; }
 
 struct InterceptorRegistry::Impl {
-  mutable std::shared_mutex mutex;
-  std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name;
+  mutable detail::SharedMutex mutex;
+  std::map<std::string, std::shared_ptr<Interceptor>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
   std::atomic<std::uint64_t> version{1};
 };
 
@@ -73,7 +72,7 @@ std::uint64_t InterceptorRegistry::version() const noexcept {
 
 void InterceptorRegistry::add(std::string annotation, std::shared_ptr<Interceptor> interceptor) {
   if (!interceptor) throw UsageError("null interceptor for annotation '" + annotation + "'");
-  std::unique_lock lock(impl_->mutex);
+  detail::Guard lock(impl_->mutex);
   impl_->by_name[std::move(annotation)] = std::move(interceptor);
   impl_->version.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -84,7 +83,7 @@ void InterceptorRegistry::add(std::string annotation, std::function<void(Invocat
 }
 
 bool InterceptorRegistry::remove(std::string_view annotation) {
-  std::unique_lock lock(impl_->mutex);
+  detail::Guard lock(impl_->mutex);
   auto it = impl_->by_name.find(annotation);
   if (it == impl_->by_name.end()) return false;
   impl_->by_name.erase(it);
@@ -93,7 +92,7 @@ bool InterceptorRegistry::remove(std::string_view annotation) {
 }
 
 std::shared_ptr<Interceptor> InterceptorRegistry::find(std::string_view annotation) const {
-  std::shared_lock lock(impl_->mutex);
+  detail::SharedGuard lock(impl_->mutex);
   auto it = impl_->by_name.find(annotation);
   return it == impl_->by_name.end() ? nullptr : it->second;
 }
@@ -180,7 +179,7 @@ Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Intercepto
 [[gnu::noinline]] const Chain& shared_chain(const MethodInfo& info, std::uint64_t version) {
   ChainStore& store = chain_store();
   {
-    std::shared_lock lock(store.mutex);
+    SharedGuard lock(store.mutex);
     auto it = store.latest.find(&info);
     if (it != store.latest.end() && it->second.version == version) return *it->second.chain;
   }
@@ -188,7 +187,7 @@ Chain build_chain(const MethodInfo& info, std::vector<std::shared_ptr<Intercepto
   // the registry's lock.
   std::vector<std::shared_ptr<Interceptor>> owners;
   Chain chain = build_chain(info, owners);
-  std::unique_lock lock(store.mutex);
+  Guard lock(store.mutex);
   ChainStore::Entry& entry = store.latest[&info];
   if (entry.chain && entry.version == version) return *entry.chain;  // another thread won
   for (auto& o : owners) store.keep_alive.push_back(std::move(o));

@@ -60,7 +60,7 @@ LeaseCore::LossSignal LeaseCore::mark_lost(const std::string& cause, bool even_i
   marked = false;
   LossSignal signal;
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     std::uint32_t s = state_.load(std::memory_order_acquire);
     do {
       if (s & kLost) return signal;
@@ -106,7 +106,7 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
            " ms: no longer renewed, it runs out by itself";
   if (now < expiry) return "";
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (!renew_error_.empty()) return renewal_failed_cause(renew_error_);
   }
   return ran_out_cause();
@@ -115,7 +115,7 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
 void LeaseCore::fire_stop() noexcept {
   LossSignal signal;
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     signal = take_loss_signal_locked();
   }
   signal.fire();  // outside the mutex: callbacks may release leases
@@ -157,12 +157,12 @@ void LeaseCore::report_lost_once() noexcept {
 }
 
 bool LeaseCore::hold_limit() const {
-  std::lock_guard g(mutex_);
+  Guard g(mutex_);
   return hold_limit_;
 }
 
 std::string LeaseCore::cause() const {
-  std::lock_guard g(mutex_);
+  Guard g(mutex_);
   return cause_;
 }
 
@@ -182,7 +182,7 @@ std::stop_token LeaseCore::stop_token() noexcept {
   std::stop_source stop(std::nostopstate);
   bool lost_already;
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (!stop_.stop_possible()) {
       try {
         stop_ = std::stop_source();
@@ -212,7 +212,7 @@ void LeaseCore::watch_for_expiry() noexcept {
 
 void LeaseCore::listen_for_loss(LossListener l) noexcept {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (!is_lost()) {
       try {
         if (!listener_.lost)

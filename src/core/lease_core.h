@@ -223,7 +223,8 @@ class WEAVE_API LeaseCore {
   // run a little faster than this one; 0 for one in this process.
   std::chrono::milliseconds drift_{0};
 
-  // The renewer's entry (renewer.cpp), guarded by its shard's lock.
+  // The renewer's entry (renewer.cpp), guarded by its shard's lock (the
+  // Renewer's, which the analysis cannot name from here).
   std::atomic<bool> wd_asked_{false};  // lets one watch() in
   const int wd_shard_;                 // the constructing (acquiring) thread's
   bool wd_linked_ = false;
@@ -234,7 +235,7 @@ class WEAVE_API LeaseCore {
   std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
 
   void fire_stop() noexcept;  // fires what a loss fires, if it was not fired yet
-  LossSignal take_loss_signal_locked();
+  LossSignal take_loss_signal_locked() WEAVE_REQUIRES(mutex_);
   // A fixed-ttl lease (never renewed, so not watched) is watched from now on,
   // so that its expiry while held is found: for a stop token or a listener.
   void watch_for_expiry() noexcept;
@@ -245,18 +246,18 @@ class WEAVE_API LeaseCore {
   std::atomic<std::uint32_t> state_{1};
   std::atomic<bool> lost_reported_{false};
   std::atomic<bool> settling_{false};  // seq_cst: read by the renewer after the store's answer
-  mutable std::mutex mutex_;  // guards what follows (and the setting of kLost)
+  mutable Mutex mutex_;  // guards what follows (and the setting of kLost)
   // Made by the first stop_token() (a std::stop_source allocates): most
   // leases are never asked for one.
-  std::stop_source stop_{std::nostopstate};
-  LossListener listener_;                     // listen_for_loss(): the first,
-  std::vector<LossListener> more_listeners_;  // and those of reentrant holds
-  std::string cause_;
-  bool hold_limit_ = false;
+  std::stop_source stop_ WEAVE_GUARDED_BY(mutex_){std::nostopstate};
+  LossListener listener_ WEAVE_GUARDED_BY(mutex_);                     // listen_for_loss(): the first,
+  std::vector<LossListener> more_listeners_ WEAVE_GUARDED_BY(mutex_);  // and those of reentrant holds
+  std::string cause_ WEAVE_GUARDED_BY(mutex_);
+  bool hold_limit_ WEAVE_GUARDED_BY(mutex_) = false;
   // While renewals fail: the last one's error (the renewer sets it with
   // wd_renew_error_), so a holder that finds the deadline passed first tells
   // the same cause as the renewer would.
-  std::string renew_error_;
+  std::string renew_error_ WEAVE_GUARDED_BY(mutex_);
 };
 
 }  // namespace weave::detail

@@ -12,8 +12,8 @@ namespace detail {
 namespace {
 
 struct Sources {
-  std::mutex mutex;
-  std::vector<std::function<void(MetricsWriter&)>> all;
+  Mutex mutex;
+  std::vector<std::function<void(MetricsWriter&)>> all WEAVE_GUARDED_BY(mutex);
 };
 
 // A label value or HELP text with `\`, newline (and in label values `"`) escaped.
@@ -110,7 +110,7 @@ void MetricsWriter::write(std::ostream& out) const {
 
 void register_metrics_source(std::function<void(MetricsWriter&)> source) {
   Sources& s = fork_guarded<Sources>();
-  std::lock_guard lock(s.mutex);
+  Guard lock(s.mutex);
   s.all.push_back(std::move(source));
 }
 
@@ -120,7 +120,7 @@ void write_metrics(std::ostream& out) {
   std::vector<std::function<void(detail::MetricsWriter&)>> sources;
   {
     detail::Sources& s = detail::fork_guarded<detail::Sources>();
-    std::lock_guard lock(s.mutex);
+    detail::Guard lock(s.mutex);
     sources = s.all;
   }
   detail::MetricsWriter w;

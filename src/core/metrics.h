@@ -124,13 +124,13 @@ WEAVE_API void register_metrics_source(std::function<void(MetricsWriter&)> sourc
 // Takes a lock: resolve once (when a chain is prepared), not per call.
 template <class T>
 struct NamedSeries {
-  std::mutex mutex;
-  std::map<std::string, std::unique_ptr<T>, std::less<>> by_name;
+  Mutex mutex;
+  std::map<std::string, std::unique_ptr<T>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
 };
 template <class T>
 T& named_series(std::string_view name) {
   NamedSeries<T>& all = fork_guarded<NamedSeries<T>>();
-  std::lock_guard lock(all.mutex);
+  Guard lock(all.mutex);
   auto it = all.by_name.find(name);
   if (it == all.by_name.end()) it = all.by_name.emplace(std::string(name), std::make_unique<T>()).first;
   return *it->second;
@@ -138,7 +138,7 @@ T& named_series(std::string_view name) {
 template <class T, class F>
 void for_each_named_series(F&& f) {
   NamedSeries<T>& all = fork_guarded<NamedSeries<T>>();
-  std::lock_guard lock(all.mutex);
+  Guard lock(all.mutex);
   for (const auto& [name, series] : all.by_name) f(name, static_cast<const T&>(*series));
 }
 

@@ -27,10 +27,10 @@ struct Guarded {
 using GuardList = std::array<Guarded, 32>;
 
 struct Guards {
-  std::mutex mutex;                 // serialises appends; never held while waiting for a guarded mutex
-  GuardList all;
+  Mutex mutex;                      // serialises appends; never held while waiting for a guarded mutex
+  GuardList all;                    // [0, count): read by prepare() without `mutex` (see GuardList)
   std::atomic<std::size_t> count{0};
-  std::size_t held = 0;             // prepare took all[0, held) (and `mutex`)
+  std::size_t held WEAVE_GUARDED_BY(mutex) = 0;  // prepare took all[0, held) (and `mutex`)
 };
 
 // All of them or none, in no fixed order: another thread may hold one and
@@ -62,7 +62,9 @@ Guards& guards();
 
 std::atomic<pid_t> cached_pid{0};
 
-void prepare() {
+// `mutex` is held from prepare() through the fork to in_parent() or
+// in_child(), which the analysis cannot follow.
+void prepare() WEAVE_NO_THREAD_SAFETY_ANALYSIS {
   Guards& gs = guards();
   for (;;) {
     const std::size_t n = gs.count.load(std::memory_order_acquire);
@@ -77,13 +79,13 @@ void prepare() {
   }
 }
 
-void in_parent() {
+void in_parent() WEAVE_NO_THREAD_SAFETY_ANALYSIS {
   Guards& gs = guards();
   unlock_all(gs.all, gs.held);
   gs.mutex.unlock();
 }
 
-void in_child() {
+void in_child() WEAVE_NO_THREAD_SAFETY_ANALYSIS {
   cached_pid.store(::getpid(), std::memory_order_relaxed);
   Guards& gs = guards();
   unlock_all(gs.all, gs.held);
@@ -105,7 +107,7 @@ Guards& guards() {
 
 void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child) {
   Guards& g = guards();
-  std::lock_guard lock(g.mutex);
+  Guard lock(g.mutex);
   const std::size_t n = g.count.load(std::memory_order_relaxed);
   if (n == g.all.size()) std::abort();  // a handful of process-wide structures use this
   g.all[n] = Guarded{&m, std::move(reset_in_child)};
@@ -148,7 +150,7 @@ void name_this_thread(const char* name) noexcept {
 }
 
 BackgroundThread::BackgroundThread(const char* name) : name_(name) {
-  guard_across_fork(mutex_, [this] {
+  guard_across_fork(mutex_, [this]() WEAVE_NO_THREAD_SAFETY_ANALYSIS {  // (the child's one thread)
     forget_thread(thread_);
     started_ = stop_ = false;
     new (&cv_) std::condition_variable();  // the parent's thread may have been waiting on it
@@ -167,7 +169,7 @@ void BackgroundThread::start_locked() {
 
 void BackgroundThread::stop() {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     stop_ = true;
   }
   cv_.notify_all();

@@ -1,5 +1,5 @@
 // Process machinery every feature shares: what survives fork(), background
-// threads, cheap clocks and a small spin lock.
+// threads, cheap clocks, and the locks the analysis knows (thread_annotations.h).
 //
 // After fork() only the forking thread goes on in the child: a mutex another
 // thread held stays locked, a std::thread names a thread that is not there,
@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <shared_mutex>
 #include <thread>
 #include <utility>
 
@@ -87,9 +88,68 @@ class WEAVE_CAPABILITY("mutex") Mutex {
   // The std::mutex itself, for guard_across_fork().
   std::mutex& native() noexcept { return mutex_; }
 
+  // std::condition_variable's waits, with this mutex held (by a Guard):
+  // given back while asleep, held again on return. `ready` runs under it,
+  // which the analysis is told by its own annotation:
+  //   mutex_.wait(cv_, [&]() WEAVE_REQUIRES(mutex_) { return stop_; });
+  void wait(std::condition_variable& cv) WEAVE_REQUIRES(this) {
+    Adopted held(mutex_);
+    cv.wait(held.lock);
+  }
+  template <class Ready>
+  void wait(std::condition_variable& cv, Ready ready) WEAVE_REQUIRES(this) {
+    Adopted held(mutex_);
+    cv.wait(held.lock, std::move(ready));
+  }
+  template <class Clock, class Duration>
+  std::cv_status wait_until(std::condition_variable& cv, const std::chrono::time_point<Clock, Duration>& t)
+      WEAVE_REQUIRES(this) {
+    Adopted held(mutex_);
+    return cv.wait_until(held.lock, t);
+  }
+  // false: `t` came and `ready()` is still false.
+  template <class Clock, class Duration, class Ready>
+  bool wait_until(std::condition_variable& cv, const std::chrono::time_point<Clock, Duration>& t, Ready ready)
+      WEAVE_REQUIRES(this) {
+    Adopted held(mutex_);
+    return cv.wait_until(held.lock, t, std::move(ready));
+  }
+  template <class Rep, class Period, class Ready>
+  bool wait_for(std::condition_variable& cv, const std::chrono::duration<Rep, Period>& d, Ready ready)
+      WEAVE_REQUIRES(this) {
+    Adopted held(mutex_);
+    return cv.wait_for(held.lock, d, std::move(ready));
+  }
+
  private:
+  // The caller's hold, lent to the condition variable's wait (which holds it
+  // again before it returns or throws) and never given back here.
+  struct Adopted {
+    explicit Adopted(std::mutex& m) noexcept : lock(m, std::adopt_lock) {}
+    ~Adopted() { lock.release(); }
+    std::unique_lock<std::mutex> lock;
+  };
+
   std::mutex mutex_;
 };
+
+// std::shared_mutex as a lock the analysis knows: Guard for the writers,
+// SharedGuard for the readers.
+class WEAVE_CAPABILITY("mutex") SharedMutex {
+ public:
+  void lock() WEAVE_ACQUIRE() { mutex_.lock(); }
+  void unlock() WEAVE_RELEASE() { mutex_.unlock(); }
+  void lock_shared() WEAVE_ACQUIRE_SHARED() { mutex_.lock_shared(); }
+  void unlock_shared() WEAVE_RELEASE_SHARED() { mutex_.unlock_shared(); }
+
+ private:
+  std::shared_mutex mutex_;
+};
+
+// guard_across_fork() for a Mutex.
+inline void guard_across_fork(Mutex& m, std::function<void()> reset_in_child = {}) {
+  guard_across_fork(m.native(), std::move(reset_in_child));
+}
 
 // std::unique_lock for an annotated lock (thread_annotations.h), which the
 // analysis follows: held from construction to destruction, and between an
@@ -115,6 +175,19 @@ class WEAVE_SCOPED_CAPABILITY Guard {
  private:
   Lock& lock_;
   bool held_ = true;
+};
+
+// std::shared_lock for a SharedMutex: held shared from construction to
+// destruction.
+class WEAVE_SCOPED_CAPABILITY SharedGuard {
+ public:
+  explicit SharedGuard(SharedMutex& lock) noexcept WEAVE_ACQUIRE_SHARED(lock) : lock_(lock) { lock_.lock_shared(); }
+  ~SharedGuard() WEAVE_RELEASE_GENERIC() { lock_.unlock_shared(); }
+  SharedGuard(const SharedGuard&) = delete;
+  SharedGuard& operator=(const SharedGuard&) = delete;
+
+ private:
+  SharedMutex& lock_;
 };
 
 // Names the calling thread ("weave-renew": at most 15 characters), so
@@ -182,16 +255,16 @@ class WEAVE_API BackgroundThread {
   virtual ~BackgroundThread() = default;
   virtual void run() = 0;
   virtual void forget_in_child() = 0;
-  void start_locked();  // under mutex_
+  void start_locked() WEAVE_REQUIRES(mutex_);
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  bool stop_ WEAVE_GUARDED_BY(mutex_) = false;
 
  private:
   const char* name_;
-  bool started_ = false;
-  std::thread thread_;
+  bool started_ WEAVE_GUARDED_BY(mutex_) = false;
+  std::thread thread_;  // started under mutex_; stop() joins it after setting stop_
 };
 
 }  // namespace weave::detail

@@ -39,7 +39,7 @@ void LostNotifier::forget_in_child() {
 
 void LostNotifier::post(std::shared_ptr<LeaseCore> lease) {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (stop_) return;
     queue_.push_back(std::move(lease));
     start_locked();
@@ -48,9 +48,9 @@ void LostNotifier::post(std::shared_ptr<LeaseCore> lease) {
 }
 
 void LostNotifier::run() {
-  std::unique_lock g(mutex_);
+  Guard g(mutex_);
   for (;;) {
-    cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
+    mutex_.wait(cv_, [&]() WEAVE_REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing pending
     std::shared_ptr<LeaseCore> lease = std::move(queue_.front());
     queue_.pop_front();
@@ -93,7 +93,7 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
   const Clock::rep at = due.time_since_epoch().count();
   Shard& sh = shards_[lease.wd_shard_];
   {
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     // Dekker with drop_hold(): it marks the lease released, then reads
     // wd_asked_ (unwatch); here wd_asked_ was set, then the release is read
     // (all four seq_cst, or a bare entry could stay linked for a lease about
@@ -108,7 +108,7 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
   // (never while it is awake: it looks at every shard before it sleeps).
   if (at < wake_at_.load()) {
     {
-      std::lock_guard g(mutex_);
+      Guard g(mutex_);
       if (stop_) return;  // at exit: nothing is renewed any more
       start_locked();
     }
@@ -121,7 +121,7 @@ void Renewer::unwatch(LeaseCore& lease) {
   Shard& sh = shards_[lease.wd_shard_];
   std::shared_ptr<LeaseCore> keep;
   {
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     if (!lease.wd_linked_) return;
     unlink(sh, lease);
     keep = std::move(lease.wd_keep_);
@@ -131,14 +131,14 @@ void Renewer::unwatch(LeaseCore& lease) {
 std::shared_ptr<LeaseCore> Renewer::entry_of(LeaseCore& lease) {
   if (!lease.wd_asked_.load()) return nullptr;
   Shard& sh = shards_[lease.wd_shard_];
-  std::lock_guard g(sh.mutex);
+  Guard g(sh.mutex);
   return lease.wd_linked_ ? lease.wd_keep_ : nullptr;
 }
 
 std::size_t Renewer::size() {
   std::size_t n = 0;
   for (Shard& sh : shards_) {
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     n += sh.count;
   }
   return n;
@@ -147,7 +147,7 @@ std::size_t Renewer::size() {
 void Renewer::run() {
   constexpr Clock::rep kNever = Clock::time_point::max().time_since_epoch().count();
   constexpr Clock::rep kAwake = Clock::time_point::min().time_since_epoch().count();
-  std::unique_lock lk(mutex_);
+  Guard lk(mutex_);
   std::vector<std::shared_ptr<LeaseCore>> due;
   while (!stop_) {
     wake_at_.store(kAwake);
@@ -161,12 +161,12 @@ void Renewer::run() {
     // due time is their expiry).
     coalesce_.clear();
     for (Shard& sh : shards_) {
-      std::lock_guard g(sh.mutex);
+      Guard g(sh.mutex);
       for (LeaseCore* l = sh.head; l; l = l->wd_next_)
         if (l->wd_due_ <= now && l->renewed()) coalesce_.insert(l->terms_.group.get());
     }
     for (Shard& sh : shards_) {
-      std::lock_guard g(sh.mutex);
+      Guard g(sh.mutex);
       Clock::time_point earliest = Clock::time_point::max();
       for (LeaseCore* l = sh.head, *after; l; l = after) {
         after = l->wd_next_;
@@ -205,9 +205,9 @@ void Renewer::run() {
       for (Shard& sh : shards_) missed = missed || sh.earliest.load() < next.time_since_epoch().count();
       if (missed) continue;
       if (next == Clock::time_point::max())
-        cv_.wait(lk);
+        mutex_.wait(cv_);
       else
-        cv_.wait_until(lk, next);
+        mutex_.wait_until(cv_, next);
       continue;
     }
     wake_at_.store(kAwake);
@@ -235,7 +235,7 @@ void Renewer::process(std::vector<std::shared_ptr<LeaseCore>>& due) {
     {
       Shard& sh = shards_[l->wd_shard_];
       std::shared_ptr<LeaseCore> keep;
-      std::lock_guard g(sh.mutex);
+      Guard g(sh.mutex);
       if (l->wd_linked_) {
         unlink(sh, *l);
         keep = std::move(l->wd_keep_);  // `l` still holds it
@@ -267,9 +267,9 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
   for (std::size_t i = 0; i < leases.size(); ++i) {
     LeaseCore& l = *leases[i];
     Shard& sh = shards_[l.wd_shard_];
-    std::unique_lock g(sh.mutex);
+    Guard g(sh.mutex);
     // Gone from the watch list: released (or lost) meanwhile.
-    auto erase = [&] {
+    auto erase = [&]() WEAVE_REQUIRES(sh.mutex) {
       if (!l.wd_linked_) return;
       unlink(sh, l);
       l.wd_keep_.reset();  // leases[i] still holds it
@@ -284,7 +284,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
         l.wd_due_ = std::min(sent + l.terms_.renew_every, l.terms_.hold_deadline);
         if (!l.wd_renew_error_.empty()) {  // (the lease's copy: only after a failure)
           l.wd_renew_error_.clear();
-          std::lock_guard lg(l.mutex_);
+          Guard lg(l.mutex_);
           l.renew_error_.clear();
         }
       }
@@ -301,7 +301,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       l.wd_due_ = std::max(now, std::min({now + retry, l.expires_at() - retry / 4, l.terms_.hold_deadline}));
       if (l.wd_renew_error_.empty()) failing.emplace_back(l.terms_.key, l.expires_at());
       l.wd_renew_error_ = error;
-      std::lock_guard lg(l.mutex_);
+      Guard lg(l.mutex_);
       l.renew_error_ = error;
     }
   }

@@ -52,19 +52,19 @@ class WEAVE_API Renewer final : public BackgroundThread {
   Renewer() : BackgroundThread("weave-renew") {}
   struct alignas(64) Shard {
     SpinLock mutex;
-    LeaseCore* head = nullptr;
-    std::size_t count = 0;
+    LeaseCore* head WEAVE_GUARDED_BY(mutex) = nullptr;
+    std::size_t count WEAVE_GUARDED_BY(mutex) = 0;
     // No entry of the shard is due before this (it may be earlier than the
     // earliest entry: the thread then looks once more).
     std::atomic<Clock::rep> earliest{Clock::time_point::max().time_since_epoch().count()};
   };
   static constexpr std::size_t kShards = 32;
   void run() override;
-  void forget_in_child() override;
+  void forget_in_child() override WEAVE_NO_THREAD_SAFETY_ANALYSIS;  // (the child's one thread)
   void process(std::vector<std::shared_ptr<LeaseCore>>& due);
   void renew_group(const RenewGroup& group, std::vector<std::shared_ptr<LeaseCore>>& leases);
-  static void link(Shard& sh, LeaseCore& l);
-  static void unlink(Shard& sh, LeaseCore& l);  // under sh.mutex; the caller drops wd_keep_ after
+  static void link(Shard& sh, LeaseCore& l) WEAVE_REQUIRES(sh.mutex);
+  static void unlink(Shard& sh, LeaseCore& l) WEAVE_REQUIRES(sh.mutex);  // the caller drops wd_keep_ after
 
   Shard shards_[kShards];
   std::unordered_set<const RenewGroup*> coalesce_;  // run(): groups with a lease due
@@ -83,8 +83,8 @@ class WEAVE_API LostNotifier final : public BackgroundThread {
   friend LostNotifier& process_wide<LostNotifier>();
   LostNotifier() : BackgroundThread("weave-lost") {}
   void run() override;
-  void forget_in_child() override;
-  std::deque<std::shared_ptr<LeaseCore>> queue_;
+  void forget_in_child() override WEAVE_NO_THREAD_SAFETY_ANALYSIS;  // (the child's one thread)
+  std::deque<std::shared_ptr<LeaseCore>> queue_ WEAVE_GUARDED_BY(mutex_);
 };
 
 }  // namespace weave::detail

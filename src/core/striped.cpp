@@ -13,9 +13,9 @@ namespace {
 // threads as it goes (a thread per task) keeps its live threads in the owned
 // stripes instead of all ending in the shared one.
 struct SlotPool {
-  std::mutex mutex;
-  std::vector<unsigned> freed;  // most recently freed last
-  unsigned next = 0;
+  Mutex mutex;
+  std::vector<unsigned> freed WEAVE_GUARDED_BY(mutex);  // most recently freed last
+  unsigned next WEAVE_GUARDED_BY(mutex) = 0;
 };
 // Never destroyed: threads may exit after static destruction. Held across
 // fork(), so a child never inherits it locked by a thread it does not have.
@@ -29,7 +29,7 @@ struct SlotOwner {
   unsigned slot;
   ~SlotOwner() {
     t_thread_slot = k_after_exit + 1;
-    std::lock_guard g(pool().mutex);
+    Guard g(pool().mutex);
     pool().freed.push_back(slot);
   }
 };
@@ -42,7 +42,7 @@ unsigned take_thread_slot() noexcept {
   unsigned slot;
   {
     SlotPool& p = pool();
-    std::lock_guard g(p.mutex);
+    Guard g(p.mutex);
     if (!p.freed.empty()) {
       slot = p.freed.back();
       p.freed.pop_back();

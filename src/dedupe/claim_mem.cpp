@@ -21,7 +21,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
  public:
   ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
                      std::chrono::milliseconds lease) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const auto now = Clock::now();
     sweep_locked(now);
     auto it = records_.find(std::string(key));
@@ -37,7 +37,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   }
 
   std::optional<ClaimOutcome> read(std::string_view key) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const auto now = Clock::now();
     auto it = records_.find(std::string(key));
     if (it == records_.end() || it->second.expires <= now) return std::nullopt;
@@ -51,7 +51,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
 
   bool finish(std::string_view key, std::string_view owner, std::string_view, const DedupeRecord& outcome,
               std::chrono::milliseconds window) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     auto it = owned_locked(key, owner);
     if (it == records_.end()) return false;
     const auto now = Clock::now();
@@ -61,7 +61,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   }
 
   bool forget(std::string_view key, std::string_view owner, std::string_view) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     auto it = owned_locked(key, owner);
     if (it == records_.end()) return false;
     records_.erase(it);
@@ -70,7 +70,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   }
 
   std::vector<bool> renew(std::span<const Renewal> items) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     std::vector<bool> out;
     for (const Renewal& r : items) {
       auto it = owned_locked(r.key, r.owner);
@@ -81,7 +81,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   }
 
   std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     return std::make_unique<Waiter>(shared_from_this(), generation_);
   }
 
@@ -95,8 +95,9 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
    public:
     Waiter(std::shared_ptr<MemClaims> t, std::uint64_t seen) : table_(std::move(t)), seen_(seen) {}
     bool wait_until(Clock::time_point deadline) override {
-      std::unique_lock g(table_->mutex_);
-      const bool changed = table_->cv_.wait_until(g, deadline, [&] { return table_->generation_ != seen_; });
+      Guard g(table_->mutex_);
+      const bool changed = table_->mutex_.wait_until(
+          table_->cv_, deadline, [&]() WEAVE_REQUIRES(table_->mutex_) { return table_->generation_ != seen_; });
       seen_ = table_->generation_;
       return changed;
     }
@@ -104,7 +105,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     bool wake_on_change(std::function<void()> wake) override {
       bool armed;
       {
-        std::lock_guard g(table_->mutex_);
+        Guard g(table_->mutex_);
         armed = table_->wakes_.arm(this, wake, /*changed=*/table_->generation_ != seen_);
       }
       if (!armed) wake();  // changed already
@@ -112,7 +113,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     }
 
     ~Waiter() override {
-      std::lock_guard g(table_->mutex_);
+      Guard g(table_->mutex_);
       table_->wakes_.drop(this);
     }
 
@@ -121,32 +122,34 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     std::uint64_t seen_;
   };
 
-  std::unordered_map<std::string, Entry>::iterator owned_locked(std::string_view key, std::string_view owner) {
+  std::unordered_map<std::string, Entry>::iterator owned_locked(std::string_view key, std::string_view owner)
+      WEAVE_REQUIRES(mutex_) {
     auto it = records_.find(std::string(key));
     if (it == records_.end() || it->second.record.kind != 'r' || it->second.record.rest != owner ||
         it->second.expires <= Clock::now())
       return records_.end();
     return it;
   }
-  void wake_locked() {
+  void wake_locked() WEAVE_REQUIRES(mutex_) {
     ++generation_;
     cv_.notify_all();
     wakes_.fire();
   }
   // Expired records go in batches, so memory follows the live records.
-  void sweep_locked(Clock::time_point now) {
+  void sweep_locked(Clock::time_point now) WEAVE_REQUIRES(mutex_) {
     if (records_.size() < next_sweep_) return;
     for (auto it = records_.begin(); it != records_.end();)
       it = it->second.expires <= now ? records_.erase(it) : std::next(it);
     next_sweep_ = std::max<std::size_t>(1024, records_.size() * 2);
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable cv_;
-  std::uint64_t generation_ = 0;  // one per table: a wake-up is at worst spurious for other keys
-  WakeList wakes_;  // Waiter::wake_on_change
-  std::unordered_map<std::string, Entry> records_;
-  std::size_t next_sweep_ = 1024;
+  // One per table: a wake-up is at worst spurious for other keys.
+  std::uint64_t generation_ WEAVE_GUARDED_BY(mutex_) = 0;
+  WakeList wakes_ WEAVE_GUARDED_BY(mutex_);  // Waiter::wake_on_change
+  std::unordered_map<std::string, Entry> records_ WEAVE_GUARDED_BY(mutex_);
+  std::size_t next_sweep_ WEAVE_GUARDED_BY(mutex_) = 1024;
 };
 
 }  // namespace

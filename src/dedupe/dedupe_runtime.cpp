@@ -63,7 +63,7 @@ HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view m
 
 void DedupeRuntime::unanswered_claim(std::string_view key, const std::string& owner) {
   const auto now = std::chrono::steady_clock::now();
-  std::lock_guard lock(unanswered_mutex_);
+  Guard lock(unanswered_mutex_);
   if (unanswered_.size() >= kMaxUnanswered)
     std::erase_if(unanswered_, [now](const auto& u) { return u.second.until <= now; });
   if (unanswered_.size() >= kMaxUnanswered) return;  // its claim runs out by itself
@@ -73,7 +73,7 @@ void DedupeRuntime::unanswered_claim(std::string_view key, const std::string& ow
 
 std::string DedupeRuntime::owner_for(std::string_view key) {
   if (unanswered_count_.load(std::memory_order_acquire) != 0) {
-    std::lock_guard lock(unanswered_mutex_);
+    Guard lock(unanswered_mutex_);
     if (auto it = unanswered_.find(std::string(key)); it != unanswered_.end()) {
       Unanswered u = std::move(it->second);
       unanswered_.erase(it);

@@ -123,8 +123,8 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
     std::string owner;
     std::chrono::steady_clock::time_point until;
   };
-  std::mutex unanswered_mutex_;
-  std::unordered_map<std::string, Unanswered> unanswered_;  // by key
+  Mutex unanswered_mutex_;
+  std::unordered_map<std::string, Unanswered> unanswered_ WEAVE_GUARDED_BY(unanswered_mutex_);  // by key
   std::atomic<std::size_t> unanswered_count_{0};            // owner_for()'s check without the lock
   mutable DedupeCounters counters_;
 };

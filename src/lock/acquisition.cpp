@@ -79,10 +79,10 @@ class LocalGate {
   // Becomes the leader, or returns false at `deadline`.
   bool lead(Clock::time_point deadline) {
     if (leading_) return true;
-    std::unique_lock lk(gate_->mutex);
-    auto free = [&] { return !gate_->leader; };
-    bool got = deadline == Clock::time_point::max() ? (gate_->cv.wait(lk, free), true)
-                                                    : gate_->cv.wait_until(lk, deadline, free);
+    detail::Guard lk(gate_->mutex);
+    auto free = [&]() WEAVE_REQUIRES(gate_->mutex) { return !gate_->leader; };
+    bool got = deadline == Clock::time_point::max() ? (gate_->mutex.wait(gate_->cv, free), true)
+                                                    : gate_->mutex.wait_until(gate_->cv, deadline, free);
     if (!got) {
       lk.unlock();
       gate_->cv.notify_one();  // a hand-over may have come with our timeout: pass it on
@@ -94,7 +94,7 @@ class LocalGate {
   void resign() {
     if (!leading_) return;
     {
-      std::lock_guard g(gate_->mutex);
+      detail::Guard g(gate_->mutex);
       gate_->leader = leading_ = false;
     }
     gate_->cv.notify_one();
@@ -102,9 +102,9 @@ class LocalGate {
 
  private:
   struct Gate {
-    std::mutex mutex;
+    detail::Mutex mutex;
     std::condition_variable cv;
-    bool leader = false;
+    bool leader WEAVE_GUARDED_BY(mutex) = false;
   };
   detail::GateRef<Gate> gate_;
   bool leading_ = false;

@@ -47,7 +47,7 @@ class GateRef {
     id_ += '/';
     id_ += key;
     Table& t = table();
-    std::lock_guard g(t.mutex);
+    Guard g(t.mutex);
     Entry& e = t.gates[id_];
     if (!e.gate) e.gate = std::make_shared<Gate>();
     gate_ = e.gate;
@@ -55,7 +55,7 @@ class GateRef {
   }
   ~GateRef() {
     Table& t = table();
-    std::lock_guard g(t.mutex);
+    Guard g(t.mutex);
     auto it = t.gates.find(id_);
     if (--it->second.users == 0) t.gates.erase(it);
   }
@@ -69,8 +69,8 @@ class GateRef {
     int users = 0;
   };
   struct Table {
-    std::mutex mutex;
-    std::unordered_map<std::string, Entry> gates;
+    Mutex mutex;
+    std::unordered_map<std::string, Entry> gates WEAVE_GUARDED_BY(mutex);
   };
   static Table& table() { return fork_guarded<Table>(); }
   std::string id_;

@@ -31,6 +31,8 @@ struct Reader {
   std::uint64_t fence = 0;
 };
 
+// One key's state, guarded by its shard's mutex (Shard::mutex, below: the
+// analysis cannot name another object's lock from here).
 struct Slot {
   // The exclusive holder: reentrant, fair or write.
   bool held = false;
@@ -44,7 +46,7 @@ struct Slot {
   std::uint64_t releases = 0;  // bumped by every release (waiters compare)
   std::uint64_t last_fence = g_fence.load(std::memory_order_acquire);  // the last token handed out
   int waiters = 0;
-  std::condition_variable_any cv;  // waits on the shard's SpinLock
+  std::condition_variable_any cv;  // waits on the shard's SpinLock (a Guard of it)
   WakeList wakes;  // of waiters that hold no thread (LockWaiter::wake_on_change)
   // fair: waiters in arrival order, each with the expiry of its place in line.
   std::deque<std::pair<std::string, Clock::time_point>> line;
@@ -124,26 +126,26 @@ struct KeyEq {
 // shards never wait for each other.
 struct alignas(64) Shard {
   SpinLock mutex;
-  std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots;
-  unsigned ops = 0;
+  std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots WEAVE_GUARDED_BY(mutex);
+  unsigned ops WEAVE_GUARDED_BY(mutex) = 0;
 
-  Slot& slot(const Hashed& key) {
+  Slot& slot(const Hashed& key) WEAVE_REQUIRES(mutex) {
     auto it = slots.find(key);
     if (it == slots.end()) it = slots.emplace(std::string(key.key), std::make_unique<Slot>()).first;
     return *it->second;
   }
-  Slot* find(const Hashed& key) {
+  Slot* find(const Hashed& key) WEAVE_REQUIRES(mutex) {
     auto it = slots.find(key);
     return it == slots.end() ? nullptr : it->second.get();
   }
   // An idle slot is kept for the next call on its key (a hot key costs no
   // allocation) while the shard is small; past that it is dropped at once.
-  void drop_if_idle(const Hashed& key, Slot& s, Clock::time_point now) {
+  void drop_if_idle(const Hashed& key, Slot& s, Clock::time_point now) WEAVE_REQUIRES(mutex) {
     if (slots.size() > kKeptIdle && s.idle(now)) slots.erase(slots.find(key));
   }
   // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
   // and idle slots, so the table does not grow without bound. Amortised.
-  void maybe_sweep(Clock::time_point now) {
+  void maybe_sweep(Clock::time_point now) WEAVE_REQUIRES(mutex) {
     if (++ops < 4096) return;
     ops = 0;
     for (auto it = slots.begin(); it != slots.end();) {
@@ -190,7 +192,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     const std::string_view owner = request.owner_token;
     const Hashed hk(request.key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     Slot* found = sh.find(hk);
     if (!found) return;
     Slot& s = *found;
@@ -211,7 +213,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
                                   Clock::time_point now, std::chrono::milliseconds turn, bool starving) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
     if (s.held_by(owner, now)) {
@@ -251,7 +253,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
                               std::chrono::milliseconds lease, std::chrono::milliseconds entry, Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
     s.prune(now);
@@ -317,7 +319,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   ReleaseResult release_reader(std::string_view key, std::string_view owner, Clock::time_point now) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     Slot* found = sh.find(hk);
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
@@ -336,7 +338,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
                                   std::chrono::milliseconds turn) {
     const Hashed hk(key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     Slot* found = sh.find(hk);
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
@@ -364,7 +366,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     for (const RenewItem& item : items) {
       const Hashed hk(item.key);
       Shard& sh = shard(hk);
-      std::lock_guard g(sh.mutex);
+      Guard g(sh.mutex);
       Slot* s = sh.find(hk);
       bool owned = false;
       if (s && item.type == LockType::read) {
@@ -389,7 +391,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     const auto now = Clock::now();
     std::vector<LockState> out;
     for (Shard& sh : shards_) {
-      std::lock_guard g(sh.mutex);
+      Guard g(sh.mutex);
       for (auto& [key, slot] : sh.slots) {
         Slot& s = *slot;
         s.prune(now);
@@ -405,7 +407,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   ForcedRelease force_release(std::string_view key) override {
     const Hashed hk(key);
     Shard& sh = shard(hk);
-    std::lock_guard g(sh.mutex);
+    Guard g(sh.mutex);
     const auto now = Clock::now();
     Slot& s = sh.slot(hk);
     s.prune(now);
@@ -454,7 +456,7 @@ class MemBackend::Waiter final : public LockWaiter {
       : backend_(std::move(b)), shard_(shard), key_(std::move(key)), slot_(s), seen_(seen) {}
 
   bool wait_until(Clock::time_point deadline) override {
-    std::unique_lock lk(shard_.mutex);
+    Guard lk(shard_.mutex);
     auto released = [&] { return slot_->releases != seen_; };
     if (deadline == Clock::time_point::max()) {
       slot_->cv.wait(lk, released);
@@ -466,7 +468,7 @@ class MemBackend::Waiter final : public LockWaiter {
   bool wake_on_change(std::function<void()> wake) override {
     bool armed;
     {
-      std::lock_guard g(shard_.mutex);
+      Guard g(shard_.mutex);
       armed = slot_->wakes.arm(this, wake, /*changed=*/slot_->releases != seen_);
     }
     if (!armed) wake();  // released already
@@ -474,7 +476,7 @@ class MemBackend::Waiter final : public LockWaiter {
   }
 
   ~Waiter() override {
-    std::lock_guard g(shard_.mutex);
+    Guard g(shard_.mutex);
     slot_->wakes.drop(this);
     --slot_->waiters;
     shard_.drop_if_idle(Hashed(key_), *slot_, Clock::now());
@@ -491,7 +493,7 @@ class MemBackend::Waiter final : public LockWaiter {
 std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
   const Hashed hk(key);
   Shard& sh = shard(hk);
-  std::lock_guard g(sh.mutex);
+  Guard g(sh.mutex);
   Slot& s = sh.slot(hk);
   ++s.waiters;
   return std::make_unique<Waiter>(shared_from_this(), sh, std::string(key), &s, s.releases);

@@ -49,8 +49,10 @@ void DelayWorker::run(std::stop_token stop) {
   // failure (a configuration error: the others stop and run() throws it).
   std::stop_source all;
   const std::stop_callback forward(stop, [&all] { all.request_stop(); });
-  std::mutex mutex;
-  std::exception_ptr first_error;
+  struct {
+    detail::Mutex mutex;
+    std::exception_ptr first WEAVE_GUARDED_BY(mutex);
+  } failed;
   {
     std::vector<std::jthread> threads;
     for (const auto& entry : queues_)
@@ -60,13 +62,14 @@ void DelayWorker::run(std::stop_token stop) {
           try {
             work(*queue, all.get_token());
           } catch (...) {
-            std::lock_guard g(mutex);
-            if (!first_error) first_error = std::current_exception();
+            detail::Guard g(failed.mutex);
+            if (!failed.first) failed.first = std::current_exception();
             all.request_stop();
           }
         });
   }  // joined: the calls running have finished
-  if (first_error) std::rethrow_exception(first_error);
+  const detail::Guard g(failed.mutex);
+  if (failed.first) std::rethrow_exception(failed.first);
 }
 
 void DelayWorker::work(const std::string& name, std::stop_token stop) {

@@ -167,7 +167,7 @@ QueueState::QueueState(std::string n, std::shared_ptr<QueueStore> store, const Q
 
 std::unique_ptr<QueueWaiter> QueueState::waiter_if_subscribed() {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (!anchor_) return nullptr;
   }
   return store_->prepare_wait();
@@ -175,7 +175,7 @@ std::unique_ptr<QueueWaiter> QueueState::waiter_if_subscribed() {
 
 std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     if (!anchor_) anchor_ = store_->prepare_wait();
   }
   return store_->prepare_wait();
@@ -204,21 +204,23 @@ QueueState::IdleTurn::~IdleTurn() {
 
 QueueState::IdleTurn::Next QueueState::IdleTurn::lead(Clock::time_point deadline) {
   if (leading_) return Next::lead;
-  std::unique_lock g(q_.mutex_);
+  Guard g(q_.mutex_);
   if (!q_.led_) {
     q_.led_ = leading_ = true;
     return Next::lead;
   }
   const std::uint64_t seen = q_.handed_on_;
   ++q_.followers_;
-  const bool woken = q_.idle_cv_.wait_until(g, deadline, [&] { return q_.handed_on_ != seen || !q_.led_; });
+  const bool woken = q_.mutex_.wait_until(q_.idle_cv_, deadline, [&]() WEAVE_REQUIRES(q_.mutex_) {
+    return q_.handed_on_ != seen || !q_.led_;
+  });
   --q_.followers_;
   return woken ? Next::look : Next::timed_out;
 }
 
 void QueueState::interrupt() {
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     ++handed_on_;
     idle_cv_.notify_all();
   }
@@ -230,7 +232,7 @@ void QueueState::interrupt() {
 }
 
 void QueueState::IdleTurn::got_message() noexcept {
-  std::lock_guard g(q_.mutex_);
+  Guard g(q_.mutex_);
   if (leading_) q_.led_ = leading_ = false;
   if (q_.followers_ > 0) {
     ++q_.handed_on_;
@@ -246,7 +248,7 @@ QueueRuntime::QueueRuntime(QueueOptions options) : options_(std::move(options)) 
 }
 
 std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {
-  std::lock_guard g(mutex_);
+  Guard g(mutex_);
   auto it = queues_.find(name);
   if (it == queues_.end()) it = queues_.emplace(name, std::make_shared<QueueState>(name, open_(name), options_)).first;
   return it->second;

@@ -34,7 +34,7 @@ class MemQueue final : public QueueStore {
  public:
   bool in_process() const noexcept override { return true; }
   QueueOffered offer(const QueueOffer& o) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const std::int64_t now = now_ms();
     if (auto it = messages_.find(o.id); it != messages_.end()) return {false};
     Message& m = messages_[std::string(o.id)];
@@ -48,19 +48,19 @@ class MemQueue final : public QueueStore {
   }
 
   QueueTaken take(milliseconds lease, double jitter, std::size_t max) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     return take_locked(lease, jitter, max);
   }
 
   Settled settle(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
                  std::string_view reason, double jitter) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     return settle_locked(id, token, action, delay, reason, jitter);
   }
 
   AckedAndTaken ack_and_take(std::span<const Held> done, milliseconds lease, double jitter,
                              std::size_t max) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     AckedAndTaken out;
     out.acked.reserve(done.size());
     out.errors.resize(done.size());
@@ -71,7 +71,7 @@ class MemQueue final : public QueueStore {
   }
 
  private:
-  QueueTaken take_locked(milliseconds lease, double jitter, std::size_t max) {
+  QueueTaken take_locked(milliseconds lease, double jitter, std::size_t max) WEAVE_REQUIRES(mutex_) {
     const std::int64_t now = now_ms();
     QueueTaken out;
     out.dead_lettered = reclaim(now, jitter);
@@ -96,7 +96,7 @@ class MemQueue final : public QueueStore {
   }
 
   Settled settle_locked(std::string_view id, std::uint64_t token, SettleAction action, milliseconds delay,
-                        std::string_view reason, double jitter) {
+                        std::string_view reason, double jitter) WEAVE_REQUIRES(mutex_) {
     auto it = messages_.find(id);
     if (it == messages_.end()) return Settled::gone;
     Message& m = it->second;
@@ -123,7 +123,7 @@ class MemQueue final : public QueueStore {
 
  public:
   std::vector<bool> renew(std::span<const Held> items, milliseconds lease) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const std::int64_t now = now_ms();
     std::vector<bool> out;
     for (const Held& r : items) {
@@ -141,7 +141,7 @@ class MemQueue final : public QueueStore {
   }
 
   Edited edit(std::string_view id, EditAction action, milliseconds delay) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     auto it = messages_.find(id);
     if (it == messages_.end()) return Edited::absent;
     Message& m = it->second;
@@ -167,7 +167,7 @@ class MemQueue final : public QueueStore {
   }
 
   QueueCounts counts(double jitter) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const std::int64_t now = now_ms();
     QueueCounts c;
     c.dead_lettered = reclaim(now, jitter);
@@ -178,7 +178,7 @@ class MemQueue final : public QueueStore {
   }
 
   QueueMessageState inspect(std::string_view id) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     QueueMessageState s;
     s.now_ms = now_ms();
     auto it = messages_.find(id);
@@ -193,7 +193,7 @@ class MemQueue final : public QueueStore {
   }
 
   std::uint64_t purge_dead() override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     const std::uint64_t n = dead_.size();
     for (const auto& [at, id] : dead_) messages_.erase(id);
     dead_.clear();
@@ -201,9 +201,9 @@ class MemQueue final : public QueueStore {
   }
 
   std::vector<QueueListed> list(char state, std::size_t limit) override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     std::vector<QueueListed> out;
-    auto add = [&](const std::string& id) {
+    auto add = [&](const std::string& id) WEAVE_REQUIRES(mutex_) {
       const Message& m = messages_.find(id)->second;
       out.push_back({id, m.payload, m.last_error, m.due, m.deliveries, m.failures});
     };
@@ -216,13 +216,13 @@ class MemQueue final : public QueueStore {
   }
 
   void wake() override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     ++wakes_;
     cv_.notify_all();
   }
 
   std::unique_ptr<QueueWaiter> prepare_wait() override {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     return std::make_unique<Waiter>(*this, wakes_);
   }
 
@@ -231,8 +231,9 @@ class MemQueue final : public QueueStore {
    public:
     Waiter(MemQueue& q, std::uint64_t seen) : q_(q), seen_(seen) {}
     bool wait_until(std::chrono::steady_clock::time_point deadline) override {
-      std::unique_lock g(q_.mutex_);
-      if (!q_.cv_.wait_until(g, deadline, [&] { return q_.wakes_ != seen_; })) return false;
+      Guard g(q_.mutex_);
+      if (!q_.mutex_.wait_until(q_.cv_, deadline, [&]() WEAVE_REQUIRES(q_.mutex_) { return q_.wakes_ != seen_; }))
+        return false;
       seen_ = q_.wakes_;
       return true;
     }
@@ -242,7 +243,7 @@ class MemQueue final : public QueueStore {
     std::uint64_t seen_;
   };
 
-  void schedule(const std::string& id, Message& m, std::int64_t due) {
+  void schedule(const std::string& id, Message& m, std::int64_t due) WEAVE_REQUIRES(mutex_) {
     m.state = 'z';
     m.due = due;
     m.token = 0;
@@ -252,14 +253,15 @@ class MemQueue final : public QueueStore {
       cv_.notify_all();
     }
   }
-  void kill(const std::string& id, Message& m, std::int64_t now) {
+  void kill(const std::string& id, Message& m, std::int64_t now) WEAVE_REQUIRES(mutex_) {
     m.state = 'd';
     m.token = 0;
     m.until = now;
     dead_.emplace(std::make_pair(m.until, m.seq), id);
   }
   // True when it went dead.
-  bool fail_attempt(const std::string& id, Message& m, std::int64_t now, std::string_view reason, double jitter) {
+  bool fail_attempt(const std::string& id, Message& m, std::int64_t now, std::string_view reason, double jitter)
+      WEAVE_REQUIRES(mutex_) {
     m.last_error = reason;
     if (++m.failures > m.retries) {
       kill(id, m, now);
@@ -271,7 +273,7 @@ class MemQueue final : public QueueStore {
     return false;
   }
   // Returns the ids it dead-lettered.
-  std::vector<std::string> reclaim(std::int64_t now, double jitter) {
+  std::vector<std::string> reclaim(std::int64_t now, double jitter) WEAVE_REQUIRES(mutex_) {
     std::vector<std::string> dead;
     while (!active_.empty() && active_.begin()->first.first <= now) {
       const std::string id = active_.begin()->second;
@@ -280,19 +282,20 @@ class MemQueue final : public QueueStore {
     }
     return dead;
   }
-  void unlink(const Message& m) {
+  void unlink(const Message& m) WEAVE_REQUIRES(mutex_) {
     if (m.state == 'z') scheduled_.erase(std::make_pair(m.due, m.seq));
     if (m.state == 'a') active_.erase(std::make_pair(m.until, m.seq));
     if (m.state == 'd') dead_.erase(std::make_pair(m.until, m.seq));
   }
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::condition_variable cv_;
-  std::uint64_t wakes_ = 0, counter_ = 0;
-  std::map<std::string, Message, std::less<>> messages_;
-  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> scheduled_;  // (due, offer seq) -> id
-  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> active_;     // (lease deadline, seq) -> id
-  std::map<std::pair<std::int64_t, std::uint64_t>, std::string> dead_;       // (died at, seq) -> id
+  std::uint64_t wakes_ WEAVE_GUARDED_BY(mutex_) = 0, counter_ WEAVE_GUARDED_BY(mutex_) = 0;
+  std::map<std::string, Message, std::less<>> messages_ WEAVE_GUARDED_BY(mutex_);
+  using Order = std::map<std::pair<std::int64_t, std::uint64_t>, std::string>;
+  Order scheduled_ WEAVE_GUARDED_BY(mutex_);  // (due, offer seq) -> id
+  Order active_ WEAVE_GUARDED_BY(mutex_);     // (lease deadline, seq) -> id
+  Order dead_ WEAVE_GUARDED_BY(mutex_);       // (died at, seq) -> id
 };
 
 }  // namespace

@@ -42,7 +42,7 @@ void write_series(MetricsWriter& w) {
 void QueueRuntime::write_metrics(MetricsWriter& w) {
   std::vector<std::shared_ptr<QueueState>> queues;
   {
-    std::lock_guard g(mutex_);
+    Guard g(mutex_);
     for (const auto& [name, q] : queues_) queues.push_back(q);
   }
   for (const auto& q : queues) {

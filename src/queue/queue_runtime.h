@@ -119,13 +119,13 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
   const QueueOptions options_;  // a copy: a reconfiguration leaves it
   std::shared_ptr<QueueStore> store_;
-  std::mutex mutex_;
-  std::unique_ptr<QueueWaiter> anchor_;  // keeps the wake subscription
-  // IdleTurn's state, under mutex_.
+  Mutex mutex_;
+  std::unique_ptr<QueueWaiter> anchor_ WEAVE_GUARDED_BY(mutex_);  // keeps the wake subscription
+  // IdleTurn's state.
   std::condition_variable idle_cv_;
-  bool led_ = false;
-  int followers_ = 0;
-  std::uint64_t handed_on_ = 0;
+  bool led_ WEAVE_GUARDED_BY(mutex_) = false;
+  int followers_ WEAVE_GUARDED_BY(mutex_) = 0;
+  std::uint64_t handed_on_ WEAVE_GUARDED_BY(mutex_) = 0;
 };
 
 class WEAVE_API QueueRuntime {
@@ -141,8 +141,8 @@ class WEAVE_API QueueRuntime {
  private:
   QueueOptions options_;
   QueueOpener open_;
-  std::mutex mutex_;
-  std::map<std::string, std::shared_ptr<QueueState>, std::less<>> queues_;
+  Mutex mutex_;
+  std::map<std::string, std::shared_ptr<QueueState>, std::less<>> queues_ WEAVE_GUARDED_BY(mutex_);
 };
 
 using QueueRuntimeSlot = RuntimeSlot<QueueRuntime, QueueOptions>;

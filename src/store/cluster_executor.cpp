@@ -163,21 +163,21 @@ ClusterExecutor::ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_si
 ClusterExecutor::NodePtr ClusterExecutor::node(const std::string& host, int port) {
   const std::string name = host + ":" + std::to_string(port);  // Endpoint::describe()
   {
-    std::shared_lock g(mutex_);
+    detail::SharedGuard g(mutex_);
     if (auto it = nodes_.find(name); it != nodes_.end()) return it->second;
   }
   store::Endpoint ep = seeds_.front();  // credentials and timeouts
   ep.host = host;
   ep.port = port;
   ep.db = 0;
-  std::unique_lock g(mutex_);
+  detail::Guard g(mutex_);
   auto& slot = nodes_[name];
   if (!slot) slot = std::make_shared<store::NodeExecutor>(ep, pool_size_, /*sharded=*/true);
   return slot;
 }
 
 std::vector<std::string> ClusterExecutor::node_names() {
-  std::shared_lock g(mutex_);
+  detail::SharedGuard g(mutex_);
   std::vector<std::string> out;
   for (const auto& [name, n] : nodes_) out.push_back(name);
   std::sort(out.begin(), out.end());
@@ -194,17 +194,17 @@ store::Executor::Direct ClusterExecutor::direct(const std::vector<store::ScriptC
   const unsigned slot = key_slot(calls.front().keys.front());
   for (const store::ScriptCall& c : calls)
     if (c.keys.empty() || key_slot(c.keys.front()) != slot) return {};
-  std::shared_lock g(mutex_);
+  detail::SharedGuard g(mutex_);
   return {slots_[slot].get(), true, slots_[slot]};
 }
 
 ClusterExecutor::NodePtr ClusterExecutor::route(unsigned slot) {
   {
-    std::shared_lock g(mutex_);
+    detail::SharedGuard g(mutex_);
     if (slots_[slot]) return slots_[slot];
   }
   refresh();
-  std::shared_lock g(mutex_);
+  detail::SharedGuard g(mutex_);
   if (!slots_[slot])
     throw BackendUnavailable("weave cluster: no node serves slot " + std::to_string(slot) +
                              " (is the cluster fully configured?)");
@@ -239,10 +239,10 @@ void report_failovers(const ClusterExecutor::MapRead& before, const ClusterExecu
 }  // namespace
 
 void ClusterExecutor::refresh() {
-  std::lock_guard only_one(refresh_mutex_);
+  detail::Guard only_one(refresh_mutex_);
   std::vector<std::pair<std::string, int>> candidates;
   {
-    std::shared_lock g(mutex_);
+    detail::SharedGuard g(mutex_);
     for (auto& [name, n] : nodes_) candidates.emplace_back(n->endpoint().host, n->endpoint().port);
   }
   for (auto& s : seeds_) candidates.emplace_back(s.host, s.port);
@@ -290,7 +290,7 @@ void ClusterExecutor::refresh() {
       }
     }
     {
-      std::unique_lock g(mutex_);
+      detail::Guard g(mutex_);
       slots_.swap(fresh);
       ++refreshes_;
       // A node that serves no slot any more (it left, or became a replica)
@@ -372,7 +372,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
           ++moved_;
           NodePtr owner = node(rd->host, rd->port);
           {
-            std::unique_lock g(mutex_);
+            detail::Guard g(mutex_);
             slots_[rd->slot] = owner;
           }
           moves.emplace_back(rd->slot, std::move(owner));
@@ -434,7 +434,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
         last = e.what();
       }
       if (!moves.empty()) {
-        std::unique_lock g(mutex_);
+        detail::Guard g(mutex_);
         for (auto& [slot, owner] : moves) slots_[slot] = owner;
       }
       ++round;
@@ -565,7 +565,7 @@ void ClusterExecutor::for_each_master(const std::function<void(store::NodeExecut
   refresh();
   std::vector<NodePtr> masters;
   {
-    std::shared_lock g(mutex_);
+    detail::SharedGuard g(mutex_);
     for (const NodePtr& n : slots_)
       if (n && std::find(masters.begin(), masters.end(), n) == masters.end()) masters.push_back(n);
   }

@@ -90,14 +90,13 @@ class WEAVE_API ClusterExecutor final : public store::Executor {
 
   std::vector<store::Endpoint> seeds_;
   int pool_size_;
-  std::shared_mutex mutex_;
-  std::unordered_map<std::string, NodePtr> nodes_;  // "host:port"
-  std::vector<NodePtr> slots_;                      // kSlots entries, null = unknown
-  std::mutex refresh_mutex_;
-  // The map as CLUSTER SLOTS last gave it (MOVED patches slots_, not this),
-  // under refresh_mutex_: a failover is told from a reshard by comparing
-  // two of them.
-  MapRead last_read_;
+  detail::SharedMutex mutex_;
+  std::unordered_map<std::string, NodePtr> nodes_ WEAVE_GUARDED_BY(mutex_);  // "host:port"
+  std::vector<NodePtr> slots_ WEAVE_GUARDED_BY(mutex_);  // kSlots entries, null = unknown
+  detail::Mutex refresh_mutex_;
+  // The map as CLUSTER SLOTS last gave it (MOVED patches slots_, not this):
+  // a failover is told from a reshard by comparing two of them.
+  MapRead last_read_ WEAVE_GUARDED_BY(refresh_mutex_);
   std::atomic<std::uint64_t> moved_{0}, asked_{0}, refreshes_{0};
 };
 

@@ -246,7 +246,7 @@ Pool::Pool(Endpoint endpoint, int size) : endpoint_(std::move(endpoint)), size_(
 Pool::~Pool() = default;
 
 Pool::Borrowed Pool::borrow() {
-  std::unique_lock g(mutex_);
+  detail::Guard g(mutex_);
   auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
   for (;;) {
     if (!idle_.empty()) {
@@ -261,7 +261,7 @@ Pool::Borrowed Pool::borrow() {
         auto fresh = std::make_unique<Connection>(endpoint_);
         std::string failed;
         {
-          std::lock_guard again(mutex_);
+          detail::Guard again(mutex_);
           failed.swap(failed_);
         }
         if (!failed.empty())
@@ -281,14 +281,14 @@ Pool::Borrowed Pool::borrow() {
         throw;
       }
     }
-    if (cv_.wait_until(g, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= size_)
+    if (mutex_.wait_until(cv_, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= size_)
       throw TimeoutError("weave redis: no free connection to " + endpoint_.describe() +
                          " (pool_size " + std::to_string(size_) + ")");
   }
 }
 
 std::unique_ptr<Connection> Pool::try_take() {
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (idle_.empty()) return nullptr;
   auto c = std::move(idle_.back());
   idle_.pop_back();
@@ -299,7 +299,7 @@ std::unique_ptr<Connection> Pool::try_take() {
 
 void Pool::adopt(std::unique_ptr<Connection> c) {
   std::unique_ptr<Connection> closed;  // (closed after the lock is let go)
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (open_ >= size_) {
     closed = std::move(c);
     return;
@@ -310,7 +310,7 @@ void Pool::adopt(std::unique_ptr<Connection> c) {
 }
 
 void Pool::give_back(std::unique_ptr<Connection> c) {
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (c->broken()) {
     --open_;
     failed_ = c->last_failure() == IoFailure::timeout ? "timed out" : "failed";
@@ -323,7 +323,7 @@ void Pool::give_back(std::unique_ptr<Connection> c) {
 void Pool::drop_idle() {
   std::vector<std::unique_ptr<Connection>> dead;
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     open_ -= static_cast<int>(idle_.size());
     dead.swap(idle_);
     cv_.notify_all();

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/process.h"
+
 struct redisReply;
 struct redisContext;
 
@@ -190,13 +192,13 @@ class WEAVE_API Pool {
   void give_back(std::unique_ptr<Connection> c);
   Endpoint endpoint_;
   int size_;
-  std::mutex mutex_;
+  detail::Mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Connection>> idle_;
-  int open_ = 0;  // idle + borrowed
+  std::vector<std::unique_ptr<Connection>> idle_ WEAVE_GUARDED_BY(mutex_);
+  int open_ WEAVE_GUARDED_BY(mutex_) = 0;  // idle + borrowed
   // Why the last connection failed ("" while none did since one last
   // worked): the next one that connects is a `reconnected` event.
-  std::string failed_;
+  std::string failed_ WEAVE_GUARDED_BY(mutex_);
 };
 
 }  // namespace weave::store

@@ -146,7 +146,7 @@ Reply NodeExecutor::command(const Command& c, bool asking) {
 
 const std::string& NodeExecutor::body_of(const char* body) {
   {
-    std::shared_lock g(sha_mutex_);
+    detail::SharedGuard g(sha_mutex_);
     if (auto it = scripts_.find(body); it != scripts_.end()) return it->second.first;
   }
   std::string text = body;
@@ -156,14 +156,14 @@ const std::string& NodeExecutor::body_of(const char* body) {
     for (auto p = text.find(from); p != std::string::npos; p = text.find(from, p + to.size()))
       text.replace(p, from.size(), to);
   }
-  std::unique_lock g(sha_mutex_);
+  detail::Guard g(sha_mutex_);
   return scripts_.try_emplace(body, std::move(text), std::string()).first->second.first;
 }
 
 bool NodeExecutor::cached_shas(const std::vector<ScriptCall>& calls, std::vector<std::string>& out) {
   out.assign(calls.size(), std::string());
   bool all = true;
-  std::shared_lock g(sha_mutex_);
+  detail::SharedGuard g(sha_mutex_);
   for (std::size_t i = 0; i < calls.size(); ++i) {
     auto it = scripts_.find(calls[i].body);
     if (it == scripts_.end() || it->second.second.empty())
@@ -193,7 +193,7 @@ std::vector<std::string> NodeExecutor::shas_for(Connection& conn, const std::vec
   for (const char* b : missing) loads.push_back(Command{"SCRIPT", "LOAD", body_of(b)});
   auto replies = conn.pipeline(loads);
   {
-    std::unique_lock g(sha_mutex_);
+    detail::Guard g(sha_mutex_);
     for (std::size_t i = 0; i < replies.size(); ++i) {
       if (replies[i]->type != REDIS_REPLY_STRING) bad_reply(replies[i].get(), "SCRIPT LOAD");
       scripts_[missing[i]].second.assign(replies[i]->str, replies[i]->len);
@@ -267,7 +267,7 @@ NodeExecutor::InFlight NodeExecutor::queue_on(Connection& conn, const std::vecto
 std::optional<std::vector<Reply>> NodeExecutor::take_replies(InFlight& f, const std::vector<ScriptCall>& calls) {
   if (!f.loading_.empty()) {  // SCRIPT LOAD's replies come first
     {
-      std::unique_lock g(sha_mutex_);
+      detail::Guard g(sha_mutex_);
       for (std::size_t j = 0; j < f.loading_.size(); ++j)
         if (f.replies[j]->type == REDIS_REPLY_STRING)  // (else its EVAL's reply says why)
           scripts_[f.loading_[j]].second.assign(f.replies[j]->str, f.replies[j]->len);

@@ -224,8 +224,10 @@ class WEAVE_API NodeExecutor final : public Executor {
   bool sharded_;
   std::once_flag broadcast_once_;
   std::shared_ptr<Subscriber> broadcast_sub_;  // sharded_: classic SUBSCRIBE, made at first use
-  std::shared_mutex sha_mutex_;
-  std::map<const char*, std::pair<std::string, std::string>> scripts_;  // body -> (sent body, sha)
+  // Entries are never erased: a sent body stays where body_of() found it.
+  detail::SharedMutex sha_mutex_;
+  // body -> (sent body, sha)
+  std::map<const char*, std::pair<std::string, std::string>> scripts_ WEAVE_GUARDED_BY(sha_mutex_);
 };
 
 // The same calls on several nodes at once from the calling thread: every

@@ -3,9 +3,10 @@
 namespace WEAVE_NAMESPACE::store {
 
 struct FanOut::Batch {
-  std::mutex mutex;
+  explicit Batch(std::size_t n) : left(n) {}
+  detail::Mutex mutex;
   std::condition_variable cv;
-  std::size_t left = 0;
+  std::size_t left WEAVE_GUARDED_BY(mutex);
 };
 
 FanOut::FanOut(int threads) {
@@ -14,7 +15,7 @@ FanOut::FanOut(int threads) {
 
 FanOut::~FanOut() {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -25,8 +26,8 @@ void FanOut::work() {
   for (;;) {
     std::function<void()> job;
     {
-      std::unique_lock g(mutex_);
-      cv_.wait(g, [&] { return stop_ || !queue_.empty(); });
+      detail::Guard g(mutex_);
+      mutex_.wait(cv_, [&]() WEAVE_REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -37,21 +38,20 @@ void FanOut::work() {
 
 void FanOut::run(std::size_t n, const std::function<void(std::size_t)>& task) {
   if (n == 0) return;
-  Batch batch;
-  batch.left = n - 1;
+  Batch batch(n - 1);
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     for (std::size_t i = 1; i < n; ++i)
       queue_.emplace_back([&batch, &task, i] {
         task(i);
-        std::lock_guard bg(batch.mutex);
+        detail::Guard bg(batch.mutex);
         if (--batch.left == 0) batch.cv.notify_all();
       });
   }
   cv_.notify_all();
   task(0);
-  std::unique_lock bg(batch.mutex);
-  batch.cv.wait(bg, [&] { return batch.left == 0; });
+  detail::Guard bg(batch.mutex);
+  batch.mutex.wait(batch.cv, [&]() WEAVE_REQUIRES(batch.mutex) { return batch.left == 0; });
 }
 
 }  // namespace weave::store

@@ -31,10 +31,10 @@ class WEAVE_API FanOut {
   struct Batch;
   void work();
 
-  std::mutex mutex_;
+  detail::Mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stop_ = false;
+  std::deque<std::function<void()>> queue_ WEAVE_GUARDED_BY(mutex_);
+  bool stop_ WEAVE_GUARDED_BY(mutex_) = false;
   std::vector<detail::OwnedThread> threads_;
 };
 

@@ -19,6 +19,8 @@ constexpr long long kOrderKeyMs = 600'000;
 
 }  // namespace
 
+// A Caller's and a Request's state (lead, done, error) are guarded by the
+// batch's mutex_, which the analysis cannot name from here.
 struct RequestBatch::Caller {
   std::condition_variable wake;
   bool lead = false;  // may send now (a send finished while it waited)
@@ -28,7 +30,7 @@ RequestBatch::RequestBatch(Executor& exec, Script script) : exec_(exec), script_
 
 RequestBatch::~RequestBatch() {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     stopping_ = true;
   }
   async_wake_.notify_all();
@@ -37,7 +39,7 @@ RequestBatch::~RequestBatch() {
 
 void RequestBatch::submit_async(std::unique_ptr<AsyncRequest> r) {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     if (!senders_[0].running()) {
       new_producer();
       for (detail::OwnedThread& t : senders_) t = detail::OwnedThread(script_.sender_name, [this] { send_async(); });
@@ -50,7 +52,7 @@ void RequestBatch::submit_async(std::unique_ptr<AsyncRequest> r) {
 
 void RequestBatch::submit(std::span<Request> requests) {
   Caller me;
-  std::unique_lock lock(mutex_);
+  detail::Guard lock(mutex_);
   for (Request& r : requests) {
     r.caller = &me;
     waiting_.push_back(&r);
@@ -60,7 +62,7 @@ void RequestBatch::submit(std::span<Request> requests) {
   };
   while (!all_done()) {
     if (in_flight_ >= kMaxInFlight) {
-      me.wake.wait(lock, [&] { return me.lead || all_done(); });
+      mutex_.wait(me.wake, [&] { return me.lead || all_done(); });
       me.lead = false;
       continue;
     }
@@ -90,9 +92,9 @@ void RequestBatch::new_producer() {
 }
 
 void RequestBatch::send_async() {
-  std::unique_lock lock(mutex_);
+  detail::Guard lock(mutex_);
   for (;;) {
-    async_wake_.wait(lock, [&] {
+    mutex_.wait(async_wake_, [&]() WEAVE_REQUIRES(mutex_) {
       return (stopping_ && async_waiting_.empty()) || (!async_waiting_.empty() && async_sends_.size() < 2);
     });
     if (async_waiting_.empty()) return;  // stopping, and all sent
@@ -108,7 +110,7 @@ void RequestBatch::send_async() {
       if (ran) break;
       if (order.key != sent.key || order.number != sent.number) continue;  // renumbered meanwhile
       if (!oldest) {  // refused: go again once the previous send is answered
-        async_done_.wait(lock, [&] { return async_sends_.front() == &order; });
+        mutex_.wait(async_done_, [&]() WEAVE_REQUIRES(mutex_) { return async_sends_.front() == &order; });
         continue;
       }
       // Refused with nothing before it: the previous send never ran. This

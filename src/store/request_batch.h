@@ -107,7 +107,7 @@ class WEAVE_API RequestBatch {
     std::uint64_t number = 0;
   };
 
-  void new_producer();
+  void new_producer() WEAVE_REQUIRES(mutex_);
   // A sender thread (two run it): one script of asynchronous requests at a time.
   void send_async();
   // The requests waiting in `line`, front first, cut into scripts (at least one request).
@@ -116,16 +116,18 @@ class WEAVE_API RequestBatch {
 
   Executor& exec_;
   const Script script_;
-  std::mutex mutex_;
-  std::deque<Request*> waiting_;
-  int in_flight_ = 0;
-  std::deque<Request*> async_waiting_;  // AsyncRequests, owned from here until complete()d
+  detail::Mutex mutex_;
+  std::deque<Request*> waiting_ WEAVE_GUARDED_BY(mutex_);
+  int in_flight_ WEAVE_GUARDED_BY(mutex_) = 0;
+  // AsyncRequests, owned from here until complete()d.
+  std::deque<Request*> async_waiting_ WEAVE_GUARDED_BY(mutex_);
   std::condition_variable async_wake_, async_done_;
-  std::deque<Order*> async_sends_;  // in flight, oldest first
-  std::string order_key_;  // the current producer's
-  std::uint64_t next_number_ = 1;
-  bool stopping_ = false;
-  detail::OwnedThread senders_[2];  // last: joined first
+  std::deque<Order*> async_sends_ WEAVE_GUARDED_BY(mutex_);  // in flight, oldest first
+  std::string order_key_ WEAVE_GUARDED_BY(mutex_);  // the current producer's
+  std::uint64_t next_number_ WEAVE_GUARDED_BY(mutex_) = 1;
+  bool stopping_ WEAVE_GUARDED_BY(mutex_) = false;
+  // Started under mutex_ (submit_async); last: joined first.
+  detail::OwnedThread senders_[2];
 };
 
 }  // namespace weave::store

@@ -16,13 +16,13 @@ SentinelExecutor::SentinelExecutor(std::vector<store::Endpoint> sentinels, std::
 }
 
 std::string SentinelExecutor::master_address() {
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   return current_ ? current_->endpoint().describe() : std::string();
 }
 
 SentinelExecutor::NodePtr SentinelExecutor::master() {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     if (current_) return current_;
   }
   listen_for_switches();
@@ -30,7 +30,7 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
   const std::string address = found->endpoint().describe();
   std::string was;
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     if (!last_address_.empty() && last_address_ != address) {
       ++switches_;
       was = last_address_;
@@ -46,7 +46,7 @@ SentinelExecutor::NodePtr SentinelExecutor::master() {
 
 // Once subscribed, nothing to do; until then each discovery tries again.
 void SentinelExecutor::listen_for_switches() {
-  std::lock_guard g(listen_mutex_);
+  detail::Guard g(listen_mutex_);
   if (switch_interest_) return;
   for (const store::Endpoint& s : sentinels_) {
     try {
@@ -67,7 +67,7 @@ void SentinelExecutor::listen_for_switches() {
 void SentinelExecutor::forget(const NodePtr& stale) {
   NodePtr was;
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     if (!current_ || (stale && current_ != stale)) return;
     was = std::move(current_);
   }
@@ -89,7 +89,7 @@ SentinelExecutor::NodePtr SentinelExecutor::discover() {
       ep.port = std::stoi(std::string(r->element[1]->str, r->element[1]->len));
       NodePtr node;
       {
-        std::lock_guard g(mutex_);
+        detail::Guard g(mutex_);
         auto& slot = nodes_[ep.describe()];
         if (!slot) slot = std::make_shared<store::NodeExecutor>(ep, pool_size_);
         node = slot;
@@ -105,7 +105,7 @@ SentinelExecutor::NodePtr SentinelExecutor::discover() {
         // The other nodes go with their connections once nothing uses them
         // (a call in flight, a subscription: its Interest keeps the
         // subscriber); a switch back makes the node again.
-        std::lock_guard g(mutex_);
+        detail::Guard g(mutex_);
         for (auto it = nodes_.begin(); it != nodes_.end();)
           if (it->second != node)
             it = nodes_.erase(it);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/process.h"
 #include "store/executor.h"
 
 namespace WEAVE_NAMESPACE::store {
@@ -51,18 +52,20 @@ class WEAVE_API SentinelExecutor final : public store::Executor {
   std::string master_name_;
   store::Endpoint data_;  // credentials, db and timeouts for the master
   int pool_size_;
-  std::mutex mutex_;
-  NodePtr current_;
-  std::string last_address_;  // of the master last found
-  std::map<std::string, NodePtr> nodes_;  // "host:port": the master found last (and those asked since)
+  detail::Mutex mutex_;
+  NodePtr current_ WEAVE_GUARDED_BY(mutex_);
+  std::string last_address_ WEAVE_GUARDED_BY(mutex_);  // of the master last found
+  // "host:port": the master found last (and those asked since).
+  std::map<std::string, NodePtr> nodes_ WEAVE_GUARDED_BY(mutex_);
   std::atomic<std::uint64_t> switches_{0};
   // +switch-master announcements ring `switched_` (its hook forgets the
   // master); subscribed on the first sentinel that takes it, tried again at
   // each discovery until one does.
-  std::mutex listen_mutex_;
-  std::shared_ptr<store::Bell> switched_ = std::make_shared<store::Bell>();
-  std::shared_ptr<store::Subscriber> switch_subscriber_;
-  std::unique_ptr<store::Subscriber::Interest> switch_interest_;  // before the subscriber goes
+  detail::Mutex listen_mutex_;
+  const std::shared_ptr<store::Bell> switched_ = std::make_shared<store::Bell>();
+  std::shared_ptr<store::Subscriber> switch_subscriber_ WEAVE_GUARDED_BY(listen_mutex_);
+  // Before the subscriber goes.
+  std::unique_ptr<store::Subscriber::Interest> switch_interest_ WEAVE_GUARDED_BY(listen_mutex_);
 };
 
 }  // namespace weave::store

@@ -19,6 +19,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
+// Its fields are guarded by the subscriber's mutex_.
 struct Subscriber::Channel {
   std::string name;
   int refs = 0;
@@ -70,7 +71,7 @@ Subscriber::Subscriber(Endpoint endpoint, bool sharded) : endpoint_(std::move(en
 
 Subscriber::~Subscriber() {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     stop_ = true;
     for (auto& [name, ch] : channels_) ch->cv.notify_all();
     state_cv_.notify_all();
@@ -114,7 +115,7 @@ Subscriber::Interest::Interest(Subscriber* s, std::shared_ptr<Channel> ch, std::
 }
 
 void Subscriber::wake_all() {
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   for (auto& [name, ch] : channels_) {
     bump_locked(*ch);
     for (Feed* f : ch->feeds)
@@ -138,7 +139,7 @@ void Subscriber::bump_locked(Channel& ch) {
 
 std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& name, std::shared_ptr<Bell> bell,
                                                           std::shared_ptr<Feed> feed) {
-  std::unique_lock g(mutex_);
+  detail::Guard g(mutex_);
   start_locked();
   auto& slot = channels_[name];
   if (!slot) {
@@ -147,7 +148,7 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   }
   std::shared_ptr<Channel> ch = slot;
   ++ch->refs;
-  auto ready = [&] { return connected_ && ch->active && ch->confirmed >= ch->want; };
+  auto ready = [&]() WEAVE_REQUIRES(mutex_) { return connected_ && ch->active && ch->confirmed >= ch->want; };
   if (ready()) return std::make_unique<Interest>(this, ch, ch->generation, bell, feed);  // no round trip
   // A waiter (no feed) checks the state it waits on after subscribing: a
   // SUBSCRIBE still in flight after an earlier caller's wait ended is
@@ -166,7 +167,7 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
   auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
   std::uint64_t failures_before = connect_failures_;
   const std::uint64_t generation_before = ch->generation;
-  state_cv_.wait_until(g, deadline, [&] {
+  mutex_.wait_until(state_cv_, deadline, [&]() WEAVE_REQUIRES(mutex_) {
     return stop_ || connect_failures_ != failures_before || ready() || !ch->error.empty() ||
            (!feed && ch->generation != generation_before);
   });
@@ -186,20 +187,21 @@ std::unique_ptr<Subscriber::Interest> Subscriber::subscribe(const std::string& n
     // waiter looks again at once, and its next wait subscribes anew.
     return std::make_unique<Interest>(this, ch, generation_before, bell, feed);
   }
-  std::string why = connected_ ? std::string() : last_error_;
+  const bool connected = connected_;
+  std::string why = connected ? std::string() : last_error_;
   std::string refused = ch->error;
   g.unlock();
   release_interest(ch, nullptr, nullptr);
   if (!refused.empty())
     throw ReplyError("weave redis: " + endpoint_.describe() + " refused to subscribe", refused, acl_hint(refused));
-  if (!why.empty() || !connected_)
+  if (!why.empty() || !connected)
     throw BackendUnavailable("weave redis: cannot subscribe at " + endpoint_.describe() + ": " +
                              (why.empty() ? std::string("not connected") : why));
   throw TimeoutError("weave redis: " + endpoint_.describe() + " did not confirm SUBSCRIBE in time");
 }
 
 void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell, Feed* feed) {
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (bell) std::erase(ch->bells, bell);
   if (feed) std::erase(ch->feeds, feed);
   if (--ch->refs > 0) return;
@@ -215,7 +217,7 @@ void Subscriber::release_interest(const std::shared_ptr<Channel>& ch, Bell* bell
 
 Subscriber::Interest::~Interest() {
   {
-    std::lock_guard g(sub_->mutex_);
+    detail::Guard g(sub_->mutex_);
     ch_->wakes.drop(this);
   }
   sub_->release_interest(ch_, bell_.get(), feed_.get());
@@ -224,15 +226,16 @@ Subscriber::Interest::~Interest() {
 void Subscriber::Interest::on_change(std::function<void()> wake) {
   bool armed;
   {
-    std::lock_guard g(sub_->mutex_);
+    detail::Guard g(sub_->mutex_);
     armed = ch_->wakes.arm(this, wake, /*changed=*/ch_->generation != seen_ || sub_->stop_);
   }
   if (!armed) wake();  // changed already
 }
 
 bool Subscriber::Interest::wait_until(std::chrono::steady_clock::time_point deadline, std::string* message) {
-  std::unique_lock g(sub_->mutex_);
-  bool changed = ch_->cv.wait_until(g, deadline, [&] { return ch_->generation != seen_ || sub_->stop_; });
+  detail::Guard g(sub_->mutex_);
+  const bool changed = sub_->mutex_.wait_until(
+      ch_->cv, deadline, [&]() WEAVE_REQUIRES(sub_->mutex_) { return ch_->generation != seen_ || sub_->stop_; });
   if (!changed) return false;
   if (message) {
     const bool just_one = ch_->generation == seen_ + 1 && ch_->last_message_generation == ch_->generation;
@@ -252,14 +255,14 @@ bool Subscriber::connect_once() {
     handshake(c, endpoint_);
   } catch (const std::exception& e) {
     if (c) redisFree(c);
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     last_error_ = e.what();
     ++connect_failures_;
     state_cv_.notify_all();
     return false;
   }
   redisEnableKeepAlive(c);
-  std::unique_lock g(mutex_);
+  detail::Guard g(mutex_);
   ctx_ = c;
   connected_ = true;
   bool again = ever_connected_;
@@ -319,14 +322,14 @@ void Subscriber::on_reply(redisReply* r) {
     if (pings_due_.empty()) return;
     const std::int64_t sent = pings_due_.front();
     pings_due_.pop_front();
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     mark_drained_locked(sent);
     return;
   }
   if (r->type == REDIS_REPLY_ERROR) {
     // A refused (S)SUBSCRIBE, e.g. MOVED when the channel's slot is served
     // elsewhere; replies come in the order the commands were sent.
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     if (sent_subscribes_.empty()) return;
     // A cluster also answers MOVED to an SUNSUBSCRIBE whose slot has left the
     // node (it dropped that subscription itself): a redirect naming another
@@ -351,7 +354,7 @@ void Subscriber::on_reply(redisReply* r) {
   std::string_view kind(r->element[0]->str, r->element[0]->len);
   if (sharded_ && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
   std::string name(r->element[1]->str, r->element[1]->len);
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   auto it = channels_.find(name);
   if (it == channels_.end()) return;
   auto& ch = it->second;
@@ -396,7 +399,7 @@ void Subscriber::run() {
   for (;;) {
     bool want_connection;
     {
-      std::lock_guard g(mutex_);
+      detail::Guard g(mutex_);
       if (stop_) return;
       want_connection = false;
       for (auto& [name, ch] : channels_)
@@ -422,7 +425,7 @@ void Subscriber::run() {
     auto now = std::chrono::steady_clock::now();
     std::chrono::milliseconds confirm_every{0};  // 0: no feed asks
     {
-      std::lock_guard g(mutex_);
+      detail::Guard g(mutex_);
       for (auto& [name, ch] : channels_) {
         if (ch->active) poll_ms = poll_ms < 0 ? kSweepMs : std::min(poll_ms, kSweepMs);
         for (const Feed* f : ch->feeds)
@@ -446,7 +449,7 @@ void Subscriber::run() {
       redisAppendCommandArgv(ctx_, c.argc(), c.argv(), c.lens());
       if (sub) {
         ++subscribes_sent_;
-        std::lock_guard g(mutex_);
+        detail::Guard g(mutex_);
         sent_subscribes_.push_back(name);
       }
     }
@@ -492,7 +495,7 @@ void Subscriber::run() {
       }
     }
     if (failed) {
-      std::lock_guard g(mutex_);
+      detail::Guard g(mutex_);
       std::string why = ctx_->errstr[0] ? ctx_->errstr : "protocol error";
       disconnect_locked("subscriber connection lost: " + why);
     }

@@ -27,15 +27,15 @@ namespace WEAVE_NAMESPACE::store {
 // connection, resubscription, moved slot): lets one waiter wait for several
 // subscriptions at once (redlock: one per master).
 struct WEAVE_API Bell {
-  std::mutex mutex;
+  detail::Mutex mutex;
   std::condition_variable cv;
-  std::uint64_t rings = 0;
+  std::uint64_t rings WEAVE_GUARDED_BY(mutex) = 0;
   // Optional: called after each ring, on the ringing thread, outside `mutex`
   // (set before the bell is handed to a subscription).
   std::function<void()> hook;
   void ring() {
     {
-      std::lock_guard g(mutex);
+      detail::Guard g(mutex);
       ++rings;
     }
     cv.notify_all();
@@ -130,30 +130,35 @@ class WEAVE_API Subscriber : public std::enable_shared_from_this<Subscriber> {
 
  private:
   void release_interest(const std::shared_ptr<Channel>& ch, Bell* bell, Feed* feed);
-  void start_locked();
+  void start_locked() WEAVE_REQUIRES(mutex_);
   void run();
   bool connect_once();
   void on_reply(redisReply* r);
-  void enqueue_locked(bool subscribe, const std::string& channel);
+  void enqueue_locked(bool subscribe, const std::string& channel) WEAVE_REQUIRES(mutex_);
   void wake_pipe();
-  void disconnect_locked(const std::string& why);
-  void bump_locked(Channel& ch);
-  void mark_drained_locked(std::int64_t at);
+  void disconnect_locked(const std::string& why) WEAVE_REQUIRES(mutex_);
+  void bump_locked(Channel& ch) WEAVE_REQUIRES(mutex_);
+  void mark_drained_locked(std::int64_t at) WEAVE_REQUIRES(mutex_);
 
   Endpoint endpoint_;
   bool sharded_ = false;
-  std::mutex mutex_;
+  // Guards what follows, and the fields of every Channel (subscriber.cpp),
+  // which the analysis cannot name from there.
+  detail::Mutex mutex_;
   std::condition_variable state_cv_;  // connection state / confirmations
-  std::unordered_map<std::string, std::shared_ptr<Channel>> channels_;
-  std::deque<std::pair<bool, std::string>> outgoing_;  // (subscribe?, channel)
-  std::deque<std::string> sent_subscribes_;            // awaiting confirmation or error, in order
-  redisContext* ctx_ = nullptr;                        // owned by the reader thread
-  bool connected_ = false;
-  bool ever_connected_ = false;
-  std::uint64_t connect_failures_ = 0;
-  std::string last_error_;
-  bool stop_ = false;
-  bool started_ = false;
+  std::unordered_map<std::string, std::shared_ptr<Channel>> channels_ WEAVE_GUARDED_BY(mutex_);
+  std::deque<std::pair<bool, std::string>> outgoing_ WEAVE_GUARDED_BY(mutex_);  // (subscribe?, channel)
+  // Awaiting confirmation or error, in order.
+  std::deque<std::string> sent_subscribes_ WEAVE_GUARDED_BY(mutex_);
+  // Owned by the reader thread; set under mutex_ on connecting and
+  // disconnecting, so the other threads see whether one is open.
+  redisContext* ctx_ = nullptr;
+  bool connected_ WEAVE_GUARDED_BY(mutex_) = false;
+  bool ever_connected_ WEAVE_GUARDED_BY(mutex_) = false;
+  std::uint64_t connect_failures_ WEAVE_GUARDED_BY(mutex_) = 0;
+  std::string last_error_ WEAVE_GUARDED_BY(mutex_);
+  bool stop_ WEAVE_GUARDED_BY(mutex_) = false;
+  bool started_ WEAVE_GUARDED_BY(mutex_) = false;
   int pipe_[2] = {-1, -1};
   detail::OwnedThread thread_;
   std::atomic<std::int64_t> drained_at_{0};  // the latest mark_drained_locked

@@ -21,17 +21,18 @@ FeedKeeper::FeedKeeper(std::shared_ptr<store::Executor> exec, std::string channe
 
 FeedKeeper::~FeedKeeper() {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     stop_ = true;
   }
   cv_.notify_all();
   keeper_.join();
+  detail::Guard g(mutex_);
   interest_.reset();  // the subscriber calls no handler once it is gone
 }
 
 void FeedKeeper::start(Handlers handlers) {
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     handlers_ = std::move(handlers);
   }
   // The first subscription is made here, so a cache is live from its first
@@ -65,7 +66,7 @@ void FeedKeeper::subscribe_now() {
   };
   auto interest = exec_->subscribe_broadcast(channel_, nullptr, feed);
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     interest_ = std::move(interest);
   }
   came_up();
@@ -88,10 +89,10 @@ void FeedKeeper::keep() {
   int backoff_ms = 50;
   for (;;) {
     {
-      std::unique_lock g(mutex_);
-      cv_.wait(g, [&] { return stop_ || !live_.load(); });
+      detail::Guard g(mutex_);
+      mutex_.wait(cv_, [&]() WEAVE_REQUIRES(mutex_) { return stop_ || !live_.load(); });
       if (stop_) return;
-      cv_.wait_for(g, milliseconds(backoff_ms), [&] { return stop_; });
+      mutex_.wait_for(cv_, milliseconds(backoff_ms), [&]() WEAVE_REQUIRES(mutex_) { return stop_; });
       if (stop_) return;
     }
     if (live_.load()) continue;  // the subscriber reconnected by itself

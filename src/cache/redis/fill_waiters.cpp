@@ -14,7 +14,7 @@
 namespace WEAVE_NAMESPACE::cache_redis {
 
 FillWaiters::Waiting::Waiting(FillWaiters& w, std::string entry) : w_(w), entry_(std::move(entry)) {
-  std::lock_guard g(w_.mutex_);
+  detail::Guard g(w_.mutex_);
   Slot& slot = w_.waits_[entry_];
   ++slot.waiters;
   wakes_ = slot.wakes;
@@ -23,7 +23,7 @@ FillWaiters::Waiting::Waiting(FillWaiters& w, std::string entry) : w_(w), entry_
 }
 
 FillWaiters::Waiting::~Waiting() {
-  std::lock_guard g(w_.mutex_);
+  detail::Guard g(w_.mutex_);
   w_.waiting_.fetch_sub(1);
   auto it = w_.waits_.find(entry_);
   it->second.wakes_without_thread.drop(this);
@@ -33,14 +33,14 @@ FillWaiters::Waiting::~Waiting() {
 bool FillWaiters::Waiting::woken_locked() { return w_.waits_[entry_].wakes != wakes_ || w_.wake_all_ != all_; }
 
 bool FillWaiters::Waiting::wait_until(std::chrono::steady_clock::time_point until) {
-  std::unique_lock g(w_.mutex_);
-  return w_.cv_.wait_until(g, until, [&] { return woken_locked(); });
+  detail::Guard g(w_.mutex_);
+  return w_.mutex_.wait_until(w_.cv_, until, [&]() WEAVE_REQUIRES(w_.mutex_) { return woken_locked(); });
 }
 
 bool FillWaiters::Waiting::wake_on_change(std::function<void()> wake) {
   bool armed;
   {
-    std::lock_guard g(w_.mutex_);
+    detail::Guard g(w_.mutex_);
     armed = w_.waits_[entry_].wakes_without_thread.arm(this, wake, /*changed=*/woken_locked());
   }
   if (!armed) wake();
@@ -50,7 +50,7 @@ bool FillWaiters::Waiting::wake_on_change(std::function<void()> wake) {
 void FillWaiters::woken(const std::string& entry) {
   if (waiting_.load() == 0) return;
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     auto it = waits_.find(entry);
     if (it == waits_.end()) return;
     ++it->second.wakes;
@@ -62,7 +62,7 @@ void FillWaiters::woken(const std::string& entry) {
 void FillWaiters::woken_all() {
   if (waiting_.load() == 0) return;
   {
-    std::lock_guard g(mutex_);
+    detail::Guard g(mutex_);
     ++wake_all_;
     for (auto& [entry, slot] : waits_) slot.wakes_without_thread.fire();
   }

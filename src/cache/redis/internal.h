@@ -82,7 +82,7 @@ class FillWaiters {
     bool wake_on_change(std::function<void()> wake) override;
 
    private:
-    bool woken_locked();
+    bool woken_locked() WEAVE_REQUIRES(w_.mutex_);
     FillWaiters& w_;
     std::string entry_;
     std::uint64_t wakes_ = 0, all_ = 0;
@@ -99,10 +99,10 @@ class FillWaiters {
     std::uint64_t wakes = 0;
     detail::WakeList wakes_without_thread;
   };
-  std::mutex mutex_;
+  detail::Mutex mutex_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, Slot> waits_;
-  std::uint64_t wake_all_ = 0;
+  std::unordered_map<std::string, Slot> waits_ WEAVE_GUARDED_BY(mutex_);
+  std::uint64_t wake_all_ WEAVE_GUARDED_BY(mutex_) = 0;
   std::atomic<int> waiting_{0};
 };
 
@@ -142,14 +142,14 @@ class FeedKeeper {
   std::shared_ptr<store::Executor> exec_;
   std::string channel_;
   std::chrono::nanoseconds feed_lag_;  // how far behind the reader may be (CacheOptions::feed_lag)
-  Handlers handlers_;
+  Handlers handlers_;  // set by start() before any feed calls them
   std::atomic<bool> live_{false};
   std::shared_ptr<std::atomic<std::int64_t>> drained_ = std::make_shared<std::atomic<std::int64_t>>(0);
   std::atomic<std::uint64_t> feed_id_{0};
-  std::mutex mutex_;
+  detail::Mutex mutex_;
   std::condition_variable cv_;
-  bool stop_ = false;
-  std::unique_ptr<store::Subscriber::Interest> interest_;
+  bool stop_ WEAVE_GUARDED_BY(mutex_) = false;
+  std::unique_ptr<store::Subscriber::Interest> interest_ WEAVE_GUARDED_BY(mutex_);
   detail::OwnedThread keeper_;
 };
 

@@ -64,7 +64,7 @@ class AsyncGate {
     if (leading_) co_return true;
     Follower me;
     {
-      std::lock_guard g(gate_->mutex);
+      Guard g(gate_->mutex);
       if (!gate_->leader) {
         gate_->leader = leading_ = true;
         co_return true;
@@ -100,7 +100,7 @@ class AsyncGate {
     leading_ = false;
     std::shared_ptr<Wakeup> next;
     {
-      std::lock_guard g(gate_->mutex);
+      Guard g(gate_->mutex);
       if (gate_->followers.empty()) {
         gate_->leader = false;
         return;
@@ -121,16 +121,16 @@ class AsyncGate {
   // A follower leaves the line: the leader if it was granted the turn
   // (perhaps as its deadline passed: its next try gives up and hands it on).
   void leave_line(Follower& me) noexcept {
-    std::lock_guard g(gate_->mutex);
+    Guard g(gate_->mutex);
     if (me.granted)
       leading_ = true;
     else
       std::erase(gate_->followers, &me);
   }
   struct Gate {
-    std::mutex mutex;
-    bool leader = false;
-    std::deque<Follower*> followers;
+    Mutex mutex;
+    bool leader WEAVE_GUARDED_BY(mutex) = false;
+    std::deque<Follower*> followers WEAVE_GUARDED_BY(mutex);
   };
   GateRef<Gate> gate_;
   bool leading_ = false;

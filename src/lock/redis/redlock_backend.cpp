@@ -29,12 +29,12 @@ constexpr int kAttempts = 3;
 
 // A wake-up asked for by wake_on_change(), run by the bell's next ring.
 struct PendingWake {
-  std::mutex mutex;
-  std::function<void()> wake;
+  detail::Mutex mutex;
+  std::function<void()> wake WEAVE_GUARDED_BY(mutex);
   void ring() {
     std::function<void()> w;
     {
-      std::lock_guard g(mutex);
+      detail::Guard g(mutex);
       w = std::move(wake);
       wake = nullptr;
     }
@@ -50,20 +50,22 @@ class Waiter final : public LockWaiter {
   std::vector<std::shared_ptr<store::NodeExecutor>> keep;  // subscribers outlive interests
 
   bool wait_until(Clock::time_point deadline) override {
-    std::unique_lock g(bell_->mutex);
-    if (!bell_->cv.wait_until(g, deadline, [&] { return bell_->rings != seen_; })) return false;
+    detail::Guard g(bell_->mutex);
+    const bool rang = bell_->mutex.wait_until(bell_->cv, deadline,
+                                              [&]() WEAVE_REQUIRES(bell_->mutex) { return bell_->rings != seen_; });
+    if (!rang) return false;
     seen_ = bell_->rings;
     return true;
   }
 
   bool wake_on_change(std::function<void()> wake) override {
     {
-      std::lock_guard g(pending_->mutex);
+      detail::Guard g(pending_->mutex);
       pending_->wake = std::move(wake);
     }
     bool rang;
     {
-      std::lock_guard g(bell_->mutex);
+      detail::Guard g(bell_->mutex);
       rang = bell_->rings != seen_;
     }
     if (rang) pending_->ring();  // rang already (whoever takes the wake-up first runs it)
@@ -72,7 +74,7 @@ class Waiter final : public LockWaiter {
 
   ~Waiter() override {
     interests.clear();
-    std::lock_guard g(pending_->mutex);
+    detail::Guard g(pending_->mutex);
     pending_->wake = nullptr;
   }
 

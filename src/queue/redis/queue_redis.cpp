@@ -143,7 +143,7 @@ class RedisQueue final : public QueueStore {
     } catch (...) {
       if (requests.back().error) {  // the take's own error (or the round trip's)
         if (may_have_run(requests.back().error)) {
-          std::lock_guard g(unanswered_mutex_);
+          detail::Guard g(unanswered_mutex_);
           unanswered_take_ = request_id;
         }
         throw;
@@ -288,7 +288,7 @@ class RedisQueue final : public QueueStore {
   // lease); one take only.
   std::string take_id() {
     {
-      std::lock_guard g(unanswered_mutex_);
+      detail::Guard g(unanswered_mutex_);
       if (!unanswered_take_.empty()) return std::exchange(unanswered_take_, std::string());
     }
     return detail::unique_token();
@@ -368,8 +368,8 @@ class RedisQueue final : public QueueStore {
 
   std::shared_ptr<store::Executor> exec_;
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
-  std::mutex unanswered_mutex_;
-  std::string unanswered_take_;  // take_id()
+  detail::Mutex unanswered_mutex_;
+  std::string unanswered_take_ WEAVE_GUARDED_BY(unanswered_mutex_);  // take_id()
   std::optional<store::RequestBatch> batch_;  // made once the key names above are set
 };
 

@@ -66,7 +66,7 @@ DirectLinks& DirectLinks::of(const asio::any_io_executor& ex) {
 
 DirectLinks::Use DirectLinks::take(NodeExecutor& node, const asio::any_io_executor& ex) {
   std::vector<std::unique_ptr<DirectLink>> stale;  // (closed after the lock is let go)
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (shut_) return {};
   Node& n = nodes_[&node];
   if (!same_pool(n.pool, node.pool())) {  // new here, or an executor that was at this address before
@@ -91,7 +91,7 @@ DirectLinks::Use DirectLinks::take(NodeExecutor& node, const asio::any_io_execut
 
 void DirectLinks::give_back(const void* node, std::unique_ptr<DirectLink> link, bool usable) {
   std::unique_ptr<DirectLink> closed;  // (closed after the lock is let go)
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (auto it = std::find(busy_.begin(), busy_.end(), link.get()); it != busy_.end()) {
     *it = busy_.back();
     busy_.pop_back();
@@ -108,7 +108,7 @@ void DirectLinks::give_back(const void* node, std::unique_ptr<DirectLink> link, 
 
 void DirectLinks::drop_idle(NodeExecutor& node) {
   std::vector<std::unique_ptr<DirectLink>> closed;
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   auto n = nodes_.find(&node);
   if (n == nodes_.end()) return;
   n->second.open -= static_cast<int>(n->second.idle.size());
@@ -130,7 +130,7 @@ void DirectLinks::arm_sweep(const asio::any_io_executor& ex) {
 
 void DirectLinks::sweep() {
   std::vector<std::unique_ptr<DirectLink>> closed;
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   if (shut_) return;
   const std::int64_t now = Clock::now().time_since_epoch().count();
   for (DirectLink* l : busy_) l->expire_if_late(now);
@@ -152,7 +152,7 @@ void DirectLinks::sweep() {
 void DirectLinks::shutdown() {
   std::vector<std::unique_ptr<DirectLink>> idle;  // (destroyed after the lock is let go)
   std::optional<asio::steady_timer> timer;
-  std::lock_guard g(mutex_);
+  detail::Guard g(mutex_);
   shut_ = true;
   for (auto& [node, n] : nodes_)
     for (auto& l : n.idle) idle.push_back(std::move(l));

@@ -114,7 +114,7 @@ class DirectLinks final : public boost::asio::execution_context::service {
  private:
   void shutdown() override;
   void give_back(const void* node, std::unique_ptr<DirectLink> link, bool usable);
-  void arm_sweep(const boost::asio::any_io_executor& ex);  // (mutex_ held)
+  void arm_sweep(const boost::asio::any_io_executor& ex) WEAVE_REQUIRES(mutex_);
   void sweep();
 
   struct Node {
@@ -122,12 +122,13 @@ class DirectLinks final : public boost::asio::execution_context::service {
     std::vector<std::unique_ptr<DirectLink>> idle;
     int open = 0;  // idle + in use
   };
-  std::mutex mutex_;
-  std::unordered_map<const void*, Node> nodes_;  // by NodeExecutor address, checked by its pool
-  std::vector<DirectLink*> busy_;
-  std::optional<boost::asio::steady_timer> sweep_;
-  bool sweeping_ = false;
-  bool shut_ = false;
+  detail::Mutex mutex_;
+  // By NodeExecutor address, checked by its pool.
+  std::unordered_map<const void*, Node> nodes_ WEAVE_GUARDED_BY(mutex_);
+  std::vector<DirectLink*> busy_ WEAVE_GUARDED_BY(mutex_);
+  std::optional<boost::asio::steady_timer> sweep_ WEAVE_GUARDED_BY(mutex_);
+  bool sweeping_ WEAVE_GUARDED_BY(mutex_) = false;
+  bool shut_ WEAVE_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace weave::store
