@@ -19,7 +19,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-struct WEAVE_API Endpoint {
+struct Endpoint {
   std::string host;
   int port = 6379;
   std::string user, password;  // AUTH when password is set (user optional: Redis 6 ACL)
@@ -29,7 +29,7 @@ struct WEAVE_API Endpoint {
   std::string describe() const { return host + ":" + std::to_string(port); }
 };
 
-struct WEAVE_API ReplyDeleter {
+struct ReplyDeleter {
   void operator()(redisReply* r) const noexcept {
     if (r) freeReplyObject(r);
   }
@@ -38,7 +38,7 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 // One command as binary-safe argv (never a format string). The views must
 // outlive the call that sends it.
-class WEAVE_API Command {
+class Command {
  public:
   Command() = default;
   Command(std::initializer_list<std::string_view> args) {
@@ -68,7 +68,7 @@ enum class IoFailure { none, timeout, closed };
 
 // One blocking hiredis connection with connect / command timeouts and the
 // AUTH / SELECT handshake. Not thread-safe: the pool hands it to one user.
-class WEAVE_API Connection {
+class Connection {
  public:
   // Connects and runs the handshake within endpoint.connect_timeout.
   // Throws BackendUnavailable.
@@ -131,20 +131,20 @@ class WEAVE_API Connection {
 // Runs the AUTH / SELECT handshake on a fresh context (shared with the
 // subscriber). Throws BackendUnavailable, or ReplyError when the server
 // refuses AUTH / SELECT (WRONGPASS, NOPERM...).
-WEAVE_API void handshake(redisContext* ctx, const Endpoint& endpoint);
+void handshake(redisContext* ctx, const Endpoint& endpoint);
 // Writes what redisAppendCommand*() queued on `c` with send(MSG_NOSIGNAL),
 // never hiredis' write(): on a connection the server closed, a write after
 // the first raises SIGPIPE, whose default action ends the process. `wait`:
 // blocking, up to the socket's send timeout. 1: all written; 0: the socket
 // is full (only without `wait`); -1: failed, c->err / c->errstr set as
 // hiredis sets them and errno kept (EAGAIN: the send timeout passed).
-WEAVE_API int send_output(redisContext* c, bool wait);
+int send_output(redisContext* c, bool wait);
 // Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
-WEAVE_API redisContext* connect_raw(const Endpoint& endpoint);
+redisContext* connect_raw(const Endpoint& endpoint);
 
 // At most `size` connections, opened lazily; a broken one is dropped and a
 // new one opened by a later borrow.
-class WEAVE_API Pool {
+class Pool {
  public:
   Pool(Endpoint endpoint, int size);
   ~Pool();

@@ -14,7 +14,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-class WEAVE_API ReplyView {
+class ReplyView {
  public:
   enum class Kind { nil, integer, text, array, error, other };
 
