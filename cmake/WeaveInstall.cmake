@@ -1,7 +1,7 @@
 # `cmake --install` layout and the find_package(Weave CONFIG) package:
-#   lib/libweave_<name>.a (or .so), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
+#   lib/libweave_<name>.a (static) or lib/libweave.so (shared), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
 #   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveGenerate}.cmake and
-#   Weave_<set>Targets.cmake: one export set per library, so that a component
+#   Weave_<set>Targets.cmake: one export set per component, so that a component
 #   loads only its own targets and needs only its own dependencies
 #   (cmake/WeaveConfig.cmake.in: which sets each component loads).
 include(CMakePackageConfigHelpers)
@@ -9,7 +9,7 @@ include(CMakePackageConfigHelpers)
 set(WEAVE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/Weave")
 set(WEAVE_INSTALL_ANNOTATIONSDIR "${CMAKE_INSTALL_DATADIR}/weave/annotations")
 
-# Every library a consumer can link, by export name (Weave::<name>; weave is Weave::weave).
+# Every target a consumer can link, by export name (Weave::<name>; weave is Weave::weave).
 set(weave_export_sets core store lock lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis redis)
 # The components WeaveConfig.cmake offers (asio only when built).
 set(WEAVE_INSTALLED_COMPONENTS core lock cache dedupe queue lock_redis cache_redis dedupe_redis queue_redis redis)
@@ -23,6 +23,10 @@ foreach(set IN LISTS weave_export_sets)
   if(set STREQUAL "weave")
     set(target weave)
   endif()
+  # A shared build's libweave.so goes with core, which every component needs.
+  if(set STREQUAL "core" AND TARGET weave_shared)
+    list(APPEND target weave_shared)
+  endif()
   install(TARGETS ${target} EXPORT Weave_${set}Targets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -33,12 +37,13 @@ if(TARGET weavegen)
   install(EXPORT Weave_weavegenTargets NAMESPACE Weave:: DESTINATION ${WEAVE_INSTALL_CMAKEDIR})
 endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/weave" DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-if(BUILD_SHARED_LIBS)  # the anchors a consumer of the shared libraries compiles (src/CMakeLists.txt)
-  install(DIRECTORY "${PROJECT_SOURCE_DIR}/cmake/link/" DESTINATION ${CMAKE_INSTALL_DATADIR}/weave/link)
-endif()
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/annotations/" DESTINATION ${WEAVE_INSTALL_ANNOTATIONSDIR}
   FILES_MATCHING PATTERN "*.json")
 
+set(WEAVE_PACKAGE_SHARED FALSE)
+if(TARGET weave_shared)
+  set(WEAVE_PACKAGE_SHARED TRUE)
+endif()
 configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/WeaveConfig.cmake.in"
   "${PROJECT_BINARY_DIR}/WeaveConfig.cmake"
   INSTALL_DESTINATION ${WEAVE_INSTALL_CMAKEDIR}

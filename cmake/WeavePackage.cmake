@@ -5,16 +5,23 @@
 
 # weave.pc, relocatable: its prefix is found from where the file lies.
 file(RELATIVE_PATH WEAVE_PC_PREFIX_FROM_PCDIR "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
-set(WEAVE_PC_ANCHORS "")
-foreach(symbol IN LISTS WEAVE_LINK_ANCHORS)  # (src/CMakeLists.txt, weave_link_anchor)
-  if(symbol)
-    string(APPEND WEAVE_PC_ANCHORS " -Wl,-u,${symbol}")
+# Libs: libweave.so alone when shared (it links hiredis and libuuid
+# itself); when static, every archive after the -u options that keep the
+# registering objects (src/CMakeLists.txt, weave_component), and what the
+# archives link.
+if(TARGET weave_shared)
+  set(WEAVE_PC_LIBS "-lweave")
+  set(WEAVE_PC_REQUIRES "Requires.private: hiredis uuid")
+else()
+  get_property(anchors GLOBAL PROPERTY WEAVE_LINK_ANCHORS)
+  list(TRANSFORM anchors PREPEND "-Wl,-u,")
+  set(archives queue_redis dedupe_redis cache_redis lock_redis queue dedupe cache lock store core)
+  if(TARGET weave_asio)
+    list(INSERT archives 4 asio store_asio)
   endif()
-endforeach()
-string(STRIP "${WEAVE_PC_ANCHORS}" WEAVE_PC_ANCHORS)
-set(WEAVE_PC_ASYNC_LIBS "")
-if(TARGET weave_asio)
-  set(WEAVE_PC_ASYNC_LIBS "-lweave_asio -lweave_store_asio ")
+  list(TRANSFORM archives PREPEND "-lweave_")
+  string(JOIN " " WEAVE_PC_LIBS ${anchors} ${archives})
+  set(WEAVE_PC_REQUIRES "Requires: hiredis uuid")
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weave.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

@@ -9,8 +9,10 @@
 //   class WEAVE_API LockClient { ... };         // exported from a shared library
 //   }
 //
-// Libraries are built with -fvisibility=hidden: only names marked WEAVE_API
-// leave a shared libweave_*.so.
+// Libraries are built with -fvisibility=hidden: only names marked WEAVE_API,
+// all declared in include/weave/, leave the shared libweave.so. Internal
+// headers (src/) never mark a name: the components' internal calls stay
+// inside libweave.so.
 #pragma once
 
 #define WEAVE_VERSION_MAJOR 0

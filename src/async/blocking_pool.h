@@ -30,7 +30,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-class WEAVE_API BlockingPool {
+class BlockingPool {
  public:
   // `max_threads` 0: no cap (a job never waits for a thread). `jobs`
   // end_by_themselves: each ends within a bounded time (a store round trip),
@@ -57,17 +57,17 @@ class WEAVE_API BlockingPool {
 // proceed() waits on its thread for the rest of the call, which may need
 // another such thread). Its jobs wait for their context: destroy an
 // io_context only once its calls have ended.
-WEAVE_API BlockingPool& interceptor_pool();
+BlockingPool& interceptor_pool();
 // Store round trips of asynchronous calls (a Redis acquire, a release): 8
 // threads however many calls wait. Destroying an io_context waits for its
 // round trips still on the pool (each ends within the store's timeouts).
-WEAVE_API BlockingPool& store_pool();
+BlockingPool& store_pool();
 
 // The jobs of one execution context (an io_context) still on a pool: its
 // destruction waits for them to hand their completions back (a store round
 // trip ends within its timeouts), so that no job posts into a context that
 // is gone. Its scheduler then destroys those completions with the rest.
-class WEAVE_API JobsInFlight final : public boost::asio::execution_context::service {
+class JobsInFlight final : public boost::asio::execution_context::service {
  public:
   using key_type = JobsInFlight;
   static boost::asio::execution_context::id id;

@@ -47,7 +47,7 @@ class LeaseCore;
 // elsewhere would run later, perhaps once the call has ended and its slot's
 // memory went back to asio. This relies on what asio's executors do: a
 // dispatch from a thread that runs the executor runs inline, a post queues.
-class WEAVE_API CallCell : public ContextCell, public std::enable_shared_from_this<CallCell> {
+class CallCell : public ContextCell, public std::enable_shared_from_this<CallCell> {
  public:
   CallCell() = default;
   CallCell(const CallCell&) = delete;

@@ -21,7 +21,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-class WEAVE_API Wakeup : public std::enable_shared_from_this<Wakeup> {
+class Wakeup : public std::enable_shared_from_this<Wakeup> {
  public:
   using Clock = std::chrono::steady_clock;
   // Wakes the waiting coroutine, or the next wait if none waits now (a

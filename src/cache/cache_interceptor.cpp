@@ -112,8 +112,8 @@ class CacheInterceptor final : public CacheInterceptorBase {
 }  // namespace detail::cache
 
 // Registers the cache interceptors with Weave::core when this library is
-// linked: its targets refer to weave_link_cache (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_cache = 0;
+// linked: its static targets name weave_link_cache (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_cache = 0;
 
 namespace {
 [[maybe_unused]] const bool cache_registered = [] {

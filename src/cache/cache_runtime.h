@@ -39,7 +39,7 @@ using CacheCounters = StripedCounters<CacheCounterStripe>;
 
 // One load in flight for a key (in this process): later misses of the key
 // wait for it instead of running the method again.
-struct WEAVE_API Flight {
+struct Flight {
   Mutex mutex;
   std::condition_variable done_cv;
   WakeList done_wakes WEAVE_GUARDED_BY(mutex);  // of waiters that hold no thread (wake_when_done)
@@ -61,7 +61,7 @@ struct WEAVE_API Flight {
   void wake_when_done(const void* waiter, std::function<void()> wake);
 };
 
-class WEAVE_API CacheName : public std::enable_shared_from_this<CacheName> {
+class CacheName : public std::enable_shared_from_this<CacheName> {
  public:
   // `label`: what its metrics are labelled with (the name= template that
   // rendered it, so that a cache per tenant adds no label values).
@@ -120,7 +120,7 @@ class CacheRuntime;
 // so a load slower than fill_lease keeps it and no second loader starts. Its
 // loss (the store found it gone) costs nothing but that: the fill is still
 // refused if the key was written meanwhile. Made by CacheRuntime::hold_lease.
-class WEAVE_API CacheLease final : public LeaseCore, public HeldLease {
+class CacheLease final : public LeaseCore, public HeldLease {
  public:
   CacheLease() noexcept : HeldLease(static_cast<LeaseCore&>(*this)) {}
   using LeaseCore::expires_at;
@@ -132,7 +132,7 @@ class WEAVE_API CacheLease final : public LeaseCore, public HeldLease {
   void report_lost() noexcept override;  // on_event: lease_lost
 };
 
-class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_shared_from_this<CacheRuntime> {
+class CacheRuntime final : public RenewGroup, public std::enable_shared_from_this<CacheRuntime> {
  public:
   explicit CacheRuntime(CacheOptions options);
   const CacheOptions& options() const noexcept { return options_; }
@@ -185,8 +185,8 @@ class WEAVE_API CacheRuntime final : public RenewGroup, public std::enable_share
 // takes it with `CacheRuntimeRef rt;` (no lock, no shared count), anything
 // else with cache_runtime() (a shared reference).
 using CacheRuntimeSlot = RuntimeSlot<CacheRuntime, CacheOptions>;
-WEAVE_API CacheRuntimeSlot& cache_runtime_slot();
-WEAVE_API std::shared_ptr<CacheRuntime> cache_runtime();
+CacheRuntimeSlot& cache_runtime_slot();
+std::shared_ptr<CacheRuntime> cache_runtime();
 
 class CacheRuntimeRef : public CacheRuntimeSlot::Ref {
  public:
@@ -196,9 +196,9 @@ class CacheRuntimeRef : public CacheRuntimeSlot::Ref {
 // Binds a store URL scheme to a shared tier (mem is built in; the Redis
 // schemes register when their library is linked).
 using RemoteTierFactory = std::function<std::shared_ptr<RemoteTier>(const CacheOptions&)>;
-WEAVE_API void register_cache_remote(std::string scheme, RemoteTierFactory factory);
+void register_cache_remote(std::string scheme, RemoteTierFactory factory);
 
 // Throws ConfigError when `url` names a scheme no linked library serves.
-WEAVE_API void check_cache_scheme(const std::string& url);
+void check_cache_scheme(const std::string& url);
 
 }  // namespace weave::detail

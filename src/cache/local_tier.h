@@ -48,7 +48,7 @@ struct LocalEntry {
   const void* kind = nullptr;
 };
 
-class WEAVE_API LocalTier {
+class LocalTier {
  public:
   explicit LocalTier(LocalTierOptions options = {});  // std::invalid_argument when no bound is set
   ~LocalTier();
@@ -128,6 +128,6 @@ class WEAVE_API LocalTier {
 // ttl shortened by 0 to 10 %, by a fraction fixed per key (from its hash), so
 // keys filled together do not expire together, while a key's own expiry stays
 // predictable. Non-positive ttls are returned unchanged.
-WEAVE_API std::chrono::milliseconds jittered(std::chrono::milliseconds ttl, std::string_view key) noexcept;
+std::chrono::milliseconds jittered(std::chrono::milliseconds ttl, std::string_view key) noexcept;
 
 }  // namespace weave::detail

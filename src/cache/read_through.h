@@ -18,7 +18,7 @@ namespace WEAVE_NAMESPACE::detail::cache {
 // invalidation feed is complete. True when it completed the call (a local
 // hit, counted). `count_miss`: count a miss too (a caller that goes on to the
 // rest of the read, which counts it otherwise, passes false).
-WEAVE_API bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
+bool complete_from_local(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
                                    CacheName& cache, std::string_view key, Clock::time_point now, bool count_miss);
 
 // Step 2, for a caller that waited for another caller's load of its key in
@@ -26,7 +26,7 @@ WEAVE_API bool complete_from_local(Invocation& inv, const Settings& s, const Res
 // itself (the leader failed, or writes keep coming: `attempt` 2), or join
 // the key's next flight. `began`: when the call began.
 enum class AfterFlight { taken, load_self, join_again };
-WEAVE_API AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, CacheRuntime& rt, CacheName& cache,
+AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, CacheRuntime& rt, CacheName& cache,
                                    std::string_view key, Flight& flight, Clock::time_point began, int attempt);
 
 // Steps 3 and 4, by the leader of a flight, as steps, so that the blocking
@@ -40,7 +40,7 @@ WEAVE_API AfterFlight after_flight(Invocation& inv, const ResultCodec& codec, Ca
 //     wait on r.waiter() until s.until;           // another caller's fill lease (sync=true)
 //   }
 //   started = now; run the method; r.loaded(started) or r.load_failed()   // store calls
-class WEAVE_API ReadThrough {
+class ReadThrough {
  public:
   ReadThrough(Invocation& inv, const Settings& s, const ResultCodec& codec, CacheRuntime& rt,
               CacheName& cache, std::string_view key, std::shared_ptr<Flight> flight)

@@ -19,7 +19,7 @@ namespace WEAVE_NAMESPACE::detail {
 
 // A read of one key: its value, if any, and the key's write version at the
 // time of the read (bumped by every put and evict).
-struct WEAVE_API RemoteRead {
+struct RemoteRead {
   std::optional<std::string> json;
   std::uint64_t version = 0;
   // When the value was stored (fill or put), wall clock ms since the epoch;
@@ -47,7 +47,7 @@ struct FillClaimed {
 
 // sync=true: this process's wait for a fill lease another caller holds,
 // made before the claim (a wake sent after the claim's step is not lost).
-class WEAVE_API FillWaiter {
+class FillWaiter {
  public:
   virtual ~FillWaiter() = default;
   // True once woken (the key filled, written or evicted, or its lease given
@@ -60,7 +60,7 @@ class WEAVE_API FillWaiter {
   virtual bool wake_on_change(std::function<void()> wake) = 0;
 };
 
-class WEAVE_API RemoteTier {
+class RemoteTier {
  public:
   virtual ~RemoteTier() = default;
   // Every call may throw weave::IoError / ReplyError; the cache fails open.
@@ -129,6 +129,6 @@ class WEAVE_API RemoteTier {
 
 // mem://[name]: a table in this process shared by every cache of the same
 // URL; always live (there is no other process to hear from).
-WEAVE_API std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table);
+std::shared_ptr<RemoteTier> make_mem_remote(std::string_view table);
 
 }  // namespace weave::detail

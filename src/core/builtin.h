@@ -16,16 +16,16 @@ using BuiltinFactory = std::shared_ptr<Interceptor> (*)();
 
 // Called from a library's static initialisation; the last registration of a
 // name wins.
-WEAVE_API void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory);
+void register_builtin_interceptor(std::string_view annotation_name, BuiltinFactory factory);
 
 // Another library's addition to a built-in interceptor (Weave::asio makes
 // `lock` an AsyncInterceptor around the blocking one): `decorate` gets what
 // the factory made and returns what is installed. From static
 // initialisation; applied whatever the order the libraries start in.
 using BuiltinDecorator = std::shared_ptr<Interceptor> (*)(std::shared_ptr<Interceptor> made);
-WEAVE_API void register_builtin_decorator(std::string_view annotation_name, BuiltinDecorator decorate);
+void register_builtin_decorator(std::string_view annotation_name, BuiltinDecorator decorate);
 
 // The built-in interceptor for `annotation_name` (decorated), made now, or null.
-WEAVE_API std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
+std::shared_ptr<Interceptor> make_builtin_interceptor(std::string_view annotation_name);
 
 }  // namespace weave::detail

@@ -19,7 +19,7 @@ namespace detail {
 
 enum class HeldKind : std::uint8_t { lock, dedupe };
 
-struct WEAVE_API ContextLink {
+struct ContextLink {
   HeldLease* held = nullptr;  // a weave::Lease (lock) or a weave::DedupeClaim (dedupe)
   HeldKind kind = HeldKind::lock;
   std::shared_ptr<const ContextLink> parent;
@@ -53,14 +53,14 @@ struct ContextCell {
 
 // This thread's context: the head of the running call's chain (null outside
 // a call). Read it here; change it with set_context_head().
-WEAVE_API std::shared_ptr<const ContextLink>& context_head() noexcept;
+std::shared_ptr<const ContextLink>& context_head() noexcept;
 // The asynchronous call whose handler this thread runs (its cell and
 // generation), or none.
 struct InstalledCell {
   ContextCell* cell = nullptr;
   std::uint64_t generation = 0;
 };
-WEAVE_API InstalledCell& current_cell() noexcept;
+InstalledCell& current_cell() noexcept;
 // Sets this thread's context, and the running asynchronous call's.
 inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
   if (const InstalledCell& c = current_cell(); c.cell) c.cell->store(c.generation, head);

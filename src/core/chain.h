@@ -14,7 +14,7 @@ struct Chain {
 
 // The chain for `info` under the current registry contents. Cached per thread
 // and per registry version; the pointer stays valid for the process lifetime.
-WEAVE_API const Chain& resolve_chain(const MethodInfo& info);
+const Chain& resolve_chain(const MethodInfo& info);
 
 // What run_chain and detached calls set on an Invocation (its friend).
 struct InvocationAccess {

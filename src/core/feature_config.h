@@ -67,14 +67,14 @@ struct FeatureConfig {
 };
 
 // From a library's static initialisation; returns true.
-WEAVE_API bool register_feature_config(FeatureConfig config);
+bool register_feature_config(FeatureConfig config);
 // Every registered feature, in the order `weave config` shows them.
-WEAVE_API std::vector<FeatureConfig> registered();
+std::vector<FeatureConfig> registered();
 
 // Durations: "30s" (weave/duration.h) or integer milliseconds; `forever_ok`:
 // also "forever" (weave::forever).
-WEAVE_API std::chrono::milliseconds read_duration(const nlohmann::json& v, bool forever_ok);
-WEAVE_API nlohmann::json show_duration(std::chrono::milliseconds d);
+std::chrono::milliseconds read_duration(const nlohmann::json& v, bool forever_ok);
+nlohmann::json show_duration(std::chrono::milliseconds d);
 
 template <class Options>
 OptionField option(std::string name, std::chrono::milliseconds Options::*field, bool forever_ok = false) {

@@ -143,7 +143,7 @@ class RuntimeSlot {
 
 // The store URL a feature uses: `configured` (code, or weave::configure()'s
 // shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
-WEAVE_API std::string feature_url(const std::string& configured, const char* own_env);
+std::string feature_url(const std::string& configured, const char* own_env);
 
 // mem://<name> for a feature: one table of type Table per name in the
 // process, made by `make` on first use, shared by every runtime of the same
@@ -173,7 +173,7 @@ std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
 }
 
 // ConfigError: no linked library serves `scheme` (`known`: the schemes that are served).
-[[noreturn]] WEAVE_API void throw_unknown_scheme(std::string_view feature, const std::string& url,
+[[noreturn]] void throw_unknown_scheme(std::string_view feature, const std::string& url,
                                                  std::string_view scheme, std::string_view known);
 
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
@@ -232,7 +232,7 @@ class StoreSchemes {
 // Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the
 // error itself when it is a weave::Error, else an Error saying `context` and
 // the cause. Never throws (the hook must not; an exception is dropped).
-WEAVE_API void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,
+void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,
                             const std::exception& error, std::string_view context) noexcept;
 
 }  // namespace weave::detail

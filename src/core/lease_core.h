@@ -45,7 +45,7 @@ class LeaseCore;
 // The leases one store holds for one owner of settings (a lock client, a
 // dedupe runtime, a cache runtime): the renewer renews the due leases of a
 // group in one batch.
-class WEAVE_API RenewGroup {
+class RenewGroup {
  public:
   // One answer per lease: true while the store still holds it for its owner
   // (then extended by its lease time). Throws when the store did not
@@ -60,7 +60,7 @@ class WEAVE_API RenewGroup {
   ~RenewGroup() = default;
 };
 
-class WEAVE_API LeaseCore {
+class LeaseCore {
  public:
   using Clock = std::chrono::steady_clock;
 

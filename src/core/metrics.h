@@ -57,7 +57,7 @@ struct HistogramSnapshot {
 
 // Durations by bucket, each thread in a stripe of its own: observe() is a
 // few compares and two plain stores (StripedCounters).
-class WEAVE_API DurationHistogram {
+class DurationHistogram {
  public:
   void observe(std::chrono::nanoseconds d) noexcept {
     const std::int64_t ns = d.count() < 0 ? 0 : d.count();
@@ -84,7 +84,7 @@ using MetricLabels = std::initializer_list<std::pair<std::string_view, std::stri
 // (version 0.0.4): one HELP and TYPE per family, families sorted by name,
 // label values escaped. Sample names: counters end in `_total`, durations
 // are histograms in seconds.
-class WEAVE_API MetricsWriter {
+class MetricsWriter {
  public:
   void counter(std::string_view name, std::string_view help, MetricLabels labels, double value);
   void gauge(std::string_view name, std::string_view help, MetricLabels labels, double value);
@@ -117,7 +117,7 @@ void write_counters(MetricsWriter& w, MetricLabels labels, const StripedCounters
 // Adds a source write_metrics() calls (a feature's, when its library is
 // linked). Sources must not throw for lack of data; they may do I/O (the
 // queue reads its counts from the store).
-WEAVE_API void register_metrics_source(std::function<void(MetricsWriter&)> source);
+void register_metrics_source(std::function<void(MetricsWriter&)> source);
 
 // The series of type T named `name`: made on first use, never freed (its
 // address stays valid; names are bounded: templates and names from code).

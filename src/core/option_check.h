@@ -16,7 +16,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-class WEAVE_API OptionCheck {
+class OptionCheck {
  public:
   explicit OptionCheck(std::string_view options) : options_(options) {}
   // At least `at_least` (1 ms unless given) and at most weave::max_duration.

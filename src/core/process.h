@@ -33,7 +33,7 @@ namespace WEAVE_NAMESPACE::detail {
 // `m` is taken in the pthread_atfork prepare handler (all registered mutexes,
 // in no fixed order), given back in the parent, given back in the child and
 // then `reset_in_child` runs there. For a handful of process-wide structures.
-WEAVE_API void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
+void guard_across_fork(std::mutex& m, std::function<void()> reset_in_child = {});
 // The process-wide T (a struct with a `mutex` member) made on first use and
 // never freed (usable during exit), its mutex guarded across fork(): for
 // such a structure that needs no reset in the child.
@@ -48,9 +48,9 @@ T& fork_guarded() {
 }
 // Ends a std::thread object of the parent in the child without join or
 // terminate (the thread does not exist here).
-WEAVE_API void forget_thread(std::thread& t) noexcept;
+void forget_thread(std::thread& t) noexcept;
 // getpid() without a system call per use (refreshed in a fork()ed child).
-WEAVE_API pid_t current_pid() noexcept;
+pid_t current_pid() noexcept;
 
 // steady_clock's timeline (CLOCK_MONOTONIC) read at its last tick: about 3 ns
 // instead of about 25 ns, and never ahead of steady_clock::now() (a tick,
@@ -192,13 +192,13 @@ class WEAVE_SCOPED_CAPABILITY SharedGuard {
 
 // Names the calling thread ("weave-renew": at most 15 characters), so
 // `top -H`, gdb and perf show whose it is. Every thread Weave starts is named.
-WEAVE_API void name_this_thread(const char* name) noexcept;
+void name_this_thread(const char* name) noexcept;
 
 // A thread owned by an object of one process. Joined by its destructor (or
 // join()) in the process that started it; in a fork()ed child, where the
 // thread does not exist, forgotten instead of joined (no std::terminate). Every
 // feature's own thread is one of these or a BackgroundThread.
-class WEAVE_API OwnedThread {
+class OwnedThread {
  public:
   OwnedThread() noexcept = default;
   // `name`: name_this_thread()'s (a string literal).
@@ -246,7 +246,7 @@ T& process_wide() {
 // (objects of it live for the whole process: process_wide<T>()):
 // stop() at exit (process_wide), and in a fork()ed child a fresh start (the
 // parent's thread is not there; forget_in_child() drops the parent's work).
-class WEAVE_API BackgroundThread {
+class BackgroundThread {
  public:
   void stop();
 

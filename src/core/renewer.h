@@ -27,7 +27,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-class WEAVE_API Renewer final : public BackgroundThread {
+class Renewer final : public BackgroundThread {
  public:
   using Clock = LeaseCore::Clock;
   // Stopped at exit: nothing is renewed after it (the leases run out on their own).
@@ -73,7 +73,7 @@ class WEAVE_API Renewer final : public BackgroundThread {
   std::atomic<Clock::rep> wake_at_{Clock::time_point::max().time_since_epoch().count()};
 };
 
-class WEAVE_API LostNotifier final : public BackgroundThread {
+class LostNotifier final : public BackgroundThread {
  public:
   // Stopped at exit after running what is pending.
   static LostNotifier& instance();

@@ -18,9 +18,9 @@ namespace WEAVE_NAMESPACE::detail {
 // 1 + this thread's slot, 0 before its first use. constinit: the common
 // path of thread_slot() is one TLS load, inlined (a call there cost 6 % of
 // a woven mem:// lock call, which counts in several stripes).
-WEAVE_API extern constinit thread_local unsigned t_thread_slot;
+extern constinit thread_local unsigned t_thread_slot;
 // Takes a slot for this thread (from those of exited threads first).
-WEAVE_API unsigned take_thread_slot() noexcept;
+unsigned take_thread_slot() noexcept;
 
 // A small number of this thread's own, distinct among live threads (0, 1,
 // 2, ...; a slot freed by an exited thread is handed out again): picks the

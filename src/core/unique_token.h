@@ -13,6 +13,6 @@ namespace WEAVE_NAMESPACE::detail {
 
 // 128 random bits per thread (getrandom, drawn again in a fork()ed child) and
 // a counter: unique across processes and hosts, no system call per token.
-WEAVE_API std::string unique_token();
+std::string unique_token();
 
 }  // namespace weave::detail

@@ -21,7 +21,7 @@ namespace WEAVE_NAMESPACE::detail {
 // A record's text: "<kind>|<match size>|<match><rest>", kind r (running;
 // rest = the claim's owner), d (done; rest = the result as JSON, "" when not
 // kept), e (failed, remembered; rest = the error's text).
-struct WEAVE_API DedupeRecord {
+struct DedupeRecord {
   char kind = 0;
   std::string match, rest;
   std::string encode() const;
@@ -31,7 +31,7 @@ struct WEAVE_API DedupeRecord {
   static bool decode(std::string_view text, DedupeRecord& out);
 };
 
-struct WEAVE_API ClaimOutcome {
+struct ClaimOutcome {
   bool claimed = false;         // the caller now holds the key's claim
   DedupeRecord existing;        // when not claimed: the record found
   bool readable = true;         // false: the record found has an unknown shape
@@ -40,7 +40,7 @@ struct WEAVE_API ClaimOutcome {
   std::optional<std::chrono::milliseconds> age;
 };
 
-class WEAVE_API ClaimWaiter {
+class ClaimWaiter {
  public:
   virtual ~ClaimWaiter() = default;
   // True once the key's record changed since prepare_wait or the last true
@@ -56,7 +56,7 @@ class WEAVE_API ClaimWaiter {
   }
 };
 
-class WEAVE_API ClaimStore {
+class ClaimStore {
  public:
   virtual ~ClaimStore() = default;
   // All may throw IoError / ReplyError.
@@ -89,6 +89,6 @@ class WEAVE_API ClaimStore {
   virtual std::optional<ClaimOutcome> read(std::string_view key) = 0;
 };
 
-WEAVE_API std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table);
+std::shared_ptr<ClaimStore> make_mem_claims(std::string_view table);
 
 }  // namespace weave::detail

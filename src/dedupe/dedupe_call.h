@@ -33,7 +33,7 @@ enum class OnDuplicate { fail, skip, replay };
 enum class OnError { forget, remember };
 
 // What [[dedupe(...)]] says, read once per method (the interceptor's prepare()).
-struct WEAVE_API DedupeSettings {
+struct DedupeSettings {
   // The key and match templates' slots, rendered per call, or -1: the text
   // written (weavegen's default key is the qualified name); without a key,
   // the method's name, without a match, "".
@@ -52,7 +52,7 @@ struct WEAVE_API DedupeSettings {
   static std::shared_ptr<const DedupeSettings> parse(const AnnotationSpec& spec);
 };
 
-class WEAVE_API DedupeCall {
+class DedupeCall {
  public:
   using Clock = std::chrono::steady_clock;
   // Reads the call's key and match; throws for an empty or oversized key or

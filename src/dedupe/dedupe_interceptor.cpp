@@ -60,8 +60,8 @@ class DedupeInterceptor final : public Interceptor {
 }  // namespace
 
 // Registers `dedupe` with Weave::core when this library is linked:
-// its targets refer to weave_link_dedupe (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_dedupe = 0;
+// its static targets name weave_link_dedupe (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_dedupe = 0;
 
 namespace {
 [[maybe_unused]] const bool dedupe_registered = [] {

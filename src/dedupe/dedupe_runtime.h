@@ -33,18 +33,18 @@ using DedupeCounters = StripedCounters<DedupeCounterStripe>;
 // weave_dedupe_* of one key template (weave/metrics.h), for the whole
 // process; every count goes here and to the runtime's DedupeStats at once
 // (DedupeRuntime::count).
-struct WEAVE_API DedupeSeries {
+struct DedupeSeries {
   DedupeCounters counts;
   DurationHistogram wait;  // duplicates that waited for a running first call, until answered or refused
 };
-WEAVE_API DedupeSeries& dedupe_series(std::string_view key_template);
+DedupeSeries& dedupe_series(std::string_view key_template);
 
 class DedupeRuntime;
 
 // A running call's claim (weave::DedupeClaim): a core lease (renewed by the
 // one Renewer through its runtime, lost like every lease) and the call's
 // match text. Made by DedupeRuntime::hold, always through std::shared_ptr.
-class WEAVE_API HeldClaim final : public LeaseCore,
+class HeldClaim final : public LeaseCore,
                                   public DedupeClaim,
                                   public std::enable_shared_from_this<HeldClaim> {
  public:
@@ -78,7 +78,7 @@ class WEAVE_API HeldClaim final : public LeaseCore,
 
 // Renews its running calls' claims: one ClaimStore::renew() per period for
 // all of them (the Renewer batches per runtime).
-class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shared_from_this<DedupeRuntime> {
+class DedupeRuntime final : public RenewGroup, public std::enable_shared_from_this<DedupeRuntime> {
  public:
   explicit DedupeRuntime(DedupeOptions options);
   const DedupeOptions& options() const noexcept { return options_; }
@@ -133,8 +133,8 @@ class WEAVE_API DedupeRuntime final : public RenewGroup, public std::enable_shar
 // takes it with `DedupeRuntimeRef rt;` (no lock, no shared count), anything
 // else with dedupe_runtime() (a shared reference).
 using DedupeRuntimeSlot = RuntimeSlot<DedupeRuntime, DedupeOptions>;
-WEAVE_API DedupeRuntimeSlot& dedupe_runtime_slot();
-WEAVE_API std::shared_ptr<DedupeRuntime> dedupe_runtime();
+DedupeRuntimeSlot& dedupe_runtime_slot();
+std::shared_ptr<DedupeRuntime> dedupe_runtime();
 
 class DedupeRuntimeRef : public DedupeRuntimeSlot::Ref {
  public:
@@ -144,9 +144,9 @@ class DedupeRuntimeRef : public DedupeRuntimeSlot::Ref {
 // Binds a store URL scheme to a claim store (mem is built in; the Redis
 // schemes register when Weave::dedupe_redis is linked).
 using ClaimStoreFactory = std::function<std::shared_ptr<ClaimStore>(const DedupeOptions&)>;
-WEAVE_API void register_claim_store(std::string scheme, ClaimStoreFactory factory);
+void register_claim_store(std::string scheme, ClaimStoreFactory factory);
 
 // Throws ConfigError when `url` names a scheme no linked library serves.
-WEAVE_API void check_dedupe_scheme(const std::string& url);
+void check_dedupe_scheme(const std::string& url);
 
 }  // namespace weave::detail

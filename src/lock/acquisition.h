@@ -78,7 +78,7 @@ class GateRef {
 };
 
 // One key of a request, until acquired or its deadline.
-class WEAVE_API KeyAttempt {
+class KeyAttempt {
  public:
   KeyAttempt(const ClientShared& shared, std::string_view key, std::string_view owner, LockType type,
              std::chrono::milliseconds lease_time, bool waits, Clock::time_point deadline,
@@ -140,7 +140,7 @@ class WEAVE_API KeyAttempt {
 };
 
 // One request: counted once however it ends (LockStats, its series).
-class WEAVE_API Acquisition {
+class Acquisition {
  public:
   // Counts the request from now; begin() checks it.
   Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys,

@@ -45,15 +45,15 @@ struct alignas(64) LockCounts {
 // weave_lock_* of one key template (weave/metrics.h), for the whole process:
 // a request and its lease count here as well as in their client's LockStats.
 // Calls made on a LockClient directly count under "".
-struct WEAVE_API LockSeries {
+struct LockSeries {
   StripedCounters<LockCounts> counts;
   DurationHistogram wait;  // every request, however it ended (reentered: 0)
   DurationHistogram hold;  // acquisition to release (mem:// leases: coarse clock, ~4 ms); counts the releases
 };
-WEAVE_API LockSeries& lock_series(std::string_view key_template);
+LockSeries& lock_series(std::string_view key_template);
 
 // What every copy of a LockClient shares; the group its leases are renewed in.
-struct WEAVE_API ClientShared final : RenewGroup {
+struct ClientShared final : RenewGroup {
   ClientShared() = default;
   ClientShared(const ClientShared&) = delete;
   // Made before fork(), dropped in the child: its backend's threads and
@@ -85,7 +85,7 @@ struct WEAVE_API ClientShared final : RenewGroup {
 // What a Lease is (weave/lease.h holds no data): the core lease (renewal,
 // deadlines, loss) and what only a lock has. Made by LockClient with one
 // std::make_shared, so a lease costs one allocation.
-struct WEAVE_API LeaseState final : LeaseCore, Lease {
+struct LeaseState final : LeaseCore, Lease {
   template <class Fill>  // writes the lease's Terms (LeaseCore's constructor)
   explicit LeaseState(Fill&& fill) noexcept : LeaseCore(fill), Lease(static_cast<LeaseCore&>(*this)) {}
   ~LeaseState() = default;
@@ -120,13 +120,13 @@ inline const LeaseState& state(const Lease& l) noexcept { return static_cast<con
 
 // LockOptions::validate() without the URL's scheme: for a client given its
 // backend (options.cpp).
-WEAVE_API void validate_values(const LockOptions& o);
+void validate_values(const LockOptions& o);
 
 // LockBusy, or DuplicateCall (not retryable) for a release=on_expiry spec:
 // such a lock guards against duplicate calls.
-[[noreturn]] WEAVE_API void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
+[[noreturn]] void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
 
-struct WEAVE_API LeaseControl {
+struct LeaseControl {
   // Calls f with what a lost lease is reported as: HoldLimitExceeded when it
   // was held past max_hold, else LeaseLost.
   template <class F>

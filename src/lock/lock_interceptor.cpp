@@ -100,11 +100,11 @@ class LockInterceptor final : public Interceptor {
 
 }  // namespace
 
-// Registers `lock` with Weave::core when this library is linked. Generated code
-// calls only Weave::core: every target linking Weave::lock refers to
-// weave_link_lock (weave_link_anchor, src/CMakeLists.txt) so that the link
+// Registers `lock` with Weave::core when this object is linked. Generated code
+// calls only Weave::core: every target linking the static Weave::lock names
+// weave_link_lock (-u: REGISTERS in src/CMakeLists.txt) so that the link
 // keeps this object.
-extern "C" WEAVE_API const char weave_link_lock = 0;
+extern "C" const char weave_link_lock = 0;
 
 namespace {
 [[maybe_unused]] const bool lock_registered = [] {

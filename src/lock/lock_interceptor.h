@@ -34,7 +34,7 @@ struct ParsedLock {
 
   // Throws UsageError for a value outside the vocabulary (annotations/lock.json
   // gives the defaults of arguments not written).
-  WEAVE_API static std::shared_ptr<const ParsedLock> parse(const AnnotationSpec& spec);
+  static std::shared_ptr<const ParsedLock> parse(const AnnotationSpec& spec);
 
   // The call's keys: one (in `one`, no allocation) or several (in `many`).
   std::span<const std::string_view> keys(const Annotation& a, std::string_view& one,

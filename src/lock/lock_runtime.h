@@ -15,7 +15,7 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-struct WEAVE_API LockRuntime {
+struct LockRuntime {
   explicit LockRuntime(const LockOptions& options) : client(options) {}
   explicit LockRuntime(LockClient c) : client(std::move(c)) {}
   // A copy for one thread: the same client, with a reference count of its
@@ -27,7 +27,7 @@ struct WEAVE_API LockRuntime {
 };
 
 using LockRuntimeSlot = RuntimeSlot<LockRuntime, LockOptions>;
-WEAVE_API LockRuntimeSlot& lock_runtime_slot();
+LockRuntimeSlot& lock_runtime_slot();
 
 // The process-wide client for the duration of one call.
 class LockRuntimeRef : public LockRuntimeSlot::Ref {

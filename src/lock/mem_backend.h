@@ -9,10 +9,10 @@
 namespace WEAVE_NAMESPACE::detail {
 
 // A new, empty in-process lease table.
-WEAVE_API std::shared_ptr<LockBackend> make_mem_backend();
+std::shared_ptr<LockBackend> make_mem_backend();
 
 // True when `backend` is a mem:// table (it takes the caller's clock reading,
 // AcquireRequest::now, instead of reading the clock again).
-WEAVE_API bool is_mem_backend(const LockBackend* backend) noexcept;
+bool is_mem_backend(const LockBackend* backend) noexcept;
 
 }  // namespace weave::detail

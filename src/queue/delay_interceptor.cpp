@@ -55,8 +55,8 @@ class DelayInterceptor final : public Interceptor {
 }  // namespace
 
 // Registers `delay` with Weave::core when this library is linked:
-// its targets refer to weave_link_queue (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_queue = 0;
+// its static targets name weave_link_queue (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_queue = 0;
 
 namespace {
 [[maybe_unused]] const bool delay_registered = [] {

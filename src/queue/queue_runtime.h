@@ -35,16 +35,16 @@ struct alignas(64) QueueCountStripe {
   std::atomic<std::uint64_t> offered{0}, offered_existing{0}, delivered{0}, redelivered{0}, acked{0}, retried{0},
       failed{0}, dead_lettered{0}, leases_lost{0};
 };
-struct WEAVE_API QueueSeries {
+struct QueueSeries {
   StripedCounters<QueueCountStripe> counts;
   DurationHistogram lateness;    // due time to delivery, by the store's clock (ms)
   DurationHistogram processing;  // delivery to its settle (ack, retry, fail, dead)
 };
-WEAVE_API QueueSeries& queue_series(std::string_view name);
+QueueSeries& queue_series(std::string_view name);
 
 // A taken message (weave::QueueDelivery's state): a core lease on it,
 // renewed by the one Renewer through its QueueState until settled.
-class WEAVE_API HeldDelivery final : public LeaseCore, public HeldLease {
+class HeldDelivery final : public LeaseCore, public HeldLease {
  public:
   HeldDelivery(std::shared_ptr<QueueState> queue, QueueMessage message, std::chrono::milliseconds lease,
                Clock::time_point sent);
@@ -64,7 +64,7 @@ class WEAVE_API HeldDelivery final : public LeaseCore, public HeldLease {
 
 // One queue of one runtime: its store, and the renewal of its deliveries
 // (the Renewer sends one renew script per period for all of them).
-class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_from_this<QueueState> {
+class QueueState final : public RenewGroup, public std::enable_shared_from_this<QueueState> {
  public:
   QueueState(std::string name, std::shared_ptr<QueueStore> store, const QueueOptions& options);
   const std::string name;
@@ -128,7 +128,7 @@ class WEAVE_API QueueState final : public RenewGroup, public std::enable_shared_
   std::uint64_t handed_on_ WEAVE_GUARDED_BY(mutex_) = 0;
 };
 
-class WEAVE_API QueueRuntime {
+class QueueRuntime {
  public:
   explicit QueueRuntime(QueueOptions options);
   const QueueOptions& options() const noexcept { return options_; }
@@ -146,18 +146,18 @@ class WEAVE_API QueueRuntime {
 };
 
 using QueueRuntimeSlot = RuntimeSlot<QueueRuntime, QueueOptions>;
-WEAVE_API QueueRuntimeSlot& queue_runtime_slot();
+QueueRuntimeSlot& queue_runtime_slot();
 
 // Binds a store URL scheme to a queue store (mem is built in; the Redis
 // schemes register when Weave::queue_redis is linked).
 using QueueStoreFactory = std::function<QueueOpener(const QueueOptions&)>;
-WEAVE_API void register_queue_store(std::string scheme, QueueStoreFactory factory);
+void register_queue_store(std::string scheme, QueueStoreFactory factory);
 
 // Throws QueueError (naming `what` and the queue) for an empty name or id,
 // one over 200 bytes, or one with control or non-UTF-8 bytes.
-WEAVE_API void check_queue_text(std::string_view queue, std::string_view what, std::string_view text);
+void check_queue_text(std::string_view queue, std::string_view what, std::string_view text);
 
 // A new random id (a UUID's text): a message's default id, a producer's.
-WEAVE_API std::string new_id();
+std::string new_id();
 
 }  // namespace weave::detail

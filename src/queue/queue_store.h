@@ -91,7 +91,7 @@ struct QueueListed {
   int deliveries = 0, failures = 0;
 };
 
-class WEAVE_API QueueWaiter {
+class QueueWaiter {
  public:
   virtual ~QueueWaiter() = default;
   // True once the queue's first due time may have moved since this waiter
@@ -100,7 +100,7 @@ class WEAVE_API QueueWaiter {
 };
 
 // One queue. All may throw IoError / ReplyError.
-class WEAVE_API QueueStore {
+class QueueStore {
  public:
   virtual ~QueueStore() = default;
   virtual QueueOffered offer(const QueueOffer& offer) = 0;
@@ -168,6 +168,6 @@ class WEAVE_API QueueStore {
 };
 
 // mem://<table>: queue `name` of that table, shared by the process.
-WEAVE_API std::shared_ptr<QueueStore> make_mem_queue(std::string_view table, std::string_view name);
+std::shared_ptr<QueueStore> make_mem_queue(std::string_view table, std::string_view name);
 
 }  // namespace weave::detail

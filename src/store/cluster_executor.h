@@ -21,14 +21,14 @@ constexpr unsigned kSlots = 16384;
 
 // The cluster slot of a key: CRC16 (XMODEM) of the key, or of the text
 // between the first '{' and the next '}' when that is not empty, mod 16384.
-WEAVE_API unsigned key_slot(std::string_view key) noexcept;
+unsigned key_slot(std::string_view key) noexcept;
 
 // An error reply a cluster answers to send the request elsewhere or later
 // (MOVED, ASK, TRYAGAIN): ClusterExecutor::run() follows it.
-WEAVE_API bool is_cluster_redirect(std::string_view error);
+bool is_cluster_redirect(std::string_view error);
 
 // The slot a MOVED or ASK error names, or none for any other text.
-WEAVE_API std::optional<unsigned> redirect_slot(std::string_view error);
+std::optional<unsigned> redirect_slot(std::string_view error);
 
 // Routes every request to the master serving its slot: script calls (the
 // slot of a call's first key, one pipeline per node), plain commands, SPUBLISH
@@ -37,7 +37,7 @@ WEAVE_API std::optional<unsigned> redirect_slot(std::string_view error);
 // from CLUSTER SLOTS), ASK (ASKING + the request, once per redirect) and
 // TRYAGAIN (again after 10 ms, until the command timeout), and refreshes the
 // map after a connection error and retries.
-class WEAVE_API ClusterExecutor final : public store::Executor {
+class ClusterExecutor final : public store::Executor {
  public:
   ClusterExecutor(std::vector<store::Endpoint> seeds, int pool_size);
 

@@ -24,7 +24,7 @@ struct redisContext;
 
 namespace WEAVE_NAMESPACE::store {
 
-struct WEAVE_API Endpoint {
+struct Endpoint {
   std::string host;
   int port = 6379;
   std::string user, password;  // AUTH when password is set (user optional: Redis 6 ACL)
@@ -36,14 +36,14 @@ struct WEAVE_API Endpoint {
 
 // A server's answer, owned; opaque outside src/store/*.cpp (redisReply is
 // incomplete there): read it through store::ReplyView (reply.h).
-struct WEAVE_API ReplyDeleter {
+struct ReplyDeleter {
   void operator()(redisReply* r) const noexcept;  // freeReplyObject (connection.cpp)
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 // One command as binary-safe argv (never a format string). The views must
 // outlive the call that sends it.
-class WEAVE_API Command {
+class Command {
  public:
   Command() = default;
   Command(std::initializer_list<std::string_view> args) {
@@ -73,7 +73,7 @@ enum class IoFailure { none, timeout, closed };
 
 // One blocking hiredis connection with connect / command timeouts and the
 // AUTH / SELECT handshake. Not thread-safe: the pool hands it to one user.
-class WEAVE_API Connection {
+class Connection {
  public:
   // Connects and runs the handshake within endpoint.connect_timeout.
   // Throws BackendUnavailable.
@@ -136,20 +136,20 @@ class WEAVE_API Connection {
 // Runs the AUTH / SELECT handshake on a fresh context (shared with the
 // subscriber). Throws BackendUnavailable, or ReplyError when the server
 // refuses AUTH / SELECT (WRONGPASS, NOPERM...).
-WEAVE_API void handshake(redisContext* ctx, const Endpoint& endpoint);
+void handshake(redisContext* ctx, const Endpoint& endpoint);
 // Writes what redisAppendCommand*() queued on `c` with send(MSG_NOSIGNAL),
 // never hiredis' write(): on a connection the server closed, a write after
 // the first raises SIGPIPE, whose default action ends the process. `wait`:
 // blocking, up to the socket's send timeout. 1: all written; 0: the socket
 // is full (only without `wait`); -1: failed, c->err / c->errstr set as
 // hiredis sets them and errno kept (EAGAIN: the send timeout passed).
-WEAVE_API int send_output(redisContext* c, bool wait);
+int send_output(redisContext* c, bool wait);
 // Opens a context with the endpoint's connect timeout; throws BackendUnavailable.
-WEAVE_API redisContext* connect_raw(const Endpoint& endpoint);
+redisContext* connect_raw(const Endpoint& endpoint);
 
 // At most `size` connections, opened lazily; a broken one is dropped and a
 // new one opened by a later borrow.
-class WEAVE_API Pool {
+class Pool {
  public:
   Pool(Endpoint endpoint, int size);
   ~Pool();

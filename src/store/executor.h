@@ -40,7 +40,7 @@ struct NumberArg {
 // One script call: EVALSHA <sha> <numkeys> keys... args... (or EVAL <body> ...).
 // `body` is a script of a feature's scripts folder (its address identifies it).
 // Every key of one call must hash to the same cluster slot.
-struct WEAVE_API ScriptCall {
+struct ScriptCall {
   const char* body = nullptr;
   std::vector<std::string_view> keys, args;
   // 0: every key is needed. n > 0: the keys after the first n hold state the
@@ -52,12 +52,12 @@ struct WEAVE_API ScriptCall {
   Command build(std::string_view head, std::string_view sha_or_body, const std::string& numkeys) const;
 };
 
-WEAVE_API bool is_noscript(const redisReply* r);
-[[noreturn]] WEAVE_API void bad_reply(const redisReply* r, const char* what);
+bool is_noscript(const redisReply* r);
+[[noreturn]] void bad_reply(const redisReply* r, const char* what);
 
 class NodeExecutor;
 
-class WEAVE_API Executor {
+class Executor {
  public:
   virtual ~Executor() = default;
   // Runs the calls (pipelined) and returns one reply per call, in order.
@@ -114,20 +114,20 @@ class WEAVE_API Executor {
 };
 
 // exec.run() of one call: its reply.
-WEAVE_API Reply run_one(Executor& exec, ScriptCall call, const char* what);
+Reply run_one(Executor& exec, ScriptCall call, const char* what);
 
 // Every key matching the glob `pattern` on every master of `exec`, handed
 // to `batch` a SCAN page at a time (a key may come twice while a cluster
 // reshards): the one whole-keyspace walk (a cache's evict-all, the lock
 // listing). A key's later calls go through `exec`, which follows redirects.
-WEAVE_API void scan_keys(Executor& exec, std::string_view pattern,
+void scan_keys(Executor& exec, std::string_view pattern,
                          const std::function<void(const std::vector<std::string>& keys)>& batch, const char* what);
 
 // One Redis node: pool, SHA cache, subscriber. `sharded` publishes with
 // SPUBLISH and waits with SSUBSCRIBE (Redis Cluster): every script body is
 // loaded with its 'PUBLISH' calls turned into 'SPUBLISH', except a body
 // with the line "--@publishes_broadcast" (its channel is a broadcast one).
-class WEAVE_API NodeExecutor final : public Executor {
+class NodeExecutor final : public Executor {
  public:
   NodeExecutor(Endpoint endpoint, int pool_size, bool sharded = false);
 
@@ -236,11 +236,11 @@ class WEAVE_API NodeExecutor final : public Executor {
 // with no thread hand-off. One outcome per node: its replies (error replies
 // included, NOSCRIPT handled), or the error it failed with (an I/O error, a
 // TimeoutError after that node's command timeout).
-struct WEAVE_API NodeOutcome {
+struct NodeOutcome {
   std::vector<Reply> replies;
   std::exception_ptr error;
 };
-WEAVE_API std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
+std::vector<NodeOutcome> run_on_each(std::span<NodeExecutor* const> nodes, const std::vector<ScriptCall>& calls);
 
 
 // A feature's waiter (an interface with one virtual

@@ -16,7 +16,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-class WEAVE_API FanOut {
+class FanOut {
  public:
   explicit FanOut(int threads);
   ~FanOut();

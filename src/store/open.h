@@ -19,7 +19,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-struct WEAVE_API ConnectionSettings {
+struct ConnectionSettings {
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
   int pool_size = 4;
@@ -35,9 +35,9 @@ ConnectionSettings connection_settings(const Options& o) {
 
 // One host of a parsed URL (its port already defaulted by parse_store_url) +
 // the URL's credentials and db + the settings' timeouts.
-WEAVE_API Endpoint endpoint_from(const StoreUrl& url, const StoreUrl::Host& host, const ConnectionSettings& settings);
+Endpoint endpoint_from(const StoreUrl& url, const StoreUrl::Host& host, const ConnectionSettings& settings);
 // Every host of the URL, the URL's credentials and db applying to each.
-WEAVE_API std::vector<Endpoint> endpoints_from(const StoreUrl& url, const ConnectionSettings& settings);
+std::vector<Endpoint> endpoints_from(const StoreUrl& url, const ConnectionSettings& settings);
 
 // redis:// -> NodeExecutor; redis+cluster:// -> ClusterExecutor (the hosts
 // are seeds, the rest is discovered; database 0 only); redis+sentinel:// ->
@@ -45,7 +45,7 @@ WEAVE_API std::vector<Endpoint> endpoints_from(const StoreUrl& url, const Connec
 // master's). Does not connect: the first call does. Throws ConfigError for
 // another scheme (redlock:// is several stores: open each host with redis://
 // semantics through endpoints_from) or a bad URL.
-WEAVE_API std::shared_ptr<Executor> open_executor(std::string_view url, const ConnectionSettings& settings);
+std::shared_ptr<Executor> open_executor(std::string_view url, const ConnectionSettings& settings);
 
 // The schemes open_executor() serves: what each feature's Redis library
 // registers for its store (redlock:// is the lock's alone).

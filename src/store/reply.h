@@ -16,7 +16,7 @@
 
 namespace WEAVE_NAMESPACE::store {
 
-class WEAVE_API ReplyView {
+class ReplyView {
  public:
   enum class Kind { nil, integer, text, array, error, other };
 

@@ -46,7 +46,7 @@ namespace WEAVE_NAMESPACE::store {
 // predecessor is answered (Kafka's idempotent producer keeps partition order
 // the same way). If the predecessor never ran (it failed), the send moves to
 // a new producer. Each asynchronous request completes on its sender's thread.
-class WEAVE_API RequestBatch {
+class RequestBatch {
  public:
   // The batch script and what each of its calls carries. The script's side:
   // KEYS = keys (then, for an asynchronous send, its producer's order key);

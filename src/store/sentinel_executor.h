@@ -21,7 +21,7 @@ namespace WEAVE_NAMESPACE::store {
 // old master (releases are published on the new one). A call that fails in a way a failover
 // explains (the connection failed, or the node answers READONLY as a
 // replica) also asks again and is sent once more to the master named then.
-class WEAVE_API SentinelExecutor final : public store::Executor {
+class SentinelExecutor final : public store::Executor {
  public:
   SentinelExecutor(std::vector<store::Endpoint> sentinels, std::string master_name, store::Endpoint data,
                    int pool_size);

@@ -26,7 +26,7 @@ namespace WEAVE_NAMESPACE::store {
 // Rung whenever a subscribed channel's generation moves (message, lost
 // connection, resubscription, moved slot): lets one waiter wait for several
 // subscriptions at once (redlock: one per master).
-struct WEAVE_API Bell {
+struct Bell {
   detail::Mutex mutex;
   std::condition_variable cv;
   std::uint64_t rings WEAVE_GUARDED_BY(mutex) = 0;
@@ -47,7 +47,7 @@ struct WEAVE_API Bell {
 // payload, and whether the subscription can have missed one. Called on the
 // subscriber's reader thread under its lock: quick, and never calling back
 // into the subscriber.
-struct WEAVE_API Feed {
+struct Feed {
   std::function<void(std::string_view payload)> on_message;
   // false: the connection dropped, or the node stopped being the one that
   // publishes (wake_all): messages may be lost until true again, which comes
@@ -65,7 +65,7 @@ struct WEAVE_API Feed {
   std::chrono::milliseconds confirm_every{5};
 };
 
-class WEAVE_API Subscriber : public std::enable_shared_from_this<Subscriber> {
+class Subscriber : public std::enable_shared_from_this<Subscriber> {
  public:
   // `sharded`: SSUBSCRIBE / SUNSUBSCRIBE (Redis 7 sharded Pub/Sub, cluster).
   explicit Subscriber(Endpoint endpoint, bool sharded = false);

@@ -228,8 +228,8 @@ std::shared_ptr<RemoteTier> make_redis_remote(const CacheOptions& options) {
 
 namespace WEAVE_NAMESPACE {
 // Registers the Redis schemes for [[cache]] when Weave::cache_redis is linked:
-// its targets refer to weave_link_cache_redis (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_cache_redis = 0;
+// its static targets name weave_link_cache_redis (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_cache_redis = 0;
 namespace {
 [[maybe_unused]] const bool cache_redis_registered = [] {
   for (const char* scheme : store::executor_schemes)

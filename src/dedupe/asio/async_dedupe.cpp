@@ -118,9 +118,9 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
 }  // namespace weave::detail
 
 namespace WEAVE_NAMESPACE {
-// A reference to weave_link_asio_dedupe keeps this object in a static link
-// (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_asio_dedupe = 0;
+// -u weave_link_asio_dedupe keeps this object in a static link (REGISTERS in
+// src/CMakeLists.txt).
+extern "C" const char weave_link_asio_dedupe = 0;
 
 namespace {
 [[maybe_unused]] const bool async_dedupe_registered = [] {

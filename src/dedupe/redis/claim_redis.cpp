@@ -243,8 +243,8 @@ std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o, bool claim
 
 namespace WEAVE_NAMESPACE {
 // Registers the Redis schemes for [[dedupe]] when Weave::dedupe_redis is
-// linked: its targets refer to weave_link_dedupe_redis (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_dedupe_redis = 0;
+// linked: its static targets name weave_link_dedupe_redis (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_dedupe_redis = 0;
 namespace {
 [[maybe_unused]] const bool dedupe_redis_registered = [] {
   for (const char* scheme : store::executor_schemes)

@@ -12,6 +12,6 @@ namespace WEAVE_NAMESPACE::detail {
 // The claim store for `o.url` (redis://, redis+cluster://, redis+sentinel://).
 // A claim is SET NX GET (Redis 7), or with `claim_by_script` always the claim
 // script (what a server before 7.0 gets once it refuses SET NX GET).
-WEAVE_API std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o, bool claim_by_script = false);
+std::shared_ptr<ClaimStore> make_redis_claims(const DedupeOptions& o, bool claim_by_script = false);
 
 }  // namespace weave::detail

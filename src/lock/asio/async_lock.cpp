@@ -372,9 +372,9 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
 
 namespace WEAVE_NAMESPACE {
 // Weave::asio makes the built-in `lock` asynchronous when it is linked
-// (a reference to weave_link_asio keeps this object: weave_link_anchor,
+// (in a static link, -u weave_link_asio keeps this object: REGISTERS in
 // src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_asio = 0;
+extern "C" const char weave_link_asio = 0;
 
 namespace {
 [[maybe_unused]] const bool async_lock_registered = [] {

@@ -1,8 +1,8 @@
 // Registers the Redis schemes with the lock backend registry when Weave::lock_redis
 // is linked: redis://, redis+cluster://, redis+sentinel://, redlock://.
 // Nothing refers to this object (the URL picks the backend at run time):
-// every target linking the library refers to weave_link_lock_redis
-// (weave_link_anchor, src/CMakeLists.txt) so that the link keeps it.
+// every target linking the static library names weave_link_lock_redis
+// (-u: REGISTERS in src/CMakeLists.txt) so that the link keeps it.
 #include "lock/redis/backends.h"
 #include "store/open.h"
 #include "weave/lock_backend.h"
@@ -10,7 +10,7 @@
 
 namespace WEAVE_NAMESPACE {
 
-extern "C" WEAVE_API const char weave_link_lock_redis = 0;
+extern "C" const char weave_link_lock_redis = 0;
 
 namespace {
 [[maybe_unused]] const bool redis_registered = [] {

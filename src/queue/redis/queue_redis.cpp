@@ -378,8 +378,8 @@ class RedisQueue final : public QueueStore {
 
 namespace WEAVE_NAMESPACE {
 // Registers the Redis schemes for queues when Weave::queue_redis is linked:
-// its targets refer to weave_link_queue_redis (weave_link_anchor, src/CMakeLists.txt).
-extern "C" WEAVE_API const char weave_link_queue_redis = 0;
+// its static targets name weave_link_queue_redis (-u: REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_queue_redis = 0;
 namespace {
 [[maybe_unused]] const bool queue_redis_registered = [] {
   for (const char* scheme : store::executor_schemes)

@@ -29,7 +29,7 @@ namespace WEAVE_NAMESPACE::store {
 // connection error).
 // Once written, the round trip is not cancellable, like a job of the store
 // pool: the awaiting coroutine checks its cancellation after.
-WEAVE_API boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(
+boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(
     Executor& exec, const std::vector<ScriptCall>& calls, const char* what);
 // A feature's request (store/direct_request.h): its result, or nullopt when
 // it is left to the blocking path.
