@@ -13,8 +13,12 @@ foreach(symbol IN LISTS WEAVE_LINK_ANCHORS)  # (src/CMakeLists.txt, weave_link_a
 endforeach()
 string(STRIP "${WEAVE_PC_ANCHORS}" WEAVE_PC_ANCHORS)
 set(WEAVE_PC_ASYNC_LIBS "")
+set(WEAVE_PC_CFLAGS "")
 if(TARGET weave_asio)
   set(WEAVE_PC_ASYNC_LIBS "-lweave_asio -lweave_store_asio ")
+  if(WEAVE_ASIO STREQUAL "standalone")  # weave/asio.h's choice, as the CMake targets carry it
+    set(WEAVE_PC_CFLAGS " -DWEAVE_ASIO_STANDALONE")
+  endif()
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weave.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")

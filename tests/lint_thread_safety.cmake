@@ -3,7 +3,7 @@
 # clang's -Wthread-safety -Werror, syntax only. Which units: those that
 # annotate state themselves or include a header that does, directly or
 # through one header of src/ (a feature's runtime header, say).
-#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=dir1|dir2" -P lint_thread_safety.cmake
+#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=dir1|dir2" [-DDEFINES=A;B] -P lint_thread_safety.cmake
 file(GLOB_RECURSE headers RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.h")
 file(GLOB_RECURSE units RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.cpp")
 set(guard_regex "WEAVE_GUARDED_BY\\(")
@@ -57,6 +57,9 @@ foreach(u IN LISTS units)
   string(REPLACE "|" ";" include_dirs "${INCLUDES}")
   foreach(dir IN LISTS include_dirs)
     list(APPEND flags "-I${dir}")
+  endforeach()
+  foreach(definition IN LISTS DEFINES)
+    list(APPEND flags "-D${definition}")
   endforeach()
   execute_process(COMMAND "${CLANGXX}" ${flags} "${SRC_DIR}/${u}" RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out)
   math(EXPR checked "${checked} + 1")
