@@ -34,7 +34,10 @@ function(weave_find_standalone_asio)
   set_target_properties(Weave::standalone_asio PROPERTIES
     INTERFACE_INCLUDE_DIRECTORIES "${WEAVE_STANDALONE_ASIO_INCLUDE_DIR}"
     INTERFACE_COMPILE_DEFINITIONS WEAVE_ASIO_STANDALONE)
-  set(WEAVE_STANDALONE_ASIO_VERSION "${version}" PARENT_SCOPE)
+  math(EXPR major "${version} / 100000")
+  math(EXPR minor "${version} / 100 % 1000")
+  math(EXPR patch "${version} % 100")
+  set(WEAVE_STANDALONE_ASIO_VERSION "${major}.${minor}.${patch}" PARENT_SCOPE)
 endfunction()
 
 macro(weave_find_asio)
