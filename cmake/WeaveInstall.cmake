@@ -1,6 +1,6 @@
 # `cmake --install` layout and the find_package(Weave CONFIG) package:
 #   lib/libweave_<name>.a (static) or lib/libweave.so (shared), bin/weavegen, include/weave/*.h, share/weave/annotations/*.json,
-#   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveGenerate}.cmake and
+#   lib/cmake/Weave/{WeaveConfig,WeaveConfigVersion,WeaveGenerate,WeaveAsio}.cmake and
 #   Weave_<set>Targets.cmake: one export set per component, so that a component
 #   loads only its own targets and needs only its own dependencies
 #   (cmake/WeaveConfig.cmake.in: which sets each component loads).
@@ -51,5 +51,5 @@ configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/WeaveConfig.cmake.in"
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/WeaveConfigVersion.cmake"
   COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/WeaveConfig.cmake" "${PROJECT_BINARY_DIR}/WeaveConfigVersion.cmake"
-  "${PROJECT_SOURCE_DIR}/cmake/WeaveGenerate.cmake"
+  "${PROJECT_SOURCE_DIR}/cmake/WeaveGenerate.cmake" "${PROJECT_SOURCE_DIR}/cmake/WeaveAsio.cmake"
   DESTINATION ${WEAVE_INSTALL_CMAKEDIR})

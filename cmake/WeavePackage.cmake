@@ -23,6 +23,10 @@ else()
   string(JOIN " " WEAVE_PC_LIBS ${anchors} ${archives})
   set(WEAVE_PC_REQUIRES "Requires: hiredis uuid")
 endif()
+set(WEAVE_PC_CFLAGS "")
+if(TARGET weave_asio AND WEAVE_ASIO STREQUAL "standalone")  # weave/asio.h's choice, as the CMake targets carry it
+  set(WEAVE_PC_CFLAGS " -DWEAVE_ASIO_STANDALONE")
+endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/weave.pc.in" "${PROJECT_BINARY_DIR}/weave.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/weave.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
 

@@ -4,7 +4,7 @@
 # -Werror, syntax only. Kept cheap: the standard library headers most units
 # include are parsed once into a precompiled header, and JOBS units are
 # checked at a time.
-#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=dir1|dir2" -DWORK_DIR=dir [-DJOBS=n]
+#   cmake -DSRC_DIR=src -DCLANGXX=clang++-14 "-DINCLUDES=dir1|dir2" -DWORK_DIR=dir [-DJOBS=n] [-DDEFINES=A;B]
 #         -P lint_thread_safety.cmake
 cmake_minimum_required(VERSION 3.20)  # (IN_LIST, ZIP_LISTS)
 file(GLOB_RECURSE files RELATIVE "${SRC_DIR}" "${SRC_DIR}/*.h" "${SRC_DIR}/*.cpp")
@@ -60,6 +60,9 @@ set(flags -std=c++20 -fsyntax-only -Wthread-safety -Werror)
 string(REPLACE "|" ";" include_dirs "${INCLUDES}")
 foreach(dir IN LISTS include_dirs)
   list(APPEND flags "-I${dir}")
+endforeach()
+foreach(definition IN LISTS DEFINES)  # (weave/asio.h's choice of Asio)
+  list(APPEND flags "-D${definition}")
 endforeach()
 
 # The precompiled standard headers (the same language flags as the units).

@@ -5,10 +5,7 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "weave/asio.h"
 #include <chrono>
 #include <string>
 
@@ -20,18 +17,18 @@ class Accounts {
   virtual long add_sync([[maybe_unused]] std::string id) { return ++count_; }
 
   [[lock(key="bench:async:<id>", ttl=10s)]]
-  virtual boost::asio::awaitable<long> add([[maybe_unused]] std::string id) { co_return ++count_; }
+  virtual weave::net::awaitable<long> add([[maybe_unused]] std::string id) { co_return ++count_; }
 
   // The chain's own cost: one asynchronous interceptor that only proceeds.
   [[noop]]
-  virtual boost::asio::awaitable<long> touch([[maybe_unused]] std::string id) { co_return ++count_; }
+  virtual weave::net::awaitable<long> touch([[maybe_unused]] std::string id) { co_return ++count_; }
 
   // Holds the lock for `us` microseconds of suspension.
   [[lock(key="bench:held:<id>", ttl=10s, wait=10min)]]
-  virtual boost::asio::awaitable<long> hold([[maybe_unused]] std::string id, int us) {
-    const auto ex = co_await boost::asio::this_coro::executor;
-    boost::asio::steady_timer t(ex, std::chrono::microseconds(us));
-    co_await t.async_wait(boost::asio::use_awaitable);
+  virtual weave::net::awaitable<long> hold([[maybe_unused]] std::string id, int us) {
+    const auto ex = co_await weave::net::this_coro::executor;
+    weave::net::steady_timer t(ex, std::chrono::microseconds(us));
+    co_await t.async_wait(weave::net::use_awaitable);
     co_return ++count_;
   }
 

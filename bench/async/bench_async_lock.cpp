@@ -19,13 +19,6 @@
 //   bench_async_lock [calls=5000] [rounds=4] [coroutines=2000] [mem|redis]
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -38,11 +31,12 @@
 
 #include "async_accounts.weave.h"
 #include "redis_server.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 #include "weave/lock.h"
 #include "weave/woven.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -80,40 +74,40 @@ template <class Call>
 std::vector<double> coroutine_round(int n, Call call) {
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(n));
-  asio::io_context io;
-  asio::co_spawn(
+  net::io_context io;
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
-        const asio::any_io_executor ex = co_await asio::this_coro::executor;
+      [&]() -> net::awaitable<void> {
+        const net::any_io_executor ex = co_await net::this_coro::executor;
         for (int i = 0; i < n; ++i) {
           const auto t0 = Clock::now();
           co_await call(ex, i);
           us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
         }
       },
-      asio::detached);
+      net::detached);
   io.run();
   return us;
 }
 
 std::vector<double> async_round(Accounts& svc, int n) {
-  return coroutine_round(n, [&svc](const asio::any_io_executor&, int) { return svc.add("u"); });
+  return coroutine_round(n, [&svc](const net::any_io_executor&, int) { return svc.add("u"); });
 }
 
 // The same call under one asynchronous interceptor that only proceeds: what
 // the chain costs without the lock's work.
 std::vector<double> noop_round(Accounts& svc, int n) {
-  return coroutine_round(n, [&svc](const asio::any_io_executor&, int) { return svc.touch("u"); });
+  return coroutine_round(n, [&svc](const net::any_io_executor&, int) { return svc.touch("u"); });
 }
 
-asio::awaitable<long> returns_at_once(long x) { co_return x + 1; }
+net::awaitable<long> returns_at_once(long x) { co_return x + 1; }
 
 // The floor under any call that runs on an executor of its own: awaiting a
 // co_spawn of a coroutine that returns at once (asio completes it through a
 // post, to avoid recursion). An asynchronous woven call is one such spawn.
 std::vector<double> spawn_round(int n) {
-  return coroutine_round(n, [](const asio::any_io_executor& ex, int i) {
-    return asio::co_spawn(ex, returns_at_once(i), asio::use_awaitable);
+  return coroutine_round(n, [](const net::any_io_executor& ex, int i) {
+    return net::co_spawn(ex, returns_at_once(i), net::use_awaitable);
   });
 }
 
@@ -142,18 +136,18 @@ class InstallingExecutor {
   }
   friend bool operator!=(const InstallingExecutor& a, const InstallingExecutor& b) noexcept { return !(a == b); }
   template <class Property>
-  auto query(const Property& p) const -> decltype(asio::query(std::declval<const Inner&>(), p)) {
-    return asio::query(inner_, p);
+  auto query(const Property& p) const -> decltype(net::query(std::declval<const Inner&>(), p)) {
+    return net::query(inner_, p);
   }
   template <class Property>
   auto require(const Property& p) const
-      -> InstallingExecutor<std::decay_t<decltype(asio::require(std::declval<const Inner&>(), p))>> {
-    return {asio::require(inner_, p), context_};
+      -> InstallingExecutor<std::decay_t<decltype(net::require(std::declval<const Inner&>(), p))>> {
+    return {net::require(inner_, p), context_};
   }
   template <class Property>
   auto prefer(const Property& p) const
-      -> InstallingExecutor<std::decay_t<decltype(asio::prefer(std::declval<const Inner&>(), p))>> {
-    return {asio::prefer(inner_, p), context_};
+      -> InstallingExecutor<std::decay_t<decltype(net::prefer(std::declval<const Inner&>(), p))>> {
+    return {net::prefer(inner_, p), context_};
   }
 
  private:
@@ -163,18 +157,18 @@ class InstallingExecutor {
 
 // Awaits `body` as a coroutine of its own, bound to a cancellation signal of
 // its own, on an executor that installs a context around each handler.
-asio::awaitable<long> own_call(asio::any_io_executor outer, asio::awaitable<long> body, int i) {
-  asio::cancellation_signal own;
+net::awaitable<long> own_call(net::any_io_executor outer, net::awaitable<long> body, int i) {
+  net::cancellation_signal own;
   const int context = i;  // (outlives the call's handlers: none is left behind)
-  const asio::any_io_executor ex =
-      InstallingExecutor<asio::io_context::executor_type>(*outer.target<asio::io_context::executor_type>(), &context);
-  auto bound = asio::bind_cancellation_slot(own.slot(), asio::use_awaitable);
-  auto spawned = asio::co_spawn(ex, std::move(body), bound);  // (named: g++ 12 destroys a co_await expression's temporaries twice)
+  const net::any_io_executor ex =
+      InstallingExecutor<net::io_context::executor_type>(*outer.target<net::io_context::executor_type>(), &context);
+  auto bound = net::bind_cancellation_slot(own.slot(), net::use_awaitable);
+  auto spawned = net::co_spawn(ex, std::move(body), bound);  // (named: g++ 12 destroys a co_await expression's temporaries twice)
   co_return co_await std::move(spawned);
 }
 
 std::vector<double> own_call_round(int n) {
-  return coroutine_round(n, [](const asio::any_io_executor& ex, int i) { return own_call(ex, returns_at_once(i), i); });
+  return coroutine_round(n, [](const net::any_io_executor& ex, int i) { return own_call(ex, returns_at_once(i), i); });
 }
 
 // The floor plus what the lock itself must do, written with Weave's
@@ -182,7 +176,7 @@ std::vector<double> own_call_round(int n) {
 // call's context while the method (a coroutine of its own, as the woven
 // method is) runs, give it back (mem:// only: a Redis client's round trips
 // would block the io thread here).
-asio::awaitable<long> locked_body(weave::LockClient& locks, int i) {
+net::awaitable<long> locked_body(weave::LockClient& locks, int i) {
   weave::LeaseHandle lease = locks.try_acquire("bench:floor:u");
   weave::LeaseScope in_context(lease);
   auto method = returns_at_once(i);  // (named, as in own_call)
@@ -191,7 +185,7 @@ asio::awaitable<long> locked_body(weave::LockClient& locks, int i) {
 
 std::vector<double> own_locked_call_round(weave::LockClient& locks, int n) {
   return coroutine_round(
-      n, [&locks](const asio::any_io_executor& ex, int i) { return own_call(ex, locked_body(locks, i), i); });
+      n, [&locks](const net::any_io_executor& ex, int i) { return own_call(ex, locked_body(locks, i), i); });
 }
 
 struct Row {
@@ -228,32 +222,32 @@ void uncontended(const char* store, Accounts& svc, int n, int rounds, weave::Loc
 }
 
 void contended(const char* store, Accounts& svc, int coroutines) {
-  asio::io_context io;
+  net::io_context io;
   std::atomic<int> done{0};
   const int threads_before = process_threads();
   std::atomic<int> most_threads{threads_before};
   std::vector<double> lag_us;
   std::atomic<bool> running{true};
   // 1 ms heartbeat on the same io_context.
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
-        const auto ex = co_await asio::this_coro::executor;
-        asio::steady_timer t(ex);
+      [&]() -> net::awaitable<void> {
+        const auto ex = co_await net::this_coro::executor;
+        net::steady_timer t(ex);
         while (running) {
           // Rearmed 1 ms after each beat, as a heartbeat is: a stall delays
           // one beat (by its length), and the max shows the longest.
           const auto due = Clock::now() + std::chrono::milliseconds(1);
           t.expires_at(due);
-          co_await t.async_wait(asio::use_awaitable);
+          co_await t.async_wait(net::use_awaitable);
           lag_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - due).count());
           most_threads = std::max(most_threads.load(), process_threads());
         }
       },
-      asio::detached);
+      net::detached);
   const auto t0 = Clock::now();
   for (int i = 0; i < coroutines; ++i)
-    asio::co_spawn(io, svc.hold("c", 100), [&](std::exception_ptr e, long) {
+    net::co_spawn(io, svc.hold("c", 100), [&](std::exception_ptr e, long) {
       if (!e && ++done == coroutines) running = false;
     });
   std::vector<std::thread> pool;

@@ -261,7 +261,8 @@ std::string ClangTypes::async_reason(CXType result) {
   CXCursor decl = clang_getTypeDeclaration(t);
   if (clang_Cursor_isNull(decl) || clang_isInvalid(clang_getCursorKind(decl))) return "";
   auto has = [&](const char* member) { return !find_members(decl, member, nullptr).empty(); };
-  const std::string supported = "; Weave weaves methods returning boost::asio::awaitable<T> as asynchronous";
+  const std::string supported =
+      "; Weave weaves methods returning boost::asio::awaitable<T> or asio::awaitable<T> as asynchronous";
   if (has("promise_type")) return "a coroutine type: it names a promise_type" + supported;
   bool nested_promise = false;  // `struct promise_type;` is a class, not a member find_members sees
   for (CXCursor c : {decl, template_or_self(decl)})

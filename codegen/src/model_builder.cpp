@@ -300,14 +300,19 @@ std::string ModelBuilder::qualified_text(std::vector<Token>::const_iterator from
   return out + src_.slice(at, end);
 }
 
-// boost::asio::awaitable<T> with the default executor: the task type Weave
-// weaves as asynchronous (weave/async_task.h); `value` becomes T.
+// An Asio awaitable<T> with the default executor, Boost.Asio's or standalone
+// Asio's (whichever the user's Weave is built on: weave/asio.h): the task
+// type Weave weaves as asynchronous (weave/async_task.h); `value` becomes T.
 ModelBuilder::Awaitable ModelBuilder::asio_awaitable(CXType t, CXType& value) {
   const CXType canon = clang_getCanonicalType(t);
-  if (canon.kind != CXType_Record || type_spelling(canon).rfind("boost::asio::awaitable<", 0) != 0) return Awaitable::no;
-  if (clang_Type_getNumTemplateArguments(canon) != 2) return Awaitable::no;
+  if (canon.kind != CXType_Record) return Awaitable::no;
+  const std::string spelled = type_spelling(canon);
+  std::string asio;  // "boost::asio::" or "asio::"
+  for (const char* ns : {"boost::asio::", "asio::"})
+    if (spelled.rfind(std::string(ns) + "awaitable<", 0) == 0) asio = ns;
+  if (asio.empty() || clang_Type_getNumTemplateArguments(canon) != 2) return Awaitable::no;
   const CXType executor = clang_getCanonicalType(clang_Type_getTemplateArgumentAsType(canon, 1));
-  if (type_spelling(executor) != "boost::asio::any_io_executor") return Awaitable::other_executor;
+  if (type_spelling(executor) != asio + "any_io_executor") return Awaitable::other_executor;
   value = clang_Type_getTemplateArgumentAsType(canon, 0);
   return Awaitable::yes;
 }
@@ -365,8 +370,8 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
     case Awaitable::other_executor:
       rep_.error(src_.path, at,
                  "'" + f.qualified_name + "' returns '" + type_spelling(rty) +
-                     "', an awaitable on another executor: Weave weaves boost::asio::awaitable<T> with the default "
-                     "executor (boost::asio::any_io_executor)");
+                     "', an awaitable on another executor: Weave weaves boost::asio::awaitable<T> and "
+                     "asio::awaitable<T> with the default executor (any_io_executor)");
       ok = false;
       break;
   }

@@ -2,7 +2,7 @@
 // around() that can co_await the rest of the chain.
 //
 //   class Timed final : public weave::AsyncInterceptor {
-//     boost::asio::awaitable<void> around_async(weave::AsyncInvocation& inv) override {
+//     weave::net::awaitable<void> around_async(weave::AsyncInvocation& inv) override {
 //       auto t0 = std::chrono::steady_clock::now();
 //       co_await inv.proceed();                        // the next interceptor, then the method
 //       record(inv.method(), std::chrono::steady_clock::now() - t0);
@@ -23,8 +23,8 @@
 #pragma once
 
 #include "weave/abi.h"
+#include "weave/asio.h"
 
-#include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
 #include <span>
@@ -64,7 +64,7 @@ class WEAVE_API AsyncInvocation {
   // Runs the next interceptor, or the method itself after the last one, and
   // resumes once it finished. Exceptions from the method pass through.
   // Awaiting it again after the method returned is a UsageError.
-  boost::asio::awaitable<void> proceed();
+  net::awaitable<void> proceed();
   bool proceeded() const noexcept { return inv_->proceeded(); }
   // True when the method is asynchronous (it returns a task); false when this
   // interceptor runs on a synchronous method (proceed() then runs the rest
@@ -87,13 +87,13 @@ class WEAVE_API AsyncInvocation {
 class WEAVE_API AsyncInterceptor : public Interceptor {
  public:
   // Do work, co_await inv.proceed() (or not, to skip the method), do work.
-  virtual boost::asio::awaitable<void> around_async(AsyncInvocation& inv) = 0;
+  virtual net::awaitable<void> around_async(AsyncInvocation& inv) = 0;
   // A synchronous method's call: around_async() run to its end on this thread.
   void around(Invocation& inv) override;
 };
 
 // Binds `annotation` to an asynchronous around written as a function.
 WEAVE_API void add_async_interceptor(InterceptorRegistry& registry, std::string annotation,
-                                     std::function<boost::asio::awaitable<void>(AsyncInvocation&)> around);
+                                     std::function<net::awaitable<void>(AsyncInvocation&)> around);
 
 }  // namespace weave

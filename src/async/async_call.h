@@ -3,8 +3,6 @@
 // the executor its coroutines run on, which carries the call's context.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -13,6 +11,7 @@
 #include "async/context_executor.h"
 #include "core/builtin.h"
 #include "core/chain.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 #include "weave/generated/invoke_async.h"
 
@@ -65,8 +64,8 @@ struct AsyncCall {
   void* target_ctx;
   std::shared_ptr<CallCell> cell;
   std::uint64_t generation = 0;           // cell's, for this call
-  boost::asio::any_io_executor executor;  // the caller's, carrying `cell`
-  boost::asio::cancellation_slot forward;  // the caller's, forwarding its cancellation to `cell`
+  net::any_io_executor executor;  // the caller's, carrying `cell`
+  net::cancellation_slot forward;  // the caller's, forwarding its cancellation to `cell`
 };
 
 struct AsyncCallAccess {
@@ -79,13 +78,13 @@ struct AsyncCallAccess {
 
 // The rest of the call from its running level: the next interceptor, or the
 // method. What AsyncInvocation::proceed() awaits.
-boost::asio::awaitable<void> proceed_async(AsyncCall& call);
+net::awaitable<void> proceed_async(AsyncCall& call);
 
 // From an AsyncBuiltin that makes store calls after the rest of the call (a
 // release, an outcome, a fill): the rest of the call (what inv.proceed()
 // runs), leaving its exception in `error` instead of throwing it, with a
 // cancellation the rest took (or swallowed) reset, since a co_await in a
 // cancelled coroutine throws at once and would skip those store calls.
-boost::asio::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error);
+net::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error);
 
 }  // namespace weave::detail

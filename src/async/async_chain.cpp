@@ -1,11 +1,5 @@
 // The asynchronous chain: AsyncCallSite (what an asynchronous proxy
 // awaits), AsyncInvocation::proceed, and the chain's asynchronous view.
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_state.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <cstddef>
 #include <mutex>
 #include <new>
@@ -14,6 +8,7 @@
 #include "async/async_call.h"
 #include "async/sync_interceptor.h"
 #include "core/process.h"
+#include "weave/asio.h"
 #include "weave/generated/invoke_async.h"
 
 namespace WEAVE_NAMESPACE {
@@ -81,7 +76,7 @@ namespace {
 // An interceptor's level of the call: the next interceptor, at the level
 // after it. With `caught`, an exception is left there instead of thrown
 // (proceed_before_cleanup).
-boost::asio::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth, std::exception_ptr* caught) {
+net::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth, std::exception_ptr* caught) {
   Invocation& inv = call.inv;
   struct Leave {
     Invocation& inv;
@@ -101,13 +96,13 @@ boost::asio::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth
     *caught = std::current_exception();
   }
   // Reset in this frame, as await_target does (weave/generated/invoke_async.h).
-  const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
-  if (state.cancelled() != boost::asio::cancellation_type::none)
-    co_await boost::asio::this_coro::reset_cancellation_state();
+  const net::cancellation_state state = co_await net::this_coro::cancellation_state;
+  if (state.cancelled() != net::cancellation_type::none)
+    co_await net::this_coro::reset_cancellation_state();
 }
 
 // `error`, thrown where the rest of the call is awaited (or left in `caught`).
-boost::asio::awaitable<void> thrown_at_await(std::exception_ptr error, std::exception_ptr* caught) {
+net::awaitable<void> thrown_at_await(std::exception_ptr error, std::exception_ptr* caught) {
   if (!caught) std::rethrow_exception(error);
   *caught = std::move(error);
   co_return;
@@ -116,7 +111,7 @@ boost::asio::awaitable<void> thrown_at_await(std::exception_ptr error, std::exce
 // The rest of the call from its running level: the next interceptor, or
 // the method, whose own frame (await_target) ends the call's level without
 // one more (each frame is a suspension and a resumption through asio's pump).
-boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
+net::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* caught) {
   Invocation& inv = call.inv;
   if (inv.proceeded()) return thrown_at_await(proceeded_twice(inv), caught);
   const std::size_t depth = InvocationAccess::depth(inv);
@@ -125,7 +120,7 @@ boost::asio::awaitable<void> rest_of_call(AsyncCall& call, std::exception_ptr* c
 }
 
 // A synchronous method's call (AsyncInterceptor::around): the rest runs here.
-boost::asio::awaitable<void> rest_of_sync_call(Invocation& inv, std::exception_ptr* caught) {
+net::awaitable<void> rest_of_sync_call(Invocation& inv, std::exception_ptr* caught) {
   try {
     inv.proceed();
   } catch (...) {
@@ -137,7 +132,7 @@ boost::asio::awaitable<void> rest_of_sync_call(Invocation& inv, std::exception_p
 
 // The whole call from its first level: the first interceptor's around_async
 // itself when it has one (a frame less than rest_of_call's).
-boost::asio::awaitable<void> first_step(AsyncCall& call) {
+net::awaitable<void> first_step(AsyncCall& call) {
   if (AsyncInterceptor* first = call.async_chain->async[0]) {
     InvocationAccess::at_level(call.inv, 1);
     return first->around_async(call.view);
@@ -147,9 +142,9 @@ boost::asio::awaitable<void> first_step(AsyncCall& call) {
 
 }  // namespace
 
-boost::asio::awaitable<void> proceed_async(AsyncCall& call) { return rest_of_call(call, nullptr); }
+net::awaitable<void> proceed_async(AsyncCall& call) { return rest_of_call(call, nullptr); }
 
-boost::asio::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error) {
+net::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error) {
   if (AsyncCall* call = AsyncCallAccess::call(inv)) return rest_of_call(*call, &error);
   return rest_of_sync_call(AsyncCallAccess::invocation(inv), &error);
 }
@@ -159,7 +154,7 @@ void target_returned(TargetEnd end) noexcept {
 }
 
 // What asio's type-erased executor keeps inline (any_executor's object_type).
-static_assert(sizeof(ContextExecutor<boost::asio::io_context::executor_type>) <=
+static_assert(sizeof(ContextExecutor<net::io_context::executor_type>) <=
                   sizeof(std::shared_ptr<void>) + sizeof(void*),
               "ContextExecutor over an io_context: too large to live inside an any_io_executor");
 
@@ -188,32 +183,32 @@ AsyncCallSite::~AsyncCallSite() {
   call->~AsyncCall();
 }
 
-boost::asio::awaitable<void> AsyncCallSite::spawn(const boost::asio::any_io_executor& caller,
-                                                  boost::asio::cancellation_slot caller_slot) {
+net::awaitable<void> AsyncCallSite::spawn(const net::any_io_executor& caller,
+                                          net::cancellation_slot caller_slot) {
   AsyncCall& call = *std::launder(reinterpret_cast<AsyncCall*>(call_));
   // An io_context's executor is wrapped as itself: small enough to live
   // inside the type-erased executor (no allocation, no shared count per copy).
   // A woven caller's executor is unwrapped (a nested call): its handlers
   // install this call's context, which starts from the caller's, and the
   // caller's own wrapper reinstalls the caller's when it resumes.
-  const boost::asio::io_context::executor_type* io = caller.target<boost::asio::io_context::executor_type>();
-  if (const auto* woven = caller.target<ContextExecutor<boost::asio::io_context::executor_type>>()) io = &woven->inner();
+  const net::io_context::executor_type* io = caller.target<net::io_context::executor_type>();
+  if (const auto* woven = caller.target<ContextExecutor<net::io_context::executor_type>>()) io = &woven->inner();
   if (io) {
-    call.executor = ContextExecutor<boost::asio::io_context::executor_type>(*io, call.cell.get(), call.generation);
+    call.executor = ContextExecutor<net::io_context::executor_type>(*io, call.cell.get(), call.generation);
     call.cell->bind(io->context());
   } else {
-    call.executor = ContextExecutor<boost::asio::any_io_executor>(caller, call.cell.get(), call.generation);
+    call.executor = ContextExecutor<net::any_io_executor>(caller, call.cell.get(), call.generation);
     call.cell->bind(call.executor);
   }
   // Cancelled through its cell (a lost lease, from any thread); the
   // caller's cancellation goes the same way.
   call.forward = caller_slot;
   if (call.forward.is_connected())
-    call.forward.assign([cell = call.cell.get(), gen = call.generation](boost::asio::cancellation_type type) {
+    call.forward.assign([cell = call.cell.get(), gen = call.generation](net::cancellation_type type) {
       cell->cancel(gen, type, /*loss=*/false);
     });
-  return boost::asio::co_spawn(call.executor, first_step(call),
-                               boost::asio::bind_cancellation_slot(call.cell->slot(), boost::asio::use_awaitable));
+  return net::co_spawn(call.executor, first_step(call),
+                       net::bind_cancellation_slot(call.cell->slot(), net::use_awaitable));
 }
 
 bool AsyncCallSite::ran() const noexcept {
@@ -222,7 +217,7 @@ bool AsyncCallSite::ran() const noexcept {
 
 }  // namespace detail
 
-boost::asio::awaitable<void> AsyncInvocation::proceed() {
+net::awaitable<void> AsyncInvocation::proceed() {
   if (!call_) return detail::rest_of_sync_call(*inv_, nullptr);
   return detail::proceed_async(*call_);
 }

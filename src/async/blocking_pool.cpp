@@ -78,10 +78,10 @@ std::uint64_t BlockingPool::jobs() const noexcept {
   return state_->jobs_run;
 }
 
-boost::asio::execution_context::id JobsInFlight::id;
+net::execution_context::id JobsInFlight::id;
 
-JobsInFlight::JobsInFlight(boost::asio::execution_context& context)
-    : boost::asio::execution_context::service(context) {}
+JobsInFlight::JobsInFlight(net::execution_context& context)
+    : net::execution_context::service(context) {}
 
 void JobsInFlight::begin() {
   Guard lock(mutex_);

@@ -8,14 +8,6 @@
 // threads end after a while. A fork()ed child starts with none.
 #pragma once
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/query.hpp>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -27,6 +19,7 @@
 
 #include "core/process.h"
 #include "weave/abi.h"
+#include "weave/asio.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -67,11 +60,11 @@ BlockingPool& store_pool();
 // destruction waits for them to hand their completions back (a store round
 // trip ends within its timeouts), so that no job posts into a context that
 // is gone. Its scheduler then destroys those completions with the rest.
-class JobsInFlight final : public boost::asio::execution_context::service {
+class JobsInFlight final : public net::execution_context::service {
  public:
   using key_type = JobsInFlight;
-  static boost::asio::execution_context::id id;
-  explicit JobsInFlight(boost::asio::execution_context& context);
+  static net::execution_context::id id;
+  explicit JobsInFlight(net::execution_context& context);
   void begin();
   // The job's last touch of its context: after it, the context may be gone.
   void end() noexcept;
@@ -86,18 +79,18 @@ class JobsInFlight final : public boost::asio::execution_context::service {
 // Runs `job` on `pool`; the awaiting coroutine resumes on its executor with
 // the job's result, or its exception.
 template <class Job>
-boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Job job) {
+net::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Job job) {
   using R = std::invoke_result_t<Job&>;
   std::exception_ptr error;
   std::conditional_t<std::is_void_v<R>, bool, std::optional<R>> result{};
-  co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(
+  co_await net::async_initiate<decltype(net::use_awaitable), void()>(
       [&](auto handler) {
         // The caller's io_context keeps running while the job runs.
-        auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler),
-                                        boost::asio::execution::outstanding_work.tracked);
+        auto work = net::prefer(net::get_associated_executor(handler),
+                                net::execution::outstanding_work.tracked);
         JobsInFlight* in_flight = nullptr;
         if (pool.jobs_end_by_themselves()) {
-          in_flight = &boost::asio::use_service<JobsInFlight>(boost::asio::query(work, boost::asio::execution::context));
+          in_flight = &net::use_service<JobsInFlight>(net::query(work, net::execution::context));
           in_flight->begin();
         }
         // (std::function wants a copyable job: the move-only handler is shared.)
@@ -111,7 +104,7 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
           } catch (...) {
             error = std::current_exception();
           }
-          boost::asio::post(*work, [resume] { std::move (*resume)(); });
+          net::post(*work, [resume] { std::move (*resume)(); });
           // Nothing of the context outlives end(): the completion (and the
           // coroutine it owns) is the context's to run or destroy.
           resume.reset();
@@ -119,7 +112,7 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
           if (in_flight) in_flight->end();
         });
       },
-      boost::asio::use_awaitable);
+      net::use_awaitable);
   if (error) std::rethrow_exception(error);
   if constexpr (!std::is_void_v<R>) co_return std::move(*result);
 }
@@ -127,7 +120,7 @@ boost::asio::awaitable<std::invoke_result_t<Job&>> run_on(BlockingPool& pool, Jo
 // A store call of an asynchronous call: inline when the store lives in this
 // process (mem://: cheaper than a thread hop), else on the store pool.
 template <class F>
-boost::asio::awaitable<std::invoke_result_t<F&>> store_call(bool in_process, F f) {
+net::awaitable<std::invoke_result_t<F&>> store_call(bool in_process, F f) {
   if (in_process) co_return f();
   co_return co_await run_on(store_pool(), std::move(f));
 }

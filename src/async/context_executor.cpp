@@ -1,6 +1,6 @@
 #include "async/context_executor.h"
 
-#include <boost/asio/post.hpp>
+#include "weave/asio.h"
 #include <mutex>
 #include <thread>
 
@@ -9,7 +9,7 @@
 namespace WEAVE_NAMESPACE::detail {
 
 namespace {
-using boost::asio::cancellation_type;
+using net::cancellation_type;
 }  // namespace
 
 // Spare cells, linked through the cells themselves (taking one back never
@@ -101,7 +101,7 @@ std::shared_ptr<CallCell> CallCell::acquire() {
 
 void CallCell::retire(std::shared_ptr<CallCell> cell) noexcept {
   std::shared_ptr<const ContextLink> context;
-  boost::asio::any_io_executor executor;
+  net::any_io_executor executor;
   {
     Guard g(cell->lock);
     cell->wait_for_other_emitter();
@@ -142,10 +142,10 @@ void CallCell::wake_locked() noexcept {
   // handler runs as one of the call's: its end emits.
   try {
     if (io_)
-      boost::asio::post(ContextExecutor<boost::asio::io_context::executor_type>(io_->get_executor(), this, generation),
-                        [] {});
+      net::post(ContextExecutor<net::io_context::executor_type>(io_->get_executor(), this, generation),
+                [] {});
     else
-      boost::asio::post(executor_, [] {});
+      net::post(executor_, [] {});
     woken_ = true;
   } catch (...) {
     // Out of memory: delivered when a handler of the call next ends.
@@ -199,7 +199,7 @@ void CallCell::heard_loss(void* cell, std::uint64_t gen) noexcept {
   static_cast<CallCell*>(cell)->cancel(gen, cancellation_type::terminal, /*loss=*/true);
 }
 
-boost::asio::cancellation_signal* CallCell::retarget(boost::asio::cancellation_signal* signal) noexcept {
+net::cancellation_signal* CallCell::retarget(net::cancellation_signal* signal) noexcept {
   Guard g(lock);
   wait_for_other_emitter();
   return std::exchange(target_, signal);
@@ -249,7 +249,7 @@ void CallCell::leave(std::uint64_t gen) noexcept {
     pending_ = pending_loss_ = cancellation_type::none;
     ++running_;
     emitter_ = std::this_thread::get_id();
-    boost::asio::cancellation_signal* const target = target_;
+    net::cancellation_signal* const target = target_;
     g.unlock();
     if (unheard) listen(*unheard, gen);  // lost already: heard at once, emitted on the next turn
     if (type != cancellation_type::none) target->emit(type);

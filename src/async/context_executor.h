@@ -19,14 +19,6 @@
 // that its call has ended.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/execution.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/query.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/require.hpp>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -34,6 +26,7 @@
 
 #include "core/call_context.h"
 #include "weave/abi.h"
+#include "weave/asio.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -61,13 +54,13 @@ class CallCell : public ContextCell, public std::enable_shared_from_this<CallCel
   // emission another thread is making.
   static void retire(std::shared_ptr<CallCell> cell) noexcept;
 
-  boost::asio::cancellation_slot slot() noexcept { return own_.slot(); }
+  net::cancellation_slot slot() noexcept { return own_.slot(); }
   // Where the call runs: an io_context, or another executor (its
   // ContextExecutor); where a cancellation that comes while none of the
   // call's handlers runs is emitted. Before the call is spawned (no other
   // thread knows the cell yet).
-  void bind(boost::asio::io_context& io) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS { io_ = &io; }
-  void bind(boost::asio::any_io_executor call_executor) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS {
+  void bind(net::io_context& io) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS { io_ = &io; }
+  void bind(net::any_io_executor call_executor) noexcept WEAVE_NO_THREAD_SAFETY_ANALYSIS {
     executor_ = std::move(call_executor);
   }
   // Emits `type` at the pending operation of the call of `gen` (nothing if
@@ -76,7 +69,7 @@ class CallCell : public ContextCell, public std::enable_shared_from_this<CallCel
   // emits inline), else from a handler posted to the call's executor.
   // `loss`: a lost lease's, heard only between arm_loss() and forget_loss()
   // (while the body it is meant for runs).
-  void cancel(std::uint64_t gen, boost::asio::cancellation_type type, bool loss) noexcept;
+  void cancel(std::uint64_t gen, net::cancellation_type type, bool loss) noexcept;
   // The rest of the call runs holding `lease`, whose loss cancels it
   // (terminal) until forget_loss(lease), which also drops a loss not emitted
   // yet. The lease is listened to once the call suspends (leave()), not
@@ -89,7 +82,7 @@ class CallCell : public ContextCell, public std::enable_shared_from_this<CallCel
   // coroutines of their own, bound to `signal`: cancellations go there.
   // Returns the signal they went to before. Waits for an emission another
   // thread is making (to the signal it replaces).
-  boost::asio::cancellation_signal* retarget(boost::asio::cancellation_signal* signal) noexcept;
+  net::cancellation_signal* retarget(net::cancellation_signal* signal) noexcept;
   // From a thread outside the call's executor (the blocking pool), around
   // what no emission may cross (spawning the rest bound to a new signal and
   // retargeting to it): emissions wait as while a handler of the call runs.
@@ -111,15 +104,15 @@ class CallCell : public ContextCell, public std::enable_shared_from_this<CallCel
   // Under ContextCell::lock, as the head is.
   int running_ WEAVE_GUARDED_BY(lock) = 0;
   std::thread::id emitter_ WEAVE_GUARDED_BY(lock);
-  boost::asio::cancellation_type pending_ WEAVE_GUARDED_BY(lock) = boost::asio::cancellation_type::none;
-  boost::asio::cancellation_type pending_loss_ WEAVE_GUARDED_BY(lock) = boost::asio::cancellation_type::none;
+  net::cancellation_type pending_ WEAVE_GUARDED_BY(lock) = net::cancellation_type::none;
+  net::cancellation_type pending_loss_ WEAVE_GUARDED_BY(lock) = net::cancellation_type::none;
   int loss_armed_ WEAVE_GUARDED_BY(lock) = 0;            // arm_loss() - forget_loss(): nested calls of one cell
   LeaseCore* unheard_ WEAVE_GUARDED_BY(lock) = nullptr;  // armed, not listened to yet
-  boost::asio::cancellation_signal own_;
-  boost::asio::cancellation_signal* target_ WEAVE_GUARDED_BY(lock) = &own_;
+  net::cancellation_signal own_;
+  net::cancellation_signal* target_ WEAVE_GUARDED_BY(lock) = &own_;
   // Set by bind() before any other thread knows the cell; cleared by retire().
-  boost::asio::io_context* io_ WEAVE_GUARDED_BY(lock) = nullptr;
-  boost::asio::any_io_executor executor_ WEAVE_GUARDED_BY(lock);  // when not an io_context's
+  net::io_context* io_ WEAVE_GUARDED_BY(lock) = nullptr;
+  net::any_io_executor executor_ WEAVE_GUARDED_BY(lock);  // when not an io_context's
   bool woken_ WEAVE_GUARDED_BY(lock) = false;  // a handler is posted to deliver what is pending
   // In the pool: the spare's own owner, and the next spare.
   std::shared_ptr<CallCell> self_;
@@ -140,7 +133,7 @@ class ContextExecutor {
 
   template <class F>
   void execute(F&& f) const {
-    inner_.execute([f = std::forward<F>(f), cell = cell_, gen = gen_]() mutable {
+    net::execute(inner_, [f = std::forward<F>(f), cell = cell_, gen = gen_]() mutable {
       // A handler of a call that ended runs outside any call.
       std::shared_ptr<const ContextLink> context;
       const bool live = cell->enter(gen, context);
@@ -171,18 +164,18 @@ class ContextExecutor {
   friend bool operator!=(const ContextExecutor& a, const ContextExecutor& b) noexcept { return !(a == b); }
 
   template <class Property>
-  auto query(const Property& p) const -> decltype(boost::asio::query(std::declval<const Inner&>(), p)) {
-    return boost::asio::query(inner_, p);
+  auto query(const Property& p) const -> decltype(net::query(std::declval<const Inner&>(), p)) {
+    return net::query(inner_, p);
   }
   template <class Property>
   auto require(const Property& p) const
-      -> ContextExecutor<std::decay_t<decltype(boost::asio::require(std::declval<const Inner&>(), p))>> {
-    return {boost::asio::require(inner_, p), cell_, gen_};
+      -> ContextExecutor<std::decay_t<decltype(net::require(std::declval<const Inner&>(), p))>> {
+    return {net::require(inner_, p), cell_, gen_};
   }
   template <class Property>
   auto prefer(const Property& p) const
-      -> ContextExecutor<std::decay_t<decltype(boost::asio::prefer(std::declval<const Inner&>(), p))>> {
-    return {boost::asio::prefer(inner_, p), cell_, gen_};
+      -> ContextExecutor<std::decay_t<decltype(net::prefer(std::declval<const Inner&>(), p))>> {
+    return {net::prefer(inner_, p), cell_, gen_};
   }
 
  private:

@@ -1,9 +1,6 @@
 #include "async/sync_interceptor.h"
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
+#include "weave/asio.h"
 #include <exception>
 #include <future>
 #include <memory>
@@ -28,18 +25,18 @@ void run_rest_and_wait(void* p) {
   // it runs: its own coroutines, bound to their own signal once spawned.
   // No emission crosses the spawn and the retarget (the rest's first
   // handler may run on an io thread before this one retargets).
-  boost::asio::cancellation_signal rest_signal;
+  net::cancellation_signal rest_signal;
   std::promise<void> done;
   std::future<void> finished = done.get_future();
   call.cell->hold_emissions();
   struct Retargeted {
     CallCell& cell;
-    boost::asio::cancellation_signal* before;
+    net::cancellation_signal* before;
     ~Retargeted() { cell.retarget(before); }  // (waits for an emission to rest_signal)
   } retargeted{*call.cell, call.cell->retarget(&rest_signal)};
   try {
-    boost::asio::co_spawn(call.executor, proceed_async(call),
-                          boost::asio::bind_cancellation_slot(rest_signal.slot(), [&done](std::exception_ptr error) {
+    net::co_spawn(call.executor, proceed_async(call),
+                  net::bind_cancellation_slot(rest_signal.slot(), [&done](std::exception_ptr error) {
                             if (error)
                               done.set_exception(error);
                             else
@@ -55,7 +52,7 @@ void run_rest_and_wait(void* p) {
 
 }  // namespace
 
-boost::asio::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t depth) {
+net::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t depth) {
   Rest rest{&call};
   // The interceptor's own Invocation: the chain up to it, whose end runs the
   // rest of this call.
@@ -83,10 +80,10 @@ boost::asio::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t d
 }  // namespace detail
 
 void AsyncInterceptor::around(Invocation& inv) {
-  boost::asio::io_context io;
+  net::io_context io;
   AsyncInvocation view = detail::AsyncCallAccess::view(inv, nullptr);
   std::exception_ptr error;
-  boost::asio::co_spawn(io, around_async(view), [&error](std::exception_ptr e) { error = e; });
+  net::co_spawn(io, around_async(view), [&error](std::exception_ptr e) { error = e; });
   io.run();
   if (error) std::rethrow_exception(error);
 }
@@ -94,17 +91,17 @@ void AsyncInterceptor::around(Invocation& inv) {
 namespace {
 class FunctionAsyncInterceptor final : public AsyncInterceptor {
  public:
-  explicit FunctionAsyncInterceptor(std::function<boost::asio::awaitable<void>(AsyncInvocation&)> f)
+  explicit FunctionAsyncInterceptor(std::function<net::awaitable<void>(AsyncInvocation&)> f)
       : f_(std::move(f)) {}
-  boost::asio::awaitable<void> around_async(AsyncInvocation& inv) override { return f_(inv); }
+  net::awaitable<void> around_async(AsyncInvocation& inv) override { return f_(inv); }
 
  private:
-  std::function<boost::asio::awaitable<void>(AsyncInvocation&)> f_;
+  std::function<net::awaitable<void>(AsyncInvocation&)> f_;
 };
 }  // namespace
 
 void add_async_interceptor(InterceptorRegistry& registry, std::string annotation,
-                           std::function<boost::asio::awaitable<void>(AsyncInvocation&)> around) {
+                           std::function<net::awaitable<void>(AsyncInvocation&)> around) {
   if (!around) throw UsageError("empty function for annotation '" + annotation + "'");
   registry.add(std::move(annotation), std::make_shared<FunctionAsyncInterceptor>(std::move(around)));
 }

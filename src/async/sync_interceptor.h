@@ -3,7 +3,7 @@
 // a synchronous one (AsyncInterceptor::around, in sync_interceptor.cpp).
 #pragma once
 
-#include <boost/asio/awaitable.hpp>
+#include "weave/asio.h"
 #include <cstddef>
 
 #include "async/async_call.h"
@@ -13,6 +13,6 @@ namespace WEAVE_NAMESPACE::detail {
 // Runs plain interceptor `depth` of the call on the blocking pool; its
 // proceed() runs the rest of the call as coroutines on the call's executor
 // and blocks that pool thread until they finished.
-boost::asio::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t depth);
+net::awaitable<void> run_sync_interceptor(AsyncCall& call, std::size_t depth);
 
 }  // namespace weave::detail

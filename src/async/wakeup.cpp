@@ -1,18 +1,6 @@
 #include "async/wakeup.h"
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
+#include "weave/asio.h"
 #include <utility>
 
 namespace WEAVE_NAMESPACE::detail {
@@ -28,24 +16,24 @@ namespace WEAVE_NAMESPACE::detail {
 // and the coroutine's frames (whose destructors give back what they hold),
 // where an owning cycle would keep them all forever.
 struct Wakeup::Wait {
-  using Handler = std::function<void(boost::system::error_code, bool)>;
-  Wait(std::weak_ptr<Wakeup> o, boost::asio::any_io_executor ex, Handler h)
+  using Handler = std::function<void(net::error_code, bool)>;
+  Wait(std::weak_ptr<Wakeup> o, net::any_io_executor ex, Handler h)
       : owner(std::move(o)), executor(std::move(ex)), handler(std::move(h)), timer(executor) {}
   std::weak_ptr<Wakeup> owner;
-  boost::asio::any_io_executor executor;  // the waiter's, counting as outstanding work
+  net::any_io_executor executor;  // the waiter's, counting as outstanding work
   Handler handler;
-  boost::asio::steady_timer timer;
-  boost::asio::cancellation_slot slot;
+  net::steady_timer timer;
+  net::cancellation_slot slot;
 
   enum class How { notified, deadline, cancelled };
   static void finish(std::shared_ptr<Wait> w, How how) {
-    const boost::asio::any_io_executor ex = w->executor;
-    boost::asio::post(ex, [w = std::move(w), how] {
+    const net::any_io_executor ex = w->executor;
+    net::post(ex, [w = std::move(w), how] {
       w->timer.cancel();
       if (w->slot.is_connected()) w->slot.clear();
       Handler h = std::move(w->handler);
       if (how == How::cancelled)
-        h(boost::asio::error::operation_aborted, false);
+        h(net::error::operation_aborted, false);
       else
         h({}, how == How::notified);
     });
@@ -77,24 +65,24 @@ void Wakeup::notify() {
   Wait::finish(std::move(w), Wait::How::notified);
 }
 
-boost::asio::awaitable<bool> Wakeup::wait_until(Clock::time_point deadline) {
+net::awaitable<bool> Wakeup::wait_until(Clock::time_point deadline) {
   const Ended ended = co_await watch_until(deadline);
-  if (ended == Ended::cancelled) throw boost::system::system_error(boost::asio::error::operation_aborted);
+  if (ended == Ended::cancelled) throw net::system_error(net::error::operation_aborted);
   co_return ended == Ended::notified;
 }
 
-boost::asio::awaitable<Wakeup::Ended> Wakeup::watch_until(Clock::time_point deadline) {
+net::awaitable<Wakeup::Ended> Wakeup::watch_until(Clock::time_point deadline) {
   std::weak_ptr<Wakeup> self = weak_from_this();
   // A named initiation: g++ 12 destroys a temporary with a destructor twice
   // when it stands in a co_await expression (a lambda holding a weak_ptr
   // here). See docs/async.md, "Writing coroutines for g++ 12".
   auto initiation = [this, self, deadline](auto handler) {
-        auto slot = boost::asio::get_associated_cancellation_slot(handler);
+        auto slot = net::get_associated_cancellation_slot(handler);
         // The io_context keeps running while another thread has the wake-up.
-        auto work = boost::asio::prefer(boost::asio::get_associated_executor(handler),
-                                        boost::asio::execution::outstanding_work.tracked);
+        auto work = net::prefer(net::get_associated_executor(handler),
+                                net::execution::outstanding_work.tracked);
         auto boxed = std::make_shared<decltype(handler)>(std::move(handler));
-        auto w = std::make_shared<Wait>(self, work, [boxed](boost::system::error_code ec, bool notified) {
+        auto w = std::make_shared<Wait>(self, work, [boxed](net::error_code ec, bool notified) {
           std::move(*boxed)(ec, notified);
         });
         // Published and armed under the mutex: whoever ends it (notify, on
@@ -110,22 +98,22 @@ boost::asio::awaitable<Wakeup::Ended> Wakeup::watch_until(Clock::time_point dead
         }
         waiting_ = w;
         w->timer.expires_at(deadline);  // (max: never; the timer's wait still owns the Wait)
-        w->timer.async_wait([w](boost::system::error_code ec) {
+        w->timer.async_wait([w](net::error_code ec) {
           if (!ec) Wait::end(w, Wait::How::deadline);
         });
         if (slot.is_connected()) {
           w->slot = slot;
-          slot.assign([weak = std::weak_ptr<Wait>(w)](boost::asio::cancellation_type type) {
-            if ((type & (boost::asio::cancellation_type::terminal | boost::asio::cancellation_type::partial)) ==
-                boost::asio::cancellation_type::none)
+          slot.assign([weak = std::weak_ptr<Wait>(w)](net::cancellation_type type) {
+            if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial)) ==
+                net::cancellation_type::none)
               return;
             if (const std::shared_ptr<Wait> w = weak.lock()) Wait::end(w, Wait::How::cancelled);
           });
         }
       };
-  auto token = boost::asio::as_tuple(boost::asio::use_awaitable);
+  auto token = net::as_tuple(net::use_awaitable);
   const auto [ec, notified] =
-      co_await boost::asio::async_initiate<decltype(token), void(boost::system::error_code, bool)>(
+      co_await net::async_initiate<decltype(token), void(net::error_code, bool)>(
           std::move(initiation), token);
   co_return ec ? Ended::cancelled : notified ? Ended::notified : Ended::deadline;
 }

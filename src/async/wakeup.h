@@ -9,7 +9,6 @@
 //   bool released = co_await w->wait_until(deadline);
 #pragma once
 
-#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -18,6 +17,7 @@
 #include "async/blocking_pool.h"
 #include "core/process.h"
 #include "weave/abi.h"
+#include "weave/asio.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -29,14 +29,14 @@ class Wakeup : public std::enable_shared_from_this<Wakeup> {
   void notify();
   // True when notified (since construction or the last wait that returned
   // true), false at `deadline` (Clock::time_point::max(): none). Throws
-  // boost::system::system_error(operation_aborted) when the awaiting
+  // net::system_error(operation_aborted) when the awaiting
   // coroutine is cancelled. One wait at a time.
-  boost::asio::awaitable<bool> wait_until(Clock::time_point deadline);
+  net::awaitable<bool> wait_until(Clock::time_point deadline);
   // The same, with cancellation a result instead of an exception (for a
   // watch that is cancelled as a matter of course: an exception costs
   // microseconds).
   enum class Ended { notified, deadline, cancelled };
-  boost::asio::awaitable<Ended> watch_until(Clock::time_point deadline);
+  net::awaitable<Ended> watch_until(Clock::time_point deadline);
 
   struct Wait;  // one pending wait (wakeup.cpp)
 
@@ -52,7 +52,7 @@ class Wakeup : public std::enable_shared_from_this<Wakeup> {
 // waiter that cannot wake a coroutine (wake_on_change false) gets a thread
 // of the blocking pool that waits.
 template <class Waiter>
-boost::asio::awaitable<bool> wait_for_change(Waiter& waiter, Wakeup::Clock::time_point until) {
+net::awaitable<bool> wait_for_change(Waiter& waiter, Wakeup::Clock::time_point until) {
   auto wakeup = std::make_shared<Wakeup>();
   if (!waiter.wake_on_change([wakeup] { wakeup->notify(); }))
     co_return co_await run_on(interceptor_pool(), [&waiter, until] { return waiter.wait_until(until); });

@@ -5,13 +5,6 @@
 // method, skips, exceptions, and the call's context across co_await.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -22,17 +15,16 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/detached.hpp>
-
 #include "async/context_executor.h"
 #include "async_test_support.h"
 #include "registered_interceptor.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 #include "weave/generated.h"
 #include "weave/generated/invoke_async.h"
 #include "weave/lock.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using weave::AnnotationSpec;
 using weave::ArgSpec;
 using weave::ArgValue;
@@ -67,7 +59,7 @@ class Trace {
 
 class RegisteredAsync {
  public:
-  RegisteredAsync(std::string name, std::function<asio::awaitable<void>(weave::AsyncInvocation&)> f) : name_(name) {
+  RegisteredAsync(std::string name, std::function<net::awaitable<void>(weave::AsyncInvocation&)> f) : name_(name) {
     weave::add_async_interceptor(weave::InterceptorRegistry::global(), std::move(name), std::move(f));
   }
   ~RegisteredAsync() { weave::InterceptorRegistry::global().remove(name_); }
@@ -76,10 +68,10 @@ class RegisteredAsync {
   std::string name_;
 };
 
-asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  const auto ex = co_await asio::this_coro::executor;  // (a named executor: g++ 12 destroys a co_await expression's temporaries twice)
-  asio::steady_timer t(ex, d);
-  co_await t.async_wait(asio::use_awaitable);
+net::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  const auto ex = co_await net::this_coro::executor;  // (a named executor: g++ 12 destroys a co_await expression's temporaries twice)
+  net::steady_timer t(ex, d);
+  co_await t.async_wait(net::use_awaitable);
 }
 
 struct Failure : std::runtime_error {
@@ -87,7 +79,7 @@ struct Failure : std::runtime_error {
 };
 
 // The method itself: suspends once, then answers (or throws).
-asio::awaitable<int> pay_target(int cents, Trace& trace, bool fail) {
+net::awaitable<int> pay_target(int cents, Trace& trace, bool fail) {
   co_await sleep_for(1ms);
   trace.add("target");
   if (fail) throw Failure("card declined");
@@ -95,22 +87,22 @@ asio::awaitable<int> pay_target(int cents, Trace& trace, bool fail) {
 }
 
 // A proxy as weavegen emits it for `awaitable<int> pay(std::string order_id, int cents)`.
-asio::awaitable<int> pay(std::string order_id, int cents, Trace& trace, bool fail = false) {
+net::awaitable<int> pay(std::string order_id, int cents, Trace& trace, bool fail = false) {
   const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(cents)};
   std::string rendered[1];
   rendered[0] += "order:";
   weave::append_key(rendered[0], order_id);
-  co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(
+  co_return co_await weave::detail::invoke_async<net::awaitable<int>>(
       k_info, args, rendered, [&] { return pay_target(cents, trace, fail); }, weave::detail::CannotSkip{});
 }
 
 // The same method returning std::optional<int>: a skip answers std::nullopt.
-asio::awaitable<std::optional<int>> pay_optional(std::string order_id, int cents, Trace& trace) {
+net::awaitable<std::optional<int>> pay_optional(std::string order_id, int cents, Trace& trace) {
   const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(cents)};
   std::string rendered[1] = {"order:" + order_id};
-  co_return co_await weave::detail::invoke_async<asio::awaitable<std::optional<int>>>(
+  co_return co_await weave::detail::invoke_async<net::awaitable<std::optional<int>>>(
       k_info, args, rendered,
-      [&]() -> asio::awaitable<std::optional<int>> { co_return co_await pay_target(cents, trace, false); },
+      [&]() -> net::awaitable<std::optional<int>> { co_return co_await pay_target(cents, trace, false); },
       []() -> std::optional<int> { return std::nullopt; });
 }
 
@@ -119,7 +111,7 @@ asio::awaitable<std::optional<int>> pay_optional(std::string order_id, int cents
 // while the rest runs; async_inner only proceeds.
 struct LeaseInContext {
   weave::LockClient locks{weave::LockOptions{.url = "mem://"}};
-  RegisteredAsync outer{"async_outer", [this](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync outer{"async_outer", [this](weave::AsyncInvocation& inv) -> net::awaitable<void> {
                           weave::LeaseHandle lease = locks.acquire("order:" + inv.arg(0).text());
                           weave::LeaseScope in_context(lease);
                           co_await inv.proceed();
@@ -131,12 +123,12 @@ struct LeaseInContext {
 
 TEST_CASE("asynchronous interceptors await the rest of the chain around the method") {
   Trace trace;
-  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     trace.add("outer " + std::string(inv.annotation().text("event")));
     co_await inv.proceed();
     trace.add("outer after, proceeded=" + std::to_string(inv.proceeded()));
   });
-  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     trace.add("inner " + std::string(inv.annotation().text("event")) + " " + inv.arg(1).text());
     co_await sleep_for(1ms);  // suspends before the method too
     co_await inv.proceed();
@@ -149,7 +141,7 @@ TEST_CASE("asynchronous interceptors await the rest of the chain around the meth
 
 TEST_CASE("the method's exception reaches the caller unchanged through asynchronous interceptors") {
   Trace trace;
-  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     try {
       co_await inv.proceed();
     } catch (const Failure& e) {
@@ -165,7 +157,7 @@ TEST_CASE("the method's exception reaches the caller unchanged through asynchron
 
 TEST_CASE("an asynchronous interceptor that does not proceed skips the method") {
   Trace trace;
-  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation&) -> asio::awaitable<void> { co_return; });
+  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation&) -> net::awaitable<void> { co_return; });
   RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
   // No way to skip: a UsageError naming the method.
   CHECK_THROWS_AS(async_test::run(1, pay("A1", 50, trace)), weave::UsageError);
@@ -177,7 +169,7 @@ TEST_CASE("an asynchronous interceptor that does not proceed skips the method") 
 
 TEST_CASE("awaiting proceed twice after the method returned is a UsageError") {
   Trace trace;
-  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync outer("async_outer", [](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     co_await inv.proceed();
     co_await inv.proceed();
   });
@@ -204,11 +196,11 @@ TEST_CASE("a plain interceptor on an asynchronous method sees the whole call fro
       throw;
     }
   });
-  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync inner("async_inner", [&](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     trace.add("inner " + std::string(inv.annotation().text("event")));
     co_await inv.proceed();
   });
-  auto call = [&](bool fail) -> asio::awaitable<int> {
+  auto call = [&](bool fail) -> net::awaitable<int> {
     io_thread = std::this_thread::get_id();
     co_return co_await pay("A2", 21, trace, fail);
   };
@@ -230,32 +222,32 @@ TEST_CASE("a plain interceptor on an asynchronous method may skip it") {
 TEST_CASE("the caller's cancellation reaches the method's pending co_await, also through a plain interceptor") {
   Trace trace;
   std::atomic<bool> started{false};
-  auto slow_target = [&]() -> asio::awaitable<int> {
+  auto slow_target = [&]() -> net::awaitable<int> {
     started = true;
     co_await sleep_for(60s);
     co_return 0;
   };
-  auto slow_pay = [&](std::string order_id) -> asio::awaitable<int> {
+  auto slow_pay = [&](std::string order_id) -> net::awaitable<int> {
     const weave::ArgRef args[] = {weave::ArgRef(order_id), weave::ArgRef(1)};
     std::string rendered[1] = {"order:" + order_id};
-    co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, slow_target,
+    co_return co_await weave::detail::invoke_async<net::awaitable<int>>(k_info, args, rendered, slow_target,
                                                                         weave::detail::CannotSkip{});
   };
   RegisteredAsync inner("async_inner", [](weave::AsyncInvocation& inv) { return inv.proceed(); });
   auto cancelled_at_once = [&] {
     started = false;
-    asio::io_context io;
-    asio::cancellation_signal signal;
+    net::io_context io;
+    net::cancellation_signal signal;
     async_test::Outcome call;
-    asio::co_spawn(io, slow_pay("C1"), asio::bind_cancellation_slot(signal.slot(), async_test::record<int>(call)));
-    asio::co_spawn(
+    net::co_spawn(io, slow_pay("C1"), net::bind_cancellation_slot(signal.slot(), async_test::record<int>(call)));
+    net::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> net::awaitable<void> {
           while (!started) co_await sleep_for(1ms);
           co_await sleep_for(5ms);  // (the target is waiting on its timer by now)
-          signal.emit(asio::cancellation_type::terminal);
+          signal.emit(net::cancellation_type::terminal);
         },
-        asio::detached);
+        net::detached);
     io.run();  // ends well before the target's 60 s
     return call.aborted();
   };
@@ -273,7 +265,7 @@ TEST_CASE("an asynchronous interceptor on a synchronous method runs to its end o
   Trace trace;
   const std::thread::id caller = std::this_thread::get_id();
   bool same_thread = false;
-  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> asio::awaitable<void> {
+  RegisteredAsync outer("async_outer", [&](weave::AsyncInvocation& inv) -> net::awaitable<void> {
     CHECK_FALSE(inv.asynchronous());
     co_await sleep_for(1ms);
     co_await inv.proceed();
@@ -310,7 +302,7 @@ TEST_CASE("the call's context travels with its coroutines across co_await, on wh
   std::atomic<int> checks{0}, wrong{0}, outside_wrong{0};
   std::mutex threads_mutex;
   std::set<std::thread::id> threads;
-  auto method = [&](std::string order) -> asio::awaitable<int> {
+  auto method = [&](std::string order) -> net::awaitable<int> {
     for (int i = 0; i < 10; ++i) {
       co_await sleep_for(std::chrono::milliseconds(i % 2));
       const weave::Lease* l = weave::current_lease();
@@ -321,23 +313,23 @@ TEST_CASE("the call's context travels with its coroutines across co_await, on wh
     }
     co_return 1;
   };
-  auto call = [&](std::string order) -> asio::awaitable<void> {
+  auto call = [&](std::string order) -> net::awaitable<void> {
     const weave::ArgRef args[] = {weave::ArgRef(order)};
     std::string rendered[1] = {"order:" + order};
-    co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, [&] { return method(order); },
+    co_await weave::detail::invoke_async<net::awaitable<int>>(k_info, args, rendered, [&] { return method(order); },
                                                                 weave::detail::CannotSkip{});
     if (weave::current_lease()) ++outside_wrong;  // the caller's own context: none
   };
-  auto outside = [&]() -> asio::awaitable<void> {
+  auto outside = [&]() -> net::awaitable<void> {
     for (int i = 0; i < 20; ++i) {
       co_await sleep_for(std::chrono::milliseconds(i % 2));
       if (weave::current_lease()) ++outside_wrong;
     }
   };
-  asio::io_context io;
+  net::io_context io;
   for (int i = 0; i < 200; ++i) {
-    asio::co_spawn(io, call("c" + std::to_string(i)), asio::detached);
-    if (i % 10 == 0) asio::co_spawn(io, outside(), asio::detached);
+    net::co_spawn(io, call("c" + std::to_string(i)), net::detached);
+    if (i % 10 == 0) net::co_spawn(io, outside(), net::detached);
   }
   async_test::run_threads(io, 4);
   CHECK(checks == 2000);
@@ -354,7 +346,7 @@ TEST_CASE("a handler a call left on its executor runs outside any call, also onc
   // the pool), whose context such a handler must not change either.
   LeaseInContext chain;
   weave::LockClient& locks = chain.locks;
-  std::optional<asio::any_io_executor> left;  // the first call's executor, kept past its end
+  std::optional<net::any_io_executor> left;  // the first call's executor, kept past its end
   std::vector<std::string> seen;              // the lease each stray handler saw ("" for none)
   auto stray = [&] {
     const weave::Lease* l = weave::current_lease();
@@ -363,40 +355,40 @@ TEST_CASE("a handler a call left on its executor runs outside any call, also onc
     weave::LeaseScope in_context(own);
   };
   std::vector<std::string> second_saw;
-  std::optional<asio::any_io_executor> second;
-  auto method = [&]() -> asio::awaitable<int> {
+  std::optional<net::any_io_executor> second;
+  auto method = [&]() -> net::awaitable<int> {
     if (!left) {
-      left = co_await asio::this_coro::executor;
+      left = co_await net::this_coro::executor;
       co_return 1;
     }
-    second = co_await asio::this_coro::executor;
+    second = co_await net::this_coro::executor;
     for (int i = 0; i < 3; ++i) {
-      asio::post(*left, stray);
+      net::post(*left, stray);
       co_await sleep_for(2ms);  // the stray handler runs meanwhile
       const weave::Lease* l = weave::current_lease();
       second_saw.push_back(l ? l->key() : "");
     }
     co_return 2;
   };
-  auto call = [&](std::string order) -> asio::awaitable<void> {
+  auto call = [&](std::string order) -> net::awaitable<void> {
     const weave::ArgRef args[] = {weave::ArgRef(order)};
     std::string rendered[1] = {"order:" + order};
-    co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, [&] { return method(); },
+    co_await weave::detail::invoke_async<net::awaitable<int>>(k_info, args, rendered, [&] { return method(); },
                                                                 weave::detail::CannotSkip{});
   };
-  asio::io_context io;
-  asio::co_spawn(
+  net::io_context io;
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         co_await call("first");
-        asio::post(*left, stray);
+        net::post(*left, stray);
         co_await sleep_for(2ms);
         co_await call("second");
       },
-      asio::detached);
+      net::detached);
   io.run();
   // The second call took the first one's cell, in its next generation.
-  using CallExecutor = weave::detail::ContextExecutor<asio::io_context::executor_type>;
+  using CallExecutor = weave::detail::ContextExecutor<net::io_context::executor_type>;
   REQUIRE(left->target<CallExecutor>());
   REQUIRE(second->target<CallExecutor>());
   CHECK(second->target<CallExecutor>()->cell() == left->target<CallExecutor>()->cell());
@@ -411,28 +403,28 @@ TEST_CASE("a nested woven call runs on the caller's io_context through one wrapp
   // the caller's): its handlers pay for one installation, and a cancellation
   // on the io_context's thread is emitted at once.
   LeaseInContext chain;
-  using CallExecutor = weave::detail::ContextExecutor<asio::io_context::executor_type>;
-  std::optional<asio::any_io_executor> outer_ex, inner_ex;
+  using CallExecutor = weave::detail::ContextExecutor<net::io_context::executor_type>;
+  std::optional<net::any_io_executor> outer_ex, inner_ex;
   std::optional<std::string> inner_saw;
-  auto call = [&](std::string order, std::function<asio::awaitable<int>()> method) -> asio::awaitable<int> {
+  auto call = [&](std::string order, std::function<net::awaitable<int>()> method) -> net::awaitable<int> {
     const weave::ArgRef args[] = {weave::ArgRef(order)};
     std::string rendered[1] = {"order:" + order};
-    co_return co_await weave::detail::invoke_async<asio::awaitable<int>>(k_info, args, rendered, method,
+    co_return co_await weave::detail::invoke_async<net::awaitable<int>>(k_info, args, rendered, method,
                                                                           weave::detail::CannotSkip{});
   };
-  auto inner_method = [&]() -> asio::awaitable<int> {
-    inner_ex = co_await asio::this_coro::executor;
+  auto inner_method = [&]() -> net::awaitable<int> {
+    inner_ex = co_await net::this_coro::executor;
     const weave::Lease* l = weave::current_lease();
     inner_saw = l ? l->key() : "";
     co_return 2;
   };
-  auto outer_method = [&]() -> asio::awaitable<int> {
-    outer_ex = co_await asio::this_coro::executor;
+  auto outer_method = [&]() -> net::awaitable<int> {
+    outer_ex = co_await net::this_coro::executor;
     auto nested = call("inner", inner_method);
     co_return co_await std::move(nested);
   };
-  asio::io_context io;
-  asio::co_spawn(io, call("outer", outer_method), asio::detached);
+  net::io_context io;
+  net::co_spawn(io, call("outer", outer_method), net::detached);
   io.run();
   REQUIRE(outer_ex->target<CallExecutor>());
   REQUIRE(inner_ex->target<CallExecutor>());  // not a wrapper around the caller's wrapper

@@ -5,9 +5,7 @@
 // signal) records what is emitted, on which thread, and when.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
+#include "weave/asio.h"
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -20,7 +18,7 @@
 #include "async/context_executor.h"
 #include "core/lease_core.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using weave::detail::CallCell;
 using weave::detail::ContextLink;
 using weave::detail::LeaseCore;
@@ -28,18 +26,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr auto kTerminal = asio::cancellation_type::terminal;
+constexpr auto kTerminal = net::cancellation_type::terminal;
 
 // What the call's pending operation was told: each emission, and the thread.
 struct Emissions {
   std::mutex mutex;
-  std::vector<asio::cancellation_type> types;
+  std::vector<net::cancellation_type> types;
   std::vector<std::thread::id> threads;
   // Runs inside the emission, before it ends (to hold it there).
   std::function<void()> during;
 
-  void attach(asio::cancellation_slot slot) {
-    slot.assign([this](asio::cancellation_type t) {
+  void attach(net::cancellation_slot slot) {
+    slot.assign([this](net::cancellation_type t) {
       {
         std::lock_guard g(mutex);
         types.push_back(t);
@@ -57,7 +55,7 @@ struct Emissions {
 // A call played by hand: a cell bound to `io`, its generation, its slot
 // recorded. retire() ends it.
 struct Call {
-  asio::io_context io;
+  net::io_context io;
   std::shared_ptr<CallCell> cell = CallCell::acquire();
   std::uint64_t gen = 0;
   Emissions emitted;
@@ -82,7 +80,7 @@ struct Call {
   // `f` run on the thread that runs the call's io_context.
   template <class F>
   void on_io_thread(F&& f) {
-    asio::post(io, std::forward<F>(f));
+    net::post(io, std::forward<F>(f));
     io.restart();
     io.run();
   }
@@ -241,10 +239,10 @@ TEST_CASE("call cell: a lease lost before the call first suspends is heard as it
 TEST_CASE("call cell: a retargeted cell emits at the new signal until put back", "[async][cell]") {
   Call call;
   call.start();
-  asio::cancellation_signal rest;
+  net::cancellation_signal rest;
   Emissions at_rest;
   at_rest.attach(rest.slot());
-  asio::cancellation_signal* before = call.cell->retarget(&rest);
+  net::cancellation_signal* before = call.cell->retarget(&rest);
   call.handler([&] { call.cell->cancel(call.gen, kTerminal, false); });
   CHECK(at_rest.count() == 1);
   CHECK(call.emitted.count() == 0);

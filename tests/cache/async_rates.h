@@ -3,22 +3,19 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
 
+#include "weave/asio.h"
 #include "weave/json_codec.h"
 
 namespace asynccache {
 
-inline boost::asio::awaitable<void> sleep_ms(int ms) {
-  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
-  boost::asio::steady_timer t(ex, std::chrono::milliseconds(ms));
-  co_await t.async_wait(boost::asio::use_awaitable);
+inline weave::net::awaitable<void> sleep_ms(int ms) {
+  const auto ex = co_await weave::net::this_coro::executor;  // (named: g++ 12, docs/async.md)
+  weave::net::steady_timer t(ex, std::chrono::milliseconds(ms));
+  co_await t.async_wait(weave::net::use_awaitable);
 }
 
 class Rates {
@@ -27,7 +24,7 @@ class Rates {
 
   // Loads suspend for 50 ms (a slow upstream).
   [[cache(name="async-rates", key="<ccy>", ttl=10min, local_ttl=5min)]]
-  virtual boost::asio::awaitable<double> rate(std::string ccy) {
+  virtual weave::net::awaitable<double> rate(std::string ccy) {
     ++loads_;
     co_await sleep_ms(50);
     co_return ccy.rfind("EUR", 0) == 0 ? 1.08 : 1.27;
@@ -54,7 +51,7 @@ class Quotes {
   virtual ~Quotes() = default;
 
   [[cache(name="async-quotes", key="<id>", ttl=10min, sync=true)]]
-  virtual boost::asio::awaitable<std::optional<Quote>> find(std::string id) {
+  virtual weave::net::awaitable<std::optional<Quote>> find(std::string id) {
     ++loads_;
     while (!open_) co_await sleep_ms(1);  // (a test's gate: the user's body may poll, Weave does not)
     co_return Quote{id, 100};

@@ -7,12 +7,6 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -25,6 +19,7 @@
 #include "async_rates.weave.h"
 #include "async_test_support.h"
 #include "cache_methods.h"
+#include "weave/asio.h"
 #include "weave/cache.h"
 #include "weave/woven.h"
 #if WEAVE_TEST_STORE_IS_MEM
@@ -33,7 +28,7 @@
 #include "cache_processes.h"
 #endif
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using asynccache::Quote;
 using asynccache::Quotes;
 using asynccache::Rates;
@@ -138,9 +133,9 @@ TEST_CASE("async cache: concurrent misses of one key load once, suspended: no po
   ThreadPeak peak;
   const int threads = process_threads();  // with the sampler's
   {
-    asio::io_context io;
+    net::io_context io;
     for (int i = 0; i < 200; ++i)
-      asio::co_spawn(io, rates.rate(eur), [&](std::exception_ptr e, double r) { right += !e && r == 1.08; });
+      net::co_spawn(io, rates.rate(eur), [&](std::exception_ptr e, double r) { right += !e && r == 1.08; });
     run_threads(io, 1);
   }
   const int most = peak.stop();
@@ -149,9 +144,9 @@ TEST_CASE("async cache: concurrent misses of one key load once, suspended: no po
   // 199 waited for the one load, suspended: at most the store pool's 8 threads came.
   CHECK(most - threads <= 8);
   {
-    asio::io_context io;
+    net::io_context io;
     for (int i = 0; i < 200; ++i)
-      asio::co_spawn(io, rates.rate(eur), [&](std::exception_ptr e, double r) { right += !e && r == 1.08; });
+      net::co_spawn(io, rates.rate(eur), [&](std::exception_ptr e, double r) { right += !e && r == 1.08; });
     run_threads(io, 1);
   }
   const weave::CacheStats st = weave::cache_stats("async-rates");
@@ -176,8 +171,8 @@ TEST_CASE("async cache sync=true: misses wait, suspended, for another process's 
   const std::uint64_t pool_jobs = weave::detail::interceptor_pool().jobs();
   OtherLoader other(key);
   std::vector<Outcome> outcomes(20);
-  asio::io_context io;
-  for (Outcome& o : outcomes) asio::co_spawn(io, quotes.find(key), record_quote(o));
+  net::io_context io;
+  for (Outcome& o : outcomes) net::co_spawn(io, quotes.find(key), record_quote(o));
   std::thread runner([&] { io.run(); });
   struct Join {
     std::thread& t;
@@ -206,9 +201,9 @@ TEST_CASE("async cache: a miss cancelled while it waits for another call's load 
   weave::Woven<Quotes> quotes;  // held until open()
   const std::string key = async_test::unique_name("cancel");
   Outcome leader, cancelled, waiter;
-  asio::cancellation_signal signal;
-  asio::io_context io;
-  asio::co_spawn(io, quotes.find(key), record_quote(leader));
+  net::cancellation_signal signal;
+  net::io_context io;
+  net::co_spawn(io, quotes.find(key), record_quote(leader));
   std::thread runner([&] { io.run(); });
   struct Join {
     Quotes& q;
@@ -220,10 +215,10 @@ TEST_CASE("async cache: a miss cancelled while it waits for another call's load 
   } join{quotes, runner};
   REQUIRE(eventually([&] { return quotes.loads() == 1; }));
   // One thread runs the io_context: both join the flight before the cancellation runs.
-  asio::post(io, [&] {
-    asio::co_spawn(io, quotes.find(key), asio::bind_cancellation_slot(signal.slot(), record_quote(cancelled)));
-    asio::co_spawn(io, quotes.find(key), record_quote(waiter));
-    asio::post(io, [&] { signal.emit(asio::cancellation_type::terminal); });
+  net::post(io, [&] {
+    net::co_spawn(io, quotes.find(key), net::bind_cancellation_slot(signal.slot(), record_quote(cancelled)));
+    net::co_spawn(io, quotes.find(key), record_quote(waiter));
+    net::post(io, [&] { signal.emit(net::cancellation_type::terminal); });
   });
   REQUIRE(eventually([&] { return cancelled.done.load(); }));
   CHECK(cancelled.aborted());
@@ -243,14 +238,14 @@ TEST_CASE("async cache sync=true: a load cancelled while it runs gives its fill 
   const std::string key = async_test::unique_name("cancel-load");
   const weave::CacheStats before = weave::cache_stats("async-quotes");
   Outcome loader, next;
-  asio::cancellation_signal signal;
-  asio::io_context io;
-  asio::co_spawn(io, quotes.find(key), asio::bind_cancellation_slot(signal.slot(), record_quote(loader)));
-  asio::co_spawn(
+  net::cancellation_signal signal;
+  net::io_context io;
+  net::co_spawn(io, quotes.find(key), net::bind_cancellation_slot(signal.slot(), record_quote(loader)));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (quotes.loads() == 0) co_await asynccache::sleep_ms(1);
-        signal.emit(asio::cancellation_type::terminal);
+        signal.emit(net::cancellation_type::terminal);
         while (!loader.done) co_await asynccache::sleep_ms(1);
         quotes.open();
         // The lease was given back: this call claims it and loads, it does not wait for it.
@@ -258,7 +253,7 @@ TEST_CASE("async cache sync=true: a load cancelled while it runs gives its fill 
         next.value = q ? q->cents : -1;
         next.done = true;
       },
-      asio::detached);
+      net::detached);
   io.run();
   CHECK(loader.aborted());
   REQUIRE(next.done);

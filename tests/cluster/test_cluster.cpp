@@ -13,16 +13,12 @@
 #include <thread>
 #include <vector>
 
-#ifdef WEAVE_TEST_ASYNC
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#endif
-
 #include "event_recorder.h"
 #include "fault_proxy.h"
 #include "lock/redis/backends.h"
 #ifdef WEAVE_TEST_ASYNC
 #include "store/asio/async_run.h"
+#include "weave/asio.h"
 #endif
 #include "store/cluster_executor.h"
 #include "store/open.h"
@@ -250,11 +246,11 @@ TEST_CASE("cluster: a direct asynchronous send that meets MOVED leaves the call 
   const std::vector<weave::store::ScriptCall> one{weave::store::ScriptCall{kIncr, {key}, {"1"}}};
   // One asynchronous send of `one` on an io_context run by this thread.
   auto send_async = [&] {
-    boost::asio::io_context io;
+    weave::net::io_context io;
     std::optional<std::vector<weave::store::Reply>> replies;
     std::exception_ptr error;
-    boost::asio::co_spawn(
-        io, [&]() -> boost::asio::awaitable<void> { replies = co_await weave::store::try_run_async(*cl.exec, one, "incr"); },
+    weave::net::co_spawn(
+        io, [&]() -> weave::net::awaitable<void> { replies = co_await weave::store::try_run_async(*cl.exec, one, "incr"); },
         [&](std::exception_ptr e) { error = e; });
     io.run();
     if (error) std::rethrow_exception(error);

@@ -8,6 +8,32 @@ function(run)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# second_build_settings(<tree> <out var> [UNLESS <compiler argument>]): the
+# -D settings for a second build of Weave's sources at <tree>: the build type
+# and flags of the build under test (WEAVE_BUILD_DIR), and a compiler launcher
+# (reuse_object.sh) that takes that build's object at the same place instead
+# of compiling again, except for a command holding the UNLESS argument.
+function(second_build_settings tree out)
+  cmake_parse_arguments(S "" "UNLESS" "" ${ARGN})
+  set(forwarded CMAKE_BUILD_TYPE CMAKE_CXX_FLAGS CMAKE_CXX_FLAGS_DEBUG CMAKE_CXX_FLAGS_RELEASE
+                CMAKE_CXX_FLAGS_RELWITHDEBINFO CMAKE_CXX_FLAGS_MINSIZEREL WEAVE_WITH_ASYNC)
+  load_cache("${WEAVE_BUILD_DIR}" READ_WITH_PREFIX main_ ${forwarded})
+  set(settings "")
+  foreach(variable IN LISTS forwarded)
+    list(APPEND settings "-D${variable}=${main_${variable}}")
+  endforeach()
+  set(unless "")
+  if(S_UNLESS)
+    set(unless "WEAVE_REUSE_UNLESS=${S_UNLESS} ")
+  endif()
+  set(launcher "${WORK_DIR}/reuse_object")
+  file(WRITE "${launcher}" "#!/bin/sh\n${unless}exec bash '${CMAKE_CURRENT_FUNCTION_LIST_DIR}/reuse_object.sh' "
+       "'${WEAVE_BUILD_DIR}' '${tree}' \"$@\"\n")
+  file(CHMOD "${launcher}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+  list(APPEND settings "-DCMAKE_CXX_COMPILER_LAUNCHER=${launcher}")
+  set(${out} "${settings}" PARENT_SCOPE)
+endfunction()
+
 # Installs this build of Weave (WEAVE_BUILD_DIR) into ${WORK_DIR}/prefix, then
 # configures and builds <source_dir> against it in ${WORK_DIR}/build; leaves
 # `prefix` and `build` set for the caller.

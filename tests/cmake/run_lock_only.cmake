@@ -3,8 +3,9 @@
 # -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON: a program using only [[lock]]
 # configures, builds and runs where Boost cannot be found, includes no Boost
 # header and links no Boost, hiredis or store code. Then: an unknown component
-# is an error naming it, and the asio component is the one that needs Boost.
-# Last, no installed library but the async component's holds a Boost symbol.
+# is an error naming it, and the asio component is the one that needs Boost
+# (when built on it; on standalone Asio it needs none). Last, no installed
+# library but the async component's holds a Boost symbol.
 file(REMOVE_RECURSE "${WORK_DIR}")
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
 set(prefix "${WORK_DIR}/prefix")
@@ -50,10 +51,20 @@ function(find_package_fails name components expected)
   message(STATUS "${components}: ${err}")
 endfunction()
 find_package_fails(unknown "lock;sparkle" "Weave has no component 'sparkle'")
+set(on_boost FALSE)  # the async component built on Boost.Asio (not standalone Asio)
 if(EXISTS "${prefix}/lib/cmake/Weave/Weave_asioTargets.cmake")
+  file(READ "${prefix}/lib/cmake/Weave/Weave_asioTargets.cmake" asio_targets)
+  if(NOT asio_targets MATCHES "Weave::standalone_asio")
+    set(on_boost TRUE)
+  endif()
+endif()
+if(on_boost)
   find_package_fails(asio_without_boost "asio" "Boost" -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON)
   run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/asio" -DCMAKE_PREFIX_PATH=${prefix}
       -DCMAKE_CXX_COMPILER=${CXX} -DWEAVE_TEST_FIND=asio)
+elseif(DEFINED asio_targets)
+  run(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${WORK_DIR}/asio" -DCMAKE_PREFIX_PATH=${prefix}
+      -DCMAKE_CXX_COMPILER=${CXX} -DWEAVE_TEST_FIND=asio -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON)
 else()
   find_package_fails(asio_not_built "asio" "built without its component 'asio'")
 endif()
@@ -65,7 +76,12 @@ foreach(library IN LISTS libraries)
   get_filename_component(name "${library}" NAME)
   run(nm -C "${library}")
   string(FIND "${last_output}" "boost::" at)
-  if(name MATCHES "^libweave_(store_)?asio\\.")
+  if(name MATCHES "^libweave_(store_)?asio\\." AND NOT on_boost)
+    string(FIND "${last_output}" "asio::" standalone_at)
+    if(NOT at EQUAL -1 OR standalone_at EQUAL -1)
+      message(FATAL_ERROR "${name}: built on standalone Asio, yet it holds a Boost symbol or no asio:: one")
+    endif()
+  elseif(name MATCHES "^libweave_(store_)?asio\\.")
     if(at EQUAL -1)
       message(FATAL_ERROR "${name} holds no Boost symbol: the check below could not fail")
     endif()

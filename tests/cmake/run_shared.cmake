@@ -17,21 +17,10 @@ cmake_minimum_required(VERSION 3.20)  # IN_LIST
 file(REMOVE_RECURSE "${WORK_DIR}")
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
 set(weave_build "${WORK_DIR}/weave")
-set(forwarded CMAKE_BUILD_TYPE CMAKE_CXX_FLAGS CMAKE_CXX_FLAGS_DEBUG CMAKE_CXX_FLAGS_RELEASE
-              CMAKE_CXX_FLAGS_RELWITHDEBINFO CMAKE_CXX_FLAGS_MINSIZEREL WEAVE_WITH_ASYNC)
-load_cache("${WEAVE_BUILD_DIR}" READ_WITH_PREFIX main_ ${forwarded})
-set(main_settings "")
-foreach(variable IN LISTS forwarded)
-  list(APPEND main_settings "-D${variable}=${main_${variable}}")
-endforeach()
-set(launcher "${WORK_DIR}/reuse_object")
-file(WRITE "${launcher}"
-     "#!/bin/sh\nexec bash '${CMAKE_CURRENT_LIST_DIR}/reuse_object.sh' '${WEAVE_BUILD_DIR}' '${weave_build}' \"$@\"\n")
-file(CHMOD "${launcher}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+second_build_settings("${weave_build}" main_settings)
 # WEAVE_BUILD_TESTS is left to its default, which a shared build turns off
 # (the tests call internals libweave.so does not export).
 run(${CMAKE_COMMAND} -S "${WEAVE_SOURCE_DIR}" -B "${weave_build}" ${main_settings}
-    -DCMAKE_CXX_COMPILER_LAUNCHER=${launcher}
     -DBUILD_SHARED_LIBS=ON -DWEAVE_BUILD_SAMPLES=OFF -DWEAVE_BUILD_BENCH=OFF -DWEAVE_BUILD_CLI=OFF
     -DWEAVE_BUILD_CODEGEN=OFF -DCMAKE_CXX_COMPILER=${CXX})
 run(${CMAKE_COMMAND} --build "${weave_build}" -j 2)

@@ -79,7 +79,8 @@ TEST_CASE("diagnostic: lock on results that complete after the call returns, sha
       "template <class T> struct Future { T get(); void wait(); };\n"                               // 14
       "struct Plain { int get() const; };\n";                                                       // 15
   // Coroutine types other than the supported one name it.
-  const std::string supported = "; Weave weaves methods returning boost::asio::awaitable<T> as asynchronous";
+  const std::string supported =
+      "; Weave weaves methods returning boost::asio::awaitable<T> or asio::awaitable<T> as asynchronous";
   const std::string traits = "a coroutine type: std::coroutine_traits is specialized for it" + supported;
   const std::string awaitable = "an awaitable: it has await_ready or operator co_await" + supported;
   struct Case {

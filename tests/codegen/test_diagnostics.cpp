@@ -486,7 +486,8 @@ TEST_CASE("diagnostic: what Weave does not do for an asynchronous method", "[cod
   expect_error_in_declaration(
       "async_executor", k_async_prelude, 8,
       "  [[audit(event=\"e\")]] awaitable<int, boost::asio::io_context::executor_type> f();", "audit",
-      "an awaitable on another executor: Weave weaves boost::asio::awaitable<T> with the default executor");
+      "an awaitable on another executor: Weave weaves boost::asio::awaitable<T> and asio::awaitable<T> with the "
+      "default executor");
   expect_error_in_declaration("async_refresh", k_async_prelude, 8,
                               "  [[cache(name=\"r\", key=\"k\", refresh_after=1s)]] awaitable<int> f();", "1s",
                               "'refresh_after' of 'cache' runs 'C::f' again in the background, which Weave does not "
@@ -494,4 +495,39 @@ TEST_CASE("diagnostic: what Weave does not do for an asynchronous method", "[cod
   expect_error_in_declaration("async_delay", k_async_prelude, 8,
                               "  [[delay(queue=\"q\", after=1s)]] virtual awaitable<void> f(int n);", "delay",
                               "'delay' stores the call of 'C::f' to run it later, but it is asynchronous");
+}
+
+// Standalone Asio's awaitable<T> (asio::, weave/asio.h) is woven as Boost's
+// is. Tagged [asio]: its names are declared here, so it needs no Asio
+// installed (the output is read, not compiled).
+namespace {
+const std::string k_standalone_prelude = std::string(k_prelude) +
+                                         "namespace asio {\n"                                           // line 3
+                                         "class any_io_executor {};\n"                                  // line 4
+                                         "template <class T, class E = any_io_executor> class awaitable {};\n"  // line 5
+                                         "struct io_context { struct executor_type {}; };\n"            // line 6
+                                         "}  // namespace asio\n"                                       // line 7
+                                         "struct C {\n";                                                // line 8
+}  // namespace
+
+TEST_CASE("a standalone Asio awaitable method is woven as a coroutine awaiting its chain",
+          "[codegen][diagnostics][asio]") {
+  auto r = run("standalone_asio_ok", k_standalone_prelude +
+                                         "  [[lock(key=\"acct:<id>\")]] virtual asio::awaitable<long> add(std::string id);\n"
+                                         "  [[cache(name=\"r\", key=\"<ccy>\")]] asio::awaitable<double> rate(std::string ccy);\n"
+                                         "};\n");
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const std::string cpp = read(r.out_cpp);
+  CHECK_THAT(cpp, Catch::Contains("#include <weave/generated/invoke_async.h>"));
+  CHECK_THAT(cpp, Catch::Contains("co_return co_await ::weave::detail::invoke_async<asio::awaitable<long>>("));
+  CHECK_THAT(cpp, Catch::Contains("make_result_codec<double>(\"double\")"));
+  // By reference: the rule of every asynchronous method holds.
+  expect_error_in_declaration("standalone_asio_ref", k_standalone_prelude, 9,
+                              "  [[lock(key=\"acct:<id>\")]] asio::awaitable<long> add(const std::string& id);", "lock",
+                              "'C::add' is asynchronous (it returns 'asio::awaitable<long>')");
+  expect_error_in_declaration(
+      "standalone_asio_executor", k_standalone_prelude, 9,
+      "  [[lock(key=\"k\")]] asio::awaitable<int, asio::io_context::executor_type> f();", "lock",
+      "an awaitable on another executor: Weave weaves boost::asio::awaitable<T> and asio::awaitable<T>");
 }

@@ -3,14 +3,11 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <stdexcept>
 #include <string>
 
+#include "weave/asio.h"
 #include "weave/dedupe.h"
 
 namespace asyncdedupe {
@@ -19,10 +16,10 @@ struct Declined : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  const auto ex = co_await boost::asio::this_coro::executor;  // (named: g++ 12, docs/async.md)
-  boost::asio::steady_timer t(ex, d);
-  co_await t.async_wait(boost::asio::use_awaitable);
+inline weave::net::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  const auto ex = co_await weave::net::this_coro::executor;  // (named: g++ 12, docs/async.md)
+  weave::net::steady_timer t(ex, d);
+  co_await t.async_wait(weave::net::use_awaitable);
 }
 
 class Payments {
@@ -32,7 +29,7 @@ class Payments {
   // Runs once per key for a minute; duplicates wait for a running first call
   // (suspended) and get its result again.
   [[dedupe(key="pay:<key>", window=1min, on_duplicate=replay, wait=10s)]]
-  virtual boost::asio::awaitable<long> pay(std::string key, int cents, int hold_ms) {
+  virtual weave::net::awaitable<long> pay(std::string key, int cents, int hold_ms) {
     ++runs_;
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     if (!weave::current_dedupe_claim("pay:" + key)) ++claim_missing_;  // its claim, after a suspension

@@ -5,12 +5,6 @@
 // failed first call forgotten.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/system/system_error.hpp>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -20,10 +14,11 @@
 #include "async/blocking_pool.h"
 #include "async_payments.weave.h"
 #include "async_test_support.h"
+#include "weave/asio.h"
 #include "weave/dedupe.h"
 #include "weave/woven.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using namespace std::chrono_literals;
 using asyncdedupe::Payments;
 
@@ -43,7 +38,7 @@ struct Configured {
 struct PaymentsCase {
   Configured configured;
   weave::Woven<Payments> payments;
-  asio::io_context io;
+  net::io_context io;
 };
 
 }  // namespace
@@ -54,7 +49,7 @@ TEST_CASE_METHOD(PaymentsCase,
   const std::string key = async_test::unique_name("single");
   constexpr int kCalls = 200;
   std::vector<Outcome> outcomes(kCalls);
-  for (auto& o : outcomes) asio::co_spawn(io, payments.pay(key, 21, 200), record(o));
+  for (auto& o : outcomes) net::co_spawn(io, payments.pay(key, 21, 200), record(o));
   run_threads(io, 4);
   int ok = 0;
   for (const auto& o : outcomes) ok += o.done && !o.error && o.value == 42;
@@ -74,7 +69,7 @@ TEST_CASE_METHOD(PaymentsCase,
   // (One hash tag: on a cluster, the warm-up reaches the master the calls go to.)
   const std::string tag = "{" + async_test::unique_name("own-thread") + "}";
   Outcome warm;
-  asio::co_spawn(io, payments.pay(tag + "warm", 1, 0), record(warm));  // connects, loads scripts
+  net::co_spawn(io, payments.pay(tag + "warm", 1, 0), record(warm));  // connects, loads scripts
   io.run();
   REQUIRE(warm.done);
   REQUIRE_FALSE(warm.error);
@@ -87,10 +82,10 @@ TEST_CASE_METHOD(PaymentsCase,
     const std::uint64_t jobs = weave::detail::store_pool().jobs();
     const std::string key = tag + "first" + std::to_string(round);
     Outcome first, again;
-    asio::co_spawn(io, payments.pay(key, 21, 0), record(first));
+    net::co_spawn(io, payments.pay(key, 21, 0), record(first));
     io.restart();
     io.run();
-    asio::co_spawn(io, payments.pay(key, 21, 0), record(again));
+    net::co_spawn(io, payments.pay(key, 21, 0), record(again));
     io.restart();
     io.run();
     REQUIRE(first.done);
@@ -109,21 +104,21 @@ TEST_CASE_METHOD(PaymentsCase,
 TEST_CASE_METHOD(PaymentsCase, "async dedupe: a waiting duplicate cancelled through its slot ends at once", "[async]") {
   const std::string key = async_test::unique_name("cancel");
   Outcome first, duplicate;
-  asio::cancellation_signal cancel;
+  net::cancellation_signal cancel;
   bool first_done_at_cancel = true, duplicate_done_soon = false;
-  asio::co_spawn(io, payments.pay(key, 5, 1500), record(first));
-  asio::co_spawn(
+  net::co_spawn(io, payments.pay(key, 5, 1500), record(first));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (payments.runs() == 0) co_await asyncdedupe::sleep_for(1ms);
-        asio::co_spawn(io, payments.pay(key, 5, 0), asio::bind_cancellation_slot(cancel.slot(), record(duplicate)));
+        net::co_spawn(io, payments.pay(key, 5, 0), net::bind_cancellation_slot(cancel.slot(), record(duplicate)));
         co_await asyncdedupe::sleep_for(100ms);  // it waits for the first call now
         first_done_at_cancel = first.done;
-        cancel.emit(asio::cancellation_type::terminal);
+        cancel.emit(net::cancellation_type::terminal);
         co_await asyncdedupe::sleep_for(50ms);
         duplicate_done_soon = duplicate.done;
       },
-      asio::detached);
+      net::detached);
   io.run();
   CHECK_FALSE(first_done_at_cancel);
   CHECK(duplicate_done_soon);  // long before the first call's 1.5 s
@@ -139,9 +134,9 @@ TEST_CASE_METHOD(PaymentsCase,
                  "[async]") {
   const std::string key = async_test::unique_name("declined");
   Outcome first, retry;
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         try {
           co_await payments.pay(key, -1, 1);
         } catch (...) {
@@ -151,7 +146,7 @@ TEST_CASE_METHOD(PaymentsCase,
         retry.value = co_await payments.pay(key, 3, 1);  // forgotten: it runs again
         retry.done = true;
       },
-      asio::detached);
+      net::detached);
   io.run();
   REQUIRE(first.done);
   CHECK_THROWS_AS(std::rethrow_exception(first.error), asyncdedupe::Declined);
@@ -164,22 +159,22 @@ TEST_CASE_METHOD(PaymentsCase,
                  "async dedupe: a first call cancelled while it runs is forgotten at once, and a retry runs",
                  "[async]") {
   const std::string key = async_test::unique_name("cancelled");
-  asio::cancellation_signal cancel;
+  net::cancellation_signal cancel;
   Outcome first, retry;
-  asio::co_spawn(io, payments.pay(key, 4, 60'000), asio::bind_cancellation_slot(cancel.slot(), record(first)));
-  asio::co_spawn(
+  net::co_spawn(io, payments.pay(key, 4, 60'000), net::bind_cancellation_slot(cancel.slot(), record(first)));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (payments.runs() == 0) co_await asyncdedupe::sleep_for(1ms);
         co_await asyncdedupe::sleep_for(5ms);  // (the body waits on its timer by now)
-        cancel.emit(asio::cancellation_type::terminal);
+        cancel.emit(net::cancellation_type::terminal);
         while (!first.done) co_await asyncdedupe::sleep_for(1ms);
         // Not a duplicate of a call still running (which would wait its 10 s, then be refused):
         // the cancelled call's claim is gone.
         retry.value = co_await payments.pay(key, 3, 1);
         retry.done = true;
       },
-      asio::detached);
+      net::detached);
   io.run();
   REQUIRE(first.done);
   CHECK(first.aborted());

@@ -167,8 +167,8 @@ TEST_CASE("README and docs: every C++ snippet compiles under g++ and clang++ wit
   int headers = 0;
   for (std::size_t i = 0; i < snippets.size(); ++i) {
     const Snippet& s = snippets[i];
-    // An asynchronous method's snippet needs Boost, which only a build with
-    // the async component has.
+    // An asynchronous method's snippet needs Boost.Asio, which only a build
+    // with the async component on Boost has.
     if (!WEAVE_DOCS_ASYNC && s.text.find("boost/asio") != std::string::npos) continue;
     INFO(s.where << "\n" << s.text);
     std::string output;

@@ -5,11 +5,6 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -18,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "weave/asio.h"
 #include "weave/lease.h"
 
 namespace asynclock {
@@ -56,10 +52,10 @@ struct Probe {
   }
 };
 
-inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  const auto ex = co_await boost::asio::this_coro::executor;  // (a named executor: g++ 12 destroys a co_await expression's temporaries twice)
-  boost::asio::steady_timer t(ex, d);
-  co_await t.async_wait(boost::asio::use_awaitable);
+inline weave::net::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+  const auto ex = co_await weave::net::this_coro::executor;  // (a named executor: g++ 12 destroys a co_await expression's temporaries twice)
+  weave::net::steady_timer t(ex, d);
+  co_await t.async_wait(weave::net::use_awaitable);
 }
 
 class Ledger {
@@ -72,7 +68,7 @@ class Ledger {
   // sanitizers 10,000 calls spawned at once queue a holder's resumption for
   // seconds, which a short lease would not survive.)
   [[lock(key="acct:<id>", ttl=2min, wait=10min)]]
-  virtual boost::asio::awaitable<long> add(std::string id, int cents, int hold_ms) {
+  virtual weave::net::awaitable<long> add(std::string id, int cents, int hold_ms) {
     const std::string key = "acct:" + id;
     probe_->enter(key);
     if (hold_ms > 0)
@@ -88,7 +84,7 @@ class Ledger {
 
   // The same with a lease the watchdog renews.
   [[lock(key="acct:<id>", wait=60s)]]
-  virtual boost::asio::awaitable<long> add_renewed(std::string id, int hold_ms) {
+  virtual weave::net::awaitable<long> add_renewed(std::string id, int hold_ms) {
     const std::string key = "acct:" + id;
     probe_->enter(key);
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
@@ -100,7 +96,7 @@ class Ledger {
   // Holds a renewed lease across `hold_ms` and touches nothing shared (for
   // many keys at once).
   [[lock(key="acct:<id>", wait=60s)]]
-  virtual boost::asio::awaitable<long> hold_renewed([[maybe_unused]] std::string id, int hold_ms) {
+  virtual weave::net::awaitable<long> hold_renewed([[maybe_unused]] std::string id, int hold_ms) {
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     co_return hold_ms;
   }
@@ -108,37 +104,37 @@ class Ledger {
   // Holds a renewed lease across one turn of its executor (a post), then
   // returns; yielding() from the moment it posts.
   [[lock(key="acct:<id>", wait=10s)]]
-  virtual boost::asio::awaitable<long> yield_once([[maybe_unused]] std::string id) {
-    const auto ex = co_await boost::asio::this_coro::executor;
+  virtual weave::net::awaitable<long> yield_once([[maybe_unused]] std::string id) {
+    const auto ex = co_await weave::net::this_coro::executor;
     yielding_ = true;
-    co_await boost::asio::post(ex, boost::asio::use_awaitable);
+    co_await weave::net::post(ex, weave::net::use_awaitable);
     co_return 1;
   }
 
   // Does not wait: std::nullopt when the key is busy.
   [[lock(key="acct:<id>", wait=0s, on_busy=skip)]]
-  virtual boost::asio::awaitable<std::optional<long>> try_add([[maybe_unused]] std::string id) {
+  virtual weave::net::awaitable<std::optional<long>> try_add([[maybe_unused]] std::string id) {
     co_return ++total_;
   }
 
   // Holds the key and, after a suspension, calls add() on the same key: the
   // nested call re-enters this call's lease.
   [[lock(key="acct:<id>", ttl=5s, wait=10s)]]
-  virtual boost::asio::awaitable<long> transfer(std::string id) {
+  virtual weave::net::awaitable<long> transfer(std::string id) {
     co_await sleep_for(std::chrono::milliseconds(1));
     co_return co_await add(id, 100, 1);
   }
 
   // Throws from the body after a suspension.
   [[lock(key="acct:<id>", ttl=5s, wait=10s)]]
-  virtual boost::asio::awaitable<long> decline(std::string id) {
+  virtual weave::net::awaitable<long> decline(std::string id) {
     co_await sleep_for(std::chrono::milliseconds(1));
     throw Declined("declined: " + id);
   }
 
   // A lease of `ttl=300ms` held for `hold_ms`: lost when it runs out.
   [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
-  virtual boost::asio::awaitable<long> overstay([[maybe_unused]] std::string id, int hold_ms) {
+  virtual weave::net::awaitable<long> overstay([[maybe_unused]] std::string id, int hold_ms) {
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     ++after_loss_;
     co_return 0;
@@ -148,8 +144,8 @@ class Ledger {
   // its thread for `block_ms`), then suspends for `hold_ms`: the loss must
   // cancel that suspension.
   [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
-  virtual boost::asio::awaitable<long> overstay_before_suspending([[maybe_unused]] std::string id, int block_ms,
-                                                                  int hold_ms) {
+  virtual weave::net::awaitable<long> overstay_before_suspending([[maybe_unused]] std::string id, int block_ms,
+                                                                 int hold_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(block_ms));
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     ++after_loss_;
@@ -160,7 +156,7 @@ class Ledger {
   // lease's loss too, then ends), then outlives its `ttl=300ms` lease: the
   // loss must still cancel this body.
   [[lock(key="acct:<id>", ttl=300ms, wait=10s)]]
-  virtual boost::asio::awaitable<long> overstay_after_nested(std::string id, int hold_ms) {
+  virtual weave::net::awaitable<long> overstay_after_nested(std::string id, int hold_ms) {
     co_await add(id, 1, 1);
     co_await sleep_for(std::chrono::milliseconds(hold_ms));
     ++after_loss_;

@@ -7,13 +7,6 @@
 // body, exceptions kept, release when the coroutine is destroyed unresumed.
 #include <catch2/catch.hpp>
 
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/system/system_error.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -28,10 +21,11 @@
 #include "async_test_support.h"
 #include "store/open.h"
 #include "store/reply.h"
+#include "weave/asio.h"
 #include "weave/lock.h"
 #include "weave/woven.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using namespace std::chrono_literals;
 using asynclock::Ledger;
 using asynclock::Probe;
@@ -60,7 +54,7 @@ struct LedgerCase {
   Configured configured;
   Probe probe;
   weave::Woven<Ledger> ledger{&probe};
-  asio::io_context io;
+  net::io_context io;
 };
 
 #if !WEAVE_TEST_STORE_IS_MEM
@@ -99,10 +93,10 @@ TEST_CASE("async lock: thousands of coroutines on one key hold it one at a time,
   weave::Woven<Ledger> ledger(&probe);
   const std::string id = account("many");
   constexpr int kCalls = 10'000;
-  asio::io_context io;
+  net::io_context io;
   std::atomic<int> done{0}, most_threads{0};
   for (int i = 0; i < kCalls; ++i)
-    asio::co_spawn(io, ledger.add(id, 1, 0), [&](std::exception_ptr e, long) {
+    net::co_spawn(io, ledger.add(id, 1, 0), [&](std::exception_ptr e, long) {
       if (!e) ++done;
     });
   // Samples the process's threads while the calls wait and run.
@@ -146,20 +140,20 @@ TEST_CASE_METHOD(LedgerCase,
   // for the store pool's threads, the four thread hand-offs they cost.
   const std::string id = account("own-thread");
   Outcome warm;
-  asio::co_spawn(io, ledger.add(id, 1, 0), record(warm));  // connects and loads the scripts
+  net::co_spawn(io, ledger.add(id, 1, 0), record(warm));  // connects and loads the scripts
   io.run();
   REQUIRE(warm.done);
   REQUIRE_FALSE(warm.error);
   const std::uint64_t jobs = weave::detail::store_pool().jobs();
   Outcome first, holder;
   std::optional<std::optional<long>> refused;
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<long> {
+      [&]() -> net::awaitable<long> {
         co_await ledger.add(id, 1, 0);
         co_await ledger.add(id, 1, 0);
         // Held by another call: try_add (no wait) is refused after one try.
-        asio::co_spawn(io, ledger.add(id, 1, 50), record(holder));
+        net::co_spawn(io, ledger.add(id, 1, 50), record(holder));
         while (probe.entered < 4) co_await asynclock::sleep_for(1ms);
         refused = co_await ledger.try_add(id);
         co_return 0L;
@@ -182,14 +176,14 @@ TEST_CASE_METHOD(LedgerCase, "async lock: two coroutines on one thread never sha
   const std::string id = account("one-thread");  // (one thread runs both calls)
   Outcome holder;
   std::optional<std::optional<long>> other;
-  asio::co_spawn(io, ledger.add(id, 1, 200), record(holder));
-  asio::co_spawn(
+  net::co_spawn(io, ledger.add(id, 1, 200), record(holder));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (probe.entered == 0) co_await asynclock::sleep_for(1ms);  // the first call holds the key now
         other = co_await ledger.try_add(id);
       },
-      asio::detached);
+      net::detached);
   io.run();
   REQUIRE(holder.done);
   CHECK_FALSE(holder.error);
@@ -202,7 +196,7 @@ TEST_CASE_METHOD(LedgerCase,
                  "[async]") {
   const std::string id = account("reenter");
   std::vector<Outcome> outcomes(20);
-  for (auto& o : outcomes) asio::co_spawn(io, ledger.transfer(id), record(o));
+  for (auto& o : outcomes) net::co_spawn(io, ledger.transfer(id), record(o));
   const weave::LockStats before = weave::default_lock_client().stats();
   run_threads(io, 4);
   for (auto& o : outcomes) {
@@ -224,20 +218,20 @@ TEST_CASE_METHOD(LedgerCase,
                  "[async]") {
   const std::string id = account("cancel-wait");
   Outcome holder, waiter;
-  asio::cancellation_signal cancel;
-  asio::co_spawn(io, ledger.add(id, 1, 1500), record(holder));
-  asio::co_spawn(
+  net::cancellation_signal cancel;
+  net::co_spawn(io, ledger.add(id, 1, 1500), record(holder));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
-        asio::co_spawn(io, ledger.add(id, 1, 0), asio::bind_cancellation_slot(cancel.slot(), record(waiter)));
+        net::co_spawn(io, ledger.add(id, 1, 0), net::bind_cancellation_slot(cancel.slot(), record(waiter)));
         co_await asynclock::sleep_for(100ms);  // it waits for the key now
-        cancel.emit(asio::cancellation_type::terminal);
+        cancel.emit(net::cancellation_type::terminal);
         co_await asynclock::sleep_for(50ms);
         CHECK(waiter.done);         // ended long before the holder's 1.5 s
         CHECK_FALSE(holder.done);
       },
-      asio::detached);
+      net::detached);
   io.run();
   CHECK(waiter.aborted());
   CHECK(holder.done);
@@ -252,19 +246,19 @@ TEST_CASE_METHOD(LedgerCase,
                  "[async]") {
   const std::string id = account("cancel-hold");
   Outcome holder;
-  asio::cancellation_signal cancel;
+  net::cancellation_signal cancel;
   bool held_when_cancelled = false, held_after = true;
-  asio::co_spawn(io, ledger.add(id, 1, 60'000), asio::bind_cancellation_slot(cancel.slot(), record(holder)));
-  asio::co_spawn(
+  net::co_spawn(io, ledger.add(id, 1, 60'000), net::bind_cancellation_slot(cancel.slot(), record(holder)));
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
         held_when_cancelled = key_held("acct:" + id);
-        cancel.emit(asio::cancellation_type::terminal);
+        cancel.emit(net::cancellation_type::terminal);
         while (!holder.done) co_await asynclock::sleep_for(1ms);
         held_after = key_held("acct:" + id);
       },
-      asio::detached);
+      net::detached);
   io.run();
   CHECK(held_when_cancelled);
   CHECK(holder.aborted());
@@ -276,12 +270,12 @@ TEST_CASE_METHOD(LedgerCase,
                  "[async]") {
   const std::string id = account("cancel-acquire");
   Outcome call;
-  asio::cancellation_signal cancel;
-  asio::co_spawn(io, ledger.add(id, 1, 0), asio::bind_cancellation_slot(cancel.slot(), record(call)));
+  net::cancellation_signal cancel;
+  net::co_spawn(io, ledger.add(id, 1, 0), net::bind_cancellation_slot(cancel.slot(), record(call)));
   // Cancelled before it starts: the acquisition's store call runs (it cannot
   // be recalled; on mem:// it cannot be told apart from the cancellation),
   // sets the key, and the call gives it back instead of running the body.
-  cancel.emit(asio::cancellation_type::terminal);
+  cancel.emit(net::cancellation_type::terminal);
   io.run();
   CHECK(call.aborted());
   // (mem:// takes the key without suspending: the cancellation reaches the
@@ -294,10 +288,10 @@ TEST_CASE("async lock: a lost lease cancels the body at its next co_await and th
           "[async]") {
   // Runs `call` to its end on a one-thread io_context: it must fail with
   // LeaseLost, its body not gone on past the suspension the loss cancelled.
-  auto ends_lost = [](const weave::Woven<Ledger>& ledger, asio::awaitable<long> call) {
-    asio::io_context io;
+  auto ends_lost = [](const weave::Woven<Ledger>& ledger, net::awaitable<long> call) {
+    net::io_context io;
     Outcome out;
-    asio::co_spawn(io, std::move(call), record(out));
+    net::co_spawn(io, std::move(call), record(out));
     io.run();
     REQUIRE(out.error);
     CHECK_THROWS_AS(std::rethrow_exception(out.error), weave::LeaseLost);
@@ -327,16 +321,16 @@ TEST_CASE("async lock: a lost lease cancels the body at its next co_await and th
     Probe probe;
     weave::Woven<Ledger> ledger(&probe);
     const std::string id = account("lost-forced");
-    asio::io_context io;
+    net::io_context io;
     Outcome call;
-    asio::co_spawn(io, ledger.add_renewed(id, 10'000), record(call));
-    asio::co_spawn(
+    net::co_spawn(io, ledger.add_renewed(id, 10'000), record(call));
+    net::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> net::awaitable<void> {
           while (probe.entered == 0) co_await asynclock::sleep_for(1ms);
           weave::default_lock_client().force_unlock("acct:" + id);
         },
-        asio::detached);
+        net::detached);
     io.run();
     REQUIRE(call.error);
     CHECK_THROWS_AS(std::rethrow_exception(call.error), weave::LeaseLost);
@@ -358,12 +352,12 @@ TEST_CASE("async lock: a loss heard on another thread as the call ends does not 
   Configured c(o);
   Probe probe;
   weave::Woven<Ledger> ledger(&probe);
-  asio::io_context io;
+  net::io_context io;
   const std::string id = account("stale-loss"), next = account("stale-loss-next");
   Outcome first, second;
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         try {
           first.value = co_await ledger.yield_once(id);
         } catch (...) {
@@ -377,7 +371,7 @@ TEST_CASE("async lock: a loss heard on another thread as the call ends does not 
         }
         second.done = true;
       },
-      asio::detached);
+      net::detached);
   while (!ledger.yielding()) io.run_one();  // the body waits for its turn, its lease listened to
   weave::default_lock_client().force_unlock("acct:" + id);
   std::this_thread::sleep_for(400ms);  // the renewer finds the key gone meanwhile
@@ -408,9 +402,9 @@ TEST_CASE("async lock: forced unlocks across many calls on many threads reach on
   for (int i = 0; i < kCalls; ++i) ids.push_back(account("forced-" + std::to_string(i)));
   std::vector<Outcome> outcomes(kCalls);
   std::vector<std::atomic<bool>> forced(kCalls);
-  asio::io_context io;
+  net::io_context io;
   for (int i = 0; i < kCalls; ++i)
-    asio::co_spawn(io, ledger.hold_renewed(ids[i], (i % 10) * 50), record(outcomes[i]));
+    net::co_spawn(io, ledger.hold_renewed(ids[i], (i % 10) * 50), record(outcomes[i]));
   std::atomic<bool> stop{false};
   std::thread forcer([&] {
     while (!stop) {
@@ -447,9 +441,9 @@ TEST_CASE("async lock: the body's exception reaches the caller unchanged and the
   Configured c;
   weave::Woven<Ledger> ledger;
   const std::string id = account("declined");
-  asio::io_context io;
+  net::io_context io;
   Outcome call;
-  asio::co_spawn(io, ledger.decline(id), record(call));
+  net::co_spawn(io, ledger.decline(id), record(call));
   io.run();
   REQUIRE(call.error);
   CHECK_THROWS_AS(std::rethrow_exception(call.error), asynclock::Declined);
@@ -463,23 +457,23 @@ TEST_CASE("async lock: a holder destroyed without resuming releases the key, and
   weave::Woven<Ledger> ledger(&probe);
   const std::string id = account("destroyed");
   {
-    asio::io_context io;
-    asio::co_spawn(io, ledger.add(id, 1, 60'000), asio::detached);
+    net::io_context io;
+    net::co_spawn(io, ledger.add(id, 1, 60'000), net::detached);
     io.run_for(100ms);  // it holds the key and waits on its timer
     REQUIRE(probe.entered == 1);
     // Two more: one leads this process's waiters (it waits for the release),
     // one waits for its turn behind it.
-    asio::co_spawn(io, ledger.add(id, 1, 0), asio::detached);
-    asio::co_spawn(io, ledger.add(id, 1, 0), asio::detached);
+    net::co_spawn(io, ledger.add(id, 1, 0), net::detached);
+    net::co_spawn(io, ledger.add(id, 1, 0), net::detached);
     io.run_for(100ms);
     REQUIRE(probe.entered == 1);
     REQUIRE(key_held("acct:" + id));
   }  // the io_context goes, and with it the suspended coroutines
   CHECK_FALSE(key_held("acct:" + id));
   // The key's local line is empty again: a new call takes the key at once.
-  asio::io_context io;
+  net::io_context io;
   Outcome next;
-  asio::co_spawn(io, ledger.add(id, 1, 0), record(next));
+  net::co_spawn(io, ledger.add(id, 1, 0), record(next));
   io.run_for(5s);
   CHECK(next.done);
   CHECK_FALSE(next.error);

@@ -11,10 +11,6 @@
 #include <signal.h>
 
 #include <atomic>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -26,9 +22,10 @@
 #include "redis_server.h"
 #include "store/asio/async_run.h"
 #include "store/open.h"
+#include "weave/asio.h"
 #include "weave/error.h"
 
-namespace asio = boost::asio;
+namespace net = weave::net;
 using namespace std::chrono_literals;
 using redis_test::RedisServer;
 using weave::store::Reply;
@@ -50,11 +47,11 @@ struct Outcome {
   std::exception_ptr error;
   std::thread::id ran_on;
 };
-Outcome run_async(weave::store::Executor& exec, const std::vector<ScriptCall>& calls, asio::io_context& io) {
+Outcome run_async(weave::store::Executor& exec, const std::vector<ScriptCall>& calls, net::io_context& io) {
   Outcome out;
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         out.replies = co_await weave::store::try_run_async(exec, calls, "test call");
         out.ran_on = std::this_thread::get_id();
       },
@@ -89,7 +86,7 @@ TEST_CASE("async store: calls on an idle connection are answered on the awaiting
   ScriptCall a{kIncr, {"counter:a"}, {"5"}}, b{kIncr, {"counter:b"}, {"7"}};
   const std::vector<ScriptCall> both{a, b};
   exec->run(both, "warm up");  // loads the script, leaves a connection idle
-  asio::io_context io;
+  net::io_context io;
   const Outcome out = run_async(*exec, both, io);
   REQUIRE(out.completed);
   REQUIRE_FALSE(out.error);
@@ -111,7 +108,7 @@ TEST_CASE("async store: a context's calls reuse its link, which goes back to the
   const long long clients = info(raw, "clients", "connected_clients");
   const long long opened = info(raw, "stats", "total_connections_received");
   {
-    asio::io_context io;
+    net::io_context io;
     for (int i = 2; i <= 21; ++i) {
       const Outcome out = run_async(*exec, one, io);
       REQUIRE(out.replies);
@@ -130,7 +127,7 @@ TEST_CASE("async store: the links of a destroyed executor are closed by the cont
   RedisServer server;
   auto raw = server.client();
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:k"}, {"1"}}};
-  asio::io_context io;
+  net::io_context io;
   auto first = executor(server);
   first->run(one, "warm up");
   REQUIRE(run_async(*first, one, io).replies);  // a link of `first`, kept by `io`
@@ -151,13 +148,13 @@ TEST_CASE("async store: coroutines on four threads share the context's links, at
   auto exec = executor(server);  // pool_size 2
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:l"}, {"1"}}};
   exec->run(one, "warm up");
-  asio::io_context io;
+  net::io_context io;
   std::atomic<int> direct{0}, left{0}, failed{0};
   constexpr int kCoroutines = 400;
   for (int i = 0; i < kCoroutines; ++i)
-    asio::co_spawn(
+    net::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> net::awaitable<void> {
           for (int k = 0; k < 5; ++k) {
             auto r = co_await weave::store::try_run_async(*exec, one, "test call");
             if (!r)  // no link idle: as a caller does, run() where it may block
@@ -182,13 +179,12 @@ TEST_CASE("async store: coroutines on four threads share the context's links, at
   CHECK(info(raw, "clients", "connected_clients") <= 1 + 2 + 2);
 }
 
-
 TEST_CASE("async store: nothing is sent when no connection is idle", "[redis]") {
   RedisServer server;
   auto raw = server.client();
   auto exec = executor(server);
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:c"}, {"1"}}};
-  asio::io_context io;
+  net::io_context io;
   const Outcome fresh = run_async(*exec, one, io);  // no connection opened yet
   REQUIRE(fresh.completed);
   REQUIRE_FALSE(fresh.error);
@@ -204,7 +200,7 @@ TEST_CASE("async store: a script not loaded yet is loaded in the same round trip
   auto exec = executor(server);
   exec->command(weave::store::Command{"PING"}, "any", "warm up");  // a connection idle, no script loaded
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:g"}, {"3"}}};
-  asio::io_context io;
+  net::io_context io;
   const Outcome loaded = run_async(*exec, one, io);
   REQUIRE(loaded.completed);
   REQUIRE_FALSE(loaded.error);
@@ -224,7 +220,7 @@ TEST_CASE("async store: an error reply throws ReplyError naming the call", "[red
   auto exec = executor(server);
   const std::vector<ScriptCall> refused{ScriptCall{kRefuse, {"any"}, {}}};
   CHECK_THROWS_AS(exec->run(refused, "warm up"), weave::ReplyError);
-  asio::io_context io;
+  net::io_context io;
   const Outcome out = run_async(*exec, refused, io);
   REQUIRE(out.completed);
   REQUIRE(out.error);
@@ -243,7 +239,7 @@ TEST_CASE("async store: a script the server lost (SCRIPT FLUSH) goes again as EV
   exec->run(one, "warm up");
   raw.cmd({"SCRIPT", "FLUSH"});
   const long long evals = raw.calls("eval");
-  asio::io_context io;
+  net::io_context io;
   const Outcome out = run_async(*exec, one, io);
   REQUIRE(out.completed);
   REQUIRE_FALSE(out.error);
@@ -259,22 +255,22 @@ TEST_CASE("async store: a stopped server times out after the command timeout wit
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:e"}, {"1"}}};
   exec->run(one, "warm up");
   ::kill(server.pid(), SIGSTOP);
-  asio::io_context io;
+  net::io_context io;
   // A timer on the same thread keeps ticking while the call waits.
   int ticks = 0;
-  asio::steady_timer tick(io);
+  net::steady_timer tick(io);
   Outcome out;
   std::function<void()> arm = [&] {
     tick.expires_after(10ms);
-    tick.async_wait([&](boost::system::error_code ec) {
+    tick.async_wait([&](weave::net::error_code ec) {
       if (ec || out.completed) return;  // (a tick that expired as the call ended is not cancelled)
       ++ticks;
       arm();
     });
   };
-  asio::co_spawn(
+  net::co_spawn(
       io,
-      [&]() -> asio::awaitable<void> {
+      [&]() -> net::awaitable<void> {
         out.replies = co_await weave::store::try_run_async(*exec, one, "test call");
       },
       [&](std::exception_ptr e) {
@@ -301,7 +297,7 @@ TEST_CASE("async store: a connection that died while idle leaves the calls to ru
   const std::vector<ScriptCall> one{ScriptCall{kIncr, {"counter:f"}, {"1"}}};
   exec->run(one, "warm up");
   server.restart();  // the idle connection is dead now, the server empty
-  asio::io_context io;
+  net::io_context io;
   const Outcome out = run_async(*exec, one, io);
   REQUIRE(out.completed);
   REQUIRE_FALSE(out.error);
@@ -319,11 +315,11 @@ TEST_CASE("async store: a round trip whose coroutine is destroyed unfinished lea
   exec->run(first, "warm up");  // one connection, idle, the script loaded
   ::kill(server.pid(), SIGSTOP);
   {
-    asio::io_context io;
+    net::io_context io;
     bool completed = false;
-    asio::co_spawn(
+    net::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> { co_await weave::store::try_run_async(*exec, first, "test call"); },
+        [&]() -> net::awaitable<void> { co_await weave::store::try_run_async(*exec, first, "test call"); },
         [&](std::exception_ptr) { completed = true; });
     io.run_for(100ms);  // written, its reply not read: the server is stopped
     REQUIRE_FALSE(completed);
@@ -343,11 +339,11 @@ TEST_CASE("async store: destroying an io_context waits for its round trip on the
   ::kill(server.pid(), SIGSTOP);
   std::atomic<bool> job_ended{false};
   {
-    asio::io_context io;
+    net::io_context io;
     bool completed = false;
-    asio::co_spawn(
+    net::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> net::awaitable<void> {
           co_await weave::detail::run_on(weave::detail::store_pool(), [&] {
             try {
               exec->run(call, "pool call");  // the server is stopped: ends with its command timeout

@@ -8,14 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/asio/error.hpp>
-#include <boost/system/system_error.hpp>
+#include "weave/asio.h"
 #include <chrono>
 #include <fstream>
 #include <string>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <exception>
 #include <optional>
 #include <thread>
@@ -25,7 +22,7 @@
 
 namespace async_test {
 
-inline void run_threads(boost::asio::io_context& io, int threads) {
+inline void run_threads(weave::net::io_context& io, int threads) {
   std::vector<std::thread> pool;
   for (int i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
   io.run();
@@ -33,16 +30,16 @@ inline void run_threads(boost::asio::io_context& io, int threads) {
 }
 
 template <class T>
-T run(int threads, boost::asio::awaitable<T> task) {
-  boost::asio::io_context io;
+T run(int threads, weave::net::awaitable<T> task) {
+  weave::net::io_context io;
   std::exception_ptr error;
   if constexpr (std::is_void_v<T>) {
-    boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e) { error = e; });
+    weave::net::co_spawn(io, std::move(task), [&](std::exception_ptr e) { error = e; });
     run_threads(io, threads);
     if (error) std::rethrow_exception(error);
   } else {
     std::optional<T> result;
-    boost::asio::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
+    weave::net::co_spawn(io, std::move(task), [&](std::exception_ptr e, T value) {
       error = e;
       if (!e) result.emplace(std::move(value));
     });
@@ -58,12 +55,12 @@ struct Outcome {
   std::atomic<bool> done{false};
   std::exception_ptr error;
   long value = 0;
-  // Ended by a cancellation (boost::asio::error::operation_aborted).
+  // Ended by a cancellation (weave::net::error::operation_aborted).
   bool aborted() const {
     try {
       if (error) std::rethrow_exception(error);
-    } catch (const boost::system::system_error& e) {
-      return e.code() == boost::asio::error::operation_aborted;
+    } catch (const weave::net::system_error& e) {
+      return e.code() == weave::net::error::operation_aborted;
     } catch (...) {
     }
     return false;

@@ -9,12 +9,8 @@
 #pragma once
 
 #include "weave/abi.h"
+#include "weave/asio.h"
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/cancellation_state.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <cstddef>
 #include <exception>
 #include <optional>
@@ -36,7 +32,7 @@ struct TargetEnd {
   void* call = nullptr;
   std::exception_ptr* caught = nullptr;
 };
-using AsyncTarget = boost::asio::awaitable<void> (*)(void* target_ctx, TargetEnd end);
+using AsyncTarget = net::awaitable<void> (*)(void* target_ctx, TargetEnd end);
 
 // One call's chain, kept in the proxy's coroutine frame (no allocation, no
 // frame of its own): `target(target_ctx, end)` runs the method, leaving its
@@ -54,8 +50,8 @@ class WEAVE_API AsyncCallSite {
   // The call as a coroutine of its own on the caller's executor, cancelled
   // through its own slot, which the caller's cancellation (`caller_slot`)
   // reaches too. Lazy: it starts when awaited.
-  boost::asio::awaitable<void> spawn(const boost::asio::any_io_executor& caller,
-                                     boost::asio::cancellation_slot caller_slot);
+  net::awaitable<void> spawn(const net::any_io_executor& caller,
+                             net::cancellation_slot caller_slot);
   // Once it ended: true when the method ran or an interceptor completed the
   // call, false when one skipped it.
   bool ran() const noexcept;
@@ -72,7 +68,7 @@ WEAVE_API void target_returned(TargetEnd end) noexcept;
 // The chain's target: the method, awaited in this one frame (each frame more
 // is a suspension and a resumption through asio's pump).
 template <class Traits, class Ctx>
-boost::asio::awaitable<void> await_target(void* p, TargetEnd end) {
+net::awaitable<void> await_target(void* p, TargetEnd end) {
   auto* c = static_cast<Ctx*>(p);
   std::exception_ptr error;
   try {
@@ -93,9 +89,9 @@ boost::asio::awaitable<void> await_target(void* p, TargetEnd end) {
   // A cancellation the method took (or swallowed) is reset here, in this
   // frame: a co_await in a cancelled coroutine throws at once (a coroutine
   // awaited to reset it too), and would skip the interceptor's store calls.
-  const boost::asio::cancellation_state state = co_await boost::asio::this_coro::cancellation_state;
-  if (state.cancelled() != boost::asio::cancellation_type::none)
-    co_await boost::asio::this_coro::reset_cancellation_state();
+  const net::cancellation_state state = co_await net::this_coro::cancellation_state;
+  if (state.cancelled() != net::cancellation_type::none)
+    co_await net::this_coro::reset_cancellation_state();
 }
 
 // The target's context: the method to call, and where its result goes.
@@ -114,7 +110,7 @@ struct TargetCtx<Target, void> {
 };
 
 template <class Task, class Target, class OnSkip>
-boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(const MethodInfo& info,
+net::awaitable<typename async_task_traits<Task>::value_type> run_async(const MethodInfo& info,
                                                                               std::span<const ArgRef> args,
                                                                               std::span<const std::string> rendered,
                                                                               Target& target, OnSkip& on_skip) {
@@ -129,8 +125,8 @@ boost::asio::awaitable<typename async_task_traits<Task>::value_type> run_async(c
     auto method = await_target<Traits, Ctx>(&ctx, TargetEnd{});
     co_await std::move(method);
   } else {
-    const boost::asio::any_io_executor caller = co_await boost::asio::this_coro::executor;
-    const boost::asio::cancellation_state caller_state = co_await boost::asio::this_coro::cancellation_state;
+    const net::any_io_executor caller = co_await net::this_coro::executor;
+    const net::cancellation_state caller_state = co_await net::this_coro::cancellation_state;
     auto call = site.spawn(caller, caller_state.slot());
     co_await std::move(call);
     ran = site.ran();

@@ -6,7 +6,6 @@
 // sync=true wait for another process's fill lease is suspended too, woken by
 // the fill (FillWaiter::wake_on_change). Store calls run on the store pool
 // (mem:// inline); the method runs as the rest of the call's coroutines.
-#include <boost/asio/awaitable.hpp>
 #include <exception>
 #include <memory>
 #include <string>
@@ -15,15 +14,14 @@
 #include "async/blocking_pool.h"
 #include "async/wakeup.h"
 #include "cache/read_through.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-namespace asio = boost::asio;
-
 // Steps 3 and 4 by the leader of the key's flight.
-asio::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, bool in_process) {
+net::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, bool in_process) {
   for (;;) {
     const cache::ReadThrough::Step step = co_await store_call(in_process, [&r] { return r.look(); });
     if (step.kind == cache::ReadThrough::Step::done) co_return;
@@ -41,7 +39,7 @@ asio::awaitable<void> read_through(cache::ReadThrough& r, AsyncInvocation& inv, 
 }
 
 // Until the leader of `flight` landed (holding no thread).
-asio::awaitable<void> landed(Flight& flight) {
+net::awaitable<void> landed(Flight& flight) {
   auto wakeup = std::make_shared<Wakeup>();
   flight.wake_when_done(wakeup.get(), [wakeup] { wakeup->notify(); });
   co_await wakeup->wait_until(Wakeup::Clock::time_point::max());
@@ -51,7 +49,7 @@ class AsyncCacheInterceptor final : public AsyncBuiltin {
  public:
   using AsyncBuiltin::AsyncBuiltin;
 
-  asio::awaitable<void> around_async(AsyncInvocation& inv) override {
+  net::awaitable<void> around_async(AsyncInvocation& inv) override {
     Invocation& call = AsyncCallAccess::invocation(inv);
     const cache::Settings& s = *call.prepared<cache::Settings>();
     const ResultCodec& codec = cache::codec_of(call);

@@ -7,7 +7,6 @@
 // store::try_run_async), other store calls run on the store pool (mem://
 // inline). The first call's claim is in the call's context while the rest
 // of the call runs.
-#include <boost/asio/awaitable.hpp>
 #include <exception>
 #include <memory>
 
@@ -17,18 +16,17 @@
 #include "dedupe/dedupe_call.h"
 #include "dedupe/direct_claims.h"
 #include "store/asio/async_run.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-namespace asio = boost::asio;
-
 class AsyncDedupeInterceptor final : public AsyncBuiltin {
  public:
   using AsyncBuiltin::AsyncBuiltin;
 
-  asio::awaitable<void> around_async(AsyncInvocation& inv) override {
+  net::awaitable<void> around_async(AsyncInvocation& inv) override {
     // A shared reference, not a DedupeRuntimeRef: that one counts on its thread.
     const std::shared_ptr<DedupeRuntime> rt = dedupe_runtime();
     DedupeCall call(AsyncCallAccess::invocation(inv), *rt);
@@ -76,7 +74,7 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
 
  private:
   // DedupeCall::claim_once() with the claim sent from this thread.
-  static asio::awaitable<DedupeCall::Step> claim_directly(DedupeCall& call, DirectClaimStore& direct) {
+  static net::awaitable<DedupeCall::Step> claim_directly(DedupeCall& call, DirectClaimStore& direct) {
     const DedupeCall::ClaimRequest r = call.claim_request();
     std::optional<ClaimOutcome> got;
     try {
@@ -92,7 +90,7 @@ class AsyncDedupeInterceptor final : public AsyncBuiltin {
   }
 
   // DedupeCall::succeeded() with the finish sent from this thread.
-  static asio::awaitable<void> finish_directly(DedupeCall& call, HeldClaim& held, DirectClaimStore& direct) {
+  static net::awaitable<void> finish_directly(DedupeCall& call, HeldClaim& held, DirectClaimStore& direct) {
     const DedupeRecord done = call.success_record(held);
     if (!call.finish_begins(held)) co_return;
     std::optional<bool> stored;

@@ -9,10 +9,6 @@
 // thread: store/asio/async_run.h). While the body runs, the lease is in the
 // call's context, and a lost lease or the caller's cancellation cancels the
 // body's pending operation.
-#include <boost/asio/cancellation_state.hpp>
-#include <boost/asio/error.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/system/system_error.hpp>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -28,24 +24,24 @@
 #include "lock/lock_interceptor.h"
 #include "lock/lock_runtime.h"
 #include "store/asio/async_run.h"
+#include "weave/asio.h"
 #include "weave/async_interceptor.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-namespace asio = boost::asio;
 using std::chrono::milliseconds;
 
 [[noreturn]] void throw_aborted() {
-  throw boost::system::system_error(asio::error::operation_aborted);
+  throw net::system_error(net::error::operation_aborted);
 }
 
 // Throws operation_aborted when the awaiting coroutine was cancelled while
 // it could not be told (during a store call, say).
-asio::awaitable<void> throw_if_cancelled() {
-  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-  if (state.cancelled() != asio::cancellation_type::none) throw_aborted();
+net::awaitable<void> throw_if_cancelled() {
+  const net::cancellation_state state = co_await net::this_coro::cancellation_state;
+  if (state.cancelled() != net::cancellation_type::none) throw_aborted();
 }
 
 // The blocking path's LocalGate, by suspension: of this process's
@@ -60,7 +56,7 @@ class AsyncGate {
   // Becomes the leader, or returns false at `deadline`; cancelled, throws
   // operation_aborted and leaves no place behind (nor when its coroutine is
   // destroyed without resuming: the gate's destructor then passes the turn on).
-  asio::awaitable<bool> lead(Clock::time_point deadline) {
+  net::awaitable<bool> lead(Clock::time_point deadline) {
     if (leading_) co_return true;
     Follower me;
     {
@@ -148,7 +144,7 @@ struct BackendPath {
 };
 
 // One key, until acquired or its deadline (take_key of the blocking path).
-asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, const BackendPath& path) {
+net::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, const BackendPath& path) {
   std::optional<AsyncGate> gate;
   if (k.gated()) gate.emplace(&k.backend(), k.key());
   bool first = true;
@@ -186,7 +182,7 @@ asio::awaitable<std::optional<AcquireResult>> take_key_async(KeyAttempt& k, cons
 // handle's quiet release, suspending: the backend's releases are sent as
 // the lease's backend allows. Not cut short by a cancellation (the call
 // ended, or gives the lease back because it was cancelled).
-asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path, bool may_throw) {
+net::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path, bool may_throw) {
   if (path.in_process || !path.direct) {
     co_await store_call(path.in_process, [&handle, may_throw] {
       if (may_throw)
@@ -200,8 +196,8 @@ asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path
   if (!lease) co_return;
   LeaseState& l = state(*lease);
   LeaseControl::Drop d = LeaseControl::begin_drop(l);
-  const bool throw_if_cancelled = co_await asio::this_coro::throw_if_cancelled();
-  co_await asio::this_coro::throw_if_cancelled(false);
+  const bool throw_if_cancelled = co_await net::this_coro::throw_if_cancelled();
+  co_await net::this_coro::throw_if_cancelled(false);
   for (std::size_t i = 0; i < d.releases; ++i) {
     const ReleaseRequest r = d.request(i);
     try {
@@ -213,7 +209,7 @@ asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path
       d.failed(r.key);
     }
   }
-  co_await asio::this_coro::throw_if_cancelled(throw_if_cancelled);
+  co_await net::this_coro::throw_if_cancelled(throw_if_cancelled);
   if (may_throw) {
     LeaseControl::end_drop(l, d, true);
   } else {
@@ -226,9 +222,9 @@ asio::awaitable<void> release_async(LeaseHandle& handle, const BackendPath& path
 
 // LockClient::try_acquire_counted, suspending. Cancelled, it leaves no
 // waiter, no place in line and no key behind, and throws operation_aborted.
-asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const BackendPath& path,
-                                           std::span<const std::string_view> keys, const LockSpec& spec,
-                                           milliseconds* waited, std::string* busy_key, LockSeries& series) {
+net::awaitable<LeaseHandle> acquire_async(const LockClient& client, const BackendPath& path,
+                                          std::span<const std::string_view> keys, const LockSpec& spec,
+                                          milliseconds* waited, std::string* busy_key, LockSeries& series) {
   const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
   const bool in_process = path.in_process;
   Acquisition a(shared, keys, spec, waited, busy_key, series);
@@ -283,8 +279,8 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
   }
   LeaseHandle lease = a.finish();
   // Cancelled while the last store call ran: the key it set goes back now.
-  const asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
-  if (state.cancelled() != asio::cancellation_type::none) {
+  const net::cancellation_state state = co_await net::this_coro::cancellation_state;
+  if (state.cancelled() != net::cancellation_type::none) {
     co_await release_async(lease, path, /*may_throw=*/false);
     throw_aborted();
   }
@@ -294,8 +290,8 @@ asio::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backe
 bool is_aborted(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
-  } catch (const boost::system::system_error& s) {
-    return s.code() == asio::error::operation_aborted;
+  } catch (const net::system_error& s) {
+    return s.code() == net::error::operation_aborted;
   } catch (...) {
     return false;
   }
@@ -305,7 +301,7 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
  public:
   using AsyncBuiltin::AsyncBuiltin;
 
-  asio::awaitable<void> around_async(AsyncInvocation& inv) override {
+  net::awaitable<void> around_async(AsyncInvocation& inv) override {
     const ParsedLock& p = *inv.prepared<ParsedLock>();
     const LockSettings& settings = p.settings;
     std::string_view one;

@@ -11,7 +11,7 @@
 //   if (!r) r = co_await run_on(store_pool(), [&] { return exec->run(calls, "acquire"); });
 #pragma once
 
-#include <boost/asio/awaitable.hpp>
+#include "weave/asio.h"
 #include <optional>
 #include <vector>
 
@@ -29,12 +29,12 @@ namespace WEAVE_NAMESPACE::store {
 // connection error).
 // Once written, the round trip is not cancellable, like a job of the store
 // pool: the awaiting coroutine checks its cancellation after.
-boost::asio::awaitable<std::optional<std::vector<Reply>>> try_run_async(
+net::awaitable<std::optional<std::vector<Reply>>> try_run_async(
     Executor& exec, const std::vector<ScriptCall>& calls, const char* what);
 // A feature's request (store/direct_request.h): its result, or nullopt when
 // it is left to the blocking path.
 template <class Result>
-boost::asio::awaitable<std::optional<Result>> try_run_async(const DirectRequest<Result>& request) {
+net::awaitable<std::optional<Result>> try_run_async(const DirectRequest<Result>& request) {
   const std::optional<std::vector<Reply>> replies =
       co_await try_run_async(request.executor(), request.calls(), request.what());
   if (!replies) co_return std::nullopt;

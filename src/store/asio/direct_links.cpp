@@ -3,12 +3,11 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <boost/asio/query.hpp>
+#include "weave/asio.h"
 
 namespace WEAVE_NAMESPACE::store {
 namespace {
 
-namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 template <class A, class B>
@@ -18,7 +17,7 @@ bool same_pool(const A& a, const B& b) {
 
 }  // namespace
 
-DirectLink::DirectLink(const asio::any_io_executor& ex, std::unique_ptr<Connection> conn, std::weak_ptr<Pool> home,
+DirectLink::DirectLink(const net::any_io_executor& ex, std::unique_ptr<Connection> conn, std::weak_ptr<Pool> home,
                        std::chrono::milliseconds timeout)
     : conn_(std::move(conn)), socket_(ex, conn_->fd()), fd_(conn_->fd()), home_(std::move(home)), timeout_(timeout) {
   socket_.non_blocking(true);  // for good: asio does not switch it per operation
@@ -31,7 +30,7 @@ DirectLink::~DirectLink() {
 void DirectLink::hand_back() noexcept {
   std::shared_ptr<Pool> pool = home_.lock();
   if (!pool || conn_->broken() || timed_out()) return;
-  boost::system::error_code ignored;
+  net::error_code ignored;
   socket_.non_blocking(false, ignored);
   socket_.release();
   pool->adopt(std::move(conn_));
@@ -50,21 +49,21 @@ void DirectLink::expire_if_late(std::int64_t now) noexcept {
   if (deadline_.compare_exchange_strong(deadline, kTimedOut)) ::shutdown(fd_, SHUT_RDWR);
 }
 
-asio::execution_context::id DirectLinks::id;
+net::execution_context::id DirectLinks::id;
 
-DirectLinks::DirectLinks(asio::execution_context& context) : asio::execution_context::service(context) {}
+DirectLinks::DirectLinks(net::execution_context& context) : net::execution_context::service(context) {}
 
 DirectLinks::~DirectLinks() = default;
 
-DirectLinks& DirectLinks::of(const asio::any_io_executor& ex) {
-  asio::execution_context& context = asio::query(ex, asio::execution::context);
+DirectLinks& DirectLinks::of(const net::any_io_executor& ex) {
+  net::execution_context& context = net::query(ex, net::execution::context);
   // The context's reactor must be made before this service: services shut
   // down newest first, and the links' sockets are the reactor's until then.
-  if (!asio::has_service<DirectLinks>(context)) asio::steady_timer makes_the_reactor(ex);
-  return asio::use_service<DirectLinks>(context);
+  if (!net::has_service<DirectLinks>(context)) net::steady_timer makes_the_reactor(ex);
+  return net::use_service<DirectLinks>(context);
 }
 
-DirectLinks::Use DirectLinks::take(NodeExecutor& node, const asio::any_io_executor& ex) {
+DirectLinks::Use DirectLinks::take(NodeExecutor& node, const net::any_io_executor& ex) {
   std::vector<std::unique_ptr<DirectLink>> stale;  // (closed after the lock is let go)
   detail::Guard g(mutex_);
   if (shut_) return {};
@@ -115,14 +114,14 @@ void DirectLinks::drop_idle(NodeExecutor& node) {
   closed.swap(n->second.idle);
 }
 
-void DirectLinks::arm_sweep(const asio::any_io_executor& ex) {
+void DirectLinks::arm_sweep(const net::any_io_executor& ex) {
   auto shortest = std::chrono::milliseconds::max();
   for (const DirectLink* l : busy_) shortest = std::min(shortest, l->timeout_);
   const auto period = std::clamp<std::chrono::milliseconds>(shortest / 20, std::chrono::milliseconds(1),
                                                             std::chrono::milliseconds(20));
   if (!sweep_) sweep_.emplace(ex);
   sweep_->expires_after(period);
-  sweep_->async_wait([this](boost::system::error_code ec) {
+  sweep_->async_wait([this](net::error_code ec) {
     if (!ec) sweep();
   });
   sweeping_ = true;
@@ -151,7 +150,7 @@ void DirectLinks::sweep() {
 
 void DirectLinks::shutdown() {
   std::vector<std::unique_ptr<DirectLink>> idle;  // (destroyed after the lock is let go)
-  std::optional<asio::steady_timer> timer;
+  std::optional<net::steady_timer> timer;
   detail::Guard g(mutex_);
   shut_ = true;
   for (auto& [node, n] : nodes_)

@@ -19,10 +19,7 @@
 #pragma once
 
 #include <atomic>
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/execution_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include "weave/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -39,14 +36,14 @@ namespace WEAVE_NAMESPACE::store {
 // reactor; one round trip at a time.
 class DirectLink {
  public:
-  DirectLink(const boost::asio::any_io_executor& ex, std::unique_ptr<Connection> conn, std::weak_ptr<Pool> home,
+  DirectLink(const net::any_io_executor& ex, std::unique_ptr<Connection> conn, std::weak_ptr<Pool> home,
              std::chrono::milliseconds timeout);
   ~DirectLink();
   DirectLink(const DirectLink&) = delete;
   DirectLink& operator=(const DirectLink&) = delete;
 
   Connection& connection() noexcept { return *conn_; }
-  boost::asio::posix::stream_descriptor& socket() noexcept { return socket_; }
+  net::posix::stream_descriptor& socket() noexcept { return socket_; }
   // A round trip begins: its deadline is the command timeout from now.
   void start_round_trip() noexcept;
   // The sweep found the round trip past its deadline and shut the socket down.
@@ -62,21 +59,21 @@ class DirectLink {
   void hand_back() noexcept;
 
   std::unique_ptr<Connection> conn_;
-  boost::asio::posix::stream_descriptor socket_;
+  net::posix::stream_descriptor socket_;
   const int fd_;
   const std::weak_ptr<Pool> home_;  // the node's pool (NodeExecutor::pool()), which it came from
   const std::chrono::milliseconds timeout_;
   std::atomic<std::int64_t> deadline_{0};  // steady_clock ticks; kTimedOut once the sweep shut it down
 };
 
-class DirectLinks final : public boost::asio::execution_context::service {
+class DirectLinks final : public net::execution_context::service {
  public:
-  static boost::asio::execution_context::id id;
-  explicit DirectLinks(boost::asio::execution_context& context);
+  static net::execution_context::id id;
+  explicit DirectLinks(net::execution_context& context);
   ~DirectLinks() override;
 
   // The links of the context `ex` runs on.
-  static DirectLinks& of(const boost::asio::any_io_executor& ex);
+  static DirectLinks& of(const net::any_io_executor& ex);
 
   // A link in use; given back when destroyed: kept for the next round trip
   // once finished(), closed otherwise (a reply may still be on its way).
@@ -107,14 +104,14 @@ class DirectLinks final : public boost::asio::execution_context::service {
   // An idle link to `node`, or a new one made of the node's idle pooled
   // connection; empty when neither is at hand (or pool_size links to the
   // node are in use here). Never connects, never waits.
-  Use take(NodeExecutor& node, const boost::asio::any_io_executor& ex);
+  Use take(NodeExecutor& node, const net::any_io_executor& ex);
   // Closes the idle links to `node` (one died while idle: so may they).
   void drop_idle(NodeExecutor& node);
 
  private:
   void shutdown() override;
   void give_back(const void* node, std::unique_ptr<DirectLink> link, bool usable);
-  void arm_sweep(const boost::asio::any_io_executor& ex) WEAVE_REQUIRES(mutex_);
+  void arm_sweep(const net::any_io_executor& ex) WEAVE_REQUIRES(mutex_);
   void sweep();
 
   struct Node {
@@ -126,7 +123,7 @@ class DirectLinks final : public boost::asio::execution_context::service {
   // By NodeExecutor address, checked by its pool.
   std::unordered_map<const void*, Node> nodes_ WEAVE_GUARDED_BY(mutex_);
   std::vector<DirectLink*> busy_ WEAVE_GUARDED_BY(mutex_);
-  std::optional<boost::asio::steady_timer> sweep_ WEAVE_GUARDED_BY(mutex_);
+  std::optional<net::steady_timer> sweep_ WEAVE_GUARDED_BY(mutex_);
   bool sweeping_ WEAVE_GUARDED_BY(mutex_) = false;
   bool shut_ WEAVE_GUARDED_BY(mutex_) = false;
 };
