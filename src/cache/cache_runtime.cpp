@@ -33,7 +33,7 @@ StoreSchemes<RemoteTierFactory>& schemes() {
 }
 
 std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
-  return schemes().open(o, "WEAVE_CACHE_URL", make_mem_remote);
+  return schemes().open(o, make_mem_remote);
 }
 
 std::atomic<std::uint64_t> next_runtime_id{1};

@@ -24,12 +24,10 @@ void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
 void OptionCheck::store_settings(const std::string& url, std::chrono::milliseconds connect_timeout,
                                  std::chrono::milliseconds command_timeout, int pool_size,
                                  const std::string& key_prefix) const {
-  if (!url.empty()) {
-    try {
-      parse_store_url(url);
-    } catch (const ConfigError& e) {  // names the URL, its password masked
-      throw ConfigError(std::string(e.what()).substr(std::string_view("weave config: ").size()), "url");
-    }
+  try {
+    parse_store_url(url);
+  } catch (const ConfigError& e) {  // names the URL, its password masked
+    throw ConfigError(std::string(e.what()).substr(std::string_view("weave config: ").size()), "url");
   }
   duration("connect_timeout", connect_timeout);
   duration("command_timeout", command_timeout);

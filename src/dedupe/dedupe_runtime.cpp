@@ -33,7 +33,7 @@ StoreSchemes<ClaimStoreFactory>& schemes() {
 }
 
 std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
-  return schemes().open(o, "WEAVE_DEDUPE_URL", make_mem_claims);
+  return schemes().open(o, make_mem_claims);
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ std::shared_ptr<const ContextLink> HeldClaim::context_link(std::shared_ptr<const
 DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options)) {
   options_.validate();
   store_ = make_store(options_);
-  in_process_ = parse_store_url(feature_url(options_.url, "WEAVE_DEDUPE_URL")).scheme == "mem";
+  in_process_ = parse_store_url(options_.url).scheme == "mem";
 }
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,

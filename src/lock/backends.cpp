@@ -58,7 +58,7 @@ void register_lock_backend(std::string scheme, LockBackendFactory factory) {
 }
 
 std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
-  auto backend = schemes().open(options, "WEAVE_LOCK_URL", make_mem);
+  auto backend = schemes().open(options, make_mem);
   if (!backend) throw ConfigError("lock url '" + redact_url(options.url) + "': the backend factory returned null", "url");
   return backend;
 }

@@ -242,7 +242,7 @@ void QueueState::IdleTurn::got_message() noexcept {
 
 QueueRuntime::QueueRuntime(QueueOptions options) : options_(std::move(options)) {
   options_.validate();
-  open_ = schemes().open(options_, "WEAVE_QUEUE_URL", mem_opener);
+  open_ = schemes().open(options_, mem_opener);
 }
 
 std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {
