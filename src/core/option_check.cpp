@@ -11,7 +11,7 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 }  // namespace
 
 void OptionCheck::fail(std::string_view field, std::string_view why) const {
-  throw ConfigError(std::string(options_) + "::" + std::string(field) + " " + std::string(why), std::string(field));
+  throw ConfigError(options_, std::string(field), std::string(why));
 }
 
 void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
@@ -27,7 +27,7 @@ void OptionCheck::store_settings(const std::string& url, std::chrono::millisecon
   try {
     parse_store_url(url);
   } catch (const ConfigError& e) {  // names the URL, its password masked
-    throw ConfigError(std::string(e.what()).substr(std::string_view("weave config: ").size()), "url");
+    throw ConfigError(e.problem(), "url");
   }
   duration("connect_timeout", connect_timeout);
   duration("command_timeout", command_timeout);
