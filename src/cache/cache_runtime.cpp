@@ -27,10 +27,7 @@ void CacheOptions::validate() const {
 namespace detail {
 namespace {
 
-StoreSchemes<RemoteTierFactory>& schemes() {
-  static auto* s = new StoreSchemes<RemoteTierFactory>("cache");  // usable during exit
-  return *s;
-}
+StoreSchemes<RemoteTierFactory>& schemes() { return feature_schemes<RemoteTierFactory>("cache"); }
 
 std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
   return schemes().open(o, make_mem_remote);
@@ -40,10 +37,7 @@ std::atomic<std::uint64_t> next_runtime_id{1};
 
 }  // namespace
 
-CacheRuntimeSlot& cache_runtime_slot() {
-  static auto* s = new CacheRuntimeSlot;  // usable during exit
-  return *s;
-}
+CacheRuntimeSlot& cache_runtime_slot() { return never_freed<CacheRuntimeSlot>(); }
 
 void check_cache_scheme(const std::string& url) { schemes().check(url); }
 

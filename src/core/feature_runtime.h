@@ -14,8 +14,12 @@
 //     loader, core/config.cpp, is the one place that resolves it).
 //   - report_event(): an error handed to the options' on_event hook, typed.
 //
-//   RuntimeSlot<CacheRuntime, CacheOptions>& slot();      // one per feature, never freed
-//   RuntimeSlot<CacheRuntime, CacheOptions>::Ref rt(slot());  // in a call: rt->...
+//   - never_freed() / feature_schemes(): a feature's slot and scheme table,
+//     one each in the process, never freed.
+//
+//   auto& slot = never_freed<RuntimeSlot<CacheRuntime, CacheOptions>>();
+//   RuntimeSlot<CacheRuntime, CacheOptions>::Ref rt(slot);   // in a call: rt->...
+//   feature_schemes<RemoteTierFactory>("cache").open(options, make_mem);
 #pragma once
 
 #include <atomic>
@@ -170,6 +174,7 @@ std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
                                                  std::string_view scheme, std::string_view known);
 
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
+// A feature reaches its one table through feature_schemes() (below).
 // Factory: std::function<std::shared_ptr<Store>(const Options&)>.
 template <class Factory>
 class StoreSchemes {
@@ -216,6 +221,23 @@ class StoreSchemes {
   mutable Mutex mutex_;
   std::map<std::string, Factory, std::less<>> factories_ WEAVE_GUARDED_BY(mutex_);
 };
+
+// The one object of type T in the process (a feature's RuntimeSlot), made on
+// first use and never freed: usable during exit, after static destructors.
+// (core/process.h's process_wide() is for background threads: it stops them.)
+template <class T>
+T& never_freed() {
+  static auto* t = new T;
+  return *t;
+}
+
+// A feature's one table of schemes, as never_freed(): one per Factory type
+// (each feature has its own), `feature` naming it when it is made.
+template <class Factory>
+StoreSchemes<Factory>& feature_schemes(std::string_view feature) {
+  static auto* s = new StoreSchemes<Factory>(std::string(feature));
+  return *s;
+}
 
 // Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the
 // error itself when it is a weave::Error, else an Error saying `context` and

@@ -27,10 +27,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-StoreSchemes<ClaimStoreFactory>& schemes() {
-  static auto* s = new StoreSchemes<ClaimStoreFactory>("dedupe");  // usable during exit
-  return *s;
-}
+StoreSchemes<ClaimStoreFactory>& schemes() { return feature_schemes<ClaimStoreFactory>("dedupe"); }
 
 std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
   return schemes().open(o, make_mem_claims);
@@ -38,10 +35,7 @@ std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
 
 }  // namespace
 
-DedupeRuntimeSlot& dedupe_runtime_slot() {
-  static auto* s = new DedupeRuntimeSlot;  // usable during exit
-  return *s;
-}
+DedupeRuntimeSlot& dedupe_runtime_slot() { return never_freed<DedupeRuntimeSlot>(); }
 
 void check_dedupe_scheme(const std::string& url) { schemes().check(url); }
 

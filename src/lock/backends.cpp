@@ -13,10 +13,7 @@
 namespace WEAVE_NAMESPACE {
 namespace {
 
-detail::StoreSchemes<LockBackendFactory>& schemes() {
-  static auto* s = new detail::StoreSchemes<LockBackendFactory>("lock");  // usable during exit
-  return *s;
-}
+detail::StoreSchemes<LockBackendFactory>& schemes() { return detail::feature_schemes<LockBackendFactory>("lock"); }
 
 std::shared_ptr<LockBackend> make_mem(std::string_view table) {
   return detail::mem_table<LockBackend>(table, [] { return detail::make_mem_backend(); });

@@ -42,10 +42,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-StoreSchemes<QueueStoreFactory>& schemes() {
-  static auto* s = new StoreSchemes<QueueStoreFactory>("queue");  // usable during exit
-  return *s;
-}
+StoreSchemes<QueueStoreFactory>& schemes() { return feature_schemes<QueueStoreFactory>("queue"); }
 
 QueueOpener mem_opener(std::string_view table) {
   return [table = std::string(table)](std::string_view name) { return make_mem_queue(table, name); };
@@ -86,10 +83,7 @@ void register_queue_store(std::string scheme, QueueStoreFactory factory) {
 
 void check_queue_scheme(const std::string& url) { schemes().check(url); }
 
-QueueRuntimeSlot& queue_runtime_slot() {
-  static auto* s = new QueueRuntimeSlot;  // usable during exit
-  return *s;
-}
+QueueRuntimeSlot& queue_runtime_slot() { return never_freed<QueueRuntimeSlot>(); }
 
 void check_queue_text(std::string_view queue, std::string_view what, std::string_view text) {
   auto refuse = [&](const std::string& why) { throw QueueError(std::string(queue), std::string(what) + " " + why); };
