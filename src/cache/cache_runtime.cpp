@@ -249,14 +249,14 @@ void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exc
 std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std::string_view key,
                                                      const std::string& token,
                                                      std::chrono::steady_clock::time_point sent) {
-  auto lease = std::make_shared<CacheLease>();
-  lease->name_ = cache.name();
-  lease->set_terms({.key = std::string(key),
-                    .owner = token,
-                    .lease_time = options_.fill_lease,
-                    .renew_every = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1)),
-                    .acquired_at = sent,
-                    .group = shared_from_this()});
+  auto lease = std::make_shared<CacheLease>(cache.name(), [&](LeaseCore::Terms& terms) {
+    terms.key = key;
+    terms.owner = token;
+    terms.lease_time = options_.fill_lease;
+    terms.renew_every = LeaseCore::renew_interval(options_.fill_lease);
+    terms.acquired_at = sent;
+    terms.group = shared_from_this();
+  });
   lease->start_deadline(sent, remote_->in_process());
   Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   return lease;

@@ -44,14 +44,19 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 }
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
-                     std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series)
-    : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
-  Terms terms;  // renewed by the runtime that holds it (DedupeRuntime::hold)
-  terms.key = key;
-  terms.owner = std::move(owner);
-  terms.lease_time = lease;
-  terms.acquired_at = sent;
-  set_terms(std::move(terms));
+                     std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series,
+                     std::shared_ptr<const RenewGroup> runtime)
+    : LeaseCore([&](Terms& terms) {
+        terms.key = key;
+        terms.owner = std::move(owner);
+        terms.lease_time = lease;
+        terms.renew_every = runtime ? renew_interval(lease) : std::chrono::milliseconds(0);  // none: a fixed ttl
+        terms.acquired_at = sent;
+        terms.group = std::move(runtime);
+      }),
+      DedupeClaim(static_cast<LeaseCore&>(*this)),
+      match_(match),
+      series_(series) {
   start_deadline(sent, in_process);
 }
 
@@ -117,8 +122,8 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
-  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series);
-  claim->renew_by(shared_from_this(), std::max(options_.claim_lease / 3, std::chrono::milliseconds(1)));
+  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series,
+                                           shared_from_this());
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }

@@ -104,13 +104,17 @@ void check_queue_text(std::string_view queue, std::string_view what, std::string
 // ---- HeldDelivery ----
 
 HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, milliseconds lease, Clock::time_point sent)
-    : HeldLease(static_cast<LeaseCore&>(*this)), queue(std::move(q)), message(std::move(m)) {
-  Terms terms;  // renewed by the queue that holds it (QueueState::hold)
-  terms.key = queue->name + "/" + message.id;
-  terms.owner = std::to_string(message.token);
-  terms.lease_time = lease;
-  terms.acquired_at = sent;
-  set_terms(std::move(terms));
+    : LeaseCore([&](Terms& terms) {  // renewed by its queue once QueueState::hold watches it
+        terms.key = q->name + "/" + m.id;
+        terms.owner = std::to_string(m.token);
+        terms.lease_time = lease;
+        terms.renew_every = renew_interval(lease);
+        terms.acquired_at = sent;
+        terms.group = q;
+      }),
+      HeldLease(static_cast<LeaseCore&>(*this)),
+      queue(std::move(q)),
+      message(std::move(m)) {
   start_deadline(sent, queue->store().in_process());
 }
 
@@ -177,7 +181,6 @@ std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
 
 std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
   auto held = std::make_shared<HeldDelivery>(shared_from_this(), std::move(message), options_.lease, sent);
-  held->renew_by(shared_from_this(), std::max(options_.lease / 3, milliseconds(1)));
   Renewer::instance().watch(*held, held, /*fresh=*/true);
   return held;
 }
