@@ -1,5 +1,5 @@
 // The one lease under every feature: a lock's lease, a dedupe claim, a cache
-// fill or refresh claim (and the queue deliveries to come) are each a
+// fill or refresh claim and a queue delivery are each a
 // LeaseCore, renewed by the one Renewer (core/renewer.h) in batches per
 // store, lost the same way, reported through the same LostNotifier.
 //
