@@ -124,7 +124,11 @@ struct TestLease final : LeaseCore, weave::HeldLease {
 
 // A lease with a fixed ttl (never renewed, not watched), sent at `sent`.
 std::shared_ptr<TestLease> fixed_ttl(const std::string& key, std::chrono::milliseconds lease, Clock::time_point sent) {
-  auto l = std::make_shared<TestLease>(LeaseCore::Terms{.key = key, .lease_time = lease, .acquired_at = sent, .group = nullptr});
+  LeaseCore::Terms terms;
+  terms.key = key;
+  terms.lease_time = lease;
+  terms.acquired_at = sent;
+  auto l = std::make_shared<TestLease>(std::move(terms));
   l->set_expires_at(sent + lease);
   return l;
 }
@@ -312,12 +316,12 @@ TEST_CASE("lease core: renewals stop at the hold deadline and the lease then run
 }
 
 TEST_CASE("lease core: a paused holder sees its deadline pass at once, before the renewer comes round", "[core][lease]") {
-  auto l = std::make_shared<TestLease>(LeaseCore::Terms{  // never watched: nobody renews it
-      .key = "paused",
-      .lease_time = 100ms,
-      .renew_every = 30ms,
-      .acquired_at = Clock::now() - 200ms,  // sent two leases ago
-      .group = nullptr});
+  LeaseCore::Terms terms;
+  terms.key = "paused";
+  terms.lease_time = 100ms;
+  terms.renew_every = 30ms;
+  terms.acquired_at = Clock::now() - 200ms;  // sent two leases ago
+  auto l = std::make_shared<TestLease>(std::move(terms));  // never watched: nobody renews it
   l->set_expires_at(l->terms().acquired_at + 100ms);
   const weave::HeldLease& view = *l;
   CHECK(view.stop_token().stop_requested());
