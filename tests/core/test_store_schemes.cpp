@@ -30,7 +30,7 @@ std::shared_ptr<FakeStore> make_mem(std::string_view table) {
 
 }  // namespace
 
-TEST_CASE("StoreSchemes::open: mem:// is the feature's own, another scheme its factory's with the URL resolved",
+TEST_CASE("StoreSchemes::open: mem:// is the feature's own, another scheme its factory's, the URL as the options give it",
           "[core]") {
   weave::detail::StoreSchemes<FakeFactory> schemes("fake");
   schemes.add("fake", [](const FakeOptions& o) {
