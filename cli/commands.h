@@ -21,13 +21,12 @@ struct Context {
   // The lock store's URL as the library resolves it. An error for mem://:
   // an in-process store is not reachable from another process.
   std::string store_url() const;
-  // A feature's options as the library loads them (weave::load_options),
-  // its store's URL defaulting to store_url(): one deployment for every
-  // command. An error for mem://, as store_url().
+  // A feature's options as the library loads them (weave::load_options,
+  // one read of the sources): its URL is the one the feature's library would
+  // use. An error for mem://, as store_url().
   template <class Options>
   Options options() const {
     Options o = weave::load_options<Options>(sources());
-    if (o.url.empty()) o.url = store_url();
     require_remote(o.url, std::string(Options::config_section) + ".url");
     return o;
   }

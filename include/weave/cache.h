@@ -33,8 +33,9 @@ struct WEAVE_API CacheOptions {
   // Its section in the configuration file and its environment variables
   // prefix (WEAVE_CACHE_<FIELD>): weave/config.h.
   static constexpr std::string_view config_section = "cache";
-  // The store: "" = WEAVE_CACHE_URL, else WEAVE_URL, else "mem://".
-  std::string url = "";
+  // The store (weave::load_options() puts WEAVE_CACHE_URL, WEAVE_URL or the
+  // file's url here: the one place that decides; this struct is taken as given).
+  std::string url = "mem://";
   // The in-process tier's bounds, per cache name (0 bytes = no byte bound).
   std::size_t local_max_entries = 10'000;
   std::size_t local_max_bytes = 0;

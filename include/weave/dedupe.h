@@ -89,8 +89,9 @@ struct WEAVE_API DedupeOptions {
   // Its section in the configuration file and its environment variables
   // prefix (WEAVE_DEDUPE_<FIELD>): weave/config.h.
   static constexpr std::string_view config_section = "dedupe";
-  // The store: "" = WEAVE_DEDUPE_URL, else WEAVE_URL, else "mem://".
-  std::string url = "";
+  // The store (weave::load_options() puts WEAVE_DEDUPE_URL, WEAVE_URL or the
+  // file's url here: the one place that decides; this struct is taken as given).
+  std::string url = "mem://";
   // A running call's claim lasts this long unless renewed (every third of
   // it, while the method runs): how long a crashed first caller blocks its key.
   std::chrono::milliseconds claim_lease{10'000};

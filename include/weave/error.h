@@ -85,10 +85,22 @@ class WEAVE_API Error : public std::runtime_error {
 
 class WEAVE_API ConfigError : public Error {
  public:
-  explicit ConfigError(const std::string& what) : Error("weave config: " + what) {}
+  explicit ConfigError(const std::string& what) : Error("weave config: " + what), problem_(what) {}
   // About one option: key() is the options field's name ("pool_size").
   ConfigError(const std::string& what, std::string option)
-      : Error(std::move(option), "weave config: " + what, false) {}
+      : Error(std::move(option), "weave config: " + what, false), problem_(what) {}
+  // About one field of an options struct: what() names both
+  // ("LockOptions::pool_size must be 1..1024, got 0"), problem() the value's
+  // fault alone ("must be 1..1024, got 0").
+  ConfigError(std::string_view options, std::string option, const std::string& problem)
+      : Error(option, "weave config: " + std::string(options) + "::" + option + " " + problem, false),
+        problem_(problem) {}
+  // What is wrong, without "weave config: " or the struct's name: the
+  // loader says it again after where the value came from.
+  const std::string& problem() const noexcept { return problem_; }
+
+ private:
+  std::string problem_;
 };
 
 class WEAVE_API UsageError : public Error {

@@ -20,8 +20,8 @@
 //     batch = q.ack_and_take_many(batch, 16, 5s);               // acks the rest, takes the next batch
 //   }
 //
-// The store is QueueOptions::url (configure_queues), else $WEAVE_QUEUE_URL,
-// else $WEAVE_URL, else mem:// (this process only: not durable).
+// The store is QueueOptions::url: mem:// (this process only: not durable)
+// unless code, $WEAVE_QUEUE_URL, $WEAVE_URL or the config file name another.
 //
 // A delivery is a lease on its message (a weave::HeldLease, renewed while
 // held): a worker that dies, stops or hangs past the lease loses the message
@@ -66,8 +66,9 @@ struct WEAVE_API QueueOptions {
   // Its section in the configuration file and its environment variables
   // prefix (WEAVE_QUEUE_<FIELD>): weave/config.h.
   static constexpr std::string_view config_section = "queue";
-  // The store: "" = WEAVE_QUEUE_URL, else WEAVE_URL, else "mem://".
-  std::string url = "";
+  // The store (weave::load_options() puts WEAVE_QUEUE_URL, WEAVE_URL or the
+  // file's url here: the one place that decides; this struct is taken as given).
+  std::string url = "mem://";
   // A delivery's lease, renewed every third of it while held: how long a
   // dead or stopped worker keeps a message from the others.
   std::chrono::milliseconds lease{30'000};

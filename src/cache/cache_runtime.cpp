@@ -27,23 +27,17 @@ void CacheOptions::validate() const {
 namespace detail {
 namespace {
 
-StoreSchemes<RemoteTierFactory>& schemes() {
-  static auto* s = new StoreSchemes<RemoteTierFactory>("cache");  // usable during exit
-  return *s;
-}
+StoreSchemes<RemoteTierFactory>& schemes() { return feature_schemes<RemoteTierFactory>("cache"); }
 
 std::shared_ptr<RemoteTier> make_remote(const CacheOptions& o) {
-  return schemes().open(o, "WEAVE_CACHE_URL", make_mem_remote);
+  return schemes().open(o, make_mem_remote);
 }
 
 std::atomic<std::uint64_t> next_runtime_id{1};
 
 }  // namespace
 
-CacheRuntimeSlot& cache_runtime_slot() {
-  static auto* s = new CacheRuntimeSlot;  // usable during exit
-  return *s;
-}
+CacheRuntimeSlot& cache_runtime_slot() { return never_freed<CacheRuntimeSlot>(); }
 
 void check_cache_scheme(const std::string& url) { schemes().check(url); }
 
@@ -255,14 +249,14 @@ void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exc
 std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std::string_view key,
                                                      const std::string& token,
                                                      std::chrono::steady_clock::time_point sent) {
-  auto lease = std::make_shared<CacheLease>();
-  lease->name_ = cache.name();
-  lease->set_terms({.key = std::string(key),
-                    .owner = token,
-                    .lease_time = options_.fill_lease,
-                    .renew_every = std::max(options_.fill_lease / 3, std::chrono::milliseconds(1)),
-                    .acquired_at = sent,
-                    .group = shared_from_this()});
+  auto lease = std::make_shared<CacheLease>(cache.name(), [&](LeaseCore::Terms& terms) {
+    terms.key = key;
+    terms.owner = token;
+    terms.lease_time = options_.fill_lease;
+    terms.renew_every = LeaseCore::renew_interval(options_.fill_lease);
+    terms.acquired_at = sent;
+    terms.group = shared_from_this();
+  });
   lease->start_deadline(sent, remote_->in_process());
   Renewer::instance().watch(*lease, lease, /*fresh=*/true);
   return lease;

@@ -122,7 +122,9 @@ class CacheRuntime;
 // refused if the key was written meanwhile. Made by CacheRuntime::hold_lease.
 class CacheLease final : public LeaseCore, public HeldLease {
  public:
-  CacheLease() noexcept : HeldLease(static_cast<LeaseCore&>(*this)) {}
+  template <class Fill>
+  CacheLease(std::string cache, Fill&& fill)
+      : LeaseCore(std::forward<Fill>(fill)), HeldLease(static_cast<LeaseCore&>(*this)), name_(std::move(cache)) {}
   using LeaseCore::expires_at;
   using LeaseCore::stop_token;
   std::string name_;  // the cache's

@@ -174,13 +174,8 @@ struct Loading {
 [[noreturn]] void rethrow_with_origin(const ConfigError& e, const Loading& l) {
   const auto it = l.origin.find(e.key());
   if (e.key().empty() || it == l.origin.end() || it->second == "default") throw e;
-  std::string what = e.what();
-  const std::string prefix = "weave config: ";
-  if (what.rfind(prefix, 0) == 0) what.erase(0, prefix.size());
-  // "LockOptions::pool_size must be ...": the key path says whose field
-  if (const auto at = what.find("::" + e.key() + " "); at != std::string::npos && at < what.find(' '))
-    what.erase(0, at + 3 + e.key().size());
-  throw ConfigError(it->second + ": " + l.feature.name + "." + e.key() + ": " + what, e.key());
+  // the key path says whose field: the struct's name is left out
+  throw ConfigError(it->second + ": " + l.feature.name + "." + e.key() + ": " + e.problem(), e.key());
 }
 
 // The environment's text for a field: a number for a numeric field (what

@@ -1,7 +1,5 @@
 #include "core/feature_runtime.h"
 
-#include <cstdlib>
-
 #include "core/events.h"
 #include "weave/url.h"
 #include "weave/error.h"
@@ -16,13 +14,6 @@ void throw_unknown_scheme(std::string_view feature, const std::string& url, std:
       scheme == "redlock")
     message += "; link Weave::redis (or Weave::weave) for " + std::string(scheme) + "://";
   throw ConfigError(message, "url");
-}
-
-std::string feature_url(const std::string& configured, const char* own_env) {
-  if (!configured.empty()) return configured;
-  for (const char* env : {own_env, "WEAVE_URL"})
-    if (const char* v = std::getenv(env); v && *v) return v;
-  return "mem://";
 }
 
 void report_event(const EventHook& hook, EventKind kind, std::string_view feature, std::string_view key,

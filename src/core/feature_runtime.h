@@ -10,12 +10,16 @@
 //     threads and connections are left alone, never torn down there).
 //   - StoreSchemes: which store serves a URL scheme (mem:// is the feature's
 //     own; the Redis schemes register when their library is linked), and
-//     open(): the store a feature's options name.
-//   - feature_url(): the URL in force, code > WEAVE_<FEATURE>_URL > WEAVE_URL > mem://.
+//     open(): the store a feature's options name (their url as given: the
+//     loader, core/config.cpp, is the one place that resolves it).
 //   - report_event(): an error handed to the options' on_event hook, typed.
 //
-//   RuntimeSlot<CacheRuntime, CacheOptions>& slot();      // one per feature, never freed
-//   RuntimeSlot<CacheRuntime, CacheOptions>::Ref rt(slot());  // in a call: rt->...
+//   - never_freed() / feature_schemes(): a feature's slot and scheme table,
+//     one each in the process, never freed.
+//
+//   auto& slot = never_freed<RuntimeSlot<CacheRuntime, CacheOptions>>();
+//   RuntimeSlot<CacheRuntime, CacheOptions>::Ref rt(slot);   // in a call: rt->...
+//   feature_schemes<RemoteTierFactory>("cache").open(options, make_mem);
 #pragma once
 
 #include <atomic>
@@ -141,10 +145,6 @@ class RuntimeSlot {
   std::atomic<std::uint64_t> generation_{1};
 };
 
-// The store URL a feature uses: `configured` (code, or weave::configure()'s
-// shared URL), else $<own_env> (e.g. WEAVE_CACHE_URL), else $WEAVE_URL, else "mem://".
-std::string feature_url(const std::string& configured, const char* own_env);
-
 // mem://<name> for a feature: one table of type Table per name in the
 // process, made by `make` on first use, shared by every runtime of the same
 // URL and kept for the process's life. The one fork rule of mem:// stores:
@@ -177,6 +177,7 @@ std::shared_ptr<Table> mem_table(std::string_view name, Make make) {
                                                  std::string_view scheme, std::string_view known);
 
 // One feature's table of URL schemes. `feature` names it in errors ("cache").
+// A feature reaches its one table through feature_schemes() (below).
 // Factory: std::function<std::shared_ptr<Store>(const Options&)>.
 template <class Factory>
 class StoreSchemes {
@@ -188,25 +189,20 @@ class StoreSchemes {
     Guard lock(mutex_);
     factories_[std::move(scheme)] = std::move(factory);
   }
-  // The store `o.url` names, resolved by feature_url() (code > $<own_env> >
-  // $WEAVE_URL > mem://): mem://[table] made by `make_mem(table)`, any other
-  // scheme by its factory, which gets the options with the resolved URL in
-  // `url`. Throws ConfigError naming the URL when no linked library serves
-  // its scheme.
+  // The store `o.url` names (as the options say: weave::load_options()
+  // already chose it from code, the environment, the file or the default):
+  // mem://[table] made by `make_mem(table)`, any other scheme by its
+  // factory, given the options. Throws ConfigError naming the URL when no
+  // linked library serves its scheme.
   template <class Options>
-  Store open(const Options& o, const char* own_env, Store (*make_mem)(std::string_view table)) const {
-    const std::string url = feature_url(o.url, own_env);
-    const StoreUrl u = parse_store_url(url);
+  Store open(const Options& o, Store (*make_mem)(std::string_view table)) const {
+    const StoreUrl u = parse_store_url(o.url);
     if (u.scheme == "mem") return make_mem(u.name);
-    const Factory factory = find(url, u.scheme);
-    Options resolved = o;
-    resolved.url = url;
-    return factory(resolved);
+    return find(o.url, u.scheme)(o);
   }
-  // Throws ConfigError when `url` (if set) names a scheme other than mem://
-  // that no linked library serves: at configure time, not at the first call.
+  // Throws ConfigError when `url` names a scheme other than mem:// that no
+  // linked library serves: at configure time, not at the first call.
   void check(const std::string& url) const {
-    if (url.empty()) return;
     const std::string scheme = parse_store_url(url).scheme;
     if (scheme != "mem") find(url, scheme);
   }
@@ -228,6 +224,23 @@ class StoreSchemes {
   mutable Mutex mutex_;
   std::map<std::string, Factory, std::less<>> factories_ WEAVE_GUARDED_BY(mutex_);
 };
+
+// The one object of type T in the process (a feature's RuntimeSlot), made on
+// first use and never freed: usable during exit, after static destructors.
+// (core/process.h's process_wide() is for background threads: it stops them.)
+template <class T>
+T& never_freed() {
+  static auto* t = new T;
+  return *t;
+}
+
+// A feature's one table of schemes, as never_freed(): one per Factory type
+// (each feature has its own), `feature` naming it when it is made.
+template <class Factory>
+StoreSchemes<Factory>& feature_schemes(std::string_view feature) {
+  static auto* s = new StoreSchemes<Factory>(std::string(feature));
+  return *s;
+}
 
 // Hands `error` to `hook` as an Event of `kind` for `feature` and `key`: the
 // error itself when it is a weave::Error, else an Error saying `context` and

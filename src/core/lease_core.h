@@ -1,11 +1,19 @@
 // The one lease under every feature: a lock's lease, a dedupe claim, a cache
-// fill or refresh claim (and the queue deliveries to come) are each a
+// fill or refresh claim and a queue delivery are each a
 // LeaseCore, renewed by the one Renewer (core/renewer.h) in batches per
 // store, lost the same way, reported through the same LostNotifier.
 //
-//   struct Claim final : LeaseCore, weave::DedupeClaim { ... };  // made on the acquiring thread
-//   claim->set_terms({.key = key, .owner = unique_token(), .lease_time = lease, .acquired_at = sent});
-//   claim->renew_by(runtime_group, lease / 3);  // who renews it (its store); not for a fixed ttl
+//   struct Claim final : LeaseCore, weave::DedupeClaim {   // made on the acquiring thread
+//     Claim(std::string key, milliseconds lease, Clock::time_point sent, std::shared_ptr<const RenewGroup> group)
+//         : LeaseCore([&](Terms& t) {                    // its terms, once, at construction
+//             t.key = std::move(key);
+//             t.owner = unique_token();
+//             t.lease_time = lease;
+//             t.renew_every = renew_interval(lease);      // 0 and no group: a fixed ttl
+//             t.acquired_at = sent;
+//             t.group = std::move(group);                 // who renews it (its store)
+//           }), DedupeClaim(static_cast<LeaseCore&>(*this)) {}
+//   };
 //   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
 //   ... the call runs; claim->stop_token() fires if it is lost ...
 //   claim->drop_hold();                      // the last hold: released, unwatched
@@ -76,13 +84,12 @@ class LeaseCore {
     Clock::time_point hold_deadline = Clock::time_point::max();
     std::shared_ptr<const RenewGroup> group;  // who renews it (its store); null only for a fixed ttl
   };
+  // Set once, by the constructor (LeaseCore(fill)): nobody else sees the lease yet.
   const Terms& terms() const noexcept { return terms_; }
-  // On the acquiring thread, before the lease is handed out (nobody else sees it yet).
-  void set_terms(Terms terms) noexcept { terms_ = std::move(terms); }
-  // set_terms() in two steps, for a lease made before its renewal is known.
-  void renew_by(std::shared_ptr<const RenewGroup> group, std::chrono::milliseconds every) noexcept {
-    terms_.group = std::move(group);
-    terms_.renew_every = every;
+  // How often a lease of `lease` is renewed when its feature has no setting
+  // for it: every third of it (a renewal may fail twice before it runs out).
+  static constexpr std::chrono::milliseconds renew_interval(std::chrono::milliseconds lease) noexcept {
+    return std::max(lease / 3, std::chrono::milliseconds(1));
   }
 
   // Redlock's margin for the drift between two clocks over one lease: 1 % of
@@ -190,12 +197,11 @@ class LeaseCore {
   // Takes its renewer shard from the constructing thread, the acquirer (a
   // lease may later be watched or unwatched from any thread: it stays there).
   // User-provided: make_shared skips zero-filling the object first.
-  LeaseCore() noexcept;
-  // set_terms() at construction, in place: `fill(terms)` writes them (a
-  // lock's lease moves its strings once, not twice).
+  // The one way to give a lease its terms: `fill(terms)` writes them in place,
+  // on the acquiring thread (a lock's lease moves its strings once, not twice).
   template <class Fill>
     requires std::is_invocable_v<Fill&, Terms&>
-  explicit LeaseCore(Fill&& fill) noexcept : LeaseCore() {
+  explicit LeaseCore(Fill&& fill) noexcept(std::is_nothrow_invocable_v<Fill&, Terms&>) : LeaseCore() {
     fill(terms_);
   }
   // Destroyed as the feature's type. A lease freed without its last
@@ -216,6 +222,8 @@ class LeaseCore {
 
  private:
   friend class Renewer;
+  // (the fill constructor's first step)
+  LeaseCore() noexcept;
   Terms terms_;
   pid_t pid_ = current_pid();  // the process that acquired it
   // How much sooner than `sent + lease_time` this process takes the lease

@@ -11,7 +11,7 @@ std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) +
 }  // namespace
 
 void OptionCheck::fail(std::string_view field, std::string_view why) const {
-  throw ConfigError(std::string(options_) + "::" + std::string(field) + " " + std::string(why), std::string(field));
+  throw ConfigError(options_, std::string(field), std::string(why));
 }
 
 void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
@@ -24,12 +24,10 @@ void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
 void OptionCheck::store_settings(const std::string& url, std::chrono::milliseconds connect_timeout,
                                  std::chrono::milliseconds command_timeout, int pool_size,
                                  const std::string& key_prefix) const {
-  if (!url.empty()) {
-    try {
-      parse_store_url(url);
-    } catch (const ConfigError& e) {  // names the URL, its password masked
-      throw ConfigError(std::string(e.what()).substr(std::string_view("weave config: ").size()), "url");
-    }
+  try {
+    parse_store_url(url);
+  } catch (const ConfigError& e) {  // names the URL, its password masked
+    throw ConfigError(e.problem(), "url");
   }
   duration("connect_timeout", connect_timeout);
   duration("command_timeout", command_timeout);

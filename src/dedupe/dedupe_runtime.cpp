@@ -27,21 +27,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-StoreSchemes<ClaimStoreFactory>& schemes() {
-  static auto* s = new StoreSchemes<ClaimStoreFactory>("dedupe");  // usable during exit
-  return *s;
-}
+StoreSchemes<ClaimStoreFactory>& schemes() { return feature_schemes<ClaimStoreFactory>("dedupe"); }
 
 std::shared_ptr<ClaimStore> make_store(const DedupeOptions& o) {
-  return schemes().open(o, "WEAVE_DEDUPE_URL", make_mem_claims);
+  return schemes().open(o, make_mem_claims);
 }
 
 }  // namespace
 
-DedupeRuntimeSlot& dedupe_runtime_slot() {
-  static auto* s = new DedupeRuntimeSlot;  // usable during exit
-  return *s;
-}
+DedupeRuntimeSlot& dedupe_runtime_slot() { return never_freed<DedupeRuntimeSlot>(); }
 
 void check_dedupe_scheme(const std::string& url) { schemes().check(url); }
 
@@ -50,14 +44,19 @@ void register_claim_store(std::string scheme, ClaimStoreFactory factory) {
 }
 
 HeldClaim::HeldClaim(std::string_view key, std::string owner, std::string_view match,
-                     std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series)
-    : DedupeClaim(static_cast<LeaseCore&>(*this)), match_(match), series_(series) {
-  Terms terms;  // renewed by the runtime that holds it (DedupeRuntime::hold)
-  terms.key = key;
-  terms.owner = std::move(owner);
-  terms.lease_time = lease;
-  terms.acquired_at = sent;
-  set_terms(std::move(terms));
+                     std::chrono::milliseconds lease, Clock::time_point sent, bool in_process, DedupeSeries& series,
+                     std::shared_ptr<const RenewGroup> runtime)
+    : LeaseCore([&](Terms& terms) {
+        terms.key = key;
+        terms.owner = std::move(owner);
+        terms.lease_time = lease;
+        terms.renew_every = runtime ? renew_interval(lease) : std::chrono::milliseconds(0);  // none: a fixed ttl
+        terms.acquired_at = sent;
+        terms.group = std::move(runtime);
+      }),
+      DedupeClaim(static_cast<LeaseCore&>(*this)),
+      match_(match),
+      series_(series) {
   start_deadline(sent, in_process);
 }
 
@@ -118,13 +117,13 @@ std::shared_ptr<const ContextLink> HeldClaim::context_link(std::shared_ptr<const
 DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options)) {
   options_.validate();
   store_ = make_store(options_);
-  in_process_ = parse_store_url(feature_url(options_.url, "WEAVE_DEDUPE_URL")).scheme == "mem";
+  in_process_ = parse_store_url(options_.url).scheme == "mem";
 }
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
-  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series);
-  claim->renew_by(shared_from_this(), std::max(options_.claim_lease / 3, std::chrono::milliseconds(1)));
+  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series,
+                                           shared_from_this());
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }

@@ -49,11 +49,13 @@ class HeldClaim final : public LeaseCore,
                                   public std::enable_shared_from_this<HeldClaim> {
  public:
   using Clock = std::chrono::steady_clock;
-  // Not renewed until DedupeRuntime::hold watches it. `sent`: when the claim
-  // was sent (the store's lease started after it); `in_process`: the store
-  // shares this clock (no drift margin).
+  // Renewed by `runtime` once DedupeRuntime::hold watches it (null: never,
+  // a fixed ttl). `sent`: when
+  // the claim was sent (the store's lease started after it); `in_process`:
+  // the store shares this clock (no drift margin).
   HeldClaim(std::string_view key, std::string owner, std::string_view match, std::chrono::milliseconds lease,
-            Clock::time_point sent, bool in_process, DedupeSeries& series);
+            Clock::time_point sent, bool in_process, DedupeSeries& series,
+            std::shared_ptr<const RenewGroup> runtime);
   ~HeldClaim() = default;
   // Both bases answer these; the core's are the same, minus the view's const.
   using LeaseCore::expires_at;

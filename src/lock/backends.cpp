@@ -13,10 +13,7 @@
 namespace WEAVE_NAMESPACE {
 namespace {
 
-detail::StoreSchemes<LockBackendFactory>& schemes() {
-  static auto* s = new detail::StoreSchemes<LockBackendFactory>("lock");  // usable during exit
-  return *s;
-}
+detail::StoreSchemes<LockBackendFactory>& schemes() { return detail::feature_schemes<LockBackendFactory>("lock"); }
 
 std::shared_ptr<LockBackend> make_mem(std::string_view table) {
   return detail::mem_table<LockBackend>(table, [] { return detail::make_mem_backend(); });
@@ -58,7 +55,7 @@ void register_lock_backend(std::string scheme, LockBackendFactory factory) {
 }
 
 std::shared_ptr<LockBackend> make_lock_backend(const LockOptions& options) {
-  auto backend = schemes().open(options, "WEAVE_LOCK_URL", make_mem);
+  auto backend = schemes().open(options, make_mem);
   if (!backend) throw ConfigError("lock url '" + redact_url(options.url) + "': the backend factory returned null", "url");
   return backend;
 }

@@ -5,10 +5,7 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-LockRuntimeSlot& lock_runtime_slot() {
-  static auto* s = new LockRuntimeSlot;  // usable during exit
-  return *s;
-}
+LockRuntimeSlot& lock_runtime_slot() { return never_freed<LockRuntimeSlot>(); }
 
 std::shared_ptr<LockRuntime> LockRuntime::for_thread(const std::shared_ptr<LockRuntime>& shared) {
   return std::make_shared<LockRuntime>(LeaseControl::thread_copy(shared->client));

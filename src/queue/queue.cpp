@@ -42,10 +42,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-StoreSchemes<QueueStoreFactory>& schemes() {
-  static auto* s = new StoreSchemes<QueueStoreFactory>("queue");  // usable during exit
-  return *s;
-}
+StoreSchemes<QueueStoreFactory>& schemes() { return feature_schemes<QueueStoreFactory>("queue"); }
 
 QueueOpener mem_opener(std::string_view table) {
   return [table = std::string(table)](std::string_view name) { return make_mem_queue(table, name); };
@@ -86,10 +83,7 @@ void register_queue_store(std::string scheme, QueueStoreFactory factory) {
 
 void check_queue_scheme(const std::string& url) { schemes().check(url); }
 
-QueueRuntimeSlot& queue_runtime_slot() {
-  static auto* s = new QueueRuntimeSlot;  // usable during exit
-  return *s;
-}
+QueueRuntimeSlot& queue_runtime_slot() { return never_freed<QueueRuntimeSlot>(); }
 
 void check_queue_text(std::string_view queue, std::string_view what, std::string_view text) {
   auto refuse = [&](const std::string& why) { throw QueueError(std::string(queue), std::string(what) + " " + why); };
@@ -110,13 +104,17 @@ void check_queue_text(std::string_view queue, std::string_view what, std::string
 // ---- HeldDelivery ----
 
 HeldDelivery::HeldDelivery(std::shared_ptr<QueueState> q, QueueMessage m, milliseconds lease, Clock::time_point sent)
-    : HeldLease(static_cast<LeaseCore&>(*this)), queue(std::move(q)), message(std::move(m)) {
-  Terms terms;  // renewed by the queue that holds it (QueueState::hold)
-  terms.key = queue->name + "/" + message.id;
-  terms.owner = std::to_string(message.token);
-  terms.lease_time = lease;
-  terms.acquired_at = sent;
-  set_terms(std::move(terms));
+    : LeaseCore([&](Terms& terms) {  // renewed by its queue once QueueState::hold watches it
+        terms.key = q->name + "/" + m.id;
+        terms.owner = std::to_string(m.token);
+        terms.lease_time = lease;
+        terms.renew_every = renew_interval(lease);
+        terms.acquired_at = sent;
+        terms.group = q;
+      }),
+      HeldLease(static_cast<LeaseCore&>(*this)),
+      queue(std::move(q)),
+      message(std::move(m)) {
   start_deadline(sent, queue->store().in_process());
 }
 
@@ -183,7 +181,6 @@ std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
 
 std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
   auto held = std::make_shared<HeldDelivery>(shared_from_this(), std::move(message), options_.lease, sent);
-  held->renew_by(shared_from_this(), std::max(options_.lease / 3, milliseconds(1)));
   Renewer::instance().watch(*held, held, /*fresh=*/true);
   return held;
 }
@@ -244,7 +241,7 @@ void QueueState::IdleTurn::got_message() noexcept {
 
 QueueRuntime::QueueRuntime(QueueOptions options) : options_(std::move(options)) {
   options_.validate();
-  open_ = schemes().open(options_, "WEAVE_QUEUE_URL", mem_opener);
+  open_ = schemes().open(options_, mem_opener);
 }
 
 std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {

@@ -88,12 +88,12 @@ struct Call {
 
 // A lease whose loss the call listens to.
 struct TestLease final : LeaseCore {
-  TestLease() {
-    Terms terms;
-    terms.key = "cell-test";
-    terms.lease_time = 60s;
-    terms.acquired_at = Clock::now();
-    set_terms(std::move(terms));
+  TestLease()
+      : LeaseCore([](Terms& terms) {
+          terms.key = "cell-test";
+          terms.lease_time = 60s;
+          terms.acquired_at = Clock::now();
+        }) {
     set_expires_at(Clock::now() + 60s);
   }
 };

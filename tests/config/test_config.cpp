@@ -226,6 +226,11 @@ TEST_CASE("config: every entry point validates the options in one place", "[conf
              Contains("config file '" + f.path() + "': lock.command_timeout: must be > 0, got 0 ms"));
   weave::LockOptions fine;
   CHECK_NOTHROW(fine.validate());
+  // The parts the loader builds its message from: no text is cut.
+  const weave::ConfigError field("LockOptions", "pool_size", "must be 1..1024, got 0");
+  CHECK(std::string(field.what()) == "weave config: LockOptions::pool_size must be 1..1024, got 0");
+  CHECK(field.key() == "pool_size");
+  CHECK(field.problem() == "must be 1..1024, got 0");
 }
 
 TEST_CASE("config: lock URLs", "[config]") {

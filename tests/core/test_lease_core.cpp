@@ -111,7 +111,8 @@ class TableGroup final : public weave::detail::RenewGroup {
 };
 
 struct TestLease final : LeaseCore, weave::HeldLease {
-  TestLease() : HeldLease(static_cast<LeaseCore&>(*this)) {}
+  explicit TestLease(Terms terms)
+      : LeaseCore([&](Terms& t) { t = std::move(terms); }), HeldLease(static_cast<LeaseCore&>(*this)) {}
   using LeaseCore::expires_at;
   using LeaseCore::stop_token;
   std::atomic<int> counted{0}, reported{0};
@@ -123,12 +124,11 @@ struct TestLease final : LeaseCore, weave::HeldLease {
 
 // A lease with a fixed ttl (never renewed, not watched), sent at `sent`.
 std::shared_ptr<TestLease> fixed_ttl(const std::string& key, std::chrono::milliseconds lease, Clock::time_point sent) {
-  auto l = std::make_shared<TestLease>();
   LeaseCore::Terms terms;
   terms.key = key;
   terms.lease_time = lease;
   terms.acquired_at = sent;
-  l->set_terms(std::move(terms));
+  auto l = std::make_shared<TestLease>(std::move(terms));
   l->set_expires_at(sent + lease);
   return l;
 }
@@ -136,15 +136,15 @@ std::shared_ptr<TestLease> fixed_ttl(const std::string& key, std::chrono::millis
 std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const std::string& key,
                                 std::chrono::milliseconds lease, std::chrono::milliseconds max_hold = 0ms) {
   static std::atomic<int> n{0};
-  auto l = std::make_shared<TestLease>();
   const Clock::time_point now = Clock::now();
-  l->set_terms({.key = key,
-                .owner = "owner-" + std::to_string(n++),
-                .lease_time = lease,
-                .renew_every = lease / 3,
-                .acquired_at = now,
-                .hold_deadline = max_hold > 0ms ? now + max_hold : Clock::time_point::max(),
-                .group = group});
+  auto l = std::make_shared<TestLease>(LeaseCore::Terms{
+      .key = key,
+      .owner = "owner-" + std::to_string(n++),
+      .lease_time = lease,
+      .renew_every = lease / 3,
+      .acquired_at = now,
+      .hold_deadline = max_hold > 0ms ? now + max_hold : Clock::time_point::max(),
+      .group = group});
   l->set_expires_at(now + lease);
   group->own(key);
   Renewer::instance().watch(*l, l, /*fresh=*/true);
@@ -316,13 +316,12 @@ TEST_CASE("lease core: renewals stop at the hold deadline and the lease then run
 }
 
 TEST_CASE("lease core: a paused holder sees its deadline pass at once, before the renewer comes round", "[core][lease]") {
-  auto l = std::make_shared<TestLease>();  // never watched: nobody renews it
   LeaseCore::Terms terms;
   terms.key = "paused";
   terms.lease_time = 100ms;
   terms.renew_every = 30ms;
   terms.acquired_at = Clock::now() - 200ms;  // sent two leases ago
-  l->set_terms(std::move(terms));
+  auto l = std::make_shared<TestLease>(std::move(terms));  // never watched: nobody renews it
   l->set_expires_at(l->terms().acquired_at + 100ms);
   const weave::HeldLease& view = *l;
   CHECK(view.stop_token().stop_requested());

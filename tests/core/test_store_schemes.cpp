@@ -1,10 +1,9 @@
 // detail::StoreSchemes::open(): how every feature (the cache's shared tier,
-// dedupe's claim store) turns its options into a store: the URL resolved by
-// feature_url(), mem:// the feature's own, any other scheme its registered
-// factory's, handed the options with the resolved URL.
+// dedupe's claim store) turns its options into a store: the options' URL as
+// given (the loader resolved it), mem:// the feature's own, any other scheme
+// its registered factory's, handed the options.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,46 +28,39 @@ std::shared_ptr<FakeStore> make_mem(std::string_view table) {
   return std::make_shared<FakeStore>(FakeStore{"mem", std::string(table)});
 }
 
-constexpr const char* kEnv = "WEAVE_TEST_SCHEMES_URL";
-
 }  // namespace
 
-TEST_CASE("StoreSchemes::open: mem:// is the feature's own, another scheme its factory's with the URL resolved",
+TEST_CASE("StoreSchemes::open: mem:// is the feature's own, another scheme its factory's, the URL as the options give it",
           "[core]") {
   weave::detail::StoreSchemes<FakeFactory> schemes("fake");
   schemes.add("fake", [](const FakeOptions& o) {
     return std::make_shared<FakeStore>(FakeStore{"fake", o.url, o.pool_size});
   });
-  ::unsetenv(kEnv);
 
-  auto mem = schemes.open(FakeOptions{.url = "mem://orders"}, kEnv, make_mem);
+  auto mem = schemes.open(FakeOptions{.url = "mem://orders"}, make_mem);
   CHECK(mem->made_by == "mem");
   CHECK(mem->url_or_table == "orders");
 
-  auto fake = schemes.open(FakeOptions{.url = "fake://h1", .pool_size = 7}, kEnv, make_mem);
+  auto fake = schemes.open(FakeOptions{.url = "fake://h1", .pool_size = 7}, make_mem);
   CHECK(fake->made_by == "fake");
   CHECK(fake->url_or_table == "fake://h1");
   CHECK(fake->pool_size == 7);  // the other options as given
 
-  // No URL in code: the feature's own variable, and the factory is told it.
-  ::setenv(kEnv, "fake://from-env", 1);
-  auto env = schemes.open(FakeOptions{.url = "", .pool_size = 3}, kEnv, make_mem);
-  ::unsetenv(kEnv);
-  CHECK(env->made_by == "fake");
-  CHECK(env->url_or_table == "fake://from-env");
-  CHECK(env->pool_size == 3);
+  // No URL is refused, never looked up: the loader resolves the URL (the
+  // environment, the file, the default mem://) before a store is opened.
+  REQUIRE_THROWS_AS(schemes.open(FakeOptions{.url = "", .pool_size = 3}, make_mem), weave::ConfigError);
 
-  REQUIRE_THROWS_AS(schemes.open(FakeOptions{.url = "nosuch://x"}, kEnv, make_mem), weave::ConfigError);
-  REQUIRE_THROWS_WITH(schemes.open(FakeOptions{.url = "nosuch://x"}, kEnv, make_mem),
+  REQUIRE_THROWS_AS(schemes.open(FakeOptions{.url = "nosuch://x"}, make_mem), weave::ConfigError);
+  REQUIRE_THROWS_WITH(schemes.open(FakeOptions{.url = "nosuch://x"}, make_mem),
                       Catch::Contains("fake url 'nosuch://x'") && Catch::Contains("unknown scheme 'nosuch'") &&
                           Catch::Contains("this program serves mem, fake"));
 }
 
-TEST_CASE("StoreSchemes::check: a scheme no factory serves fails at configure time, mem:// and no URL pass",
+TEST_CASE("StoreSchemes::check: a scheme no factory serves fails at configure time, mem:// and a served one pass",
           "[core]") {
   weave::detail::StoreSchemes<FakeFactory> schemes("fake");
   schemes.add("fake", [](const FakeOptions&) { return std::make_shared<FakeStore>(); });
-  CHECK_NOTHROW(schemes.check(""));
+  CHECK_THROWS_AS(schemes.check(""), weave::ConfigError);  // no URL is not a URL
   CHECK_NOTHROW(schemes.check("mem://"));
   CHECK_NOTHROW(schemes.check("fake://h"));
   REQUIRE_THROWS_WITH(schemes.check("nosuch://x"), Catch::Contains("unknown scheme 'nosuch'"));

@@ -439,19 +439,22 @@ TEST_CASE("dedupe: the claim store answers the same through SET NX GET and throu
 TEST_CASE("dedupe: a claim past its local deadline is lost at the first lost() or stop_token(), renewer or not") {
   using Clock = std::chrono::steady_clock;
   weave::detail::DedupeSeries& series = weave::detail::dedupe_series("k");
-  auto fresh = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now(), /*in_process=*/true, series);
+  auto fresh = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now(), /*in_process=*/true, series,
+                                                         /*runtime=*/nullptr);
   REQUIRE_FALSE(fresh->lost());
   REQUIRE_FALSE(fresh->stop_token().stop_requested());
 
   // Sent two leases ago and never renewed: what a process resuming from SIGSTOP holds.
-  auto paused = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 100ms, Clock::now() - 200ms, /*in_process=*/true, series);
+  auto paused = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 100ms, Clock::now() - 200ms, /*in_process=*/true, series,
+                                                         /*runtime=*/nullptr);
   const weave::DedupeClaim& claim = *paused;
   REQUIRE(claim.stop_token().stop_requested());  // checked before the token is handed out
   REQUIRE(claim.lost());
   REQUIRE_THAT(claim.lost_cause(), Catch::Contains("ran out before it was renewed"));
 
   // A token taken while the claim was live fires when its deadline is seen passed.
-  auto live = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now(), /*in_process=*/true, series);
+  auto live = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now(), /*in_process=*/true, series,
+                                                         /*runtime=*/nullptr);
   const std::stop_token kept = live->stop_token();
   REQUIRE_FALSE(kept.stop_requested());
   REQUIRE(live->check_deadlines(Clock::now() + 11s));  // the check lost() makes, 11 s on (no renewer knows this claim)
