@@ -7,8 +7,10 @@
 //
 //   std::size_t h = detail::key_hash("order:42");
 //
-// A folded multiply (the 128-bit product's halves XORed) mixes 8 bytes per
-// step; keys of up to 16 bytes take one step and the final mix.
+// A folded multiply (the 128-bit product's halves XORed) mixes 16 bytes per
+// step; keys of up to 16 bytes take one step and the final mix. Both factors
+// carry the seed: with one factor left unmasked, a key could make it zero
+// and the product would not depend on the seed (nor on the rest).
 #pragma once
 
 #include <cstddef>
@@ -48,7 +50,7 @@ inline std::size_t key_hash(std::string_view key, std::uint64_t seed = key_hash_
   const char* p = key.data();
   std::size_t n = key.size();
   std::uint64_t h = seed ^ k0;
-  for (; n > 16; n -= 16, p += 16) h = fold(load8(p) ^ k1, load8(p + 8) ^ h);
+  for (; n > 16; n -= 16, p += 16) h = fold(load8(p) ^ h ^ k1, load8(p + 8) ^ h ^ k2);
   std::uint64_t a = 0, b = 0;
   if (n >= 8) {
     a = load8(p);
@@ -60,7 +62,7 @@ inline std::size_t key_hash(std::string_view key, std::uint64_t seed = key_hash_
     const auto* u = reinterpret_cast<const unsigned char*>(p);
     a = (std::uint64_t{u[0]} << 16) | (std::uint64_t{u[n >> 1]} << 8) | u[n - 1];
   }
-  return fold(fold(a ^ k1, b ^ h) ^ k2, key.size() ^ k1);
+  return fold(fold(a ^ h ^ k1, b ^ h ^ k2) ^ k0, key.size() ^ k1);
 }
 
 }  // namespace weave::detail
