@@ -27,6 +27,7 @@
 // stamp bucket and the sketch.
 #include "cache/local_tier.h"
 
+#include "core/key_hash.h"
 #include "core/striped.h"
 #include "core/thread_annotations.h"
 #include "weave/error.h"
@@ -55,7 +56,7 @@ constexpr unsigned k_max_auto_shards = 64;
 // keeps a victim's count high with colliding keys cannot pin the main space.
 constexpr unsigned k_random_admission_threshold = 6;
 
-std::uint64_t hash_key(std::string_view key) noexcept { return std::hash<std::string_view>{}(key); }
+std::uint64_t hash_key(std::string_view key) noexcept { return key_hash(key); }
 
 struct Link {
   Link* prev = this;

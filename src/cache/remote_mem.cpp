@@ -11,6 +11,7 @@
 
 #include "cache/remote_tier.h"
 #include "core/feature_runtime.h"
+#include "core/key_hash.h"
 #include "core/wake_list.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -191,7 +192,7 @@ class MemRemote final : public RemoteTier {
   // for whole-name evictions.
   static constexpr std::size_t kBuckets = 4096;
   std::size_t bucket(std::string_view name, std::string_view key) const {
-    return (std::hash<std::string_view>{}(name) * 31 + std::hash<std::string_view>{}(key)) % kBuckets;
+    return (key_hash(name) * 31 + key_hash(key)) % kBuckets;
   }
   std::uint64_t version_of(std::string_view name, std::string_view key) const WEAVE_REQUIRES(mutex_) {
     return versions_[bucket(name, key)] + all_evictions_;

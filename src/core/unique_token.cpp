@@ -5,7 +5,6 @@
 #include <sys/types.h>
 
 #include <atomic>
-#include <charconv>
 #include <cstdint>
 
 #include "weave/error.h"
@@ -19,31 +18,33 @@ std::atomic<std::uint64_t> fork_generation{1};
   ::pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1, std::memory_order_relaxed); });
   return true;
 }();
+
+// base64url: printable in logs and `weave locks`, safe in any Redis argument.
+constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+constexpr int kPrefix = 12;   // 72 random bits
+constexpr int kCounter = 3;   // 18 bits: 262,144 tokens per prefix
+static_assert(kPrefix + kCounter == kTokenSize);
 }  // namespace
 
 std::string unique_token() {
   struct Source {
     std::uint64_t generation = 0;
-    char text[33 + 20];  // 32 hex digits, ':', then the counter in hex
-    std::uint64_t next = 0;
+    std::uint32_t next = 1u << (6 * kCounter);  // spent: draw a prefix first
+    char text[kTokenSize];
   };
   thread_local Source source;
   const std::uint64_t generation = fork_generation.load(std::memory_order_relaxed);
-  if (source.generation != generation) {
-    unsigned char bytes[16];
+  if (source.generation != generation || source.next == 1u << (6 * kCounter)) [[unlikely]] {
+    unsigned char bytes[kPrefix];
     if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
       throw IoError("weave: getrandom failed");
-    static constexpr char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 16; ++i) {
-      source.text[2 * i] = digits[bytes[i] >> 4];
-      source.text[2 * i + 1] = digits[bytes[i] & 15];
-    }
-    source.text[32] = ':';
+    for (int i = 0; i < kPrefix; ++i) source.text[i] = kDigits[bytes[i] & 63];
     source.generation = generation;
     source.next = 0;
   }
-  char* const end = std::to_chars(source.text + 33, source.text + sizeof source.text, source.next++, 16).ptr;
-  return std::string(source.text, end);
+  const std::uint32_t n = source.next++;
+  for (int i = 0; i < kCounter; ++i) source.text[kPrefix + i] = kDigits[(n >> (6 * (kCounter - 1 - i))) & 63];
+  return std::string(source.text, kTokenSize);
 }
 
 }  // namespace weave::detail

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "internal.h"
+#include "core/key_hash.h"
 #include "core/wake_list.h"
 #include "mem_backend.h"
 
@@ -106,13 +107,13 @@ struct Slot {
 // A key with its hash, made once per call: it picks the shard and finds the
 // slot (heterogeneous lookup: no std::string made, the key hashed once).
 struct Hashed {
-  Hashed(std::string_view k) noexcept : key(k), hash(std::hash<std::string_view>{}(k)) {}  // NOLINT: implicit
+  Hashed(std::string_view k) noexcept : key(k), hash(key_hash(k)) {}  // NOLINT: implicit
   std::string_view key;
   std::size_t hash;
 };
 struct KeyHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+  std::size_t operator()(std::string_view k) const noexcept { return key_hash(k); }
   std::size_t operator()(const Hashed& k) const noexcept { return k.hash; }
 };
 struct KeyEq {

@@ -3,6 +3,7 @@
 // random part (it must not hand out its parent's next tokens).
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <set>
 #include <string>
 #include <thread>
@@ -28,8 +29,24 @@ TEST_CASE("unique_token: distinct across threads, and a forked child draws its o
   const std::string parent_next = weave::detail::unique_token();
   const std::string from_child = child.wait();
   REQUIRE(child.exited_cleanly());
-  REQUIRE(from_child.size() > 33);                          // 32 hex digits, ':', a counter
-  CHECK(from_child.substr(0, 32) != before.substr(0, 32));  // another random part than the parent's
-  CHECK(parent_next.substr(0, 32) == before.substr(0, 32));
+  REQUIRE(from_child.size() == 15);                         // 12 random characters, a 3-character counter
+  CHECK(from_child.substr(0, 12) != before.substr(0, 12));  // another random part than the parent's
+  CHECK(parent_next.substr(0, 12) == before.substr(0, 12));
   CHECK(from_child != parent_next);
+}
+
+TEST_CASE("unique_token: fits a std::string's own buffer, prints as base64url, and a spent counter draws a new random part", "[core]") {
+  const std::string first = weave::detail::unique_token();
+  REQUIRE(first.size() == 15);
+  CHECK(first.capacity() == 15);  // libstdc++'s in-object buffer: no heap allocation per token
+  for (char c : first) CHECK((std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'));
+  // 262,144 tokens per random part: the next ones share it, then it changes.
+  std::set<std::string> prefixes{first.substr(0, 12)};
+  std::set<std::string> seen{first};
+  for (int i = 0; i < 262'144 + 10; ++i) {
+    const std::string t = weave::detail::unique_token();
+    CHECK(seen.insert(t).second);
+    prefixes.insert(t.substr(0, 12));
+  }
+  CHECK(prefixes.size() == 2);
 }
