@@ -20,7 +20,7 @@ endif()
 run(${CMAKE_COMMAND} --build "${tree}" -j 2 --target test_mem_async_lock)
 
 # What the async component's objects included: standalone Asio, no Boost.
-file(GLOB_RECURSE depfiles "${tree}/src/CMakeFiles/weave_asio.dir/*.d" "${tree}/src/CMakeFiles/weave_store_asio.dir/*.d")
+file(GLOB_RECURSE depfiles "${tree}/src/CMakeFiles/weave_asio_objects.dir/*.d" "${tree}/src/CMakeFiles/weave_store_asio_objects.dir/*.d")
 if(NOT depfiles)
   message(FATAL_ERROR "no dependency files of weave_asio: cannot tell what it included")
 endif()
