@@ -14,6 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/key_hash.h"
 #include "cache/local_tier.h"
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
@@ -89,7 +90,7 @@ class CacheName : public std::enable_shared_from_this<CacheName> {
   CacheCounters counters_;
   DurationHistogram load_times_;
   Mutex flights_mutex_;
-  std::unordered_map<std::string, std::shared_ptr<Flight>> flights_ WEAVE_GUARDED_BY(flights_mutex_);
+  KeyMap<std::shared_ptr<Flight>> flights_ WEAVE_GUARDED_BY(flights_mutex_);
   friend class CacheRuntime;
   std::atomic<bool> used_ = true;  // since the runtime's last sweep
 };

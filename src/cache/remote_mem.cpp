@@ -205,8 +205,8 @@ class MemRemote final : public RemoteTier {
   std::condition_variable cv_;                         // fill waiters with a thread
   WakeList wakes_ WEAVE_GUARDED_BY(mutex_);            // and without (Waiter::wake_on_change)
   std::uint64_t changes_ WEAVE_GUARDED_BY(mutex_) = 0;  // bumped by every fill, put, evict and release
-  std::unordered_map<std::string, std::unordered_map<std::string, Entry>> names_ WEAVE_GUARDED_BY(mutex_);
-  std::unordered_map<std::string, Lease> leases_ WEAVE_GUARDED_BY(mutex_);
+  std::unordered_map<std::string, KeyMap<Entry>> names_ WEAVE_GUARDED_BY(mutex_);
+  KeyMap<Lease> leases_ WEAVE_GUARDED_BY(mutex_);
   std::array<std::uint64_t, kBuckets> versions_ WEAVE_GUARDED_BY(mutex_){};
   std::uint64_t all_evictions_ WEAVE_GUARDED_BY(mutex_) = 0;
 };

@@ -6,6 +6,7 @@
 // every entry of a table in one bucket.
 //
 //   std::size_t h = detail::key_hash("order:42");
+//   detail::KeyMap<Entry> entries;   // std::unordered_map hashed by key_hash
 //
 // A folded multiply (the 128-bit product's halves XORed) mixes 16 bytes per
 // step; keys of up to 16 bytes take one step and the final mix. Both factors
@@ -16,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "weave/abi.h"  // WEAVE_NAMESPACE
 
@@ -64,5 +67,13 @@ inline std::size_t key_hash(std::string_view key, std::uint64_t seed = key_hash_
   }
   return fold(fold(a ^ h ^ k1, b ^ h ^ k2) ^ k0, key.size() ^ k1);
 }
+
+struct KeyHasher {
+  std::size_t operator()(std::string_view key) const noexcept { return key_hash(key); }
+};
+// A table of keys a caller's arguments make (mem:// entries, waiters per
+// key, calls in flight per key): hashed by key_hash.
+template <class V>
+using KeyMap = std::unordered_map<std::string, V, KeyHasher>;
 
 }  // namespace weave::detail

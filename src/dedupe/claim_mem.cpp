@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/key_hash.h"
 #include "dedupe/claim_store.h"
 #include "core/feature_runtime.h"
 #include "core/wake_list.h"
@@ -122,7 +123,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     std::uint64_t seen_;
   };
 
-  std::unordered_map<std::string, Entry>::iterator owned_locked(std::string_view key, std::string_view owner)
+  KeyMap<Entry>::iterator owned_locked(std::string_view key, std::string_view owner)
       WEAVE_REQUIRES(mutex_) {
     auto it = records_.find(std::string(key));
     if (it == records_.end() || it->second.record.kind != 'r' || it->second.record.rest != owner ||
@@ -148,7 +149,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   // One per table: a wake-up is at worst spurious for other keys.
   std::uint64_t generation_ WEAVE_GUARDED_BY(mutex_) = 0;
   WakeList wakes_ WEAVE_GUARDED_BY(mutex_);  // Waiter::wake_on_change
-  std::unordered_map<std::string, Entry> records_ WEAVE_GUARDED_BY(mutex_);
+  KeyMap<Entry> records_ WEAVE_GUARDED_BY(mutex_);
   std::size_t next_sweep_ WEAVE_GUARDED_BY(mutex_) = 1024;
 };
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/key_hash.h"
 #include "core/call_context.h"
 #include "core/feature_runtime.h"
 #include "core/lease_core.h"
@@ -126,7 +127,7 @@ class DedupeRuntime final : public RenewGroup, public std::enable_shared_from_th
     std::chrono::steady_clock::time_point until;
   };
   Mutex unanswered_mutex_;
-  std::unordered_map<std::string, Unanswered> unanswered_ WEAVE_GUARDED_BY(unanswered_mutex_);  // by key
+  KeyMap<Unanswered> unanswered_ WEAVE_GUARDED_BY(unanswered_mutex_);  // by key
   std::atomic<std::size_t> unanswered_count_{0};            // owner_for()'s check without the lock
   mutable DedupeCounters counters_;
 };

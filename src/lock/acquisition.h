@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/key_hash.h"
 #include "internal.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -70,7 +71,7 @@ class GateRef {
   };
   struct Table {
     Mutex mutex;
-    std::unordered_map<std::string, Entry> gates WEAVE_GUARDED_BY(mutex);
+    KeyMap<Entry> gates WEAVE_GUARDED_BY(mutex);
   };
   static Table& table() { return fork_guarded<Table>(); }
   std::string id_;

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/key_hash.h"
 #include "cache/remote_tier.h"
 #include "core/process.h"
 #include "core/wake_list.h"
@@ -101,7 +102,7 @@ class FillWaiters {
   };
   detail::Mutex mutex_;
   std::condition_variable cv_;
-  std::unordered_map<std::string, Slot> waits_ WEAVE_GUARDED_BY(mutex_);
+  detail::KeyMap<Slot> waits_ WEAVE_GUARDED_BY(mutex_);
   std::uint64_t wake_all_ WEAVE_GUARDED_BY(mutex_) = 0;
   std::atomic<int> waiting_{0};
 };
