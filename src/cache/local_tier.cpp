@@ -56,8 +56,6 @@ constexpr unsigned k_max_auto_shards = 64;
 // keeps a victim's count high with colliding keys cannot pin the main space.
 constexpr unsigned k_random_admission_threshold = 6;
 
-std::uint64_t hash_key(std::string_view key) noexcept { return key_hash(key); }
-
 struct Link {
   Link* prev = this;
   Link* next = this;
@@ -464,7 +462,7 @@ std::uint64_t LocalTier::stamp_of(std::uint64_t hash) const noexcept {
   return bucket_of(hash).load() + epoch_.load();
 }
 
-std::uint64_t LocalTier::stamp(std::string_view key) const noexcept { return stamp_of(hash_key(key)); }
+std::uint64_t LocalTier::stamp(std::string_view key) const noexcept { return stamp_of(key_hash(key)); }
 
 std::optional<LocalEntry> LocalTier::get(std::string_view key, std::chrono::steady_clock::time_point now) {
   std::optional<LocalEntry> hit;
@@ -475,7 +473,7 @@ std::optional<LocalEntry> LocalTier::get(std::string_view key, std::chrono::stea
 bool LocalTier::visit_entry(std::string_view key, std::chrono::steady_clock::time_point now,
                             void (*visit)(const LocalEntry&, void*), void* context) {
   refuse_inside_visit("get");
-  const std::uint64_t h = hash_key(key);
+  const std::uint64_t h = key_hash(key);
   Shard& s = shard_of(h);
   if (s.read_hit(KeyRef{key, h}, now, visit, context)) return true;
   // A miss or an expired entry (or an entry installed since): as a writer.
@@ -505,7 +503,7 @@ bool LocalTier::visit_entry(std::string_view key, std::chrono::steady_clock::tim
 
 bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
   refuse_inside_visit("put");
-  const std::uint64_t h = hash_key(key);
+  const std::uint64_t h = key_hash(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> replaced;  // destroyed after the lock is released
   Writing lock(s);
@@ -554,7 +552,7 @@ bool LocalTier::put(std::string key, LocalEntry entry, std::uint64_t stamp) {
 
 void LocalTier::invalidate(std::string_view key) {
   refuse_inside_visit("invalidate");
-  const std::uint64_t h = hash_key(key);
+  const std::uint64_t h = key_hash(key);
   Shard& s = shard_of(h);
   std::shared_ptr<const void> dropped;
   Writing lock(s);
@@ -595,7 +593,7 @@ LocalTier::Stats LocalTier::stats() const {
 std::chrono::milliseconds jittered(std::chrono::milliseconds ttl, std::string_view key) noexcept {
   const auto t = ttl.count();
   if (t <= 0) return ttl;
-  const auto per_10k = static_cast<std::chrono::milliseconds::rep>(mix64(hash_key(key)) % 1001);  // 0 .. 10.00 %
+  const auto per_10k = static_cast<std::chrono::milliseconds::rep>(mix64(key_hash(key)) % 1001);  // 0 .. 10.00 %
   const auto cut = t / 10000 * per_10k + t % 10000 * per_10k / 10000;
   return std::chrono::milliseconds(t - cut);
 }
