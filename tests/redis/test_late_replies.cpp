@@ -7,7 +7,9 @@
 // Every case asserts the guarantee.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -71,6 +73,26 @@ std::string outcome(F&& f) {
     return std::string("other error: ") + e.what();
   }
 }
+
+// Lines an event handler records. A handler given to configure_*() stays
+// with the process-wide runtime after the case returns (a late reply or a
+// reconnection still reports), so it owns what it writes: a shared EventLines,
+// never a reference to the case's locals.
+class EventLines {
+ public:
+  void add(std::string line) {
+    std::lock_guard g(m_);
+    lines_.push_back(std::move(line));
+  }
+  std::vector<std::string> lines() const {
+    std::lock_guard g(m_);
+    return lines_;
+  }
+
+ private:
+  mutable std::mutex m_;
+  std::vector<std::string> lines_;
+};
 
 bool has_arg(const Argv& argv, const std::string& exact) {
   for (std::size_t i = 1; i < argv.size(); ++i)
@@ -155,11 +177,11 @@ TEST_CASE("late replies: a dedupe claim whose connection is cut after the server
 TEST_CASE("late replies: a dedupe finish whose connection is cut after the server ran it answers as its first send",
           "[redis][dedupe]") {
   ProxiedDeployment& d = deployment();
-  int lost_events = 0;
+  auto lost_events = std::make_shared<std::atomic<int>>(0);  // the handler outlives the case
   weave::configure_dedupe({.url = d.url(),
                            .command_timeout = 2s,
-                           .on_event = [&](const weave::Event& e) {
-                             if (e.kind == weave::EventKind::lease_lost) ++lost_events;
+                           .on_event = [lost_events](const weave::Event& e) {
+                             if (e.kind == weave::EventKind::lease_lost) ++*lost_events;
                            }});
   dedupe_test::Payments svc;
   svc.pay(dedupe_key_beside(d, "cut:2"));  // one pooled connection, idle: the next call reuses it
@@ -172,7 +194,7 @@ TEST_CASE("late replies: a dedupe finish whose connection is cut after the serve
   CHECK(call == "ran");
   CHECK(d.seen(finish) == 2);  // sent, cut after it ran, sent again
   CHECK(weave::dedupe_stats().claims_lost == lost_before);
-  CHECK(lost_events == 0);
+  CHECK(*lost_events == 0);
   // The outcome is stored: the key's next call is refused as a duplicate (on_duplicate=fail).
   const std::string again = outcome([&] { svc.pay("cut:2"); });
   INFO("again: " << again);
@@ -352,14 +374,12 @@ TEST_CASE("late replies: a lock waiter whose SUBSCRIBE is confirmed after the co
 TEST_CASE("late replies: a cache fill claim answered after its timeout leaves no lease behind once the call filled",
           "[redis][cache]") {
   ProxiedDeployment& d = deployment();
-  std::mutex m;
-  std::vector<std::string> errors;  // cache_error events: "<key>: <cause>"
+  auto errors = std::make_shared<EventLines>();  // cache_error events: "<key>: <cause>"
   weave::configure_cache({.url = d.url(),
                           .command_timeout = 500ms,
-                          .on_event = [&](const weave::Event& e) {
-                            std::lock_guard g(m);
+                          .on_event = [errors](const weave::Event& e) {
                             if (e.kind == weave::EventKind::cache_error)
-                              errors.push_back(std::string(e.key) + ": " + std::string(e.cause));
+                              errors->add(std::string(e.key) + ": " + std::string(e.cause));
                           }});
   cache_test::Catalog c;
   const std::string entry = "{weave:cache:late-fill:1}";
@@ -378,9 +398,9 @@ TEST_CASE("late replies: a cache fill claim answered after its timeout leaves no
   auto raw = d.server(entry);
   CHECK(raw.cmd({"EXISTS", entry}).integer == 1);
   CHECK(raw.cmd({"EXISTS", entry + "fill"}).integer == 0);
-  std::lock_guard g(m);
-  REQUIRE(errors.size() == 1);  // the claim's timeout, told with the cache's name and the key
-  CHECK(errors[0].rfind("late-fill/1: ", 0) == 0);
+  const std::vector<std::string> told = errors->lines();
+  REQUIRE(told.size() == 1);  // the claim's timeout, told with the cache's name and the key
+  CHECK(told[0].rfind("late-fill/1: ", 0) == 0);
 }
 
 // A cache write ran (value stored, invalidation published by its script) and

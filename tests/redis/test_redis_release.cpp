@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,25 +29,33 @@ struct Seen {
 };
 
 // Locks on `server` through the process-wide client, remembering its events.
-struct Configured {
-  std::mutex mutex;
-  std::vector<Seen> events;
+// The handler stays with the process-wide client after the case (a renewal or
+// reconnection may still report), so it owns the list it writes.
+class Configured {
+ public:
   Configured(const RedisServer& server, weave::ReleaseFailurePolicy policy) {
     weave::LockOptions o = redis_test::lock_options(server.url());
     o.command_timeout = 300ms;  // a frozen server fails the release quickly
     o.connect_timeout = 300ms;
     o.release_failure_policy = policy;
-    o.on_event = [this](const weave::Event& e) {
-      std::lock_guard g(mutex);
-      events.push_back({e.kind, std::string(e.key), std::string(e.cause),
-                        dynamic_cast<const weave::ReleaseFailed*>(&e.error) != nullptr, e.error.retryable()});
+    o.on_event = [log = log_](const weave::Event& e) {
+      std::lock_guard g(log->mutex);
+      log->events.push_back({e.kind, std::string(e.key), std::string(e.cause),
+                             dynamic_cast<const weave::ReleaseFailed*>(&e.error) != nullptr, e.error.retryable()});
     };
     weave::configure_locks(o);
   }
-  std::vector<Seen> seen() {
-    std::lock_guard g(mutex);
-    return events;
+  std::vector<Seen> seen() const {
+    std::lock_guard g(log_->mutex);
+    return log_->events;
   }
+
+ private:
+  struct Log {
+    std::mutex mutex;
+    std::vector<Seen> events;
+  };
+  std::shared_ptr<Log> log_ = std::make_shared<Log>();
 };
 
 }  // namespace
