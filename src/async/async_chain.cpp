@@ -90,12 +90,13 @@ net::awaitable<void> next_interceptor(AsyncCall& call, std::size_t depth, std::e
       co_await next->around_async(call.view);
     else
       co_await run_sync_interceptor(call, depth);
-    co_return;
   } catch (...) {
     if (!caught) throw;
     *caught = std::current_exception();
   }
-  // Reset in this frame, as await_target does (weave/generated/invoke_async.h).
+  if (!caught) co_return;
+  // Whether the rest returned or threw, a cancellation left pending is reset
+  // in this frame, as await_target does (weave/generated/invoke_async.h).
   const net::cancellation_state state = co_await net::this_coro::cancellation_state;
   if (state.cancelled() != net::cancellation_type::none)
     co_await net::this_coro::reset_cancellation_state();

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -36,6 +37,19 @@ class Payments {
     if (cents < 0) throw Declined("declined: " + key);
     co_return 2L * cents;
   }
+
+  // Runs `last_turn` as a handler of the call while the body waits on a post
+  // (which no cancellation reaches), then returns: what the handler does
+  // happens after the body's last operation completed.
+  [[dedupe(key="pay:<key>", window=1min, on_duplicate=replay, wait=10s)]]
+  virtual weave::net::awaitable<long> pay_past([[maybe_unused]] std::string key, int cents) {
+    ++runs_;
+    const auto ex = co_await weave::net::this_coro::executor;
+    weave::net::post(ex, [this] { last_turn(); });
+    co_await weave::net::post(ex, weave::net::use_awaitable);
+    co_return 2L * cents;
+  }
+  std::function<void()> last_turn = [] {};
 
   int runs() const { return runs_; }
   int claim_missing() const { return claim_missing_; }

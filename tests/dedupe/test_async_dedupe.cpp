@@ -156,6 +156,29 @@ TEST_CASE_METHOD(PaymentsCase,
 }
 
 TEST_CASE_METHOD(PaymentsCase,
+                 "async dedupe: a first call whose caller cancels once its body's last operation completed keeps its outcome",
+                 "[async]") {
+  // The cancellation found nothing left to cancel: the call returns its
+  // value, its outcome is stored, and the same key's next call is its replay.
+  const std::string key = async_test::unique_name("cancelled-late");
+  net::cancellation_signal cancel;
+  payments.last_turn = [&] { cancel.emit(net::cancellation_type::terminal); };
+  Outcome first, again;
+  net::co_spawn(io, payments.pay_past(key, 4), net::bind_cancellation_slot(cancel.slot(), record(first)));
+  io.run();
+  REQUIRE(first.done);
+  CHECK_FALSE(first.error);
+  CHECK(first.value == 8);
+  io.restart();
+  net::co_spawn(io, payments.pay_past(key, 5), record(again));
+  io.run();
+  REQUIRE(again.done);
+  CHECK_FALSE(again.error);
+  CHECK(again.value == 8);  // replayed
+  CHECK(payments.runs() == 1);
+}
+
+TEST_CASE_METHOD(PaymentsCase,
                  "async dedupe: a first call cancelled while it runs is forgotten at once, and a retry runs",
                  "[async]") {
   const std::string key = async_test::unique_name("cancelled");

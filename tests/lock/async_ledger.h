@@ -111,6 +111,21 @@ class Ledger {
     co_return 1;
   }
 
+  // Returns normally once its fixed-ttl lease ran out: a handler of the call
+  // waits for the loss while the body is suspended on a post, and the body
+  // resumes from that post (which no cancellation can reach) with the loss
+  // heard and the call's cancellation emitted.
+  [[lock(key="acct:<id>", ttl=300ms)]]
+  virtual weave::net::awaitable<long> outlive_lease([[maybe_unused]] std::string id) {
+    const auto ex = co_await weave::net::this_coro::executor;
+    const weave::Lease* lease = weave::current_lease();
+    weave::net::post(ex, [lease] {
+      while (!lease->lost()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    co_await weave::net::post(ex, weave::net::use_awaitable);
+    co_return 1;
+  }
+
   // Does not wait: std::nullopt when the key is busy.
   [[lock(key="acct:<id>", wait=0s, on_busy=skip)]]
   virtual weave::net::awaitable<std::optional<long>> try_add([[maybe_unused]] std::string id) {

@@ -81,14 +81,14 @@ net::awaitable<void> await_target(void* p, TargetEnd end) {
     if (!end.caught) throw;
     error = std::current_exception();
   }
-  if (!error) {
-    target_returned(end);
-    co_return;
-  }
-  *end.caught = std::move(error);
-  // A cancellation the method took (or swallowed) is reset here, in this
-  // frame: a co_await in a cancelled coroutine throws at once (a coroutine
-  // awaited to reset it too), and would skip the interceptor's store calls.
+  if (!error) target_returned(end);
+  if (!end.caught) co_return;
+  if (error) *end.caught = std::move(error);
+  // The method ended, and an interceptor's store calls come next. A
+  // cancellation it took or swallowed, or one that came once its last
+  // operation had completed (so it cancelled nothing), is reset here, in
+  // this frame: a co_await in a cancelled coroutine throws at once (a
+  // coroutine awaited to reset it too), and would skip those store calls.
   const net::cancellation_state state = co_await net::this_coro::cancellation_state;
   if (state.cancelled() != net::cancellation_type::none)
     co_await net::this_coro::reset_cancellation_state();
