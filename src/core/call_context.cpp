@@ -3,12 +3,14 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-std::shared_ptr<const ContextLink>& context_head() noexcept {
+// Both stay out of line: clang++ 14 may keep a thread_local's address across
+// a co_await when its access is inlined into a coroutine (docs/async.md).
+[[gnu::noinline]] std::shared_ptr<const ContextLink>& context_head() noexcept {
   thread_local std::shared_ptr<const ContextLink> head;
   return head;
 }
 
-InstalledCell& current_cell() noexcept {
+[[gnu::noinline]] InstalledCell& current_cell() noexcept {
   thread_local InstalledCell cell;
   return cell;
 }
