@@ -157,7 +157,7 @@ class MemRemote final : public RemoteTier {
   const Entry* entry(std::string_view name, std::string_view key) WEAVE_REQUIRES(mutex_) {
     auto n = names_.find(std::string(name));
     if (n == names_.end()) return nullptr;
-    auto it = n->second.find(std::string(key));
+    auto it = n->second.find(key);
     if (it == n->second.end()) return nullptr;
     if (it->second.expires <= Clock::now()) {
       n->second.erase(it);

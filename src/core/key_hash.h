@@ -68,12 +68,28 @@ inline std::size_t key_hash(std::string_view key, std::uint64_t seed = key_hash_
   return fold(fold(a ^ h ^ k1, b ^ h ^ k2) ^ k0, key.size() ^ k1);
 }
 
+// A key with its hash, made once: finds its entry in a KeyMap (and may pick
+// a shard) without hashing again or making a std::string.
+struct HashedKey {
+  explicit HashedKey(std::string_view k) noexcept : key(k), hash(key_hash(k)) {}
+  std::string_view key;
+  std::size_t hash;
+};
 struct KeyHasher {
+  using is_transparent = void;
   std::size_t operator()(std::string_view key) const noexcept { return key_hash(key); }
+  std::size_t operator()(const HashedKey& key) const noexcept { return key.hash; }
+};
+struct KeyEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+  bool operator()(const HashedKey& a, std::string_view b) const noexcept { return a.key == b; }
+  bool operator()(std::string_view a, const HashedKey& b) const noexcept { return a == b.key; }
 };
 // A table of keys a caller's arguments make (mem:// entries, waiters per
-// key, calls in flight per key): hashed by key_hash.
+// key, calls in flight per key): hashed by key_hash, looked up by a
+// std::string_view or a HashedKey without making a std::string.
 template <class V>
-using KeyMap = std::unordered_map<std::string, V, KeyHasher>;
+using KeyMap = std::unordered_map<std::string, V, KeyHasher, KeyEqual>;
 
 }  // namespace weave::detail

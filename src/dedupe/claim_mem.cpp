@@ -25,7 +25,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     Guard g(mutex_);
     const auto now = Clock::now();
     sweep_locked(now);
-    auto it = records_.find(std::string(key));
+    auto it = records_.find(key);
     ClaimOutcome out;
     if (it != records_.end() && it->second.expires > now) {
       out.existing = it->second.record;
@@ -40,7 +40,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   std::optional<ClaimOutcome> read(std::string_view key) override {
     Guard g(mutex_);
     const auto now = Clock::now();
-    auto it = records_.find(std::string(key));
+    auto it = records_.find(key);
     if (it == records_.end() || it->second.expires <= now) return std::nullopt;
     ClaimOutcome out;
     out.existing = it->second.record;
@@ -125,7 +125,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
 
   KeyMap<Entry>::iterator owned_locked(std::string_view key, std::string_view owner)
       WEAVE_REQUIRES(mutex_) {
-    auto it = records_.find(std::string(key));
+    auto it = records_.find(key);
     if (it == records_.end() || it->second.record.kind != 'r' || it->second.record.rest != owner ||
         it->second.expires <= Clock::now())
       return records_.end();

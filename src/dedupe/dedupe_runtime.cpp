@@ -73,7 +73,7 @@ void DedupeRuntime::unanswered_claim(std::string_view key, const std::string& ow
 std::string DedupeRuntime::owner_for(std::string_view key) {
   if (unanswered_count_.load(std::memory_order_acquire) != 0) {
     Guard lock(unanswered_mutex_);
-    if (auto it = unanswered_.find(std::string(key)); it != unanswered_.end()) {
+    if (auto it = unanswered_.find(key); it != unanswered_.end()) {
       Unanswered u = std::move(it->second);
       unanswered_.erase(it);
       unanswered_count_.store(unanswered_.size(), std::memory_order_release);

@@ -104,44 +104,25 @@ struct Slot {
   }
 };
 
-// A key with its hash, made once per call: it picks the shard and finds the
-// slot (heterogeneous lookup: no std::string made, the key hashed once).
-struct Hashed {
-  Hashed(std::string_view k) noexcept : key(k), hash(key_hash(k)) {}  // NOLINT: implicit
-  std::string_view key;
-  std::size_t hash;
-};
-struct KeyHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view k) const noexcept { return key_hash(k); }
-  std::size_t operator()(const Hashed& k) const noexcept { return k.hash; }
-};
-struct KeyEq {
-  using is_transparent = void;
-  bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
-  bool operator()(const Hashed& a, std::string_view b) const noexcept { return a.key == b; }
-  bool operator()(std::string_view a, const Hashed& b) const noexcept { return a == b.key; }
-};
-
 // One part of the table with its own mutex: calls on keys of different
 // shards never wait for each other.
 struct alignas(64) Shard {
   SpinLock mutex;
-  std::unordered_map<std::string, std::unique_ptr<Slot>, KeyHash, KeyEq> slots WEAVE_GUARDED_BY(mutex);
+  KeyMap<std::unique_ptr<Slot>> slots WEAVE_GUARDED_BY(mutex);
   unsigned ops WEAVE_GUARDED_BY(mutex) = 0;
 
-  Slot& slot(const Hashed& key) WEAVE_REQUIRES(mutex) {
+  Slot& slot(const HashedKey& key) WEAVE_REQUIRES(mutex) {
     auto it = slots.find(key);
     if (it == slots.end()) it = slots.emplace(std::string(key.key), std::make_unique<Slot>()).first;
     return *it->second;
   }
-  Slot* find(const Hashed& key) WEAVE_REQUIRES(mutex) {
+  Slot* find(const HashedKey& key) WEAVE_REQUIRES(mutex) {
     auto it = slots.find(key);
     return it == slots.end() ? nullptr : it->second.get();
   }
   // An idle slot is kept for the next call on its key (a hot key costs no
   // allocation) while the shard is small; past that it is dropped at once.
-  void drop_if_idle(const Hashed& key, Slot& s, Clock::time_point now) WEAVE_REQUIRES(mutex) {
+  void drop_if_idle(const HashedKey& key, Slot& s, Clock::time_point now) WEAVE_REQUIRES(mutex) {
     if (slots.size() > kKeptIdle && s.idle(now)) slots.erase(slots.find(key));
   }
   // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
@@ -191,7 +172,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   void leave_queue(const ReleaseRequest& request) override {
     const LockType type = request.type;
     const std::string_view owner = request.owner_token;
-    const Hashed hk(request.key);
+    const HashedKey hk(request.key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     Slot* found = sh.find(hk);
@@ -212,7 +193,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   // only its first may take the key (LockBackend::acquire, acquire.lua).
   AcquireResult acquire_exclusive(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
                                   Clock::time_point now, std::chrono::milliseconds turn, bool starving) {
-    const Hashed hk(key);
+    const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     sh.maybe_sweep(now);
@@ -252,7 +233,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
 
   AcquireResult acquire_typed(LockType type, std::string_view key, std::string_view owner,
                               std::chrono::milliseconds lease, std::chrono::milliseconds entry, Clock::time_point now) {
-    const Hashed hk(key);
+    const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     sh.maybe_sweep(now);
@@ -318,7 +299,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   }
 
   ReleaseResult release_reader(std::string_view key, std::string_view owner, Clock::time_point now) {
-    const Hashed hk(key);
+    const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     Slot* found = sh.find(hk);
@@ -337,7 +318,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   // `turn` > 0: the first starving waiter has that long to take the key.
   ReleaseResult release_exclusive(std::string_view key, std::string_view owner, Clock::time_point now,
                                   std::chrono::milliseconds turn) {
-    const Hashed hk(key);
+    const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     Slot* found = sh.find(hk);
@@ -365,7 +346,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     out.reserve(items.size());
     const auto now = Clock::now();
     for (const RenewItem& item : items) {
-      const Hashed hk(item.key);
+      const HashedKey hk(item.key);
       Shard& sh = shard(hk);
       Guard g(sh.mutex);
       Slot* s = sh.find(hk);
@@ -406,7 +387,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   }
 
   ForcedRelease force_release(std::string_view key) override {
-    const Hashed hk(key);
+    const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     const auto now = Clock::now();
@@ -446,7 +427,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     return st;
   }
 
-  Shard& shard(const Hashed& key) { return shards_[key.hash % shards_.size()]; }
+  Shard& shard(const HashedKey& key) { return shards_[key.hash % shards_.size()]; }
 
   std::array<Shard, 64> shards_;
 };
@@ -480,7 +461,7 @@ class MemBackend::Waiter final : public LockWaiter {
     Guard g(shard_.mutex);
     slot_->wakes.drop(this);
     --slot_->waiters;
-    shard_.drop_if_idle(Hashed(key_), *slot_, Clock::now());
+    shard_.drop_if_idle(HashedKey(key_), *slot_, Clock::now());
   }
 
  private:
@@ -492,7 +473,7 @@ class MemBackend::Waiter final : public LockWaiter {
 };
 
 std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
-  const Hashed hk(key);
+  const HashedKey hk(key);
   Shard& sh = shard(hk);
   Guard g(sh.mutex);
   Slot& s = sh.slot(hk);
