@@ -36,6 +36,7 @@
 
 #include "core/process.h"
 #include "weave/config.h"
+#include "weave/error.h"
 #include "weave/event.h"
 #include "weave/url.h"
 
@@ -185,7 +186,12 @@ class StoreSchemes {
   using Store = typename Factory::result_type;
 
   explicit StoreSchemes(std::string feature) : feature_(std::move(feature)) {}
+  // Throws UsageError for an empty scheme or factory, and for "mem" (the
+  // feature's own, which a registration could never replace).
   void add(std::string scheme, Factory factory) {
+    if (scheme.empty() || !factory)
+      throw UsageError("registering a " + feature_ + " store needs a URL scheme and a factory");
+    if (scheme == "mem") throw UsageError("the " + feature_ + " store of the mem:// scheme is built in: register another scheme");
     Guard lock(mutex_);
     factories_[std::move(scheme)] = std::move(factory);
   }

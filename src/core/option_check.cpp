@@ -21,6 +21,11 @@ void OptionCheck::duration(std::string_view field, std::chrono::milliseconds d,
   if (d > max_duration) fail(field, "must be at most 10 years, got " + ms(d));
 }
 
+void OptionCheck::count(std::string_view field, long long value, long long lo, long long hi) const {
+  if (value < lo || value > hi)
+    fail(field, "must be " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + std::to_string(value));
+}
+
 void OptionCheck::store_settings(const std::string& url, std::chrono::milliseconds connect_timeout,
                                  std::chrono::milliseconds command_timeout, int pool_size,
                                  const std::string& key_prefix) const {
@@ -31,7 +36,7 @@ void OptionCheck::store_settings(const std::string& url, std::chrono::millisecon
   }
   duration("connect_timeout", connect_timeout);
   duration("command_timeout", command_timeout);
-  if (pool_size < 1 || pool_size > 1024) fail("pool_size", "must be 1..1024, got " + std::to_string(pool_size));
+  count("pool_size", pool_size, 1, 1024);
   if (key_prefix.empty()) fail("key_prefix", "must not be empty");
 }
 

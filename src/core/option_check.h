@@ -22,6 +22,8 @@ class OptionCheck {
   // At least `at_least` (1 ms unless given) and at most weave::max_duration.
   void duration(std::string_view field, std::chrono::milliseconds d,
                 std::chrono::milliseconds at_least = std::chrono::milliseconds(1)) const;
+  // A count within lo..hi.
+  void count(std::string_view field, long long value, long long lo, long long hi) const;
   // The URL's shape (its scheme is the feature's registry's to check), both
   // timeouts, a pool of 1..1024 connections, a non-empty key prefix.
   void store_settings(const std::string& url, std::chrono::milliseconds connect_timeout,

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/option_check.h"
 #include "core/process.h"
 #include "queue/delay_call.h"
 #include "weave/annotation.h"
@@ -22,10 +23,9 @@ constexpr std::chrono::milliseconds kTakeWait{30'000};
 }  // namespace
 
 DelayWorker::DelayWorker(DelayWorkerOptions options) : options_(options) {
-  if (options_.concurrency < 1 || options_.concurrency > 1024)
-    throw ConfigError("DelayWorkerOptions::concurrency must be 1..1024, got " + std::to_string(options_.concurrency));
-  if (options_.batch < 1 || options_.batch > 1000)
-    throw ConfigError("DelayWorkerOptions::batch must be 1..1000, got " + std::to_string(options_.batch));
+  const detail::OptionCheck check("DelayWorkerOptions");
+  check.count("concurrency", options_.concurrency, 1, 1024);
+  check.count("batch", options_.batch, 1, 1000);
 }
 
 DelayWorker::~DelayWorker() = default;

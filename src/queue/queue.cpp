@@ -28,8 +28,7 @@ void QueueOptions::validate() const {
   const detail::OptionCheck check("QueueOptions");
   check.store_settings(url, connect_timeout, command_timeout, pool_size, key_prefix);
   check.duration("lease", lease, milliseconds(30));
-  if (retries < 0 || retries > kMaxRetries)
-    check.fail("retries", "must be 0.." + std::to_string(kMaxRetries) + ", got " + std::to_string(retries));
+  check.count("retries", retries, 0, kMaxRetries);
   check.duration("backoff", backoff);
   check.duration("backoff_cap", backoff_cap);
   check.duration("max_delay", max_delay);

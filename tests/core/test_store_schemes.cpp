@@ -1,7 +1,8 @@
 // detail::StoreSchemes::open(): how every feature (the cache's shared tier,
 // dedupe's claim store) turns its options into a store: the options' URL as
 // given (the loader resolved it), mem:// the feature's own, any other scheme
-// its registered factory's, handed the options.
+// its registered factory's, handed the options; add() refuses what could
+// never be served.
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -66,4 +67,17 @@ TEST_CASE("StoreSchemes::check: a scheme no factory serves fails at configure ti
   REQUIRE_THROWS_WITH(schemes.check("nosuch://x"), Catch::Contains("unknown scheme 'nosuch'"));
   // A Redis URL in a program without the Redis libraries says which to link.
   REQUIRE_THROWS_WITH(schemes.check("redis+cluster://h:7000"), Catch::Contains("link Weave::redis"));
+}
+
+TEST_CASE("StoreSchemes::add: an empty scheme, a null factory and the built-in mem scheme are refused, naming the feature",
+          "[core]") {
+  weave::detail::StoreSchemes<FakeFactory> schemes("fake");
+  const FakeFactory factory = [](const FakeOptions&) { return std::make_shared<FakeStore>(); };
+  REQUIRE_THROWS_AS(schemes.add("", factory), weave::UsageError);
+  REQUIRE_THROWS_WITH(schemes.add("", factory), Catch::Contains("fake store") && Catch::Contains("scheme"));
+  REQUIRE_THROWS_AS(schemes.add("fake", FakeFactory{}), weave::UsageError);
+  REQUIRE_THROWS_WITH(schemes.add("mem", factory), Catch::Contains("fake store") && Catch::Contains("mem://"));
+  // None of them was added: their URLs are still refused, mem:// still the feature's own.
+  CHECK_THROWS_AS(schemes.check("fake://h"), weave::ConfigError);
+  CHECK(schemes.open(FakeOptions{.url = "mem://t"}, make_mem)->made_by == "mem");
 }

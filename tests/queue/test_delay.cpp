@@ -111,6 +111,13 @@ TEST_CASE("delay: a worker taking batches runs each stored call once and settles
   CHECK(q.purge_dead() == 1);
   CHECK_THROWS_AS(weave::DelayWorker({.batch = 0}), weave::ConfigError);
   CHECK_THROWS_AS(weave::DelayWorker({.batch = 1001}), weave::ConfigError);
+  try {
+    weave::DelayWorker({.concurrency = 0});
+    FAIL("concurrency 0 accepted");
+  } catch (const weave::ConfigError& e) {  // the field named, as every options struct's check does
+    CHECK(e.key() == "concurrency");
+    CHECK_THAT(e.what(), Catch::Contains("DelayWorkerOptions::concurrency must be 1..1024, got 0"));
+  }
 }
 
 TEST_CASE("delay: a stored call of another signature, or of no method served, is dead-lettered and never run", "[delay]") {
