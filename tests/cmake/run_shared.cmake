@@ -2,7 +2,7 @@
 # builds programs against its install: the consumer test (find_package,
 # weave_generate: the lock interceptor is registered), a lock-only program
 # where Boost cannot be found, and the pkg-config consumer (the Redis
-# schemes are registered); each needs libweave.so. Last, what libweave.so
+# schemes are registered); each needs libweave.so.<abi> (its SONAME). Last, what libweave.so
 # exports: every Weave name in its dynamic symbol table is in the versioned
 # namespace and declared in include/weave/ (no internal name leaves it).
 # The library is compiled with the same compiler and flags whether static or
@@ -17,6 +17,9 @@ cmake_minimum_required(VERSION 3.20)  # IN_LIST
 file(REMOVE_RECURSE "${WORK_DIR}")
 include("${CMAKE_CURRENT_LIST_DIR}/run_common.cmake")
 set(weave_build "${WORK_DIR}/weave")
+# The SONAME's version: the ABI version the headers declare.
+file(STRINGS "${WEAVE_SOURCE_DIR}/include/weave/abi.h" abi_line REGEX "^#define WEAVE_ABI_VERSION [0-9]+$")
+string(REGEX REPLACE ".* " "" abi_version "${abi_line}")
 second_build_settings("${weave_build}" main_settings)
 # WEAVE_BUILD_TESTS is left to its default, which a shared build turns off
 # (the tests call internals libweave.so does not export).
@@ -32,7 +35,7 @@ endif()
 # needs_libweave(<program>): the program loads libweave.so, no other Weave library.
 function(needs_libweave program)
   run(readelf -d "${program}")
-  if(NOT last_output MATCHES "Shared library: \\[libweave\\.so\\]")
+  if(NOT last_output MATCHES "Shared library: \\[libweave\\.so\\.${abi_version}\\]")
     message(FATAL_ERROR "${program} does not need libweave.so:\n${last_output}")
   endif()
   if(last_output MATCHES "libweave_")
@@ -149,6 +152,11 @@ if(NOT caught_count EQUAL 3)
 endif()
 
 set(library "${prefix}/lib/libweave.so")
+# libweave.so links to libweave.so.<abi>, which names itself so.
+run(readelf -d "${library}")
+if(NOT last_output MATCHES "Library soname: \\[libweave\\.so\\.${abi_version}\\]")
+  message(FATAL_ERROR "libweave.so's SONAME is not libweave.so.${abi_version}:\n${last_output}")
+endif()
 run(nm -D --defined-only --no-sort "${library}")
 set(mangled "${last_output}")
 run(nm -DC --defined-only --no-sort "${library}")
