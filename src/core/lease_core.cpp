@@ -13,8 +13,11 @@ namespace detail {
 
 LeaseCore::LeaseCore() noexcept : wd_shard_(Renewer::shard_of_this_thread()) {}
 
+// Renewer::unwatch() once the renewer was asked to watch (wd_asked_, read
+// first: most leases never are, and then neither the renewer nor the pid is
+// looked up).
 LeaseCore::~LeaseCore() {
-  if (pid_ == current_pid()) Renewer::instance().unwatch(*this);  // (cheap when never watched)
+  if (wd_asked_.load() && pid_ == current_pid()) Renewer::instance().unwatch(*this);
 }
 
 LeaseCore::Hold LeaseCore::add_hold() noexcept {
@@ -32,7 +35,8 @@ bool LeaseCore::drop_hold() noexcept {
     if ((s & ~kLost) == 0) return false;  // released already
   } while (!state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Renewer::watch()
   if ((s & ~kLost) != 1) return false;
-  if (pid_ == current_pid()) Renewer::instance().unwatch(*this);  // (a fork()ed child's copy is the parent's)
+  // (seq_cst, as in unwatch(); a fork()ed child's copy is the parent's)
+  if (wd_asked_.load() && pid_ == current_pid()) Renewer::instance().unwatch(*this);
   return true;
 }
 

@@ -34,6 +34,7 @@ class WakeList {
   }
   // Runs and forgets every wake-up (quick: they only post a resumption).
   void fire() {
+    if (wakes_.empty()) return;  // (the common case: no vector made or freed)
     for (auto& [owner, wake] : std::exchange(wakes_, {})) wake();
   }
 

@@ -328,7 +328,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       return !owner.empty() && s.released_by == owner ? ReleaseResult::released : ReleaseResult::lost;
     const bool in_time = s.expires > now;
     s.held = false;
-    if (in_time) s.released_by.swap(s.owner);  // (no allocation: the buffers trade places)
+    if (in_time) s.released_by.assign(s.owner);  // (no allocation once released_by is as long)
     s.owner.clear();
     if (turn > std::chrono::milliseconds(0) && !s.line.empty()) {
       s.prune(now);
