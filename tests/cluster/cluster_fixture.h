@@ -129,10 +129,11 @@ class Cluster {
     auto deadline = std::chrono::steady_clock::now() + 30s;
     for (;;) {
       bool ok = true;
-      std::string first;
+      std::string first, seen;  // seen: each node's state and map, for the error
       for (auto& n : nodes_) {
         auto c = n->client();
-        if (c.cmd({"CLUSTER", "INFO"}).str.find("cluster_state:ok") == std::string::npos) ok = false;
+        const bool node_ok = c.cmd({"CLUSTER", "INFO"}).str.find("cluster_state:ok") != std::string::npos;
+        if (!node_ok) ok = false;
         auto slots = c.cmd({"CLUSTER", "SLOTS"}).elements;
         // This node's map as sorted "<from>-<to>@<master port>" ranges (the
         // order CLUSTER SLOTS lists them in may differ between nodes).
@@ -145,9 +146,11 @@ class Cluster {
         for (auto& r : ranges) shape += r + ";";
         if (first.empty()) first = shape;
         if (shape != first || shape.empty()) ok = false;
+        seen += "\n  node " + std::to_string(n->port()) + (node_ok ? ": ok, " : ": not ok, ") + shape;
       }
       if (ok) return;
-      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("cluster not ok in time");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("cluster not ok in time (a node's state is not ok, or the nodes' slot maps differ):" + seen);
       std::this_thread::sleep_for(50ms);
     }
   }
