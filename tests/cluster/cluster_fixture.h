@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -123,6 +124,42 @@ class Cluster {
     const std::string s = std::to_string(slot), to_id = id(to);
     for (auto& n : nodes_) n->client().cmd({"CLUSTER", "SETSLOT", s, "NODE", to_id});
     wait_ok();
+  }
+
+  // Where nodes disagree on a slot's owner, tells each node in the minority
+  // the majority's owner (CLUSTER SETSLOT <slot> NODE <owner>); returns how
+  // many slots it set. Seen under load after redis-cli moved a slot away and
+  // back: a late gossip message from the slot's middle owner, with the
+  // greater epoch, makes the first node give the slot up again while the
+  // others (the middle owner too) keep it there, and gossip never brings
+  // them together: each of the two sends the slot's callers to the other.
+  int repair_slot_views() {
+    constexpr long long kSlots = 16384;
+    std::vector<std::vector<int>> views;  // per node: the port serving each slot (0: none)
+    for (auto& n : nodes_) {
+      std::vector<int> view(kSlots, 0);
+      for (auto& r : n->client().cmd({"CLUSTER", "SLOTS"}).elements)
+        for (long long slot = r.elements[0].integer; slot <= r.elements[1].integer; ++slot)
+          view[static_cast<std::size_t>(slot)] = static_cast<int>(r.elements[2].elements[1].integer);
+      views.push_back(std::move(view));
+    }
+    int set = 0;
+    for (long long slot = 0; slot < kSlots; ++slot) {
+      const auto at = static_cast<std::size_t>(slot);
+      std::map<int, std::size_t> votes;
+      for (auto& v : views) ++votes[v[at]];
+      const auto most = std::max_element(votes.begin(), votes.end(),
+                                         [](const auto& x, const auto& y) { return x.second < y.second; });
+      if (most->second == views.size() || most->first == 0 || 2 * most->second <= views.size()) continue;
+      const auto owner = std::find(announced_.begin(), announced_.end(), most->first);
+      if (owner == announced_.end()) continue;
+      const std::string owner_id = id(static_cast<std::size_t>(owner - announced_.begin()));
+      for (std::size_t n = 0; n < nodes_.size(); ++n)
+        if (views[n][at] != most->first)
+          nodes_[n]->client().cmd({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", owner_id});
+      ++set;
+    }
+    return set;
   }
 
   void wait_ok() {

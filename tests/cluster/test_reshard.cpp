@@ -146,19 +146,15 @@ void reshard_under_load(const int seconds) {
       try {
         c.wait_ok();
       } catch (const std::runtime_error& e) {
-        // Seen under load after a move redis-cli reported done: one node
-        // keeps the slot's former owner while the others have the new one,
-        // and gossip never brings them together again (the slot's owners
-        // each think the other serves it). The operator's repair is
-        // `redis-cli --cluster fix`; the test makes it, says so, and goes
-        // on: what the callers saw meanwhile still counts.
+        // Seen under load after a slot moved away and back: one node keeps
+        // the slot's middle owner (Cluster::repair_slot_views()). Not what
+        // this test is about: the test repairs the views, says so, and goes
+        // on; what the callers saw meanwhile still counts.
         std::string told = std::string(e.what()) + "\nafter redis-cli exit " + std::to_string(rc) + ":";
         for (std::size_t l = out.size() > 5 ? out.size() - 5 : 0; l < out.size(); ++l) told += "\n  " + out[l];
-        WARN(told << "\nrepaired with redis-cli --cluster fix");
+        const int slots = c.repair_slot_views();
+        WARN(told << "\nrepaired: " << slots << " slot(s) set to their majority owner");
         ++repairs;
-        redis_test::Child fix({"/usr/bin/redis-cli", "--cluster", "fix", c.name(a), "--cluster-yes"});
-        fix.lines_until_eof(120s);
-        fix.wait();
         c.wait_ok();
       }
       const bool disagreed = std::any_of(out.begin(), out.end(), [](const std::string& l) {
