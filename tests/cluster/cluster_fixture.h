@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -67,13 +68,10 @@ class Cluster {
 
   // The node index serving `slot`, read from node 0.
   std::size_t owner(long long slot) {
-    auto slots = nodes_[0]->client().cmd({"CLUSTER", "SLOTS"}).elements;
-    for (auto& r : slots)
-      if (r.elements[0].integer <= slot && slot <= r.elements[1].integer) {
-        int port = static_cast<int>(r.elements[2].elements[1].integer);
-        for (std::size_t i = 0; i < nodes_.size(); ++i)
-          if (announced_[i] == port) return i;
-      }
+    auto c = nodes_[0]->client();
+    for (const SlotRange& r : slot_ranges(c))
+      if (r.from <= slot && slot <= r.to)
+        if (const auto i = node_announced_at(r.port)) return *i;
     throw std::runtime_error("slot not served");
   }
   long long slot_of(const std::string& key) { return nodes_[0]->client().cmd({"CLUSTER", "KEYSLOT", key}).integer; }
@@ -138,9 +136,9 @@ class Cluster {
     std::vector<std::vector<int>> views;  // per node: the port serving each slot (0: none)
     for (auto& n : nodes_) {
       std::vector<int> view(kSlots, 0);
-      for (auto& r : n->client().cmd({"CLUSTER", "SLOTS"}).elements)
-        for (long long slot = r.elements[0].integer; slot <= r.elements[1].integer; ++slot)
-          view[static_cast<std::size_t>(slot)] = static_cast<int>(r.elements[2].elements[1].integer);
+      auto c = n->client();
+      for (const SlotRange& r : slot_ranges(c))
+        for (long long slot = r.from; slot <= r.to; ++slot) view[static_cast<std::size_t>(slot)] = r.port;
       views.push_back(std::move(view));
     }
     int set = 0;
@@ -151,9 +149,9 @@ class Cluster {
       const auto most = std::max_element(votes.begin(), votes.end(),
                                          [](const auto& x, const auto& y) { return x.second < y.second; });
       if (most->second == views.size() || most->first == 0 || 2 * most->second <= views.size()) continue;
-      const auto owner = std::find(announced_.begin(), announced_.end(), most->first);
-      if (owner == announced_.end()) continue;
-      const std::string owner_id = id(static_cast<std::size_t>(owner - announced_.begin()));
+      const auto owner = node_announced_at(most->first);
+      if (!owner) continue;
+      const std::string owner_id = id(*owner);
       for (std::size_t n = 0; n < nodes_.size(); ++n)
         if (views[n][at] != most->first)
           nodes_[n]->client().cmd({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", owner_id});
@@ -171,13 +169,11 @@ class Cluster {
         auto c = n->client();
         const bool node_ok = c.cmd({"CLUSTER", "INFO"}).str.find("cluster_state:ok") != std::string::npos;
         if (!node_ok) ok = false;
-        auto slots = c.cmd({"CLUSTER", "SLOTS"}).elements;
         // This node's map as sorted "<from>-<to>@<master port>" ranges (the
         // order CLUSTER SLOTS lists them in may differ between nodes).
         std::vector<std::string> ranges;
-        for (auto& r : slots)
-          ranges.push_back(std::to_string(r.elements[0].integer) + "-" + std::to_string(r.elements[1].integer) + "@" +
-                           std::to_string(r.elements[2].elements[1].integer));
+        for (const SlotRange& r : slot_ranges(c))
+          ranges.push_back(std::to_string(r.from) + "-" + std::to_string(r.to) + "@" + std::to_string(r.port));
         std::sort(ranges.begin(), ranges.end());
         std::string shape;
         for (auto& r : ranges) shape += r + ";";
@@ -193,6 +189,25 @@ class Cluster {
   }
 
  private:
+  // One range of a node's CLUSTER SLOTS answer: slots from..to, served by
+  // the master clients know by `port`.
+  struct SlotRange {
+    long long from, to;
+    int port;
+  };
+  static std::vector<SlotRange> slot_ranges(redis_test::Raw& c) {
+    std::vector<SlotRange> ranges;
+    for (auto& r : c.cmd({"CLUSTER", "SLOTS"}).elements)
+      ranges.push_back({r.elements[0].integer, r.elements[1].integer, static_cast<int>(r.elements[2].elements[1].integer)});
+    return ranges;
+  }
+  // The node clients know by `port`, if any.
+  std::optional<std::size_t> node_announced_at(int port) const {
+    for (std::size_t i = 0; i < announced_.size(); ++i)
+      if (announced_[i] == port) return i;
+    return std::nullopt;
+  }
+
   void start_node() {
     char tmpl[] = "/tmp/weave-cluster-XXXXXX";
     if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
