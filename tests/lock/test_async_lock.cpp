@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,21 @@ using async_test::run_threads;
 
 // Every case locks its own accounts (keys are unique per case and store).
 std::string account(const std::string& name) { return async_test::unique_name(name); }
+
+// What a call's weave::LeaseLost says; any other exception fails the case,
+// naming its type.
+std::string lease_lost_what(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const weave::LeaseLost& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    FAIL("not a LeaseLost: " << typeid(e).name() << ": " << e.what());
+  } catch (...) {
+    FAIL("not a LeaseLost, not a std::exception");
+  }
+  return {};
+}
 
 struct Configured {
   explicit Configured(weave::LockOptions o = {}) {
@@ -430,15 +446,7 @@ TEST_CASE("async lock: forced unlocks across many calls on many threads reach on
     ++lost;
     INFO("call " << i);
     CHECK(forced[i]);  // only its own key's loss ends a call
-    try {
-      std::rethrow_exception(outcomes[i].error);
-    } catch (const weave::LeaseLost& e) {
-      if (std::string(e.what()).find("cancelled at its next co_await") != std::string::npos) ++cancelled;
-    } catch (const std::exception& e) {
-      FAIL("not a LeaseLost: " << typeid(e).name() << ": " << e.what());
-    } catch (...) {
-      FAIL("not a LeaseLost, not a std::exception");
-    }
+    if (lease_lost_what(outcomes[i].error).find("cancelled at its next co_await") != std::string::npos) ++cancelled;
   }
   INFO("lost " << lost << ", of which cancelled in the body " << cancelled);
   CHECK(cancelled > 0);  // losses heard on the renewer's thread did cancel bodies
@@ -458,13 +466,7 @@ TEST_CASE("async lock: a loss heard after the body's last operation completed is
   io.run();
   REQUIRE(call.done);
   REQUIRE(call.error);
-  try {
-    std::rethrow_exception(call.error);
-  } catch (const weave::LeaseLost& e) {
-    CHECK(std::string(e.what()).find("acct:" + id) != std::string::npos);
-  } catch (const std::exception& e) {
-    FAIL("not a LeaseLost: " << typeid(e).name() << ": " << e.what());
-  }
+  CHECK(lease_lost_what(call.error).find("acct:" + id) != std::string::npos);
   CHECK_FALSE(key_held("acct:" + id));
 }
 
