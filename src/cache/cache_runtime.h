@@ -14,9 +14,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "core/key_hash.h"
 #include "cache/local_tier.h"
 #include "core/feature_runtime.h"
+#include "core/key_hash.h"
 #include "core/lease_core.h"
 #include "core/metrics.h"
 #include "core/striped.h"

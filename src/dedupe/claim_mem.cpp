@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/key_hash.h"
 #include "dedupe/claim_store.h"
 #include "core/feature_runtime.h"
+#include "core/key_hash.h"
 #include "core/wake_list.h"
 
 namespace WEAVE_NAMESPACE::detail {

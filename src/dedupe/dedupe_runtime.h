@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/key_hash.h"
 #include "core/call_context.h"
 #include "core/feature_runtime.h"
+#include "core/key_hash.h"
 #include "core/lease_core.h"
 #include "core/metrics.h"
 #include "core/striped.h"

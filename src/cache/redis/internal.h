@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/key_hash.h"
 #include "cache/remote_tier.h"
+#include "core/key_hash.h"
 #include "core/process.h"
 #include "core/wake_list.h"
 #include "store/executor.h"
