@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "weave/error.h"
 
@@ -26,7 +27,7 @@ constexpr int kCounter = 3;   // 18 bits: 262,144 tokens per prefix
 static_assert(kPrefix + kCounter == kTokenSize);
 }  // namespace
 
-std::string unique_token() {
+TokenText unique_token_text() {
   struct Source {
     std::uint64_t generation = 0;
     std::uint32_t next = 1u << (6 * kCounter);  // spent: draw a prefix first
@@ -44,7 +45,11 @@ std::string unique_token() {
   }
   const std::uint32_t n = source.next++;
   for (int i = 0; i < kCounter; ++i) source.text[kPrefix + i] = kDigits[(n >> (6 * (kCounter - 1 - i))) & 63];
-  return std::string(source.text, kTokenSize);
+  TokenText out;
+  std::memcpy(out.text, source.text, kTokenSize);
+  return out;
 }
+
+std::string unique_token() { return std::string(unique_token_text().view()); }
 
 }  // namespace weave::detail

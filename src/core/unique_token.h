@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "weave/abi.h"
 
@@ -19,5 +20,13 @@ namespace WEAVE_NAMESPACE::detail {
 // the heap.
 inline constexpr int kTokenSize = 15;
 std::string unique_token();
+
+// unique_token()'s text in place, for a holder that keeps it only until it
+// copies it into a lease (no std::string made and moved on the way).
+struct TokenText {
+  char text[kTokenSize];
+  std::string_view view() const noexcept { return {text, kTokenSize}; }
+};
+TokenText unique_token_text();
 
 }  // namespace weave::detail
