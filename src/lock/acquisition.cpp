@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/recycled.h"
 #include "core/renewer.h"
 #include "core/unique_token.h"
 #include "acquisition.h"
@@ -147,7 +148,10 @@ void KeyAttempt::leave_line() noexcept {
   }
 }
 
-KeyAttempt::Tried KeyAttempt::try_once() { return tried(backend_.acquire(request(/*prepare_wait=*/true))); }
+KeyAttempt::Tried KeyAttempt::try_once() {
+  const AcquireRequest r = request(/*prepare_wait=*/true);
+  return tried(shared_.in_process ? mem_acquire(backend_, r, slot_hint_) : backend_.acquire(r));
+}
 
 AcquireRequest KeyAttempt::request(bool prepare_wait) {
   waiter_.reset();
@@ -239,7 +243,7 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
       throw;
     }
     if (!r) return a.busy(i);
-    a.took(i, *r, k.sent());
+    a.took(i, *r, k);
     if (i + 1 == a.missing().size()) {
       const std::span<const RenewItem> stale = a.stale();
       if (stale.empty()) break;
@@ -339,19 +343,20 @@ LeaseHandle Acquisition::begin() {
   const bool forever_wait = spec_.wait == forever || spec_.wait > max_duration;  // no clock overflow
   deadline_ = forever_wait ? Clock::time_point::max() : start_ + spec_.wait;
   waits_ = spec_.wait > milliseconds(0);
-  owner_ = unique_token();
+  owner_ = unique_token_text();
   return {};
 }
 
 KeyAttempt Acquisition::attempt(std::size_t i) {
-  return KeyAttempt(*shared_, missing_[i], owner_, spec_.type, lease_time_, waits_, deadline_, start_,
+  return KeyAttempt(*shared_, missing_[i], owner_.view(), spec_.type, lease_time_, waits_, deadline_, start_,
                     i == 0 ? start_ : Clock::time_point{});
 }
 
-void Acquisition::took(std::size_t i, const AcquireResult& r, Clock::time_point sent) {
+void Acquisition::took(std::size_t i, const AcquireResult& r, const KeyAttempt& k) {
+  const Clock::time_point sent = k.sent();
   if (i == 0) {
     first_sent_ = sent;
-    first_key_.assign(missing_[i]);
+    first_slot_ = k.slot_hint();
     first_fence_ = r.fencing_token;
   } else {
     more_.emplace_back(std::string(missing_[i]), r.fencing_token);
@@ -366,7 +371,7 @@ std::span<const RenewItem> Acquisition::stale() {
   if (missing_.size() < 2 || last_sent_ - first_sent_ <= stale_after) return {};
   stale_.clear();
   for (std::size_t j = 0; j + 1 < missing_.size(); ++j)
-    stale_.push_back({missing_[j], owner_, lease_time_, spec_.type});
+    stale_.push_back({missing_[j], owner_.view(), lease_time_, spec_.type});
   return stale_;
 }
 
@@ -389,8 +394,7 @@ bool Acquisition::start_over() {
   // A new owner for the new round: a release answers "released" to its own
   // owner's resend (release.lua's L:released_by), so an owner never takes a
   // key again after giving it back.
-  owner_ = unique_token();
-  first_key_.clear();
+  owner_ = unique_token_text();
   more_.clear();
   expires_ = last_expires_ = Clock::time_point::max();
   return Clock::now() < deadline_;
@@ -408,7 +412,7 @@ LeaseHandle Acquisition::ends_busy(std::string_view key) {
 void Acquisition::give_back_before(std::size_t i) noexcept {
   for (std::size_t j = 0; j < i; ++j) {
     try {
-      shared_->backend->release({missing_[j], owner_, spec_.type, {}, shared_->options.handoff_turn});
+      shared_->backend->release({missing_[j], owner_.view(), spec_.type, {}, shared_->options.handoff_turn});
     } catch (...) {
       // Runs out with its lease.
     }
@@ -432,9 +436,10 @@ void Acquisition::failed(std::size_t i) noexcept {
 
 LeaseHandle Acquisition::finish() {
   const bool watchdog = spec_.ttl == milliseconds(0);
-  auto lease = std::make_shared<LeaseState>([&](LeaseCore::Terms& terms) noexcept {  // the lease's one allocation
-    terms.key = std::move(first_key_);
-    terms.owner = std::move(owner_);
+  // The lease's one allocation, from this thread's recycled blocks.
+  auto lease = std::allocate_shared<LeaseState>(Recycled<LeaseState>{}, [&](LeaseCore::Terms& terms) {
+    terms.key.assign(missing_[0]);
+    terms.owner.assign(owner_.view());
     terms.lease_time = lease_time_;
     terms.acquired_at = first_sent_;  // conservative: the backend's lease started later
     terms.group = shared_;
@@ -447,6 +452,7 @@ LeaseHandle Acquisition::finish() {
   });
   LeaseState& init = *lease;
   init.fence_ = first_fence_;
+  init.slot_hint_ = first_slot_;
   init.more_ = std::move(more_);
   init.type_ = spec_.type;
   init.on_expiry_ = spec_.release == LockSpec::Release::on_expiry;

@@ -30,7 +30,9 @@
 #include <vector>
 
 #include "core/key_hash.h"
+#include "core/unique_token.h"
 #include "internal.h"
+#include "mem_backend.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
@@ -118,6 +120,8 @@ class KeyAttempt {
   std::optional<Clock::time_point> after_release(Clock::time_point last_wake) const;
   // When the winning attempt was sent.
   Clock::time_point sent() const noexcept { return sent_; }
+  // mem://: where the key's slot is (the lease's release goes straight to it).
+  const MemSlotHint& slot_hint() const noexcept { return slot_hint_; }
   // Gives up a place in the backend's line, if it holds one.
   void leave_line() noexcept;
   bool holds_place() const noexcept { return in_line_; }
@@ -138,6 +142,7 @@ class KeyAttempt {
   bool in_line_ = false;
   std::unique_ptr<LockWaiter> waiter_;
   Clock::time_point sent_{};
+  MemSlotHint slot_hint_;
 };
 
 // One request: counted once however it ends (LockStats, its series).
@@ -156,7 +161,8 @@ class Acquisition {
   LeaseHandle begin();
   std::span<const std::string_view> missing() const noexcept { return missing_; }
   KeyAttempt attempt(std::size_t i);
-  void took(std::size_t i, const AcquireResult& r, Clock::time_point sent);
+  // Key i was taken by `k`'s last attempt.
+  void took(std::size_t i, const AcquireResult& r, const KeyAttempt& k);
   // Key i stays busy: the keys before it are given back (store calls), busy_key
   // and waited are set; returns the empty handle the request ends with.
   LeaseHandle busy(std::size_t i);
@@ -196,9 +202,9 @@ class Acquisition {
   std::chrono::milliseconds lease_time_{0};
   bool waits_ = false;
   Clock::time_point deadline_{};
-  std::string owner_;  // one owner for every key of the lease
-  std::string first_key_;
+  TokenText owner_;  // one owner for every key of the lease
   std::uint64_t first_fence_ = 0;
+  MemSlotHint first_slot_;
   std::vector<std::pair<std::string, std::uint64_t>> more_;  // the further keys of a multi-key lease
   Clock::time_point first_sent_{}, last_sent_{}, expires_ = Clock::time_point::max();
   Clock::time_point last_expires_ = Clock::time_point::max();  // the last key's validity, if shorter

@@ -26,6 +26,7 @@
 #include "core/metrics.h"
 #include "core/process.h"
 #include "core/striped.h"
+#include "mem_backend.h"
 #include "weave/lease.h"
 #include "weave/lock.h"
 #include "weave/lock_backend.h"
@@ -84,10 +85,10 @@ struct ClientShared final : RenewGroup {
 
 // What a Lease is (weave/lease.h holds no data): the core lease (renewal,
 // deadlines, loss) and what only a lock has. Made by LockClient with one
-// std::make_shared, so a lease costs one allocation.
+// std::allocate_shared from recycled blocks (core/recycled.h).
 struct LeaseState final : LeaseCore, Lease {
   template <class Fill>  // writes the lease's Terms (LeaseCore's constructor)
-  explicit LeaseState(Fill&& fill) noexcept : LeaseCore(fill), Lease(static_cast<LeaseCore&>(*this)) {}
+  explicit LeaseState(Fill&& fill) : LeaseCore(fill), Lease(static_cast<LeaseCore&>(*this)) {}
   ~LeaseState() = default;
   // Both bases answer these; the core's are the same, minus the view's const.
   using LeaseCore::expires_at;
@@ -97,6 +98,7 @@ struct LeaseState final : LeaseCore, Lease {
   std::vector<std::pair<std::string, std::uint64_t>> more_;  // multi-key: the other keys, tokens
   LockType type_ = LockType::reentrant;
   std::uint64_t fence_ = 0;
+  MemSlotHint slot_hint_;  // mem://: the first key's slot (its release goes there)
   bool on_expiry_ = false;  // Release::on_expiry
   std::chrono::milliseconds max_hold_{0};
   LockSeries* series_ = nullptr;  // the key template's (set with the lease)

@@ -10,6 +10,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "internal.h"
@@ -110,6 +111,9 @@ struct alignas(64) Shard {
   SpinLock mutex;
   KeyMap<std::unique_ptr<Slot>> slots WEAVE_GUARDED_BY(mutex);
   unsigned ops WEAVE_GUARDED_BY(mutex) = 0;
+  // Slots dropped so far: a MemSlotHint taken at the same count still
+  // points at its key's slot.
+  std::uint64_t drops WEAVE_GUARDED_BY(mutex) = 0;
 
   Slot& slot(const HashedKey& key) WEAVE_REQUIRES(mutex) {
     auto it = slots.find(key);
@@ -120,10 +124,14 @@ struct alignas(64) Shard {
     auto it = slots.find(key);
     return it == slots.end() ? nullptr : it->second.get();
   }
+  MemSlotHint hint(Slot& s) WEAVE_REQUIRES(mutex) { return {this, &s, drops}; }
   // An idle slot is kept for the next call on its key (a hot key costs no
   // allocation) while the shard is small; past that it is dropped at once.
-  void drop_if_idle(const HashedKey& key, Slot& s, Clock::time_point now) WEAVE_REQUIRES(mutex) {
-    if (slots.size() > kKeptIdle && s.idle(now)) slots.erase(slots.find(key));
+  void drop_if_idle(std::string_view key, Slot& s, Clock::time_point now) WEAVE_REQUIRES(mutex) {
+    if (slots.size() > kKeptIdle && s.idle(now)) {
+      slots.erase(slots.find(HashedKey(key)));
+      ++drops;
+    }
   }
   // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
   // and idle slots, so the table does not grow without bound. Amortised.
@@ -133,9 +141,10 @@ struct alignas(64) Shard {
     for (auto it = slots.begin(); it != slots.end();) {
       Slot& s = *it->second;
       s.prune(now);
-      if (s.idle(now))
+      if (s.idle(now)) {
         it = slots.erase(it);
-      else
+        ++drops;
+      } else
         ++it;
     }
   }
@@ -152,19 +161,23 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   // shard's last call: a lease then looks held a little longer (never
   // shorter), and a new lease ends at now + lease, no later than the holder's
   // own estimate (read before).
-  AcquireResult acquire(const AcquireRequest& request) override {
+  AcquireResult acquire(const AcquireRequest& request) override { return acquire(request, nullptr); }
+  AcquireResult acquire(const AcquireRequest& request, MemSlotHint* hint) {
     const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
     if (request.type == LockType::reentrant)
       return acquire_exclusive(request.key, request.owner_token, request.lease, now, request.handoff_turn,
-                               request.starving);
-    return acquire_typed(request.type, request.key, request.owner_token, request.lease, request.queue_entry, now);
+                               request.starving, hint);
+    return acquire_typed(request.type, request.key, request.owner_token, request.lease, request.queue_entry, now,
+                         hint);
   }
 
-  ReleaseResult release(const ReleaseRequest& request) override {
+  ReleaseResult release(const ReleaseRequest& request) override { return release(request, MemSlotHint{}); }
+  ReleaseResult release(const ReleaseRequest& request, const MemSlotHint& hint) {
     const Clock::time_point now = request.now != Clock::time_point{} ? request.now : Clock::now();
     if (request.type == LockType::read) return release_reader(request.key, request.owner_token, now);
     return release_exclusive(request.key, request.owner_token, now,
-                             request.type == LockType::reentrant ? request.handoff_turn : std::chrono::milliseconds(0));
+                             request.type == LockType::reentrant ? request.handoff_turn : std::chrono::milliseconds(0),
+                             hint);
   }
 
   bool supports(LockType) const override { return true; }
@@ -185,19 +198,21 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       left = s.writers_waiting.erase(std::string(owner)) > 0;
     }
     if (left) s.wake();  // the next in line (or held-back readers) may go now
-    sh.drop_if_idle(hk, s, Clock::now());
+    sh.drop_if_idle(hk.key, s, Clock::now());
   }
 
  private:
   // reentrant: barging while the line of starving waiters is empty; then
   // only its first may take the key (LockBackend::acquire, acquire.lua).
   AcquireResult acquire_exclusive(std::string_view key, std::string_view owner, std::chrono::milliseconds lease,
-                                  Clock::time_point now, std::chrono::milliseconds turn, bool starving) {
+                                  Clock::time_point now, std::chrono::milliseconds turn, bool starving,
+                                  MemSlotHint* hint) {
     const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
+    if (hint) *hint = sh.hint(s);
     if (s.held_by(owner, now)) {
       s.expires = now + lease;
       return {true, s.fence, {}};
@@ -232,12 +247,14 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
   }
 
   AcquireResult acquire_typed(LockType type, std::string_view key, std::string_view owner,
-                              std::chrono::milliseconds lease, std::chrono::milliseconds entry, Clock::time_point now) {
+                              std::chrono::milliseconds lease, std::chrono::milliseconds entry, Clock::time_point now,
+                              MemSlotHint* hint) {
     const HashedKey hk(key);
     Shard& sh = shard(hk);
     Guard g(sh.mutex);
     sh.maybe_sweep(now);
     Slot& s = sh.slot(hk);
+    if (hint) *hint = sh.hint(s);
     s.prune(now);
     switch (type) {
       case LockType::fair: {
@@ -311,17 +328,20 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     s.readers.erase(r);
     s.prune(now);
     if (s.readers.empty()) s.wake();  // a writer may go now
-    sh.drop_if_idle(hk, s, now);
+    sh.drop_if_idle(key, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
   // `turn` > 0: the first starving waiter has that long to take the key.
+  // A `hint` (its shard set) spares the lookup while it is current.
   ReleaseResult release_exclusive(std::string_view key, std::string_view owner, Clock::time_point now,
-                                  std::chrono::milliseconds turn) {
-    const HashedKey hk(key);
-    Shard& sh = shard(hk);
+                                  std::chrono::milliseconds turn, const MemSlotHint& hint) {
+    const bool hinted = hint.shard != nullptr;
+    std::optional<HashedKey> hk;
+    if (!hinted) hk.emplace(key);
+    Shard& sh = hinted ? *static_cast<Shard*>(hint.shard) : shard(*hk);
     Guard g(sh.mutex);
-    Slot* found = sh.find(hk);
+    Slot* found = hinted && sh.drops == hint.drops ? static_cast<Slot*>(hint.slot) : sh.find(hk ? *hk : hk.emplace(key));
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
     if (!s.held || s.owner != owner)
@@ -335,7 +355,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       s.begin_turn(now, turn);
     }
     s.wake();
-    sh.drop_if_idle(hk, s, now);
+    sh.drop_if_idle(key, s, now);
     return in_time ? ReleaseResult::released : ReleaseResult::lost;
   }
 
@@ -400,7 +420,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     s.readers.clear();
     out.fence = s.next_fence(now);  // above every token handed out: the old holders' writes are fenced off
     s.wake();
-    sh.drop_if_idle(hk, s, now);
+    sh.drop_if_idle(key, s, now);
     return out;
   }
 
@@ -461,7 +481,7 @@ class MemBackend::Waiter final : public LockWaiter {
     Guard g(shard_.mutex);
     slot_->wakes.drop(this);
     --slot_->waiters;
-    shard_.drop_if_idle(HashedKey(key_), *slot_, Clock::now());
+    shard_.drop_if_idle(key_, *slot_, Clock::now());
   }
 
  private:
@@ -486,5 +506,13 @@ std::unique_ptr<LockWaiter> MemBackend::prepare_wait(std::string_view key) {
 std::shared_ptr<LockBackend> make_mem_backend() { return std::make_shared<MemBackend>(); }
 
 bool is_mem_backend(const LockBackend* backend) noexcept { return dynamic_cast<const MemBackend*>(backend) != nullptr; }
+
+AcquireResult mem_acquire(LockBackend& backend, const AcquireRequest& request, MemSlotHint& hint) {
+  return static_cast<MemBackend&>(backend).acquire(request, &hint);
+}
+
+ReleaseResult mem_release(LockBackend& backend, const ReleaseRequest& request, const MemSlotHint& hint) {
+  return static_cast<MemBackend&>(backend).release(request, hint);
+}
 
 }  // namespace weave::detail

@@ -258,7 +258,7 @@ net::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backen
         return a.busy(i);
       });
     }
-    a.took(i, *r, k.sent());
+    a.took(i, *r, k);
     if (i + 1 == a.missing().size()) {
       const std::span<const RenewItem> stale = a.stale();
       if (stale.empty()) break;
