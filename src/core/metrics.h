@@ -63,9 +63,10 @@ class DurationHistogram {
     const std::int64_t ns = d.count() < 0 ? 0 : d.count();
     std::size_t i = 0;
     while (i < kBucketBoundsNs.size() && ns > kBucketBoundsNs[i]) ++i;  // most observations stop at once
-    Stripe& s = stripes_.mine();
-    Stripes::add_to(s.counts[i]);
-    Stripes::add_to(s.sum_ns, static_cast<std::uint64_t>(ns));
+    const unsigned slot = thread_slot();
+    Stripe& s = stripes_.of(slot);
+    Stripes::add_to(s.counts[i], 1, slot);
+    Stripes::add_to(s.sum_ns, static_cast<std::uint64_t>(ns), slot);
   }
   HistogramSnapshot snapshot() const noexcept;
 

@@ -38,19 +38,23 @@ inline unsigned thread_slot() noexcept {
 template <class Stripe, unsigned kOwnStripes = 16>
 class StripedCounters {
  public:
-  // This thread's stripe (pass its counters to add_to()).
-  Stripe& mine() noexcept { return stripes_[std::min(thread_slot(), kOwnStripes)]; }
-
+  // Adds to one counter of this thread's stripe.
   template <class T>
   void add(std::atomic<T> Stripe::*field, std::type_identity_t<T> n = 1) noexcept {
     const unsigned slot = thread_slot();
-    add_to(stripes_[std::min(slot, kOwnStripes)].*field, n, slot);
+    add_to(of(slot).*field, n, slot);
   }
 
-  // Adds to a counter of mine().
+  // For several counters (or an array's elements) at once, the thread's slot
+  // read once: the stripe of the thread in `slot` (thread_slot()), and
+  // add_to() a counter of that stripe.
+  Stripe& of(unsigned slot) noexcept { return stripes_[std::min(slot, kOwnStripes)]; }
   template <class T>
-  static void add_to(std::atomic<T>& counter, std::type_identity_t<T> n = 1) noexcept {
-    add_to(counter, n, thread_slot());
+  static void add_to(std::atomic<T>& counter, std::type_identity_t<T> n, unsigned slot) noexcept {
+    if (slot < kOwnStripes)
+      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    else
+      counter.fetch_add(n, std::memory_order_relaxed);
   }
 
   template <class T>
@@ -67,13 +71,6 @@ class StripedCounters {
   }
 
  private:
-  template <class T>
-  static void add_to(std::atomic<T>& counter, T n, unsigned slot) noexcept {
-    if (slot < kOwnStripes)
-      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    else
-      counter.fetch_add(n, std::memory_order_relaxed);
-  }
   Stripe stripes_[kOwnStripes + 1];
 };
 

@@ -281,12 +281,12 @@ Acquisition::Acquisition(const std::shared_ptr<const ClientShared>& shared, std:
 // Counted once per request, however it ends, in the client's LockStats and
 // the template's series; errors unless set.
 Acquisition::~Acquisition() {
-  ClientShared::Stats::add_to(shared_->counters().*outcome_);
-  ClientShared::Stats::add_to(series_.counts.mine().*outcome_);
+  shared_->stats.add(outcome_);
+  series_.counts.add(outcome_);
   const auto stop = end_ != Clock::time_point{} ? end_ : Clock::now();
   series_.wait.observe(stop - start_);
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(stop - start_).count();
-  if (us != 0) ClientShared::Stats::add_to(shared_->counters().acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
+  if (us != 0) shared_->stats.add(&LockCounts::acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
 }
 
 LeaseHandle Acquisition::begin() {

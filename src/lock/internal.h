@@ -75,7 +75,6 @@ struct ClientShared final : RenewGroup {
   using Counters = LockCounts;
   using Stats = StripedCounters<Counters>;
   mutable Stats stats;
-  Counters& counters() const noexcept { return stats.mine(); }  // count with Stats::add_to
   std::chrono::milliseconds renew_interval() const noexcept {
     auto r = options.renew_interval.count() > 0 ? options.renew_interval
                                                 : options.watchdog_lease / 3;

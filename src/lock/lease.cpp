@@ -50,15 +50,15 @@ void ClientShared::renew(std::span<LeaseCore* const> leases, std::vector<bool>& 
       all = all && results[item] == RenewResult::owned;
     owned.push_back(all);
     if (all) {
-      Stats::add_to(counters().renewals);
-      Stats::add_to(l.series_->counts.mine().renewals);
+      stats.add(&Counters::renewals);
+      l.series_->counts.add(&LockCounts::renewals);
     }
   }
 }
 
 void LeaseState::count_lost() noexcept {
-  ClientShared::Stats::add_to(client().counters().lost);
-  ClientShared::Stats::add_to(series_->counts.mine().lost);
+  client().stats.add(&LockCounts::lost);
+  series_->counts.add(&LockCounts::lost);
 }
 
 template <class F>
@@ -90,8 +90,8 @@ void LeaseState::report_lost() noexcept {
 
 void LeaseControl::release_failed(const LeaseState& l, const std::string& key, const std::string& cause, bool may_throw) {
   const ClientShared& c = l.client();
-  ClientShared::Stats::add_to(c.counters().release_failures);
-  ClientShared::Stats::add_to(l.series_->counts.mine().release_failures);
+  c.stats.add(&LockCounts::release_failures);
+  l.series_->counts.add(&LockCounts::release_failures);
   ReleaseFailed error(key, cause);
   detail::emit_event(c.options.on_event, Event{EventKind::release_failed, "lock", key, cause, error, &l, &l});
   if (may_throw && c.options.release_failure_policy == ReleaseFailurePolicy::throw_error) throw error;
@@ -151,7 +151,7 @@ LeaseControl::Drop LeaseControl::begin_drop(LeaseState& l) {
     return d;
   }
   if (!d.last) return d;
-  ClientShared::Stats::add_to(c.counters().released);
+  c.stats.add(&LockCounts::released);
   // One clock reading for the deadline check, the hold time and the mem://
   // release. A lease a second or more before its deadlines is within them
   // by either clock: the coarse one does (it lags steady_clock by a tick,

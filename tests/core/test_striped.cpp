@@ -26,7 +26,8 @@ TEST_CASE("striped counters: 40 threads, past the owned stripes, lose no count",
     threads.emplace_back([&tally] {
       for (int i = 0; i < 5000; ++i) {
         tally.add(&Tally::calls);
-        decltype(tally)::add_to(tally.mine().micros, 2);
+        const unsigned slot = weave::detail::thread_slot();
+        decltype(tally)::add_to(tally.of(slot).micros, 2, slot);
       }
     });
   for (auto& t : threads) t.join();
