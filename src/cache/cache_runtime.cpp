@@ -5,6 +5,7 @@
 
 #include "core/events.h"
 #include "core/option_check.h"
+#include "core/recycled.h"
 #include "core/renewer.h"
 
 #include "weave/duration.h"
@@ -249,7 +250,7 @@ void CacheRuntime::report(CacheName& cache, std::string_view key, const std::exc
 std::shared_ptr<CacheLease> CacheRuntime::hold_lease(const CacheName& cache, std::string_view key,
                                                      const std::string& token,
                                                      std::chrono::steady_clock::time_point sent) {
-  auto lease = std::make_shared<CacheLease>(cache.name(), [&](LeaseCore::Terms& terms) {
+  auto lease = std::allocate_shared<CacheLease>(Recycled<CacheLease>{}, cache.name(), [&](LeaseCore::Terms& terms) {
     terms.key = key;
     terms.owner = token;
     terms.lease_time = options_.fill_lease;

@@ -1,5 +1,6 @@
-// An allocator for objects made and freed once per guarded call (a lock's
-// lease, a dedupe claim): each thread keeps a few freed blocks of each size
+// An allocator for objects made and freed once per guarded call (every
+// feature's lease: a lock's, a dedupe claim, a queue delivery, a cache fill
+// lease): each thread keeps a few freed blocks of each size
 // and hands them out again, so the call costs no trip through malloc.
 //
 //   auto lease = std::allocate_shared<LeaseState>(Recycled<LeaseState>{}, fill);

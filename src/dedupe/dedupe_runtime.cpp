@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/option_check.h"
+#include "core/recycled.h"
 #include "core/renewer.h"
 #include "core/unique_token.h"
 
@@ -122,7 +123,7 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
-  auto claim = std::make_shared<HeldClaim>(key, std::move(owner), match, options_.claim_lease, sent, in_process_, series,
+  auto claim = std::allocate_shared<HeldClaim>(Recycled<HeldClaim>{}, key, std::move(owner), match, options_.claim_lease, sent, in_process_, series,
                                            shared_from_this());
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;

@@ -7,6 +7,7 @@
 
 #include "core/events.h"
 #include "core/option_check.h"
+#include "core/recycled.h"
 #include "core/renewer.h"
 #include "queue/queue_runtime.h"
 #include "weave/duration.h"
@@ -179,7 +180,7 @@ std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
 }
 
 std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
-  auto held = std::make_shared<HeldDelivery>(shared_from_this(), std::move(message), options_.lease, sent);
+  auto held = std::allocate_shared<HeldDelivery>(Recycled<HeldDelivery>{}, shared_from_this(), std::move(message), options_.lease, sent);
   Renewer::instance().watch(*held, held, /*fresh=*/true);
   return held;
 }
