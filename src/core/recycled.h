@@ -7,8 +7,9 @@
 //
 // A block freed on another thread joins that thread's blocks. At most
 // kKeptBlocks per size and thread are kept; the rest go back to the heap, as
-// do a thread's blocks when it exits. Under AddressSanitizer every block
-// goes back to the heap at once, so a use after free is still reported.
+// do a thread's blocks when it exits. Under AddressSanitizer and
+// ThreadSanitizer every block goes back to the heap at once, so a use after
+// free is still reported.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +17,10 @@
 
 #include "weave/abi.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #  define WEAVE_RECYCLE_BLOCKS 0
 #elif defined(__has_feature)
-#  if __has_feature(address_sanitizer)
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #    define WEAVE_RECYCLE_BLOCKS 0
 #  endif
 #endif
