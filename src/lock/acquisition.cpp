@@ -115,6 +115,14 @@ class LocalGate {
 
 namespace detail {
 
+milliseconds handoff_turn(const ClientShared& shared, LockType type) noexcept {
+  return type == LockType::reentrant ? shared.options.handoff_turn : milliseconds(0);
+}
+
+AcquireResult send_acquire(const ClientShared& shared, const AcquireRequest& r, MemSlotHint& hint) {
+  return shared.in_process ? mem_acquire(*shared.backend, r, hint) : shared.backend->acquire(r);
+}
+
 KeyAttempt::KeyAttempt(const ClientShared& shared, std::string_view key, std::string_view owner, LockType type,
                        milliseconds lease_time, bool waits, Clock::time_point deadline, Clock::time_point call_start,
                        Clock::time_point first_attempt)
@@ -134,7 +142,7 @@ KeyAttempt::KeyAttempt(const ClientShared& shared, std::string_view key, std::st
   in_line_ = queue_entry_ > milliseconds(0);
   // reentrant: a caller that has waited starvation_after is starving (it
   // joins the key's line when refused; LockOptions::starvation_after).
-  if (type == LockType::reentrant) turn_ = shared.options.handoff_turn;
+  turn_ = handoff_turn(shared, type);
   may_starve_ = turn_ > milliseconds(0) && waits && shared.options.starvation_after != forever;
 }
 
@@ -148,10 +156,7 @@ void KeyAttempt::leave_line() noexcept {
   }
 }
 
-KeyAttempt::Tried KeyAttempt::try_once() {
-  const AcquireRequest r = request(/*prepare_wait=*/true);
-  return tried(shared_.in_process ? mem_acquire(backend_, r, slot_hint_) : backend_.acquire(r));
-}
+KeyAttempt::Tried KeyAttempt::try_once() { return tried(send_acquire(shared_, request(/*prepare_wait=*/true), slot_hint_)); }
 
 AcquireRequest KeyAttempt::request(bool prepare_wait) {
   waiter_.reset();
@@ -232,6 +237,19 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
                                             milliseconds* waited, std::string* busy_key, detail::LockSeries& series) {
   detail::Acquisition a(shared_, keys, spec, waited, busy_key, series);
   if (LeaseHandle h = a.begin()) return h;
+  if (a.single_try()) {  // one key, not waiting: one attempt, no waiter, no gate
+    detail::MemSlotHint hint;
+    AcquireResult r;
+    try {
+      r = a.try_single(hint);
+    } catch (...) {
+      a.failed(0);
+      throw;
+    }
+    if (!r.acquired) return a.busy(0);
+    a.took(0, r, a.started(), hint);
+    return a.finish();
+  }
   // All or nothing, in sorted order; one wait budget for all keys.
   for (std::size_t i = 0; i < a.missing().size(); ++i) {
     std::optional<AcquireResult> r;
@@ -347,16 +365,22 @@ LeaseHandle Acquisition::begin() {
   return {};
 }
 
+AcquireResult Acquisition::try_single(MemSlotHint& hint) {
+  return send_acquire(*shared_,
+                      {missing_[0], owner_.view(), lease_time_, spec_.type, milliseconds(0), start_,
+                       handoff_turn(*shared_, spec_.type), /*starving=*/false},
+                      hint);
+}
+
 KeyAttempt Acquisition::attempt(std::size_t i) {
   return KeyAttempt(*shared_, missing_[i], owner_.view(), spec_.type, lease_time_, waits_, deadline_, start_,
                     i == 0 ? start_ : Clock::time_point{});
 }
 
-void Acquisition::took(std::size_t i, const AcquireResult& r, const KeyAttempt& k) {
-  const Clock::time_point sent = k.sent();
+void Acquisition::took(std::size_t i, const AcquireResult& r, Clock::time_point sent, const MemSlotHint& hint) {
   if (i == 0) {
     first_sent_ = sent;
-    first_slot_ = k.slot_hint();
+    first_slot_ = hint;
     first_fence_ = r.fencing_token;
   } else {
     more_.emplace_back(std::string(missing_[i]), r.fencing_token);

@@ -6,11 +6,17 @@
 //
 //   Acquisition a(shared, keys, spec, waited, busy_key, series);
 //   if (LeaseHandle h = a.begin()) return h;
+//   if (a.single_try()) {       // one key, not waiting: one attempt
+//     AcquireResult r = a.try_single(hint);
+//     if (!r.acquired) return a.busy(0);
+//     a.took(0, r, a.started(), hint);
+//     return a.finish();
+//   }
 //   for (std::size_t i = 0; i < a.missing().size(); ++i) {
 //     KeyAttempt k = a.attempt(i);
 //     ... loop: k.try_once(); wait for the waiter until k's wake time; k.after_release() ...
 //     if (!acquired) return a.busy(i);   // gives the keys taken back
-//     a.took(i, result, k.sent());
+//     a.took(i, result, k);
 //   }
 //   if (!a.stale().empty()) {   // waiting for a later key cost the earlier ones part of their lease
 //     if (!a.refreshed(backend.renew_batch(a.stale()))) { a.start_over(); ... the loop again, or a.lost_busy() }
@@ -79,6 +85,11 @@ class GateRef {
   std::string id_;
   std::shared_ptr<Gate> gate_;
 };
+
+// The hand-off turn a request of `type` carries (reentrant only).
+std::chrono::milliseconds handoff_turn(const ClientShared& shared, LockType type) noexcept;
+// Sends one acquisition: a mem:// table's fills `hint`.
+AcquireResult send_acquire(const ClientShared& shared, const AcquireRequest& r, MemSlotHint& hint);
 
 // One key of a request, until acquired or its deadline.
 class KeyAttempt {
@@ -161,8 +172,16 @@ class Acquisition {
   LeaseHandle begin();
   std::span<const std::string_view> missing() const noexcept { return missing_; }
   KeyAttempt attempt(std::size_t i);
-  // Key i was taken by `k`'s last attempt.
-  void took(std::size_t i, const AcquireResult& r, const KeyAttempt& k);
+  // A request for one key that does not wait: its one attempt, sent by
+  // try_single() (no KeyAttempt: no waiter, no gate, no place in line),
+  // taken at started().
+  bool single_try() const noexcept { return missing_.size() == 1 && !waits_; }
+  AcquireResult try_single(MemSlotHint& hint);
+  Clock::time_point started() const noexcept { return start_; }
+  // Key i was taken by `k`'s last attempt (or by an attempt sent at `sent`,
+  // its slot at `hint`).
+  void took(std::size_t i, const AcquireResult& r, const KeyAttempt& k) { took(i, r, k.sent(), k.slot_hint()); }
+  void took(std::size_t i, const AcquireResult& r, Clock::time_point sent, const MemSlotHint& hint);
   // Key i stays busy: the keys before it are given back (store calls), busy_key
   // and waited are set; returns the empty handle the request ends with.
   LeaseHandle busy(std::size_t i);
