@@ -67,16 +67,22 @@ inline std::chrono::steady_clock::time_point coarse_now() noexcept {
 // (std::mutex's unlock is a second atomic exchange). Spins, then yields.
 class WEAVE_CAPABILITY("mutex") SpinLock {
  public:
+  // (Inline when free, the common case; the spinning is out of line.)
   void lock() noexcept WEAVE_ACQUIRE() {
-    for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
-      while (locked_.load(std::memory_order_relaxed))
-        if (++spins > 64) std::this_thread::yield();
+    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
+      return;
+    spin();
   }
   void unlock() noexcept WEAVE_RELEASE() { locked_.store(false, std::memory_order_release); }
   // In a fork()ed child: a parent's thread may have held it.
   void reset() noexcept { locked_.store(false, std::memory_order_relaxed); }
 
  private:
+  [[gnu::noinline]] void spin() noexcept {
+    for (unsigned spins = 0; locked_.exchange(true, std::memory_order_acquire);)
+      while (locked_.load(std::memory_order_relaxed))
+        if (++spins > 64) std::this_thread::yield();
+  }
   std::atomic<bool> locked_{false};
 };
 
