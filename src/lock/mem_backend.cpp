@@ -136,8 +136,12 @@ struct alignas(64) Shard {
   // Drops leases that ran out and nobody touched (e.g. release=on_expiry),
   // and idle slots, so the table does not grow without bound. Amortised.
   void maybe_sweep(Clock::time_point now) WEAVE_REQUIRES(mutex) {
-    if (++ops < 4096) return;
+    if (++ops < 4096) [[likely]]
+      return;
     ops = 0;
+    sweep(now);
+  }
+  [[gnu::noinline]] void sweep(Clock::time_point now) WEAVE_REQUIRES(mutex) {
     for (auto it = slots.begin(); it != slots.end();) {
       Slot& s = *it->second;
       s.prune(now);
