@@ -3,8 +3,9 @@
 // is judged alone):
 //   direct virtual call            the floor
 //   proxy, empty chain ([[noop]])  target: at most 10 ns over the direct call
-//   proxy, mem:// lock             fixed ttl and watchdog mode; target: at most 200 ns
 //   std::mutex lock + unlock       what an in-process lock costs by hand
+//   proxy, mem:// lock             fixed ttl and watchdog mode, as multiples of
+//                                  std::mutex; targets: at most 25x and 30x
 //   mem:// lock, N threads         each thread its own key; throughput vs one thread
 // Usage: bench_proxy [--benchmark_* flags, e.g. --benchmark_out=r.json --benchmark_out_format=json]
 #include <benchmark/benchmark.h>
@@ -98,11 +99,13 @@ int main(int argc, char** argv) {
   std::printf("\n%-40s %10s %10s %s\n", "figure", "value", "ratio", "target");
   std::printf("%-40s %8.1f ns %9.2fx %s\n", "empty chain over the direct call", empty - direct, empty / direct,
               "<= 10 ns");
-  std::printf("%-40s %8.1f ns %9.2fx %s\n", "mem:// lock, fixed ttl", fixed, fixed / direct, "<= 200 ns");
-  if (watchdog > 0)
-    std::printf("%-40s %8.1f ns %9.2fx %s\n", "mem:// lock, watchdog mode", watchdog, watchdog / direct,
-                "<= 200 ns");
-  if (mutex > 0) std::printf("%-40s %8.1f ns %9.2fx\n", "std::mutex lock + unlock", mutex, mutex / direct);
+  if (mutex > 0) {  // the lock figures as multiples of an uncontended std::mutex lock + unlock
+    std::printf("%-40s %8.1f ns %9.2fx\n", "std::mutex lock + unlock", mutex, mutex / direct);
+    std::printf("%-40s %8.1f ns %9.2fx %s\n", "mem:// lock, fixed ttl", fixed, fixed / mutex, "<= 25x std::mutex");
+    if (watchdog > 0)
+      std::printf("%-40s %8.1f ns %9.2fx %s\n", "mem:// lock, watchdog mode", watchdog, watchdog / mutex,
+                  "<= 30x std::mutex");
+  }
   if (one > 0 && eight > 0)
     std::printf("%-40s %8.2f x  (%u cores: at most %ux) %s\n", "8 threads / 1 thread, own keys", eight / one,
                 cores, std::min(8u, cores), ">= 6x on 8 cores");
