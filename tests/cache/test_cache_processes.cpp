@@ -350,8 +350,10 @@ void run_oracle(bool stop_reader) {
   // w0 only reads (the one SIGSTOPped); w1..w3 each write their own keys and read all.
   std::vector<std::unique_ptr<Worker>> ws;
   for (int p = 0; p <= kWriters; ++p) ws.push_back(std::make_unique<Worker>(server.url(), db));
+  // The run's seed is printed; WEAVE_CACHE_ORACLE_SEED runs the same faults
+  // at the same moments again (the threads' timing is the machine's).
   std::random_device rd;
-  const unsigned seed = rd();
+  const auto seed = static_cast<unsigned>(env_long("WEAVE_CACHE_ORACLE_SEED", rd()));
   for (int p = 0; p <= kWriters; ++p)
     ws[p]->child().send("oracle o " + std::to_string(kKeys) + " " + std::to_string(p - 1) + " " +
                         std::to_string(kWriters) + " " + std::to_string(run_ms) + " " + std::to_string(quiet_ms) +
