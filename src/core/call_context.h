@@ -82,18 +82,13 @@ const ContextLink* find_in_context(HeldKind kind, Pred&& pred) noexcept {
 // is not running the call: that thread's context is left alone.
 class ContextPush {
  public:
-  // (The thread's head is read once each way, and the previous one moved,
-  // not copied: no count changes hands.)
-  explicit ContextPush(std::shared_ptr<const ContextLink> link) noexcept : pushed_(link.get()) {
-    std::shared_ptr<const ContextLink>& head = context_head();
-    if (const InstalledCell& c = current_cell(); c.cell) c.cell->store(c.generation, link);
-    previous_ = std::exchange(head, std::move(link));
+  // (The previous head is moved out, not copied: no count changes hands.)
+  explicit ContextPush(std::shared_ptr<const ContextLink> link) noexcept
+      : pushed_(link.get()), previous_(std::move(context_head())) {
+    set_context_head(std::move(link));
   }
   ~ContextPush() {
-    std::shared_ptr<const ContextLink>& head = context_head();
-    if (head.get() != pushed_) return;
-    if (const InstalledCell& c = current_cell(); c.cell) c.cell->store(c.generation, previous_);
-    head = std::move(previous_);
+    if (context_head().get() == pushed_) set_context_head(std::move(previous_));
   }
   ContextPush(const ContextPush&) = delete;
   ContextPush& operator=(const ContextPush&) = delete;

@@ -48,7 +48,8 @@ class BlockCache {
   }
   static void give(void* p) noexcept {
     List& l = list;
-    if (!WEAVE_RECYCLE_BLOCKS || l.closed || l.count == kKeptBlocks) return ::operator delete(p, std::align_val_t(Align));
+    if (!WEAVE_RECYCLE_BLOCKS || l.closed || l.count == kKeptBlocks)
+      return ::operator delete(p, std::align_val_t(Align));
     if (l.count == 0 && !l.registered) register_exit();
     l.head = new (p) Block{l.head};
     ++l.count;

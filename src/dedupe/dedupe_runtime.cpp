@@ -123,8 +123,8 @@ DedupeRuntime::DedupeRuntime(DedupeOptions options) : options_(std::move(options
 
 std::shared_ptr<HeldClaim> DedupeRuntime::hold(std::string_view key, std::string owner, std::string_view match,
                                                Clock::time_point sent, DedupeSeries& series) {
-  auto claim = std::allocate_shared<HeldClaim>(Recycled<HeldClaim>{}, key, std::move(owner), match, options_.claim_lease, sent, in_process_, series,
-                                           shared_from_this());
+  auto claim = std::allocate_shared<HeldClaim>(Recycled<HeldClaim>{}, key, std::move(owner), match,
+                                               options_.claim_lease, sent, in_process_, series, shared_from_this());
   Renewer::instance().watch(*claim, claim, /*fresh=*/true);
   return claim;
 }

@@ -119,10 +119,6 @@ milliseconds handoff_turn(const ClientShared& shared, LockType type) noexcept {
   return type == LockType::reentrant ? shared.options.handoff_turn : milliseconds(0);
 }
 
-AcquireResult send_acquire(const ClientShared& shared, const AcquireRequest& r, MemSlotHint& hint) {
-  return shared.in_process ? mem_acquire(*shared.backend, r, hint) : shared.backend->acquire(r);
-}
-
 KeyAttempt::KeyAttempt(const ClientShared& shared, std::string_view key, std::string_view owner, LockType type,
                        milliseconds lease_time, bool waits, Clock::time_point deadline, Clock::time_point call_start,
                        Clock::time_point first_attempt)
@@ -156,7 +152,7 @@ void KeyAttempt::leave_line() noexcept {
   }
 }
 
-KeyAttempt::Tried KeyAttempt::try_once() { return tried(send_acquire(shared_, request(/*prepare_wait=*/true), slot_hint_)); }
+KeyAttempt::Tried KeyAttempt::try_once() { return tried(shared_.acquire(request(/*prepare_wait=*/true), slot_hint_)); }
 
 AcquireRequest KeyAttempt::request(bool prepare_wait) {
   waiter_.reset();
@@ -366,10 +362,9 @@ LeaseHandle Acquisition::begin() {
 }
 
 AcquireResult Acquisition::try_single(MemSlotHint& hint) {
-  return send_acquire(*shared_,
-                      {missing_[0], owner_.view(), lease_time_, spec_.type, milliseconds(0), start_,
-                       handoff_turn(*shared_, spec_.type), /*starving=*/false},
-                      hint);
+  return shared_->acquire({missing_[0], owner_.view(), lease_time_, spec_.type, milliseconds(0), start_,
+                          handoff_turn(*shared_, spec_.type), /*starving=*/false},
+                         hint);
 }
 
 KeyAttempt Acquisition::attempt(std::size_t i) {

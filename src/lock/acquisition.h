@@ -88,8 +88,6 @@ class GateRef {
 
 // The hand-off turn a request of `type` carries (reentrant only).
 std::chrono::milliseconds handoff_turn(const ClientShared& shared, LockType type) noexcept;
-// Sends one acquisition: a mem:// table's fills `hint`.
-AcquireResult send_acquire(const ClientShared& shared, const AcquireRequest& r, MemSlotHint& hint);
 
 // One key of a request, until acquired or its deadline.
 class KeyAttempt {

@@ -70,6 +70,15 @@ struct ClientShared final : RenewGroup {
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
   bool in_process = false;  // `backend` is a mem:// table: a call costs well under a clock reading
+  // One acquisition or release sent to `backend`; a mem:// table's
+  // acquisition fills `hint` with the key's slot, and a release given it
+  // goes straight there.
+  AcquireResult acquire(const AcquireRequest& r, MemSlotHint& hint) const {
+    return in_process ? mem_acquire(*backend, r, hint) : backend->acquire(r);
+  }
+  ReleaseResult release(const ReleaseRequest& r, const MemSlotHint& hint) const {
+    return in_process ? mem_release(*backend, r, hint) : backend->release(r);
+  }
   // LockStats, counted by every copy of the client and by its leases, each
   // thread in a stripe of its own, summed by stats().
   using Counters = LockCounts;

@@ -114,7 +114,7 @@ void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   for (std::size_t i = 0; i < d.releases; ++i) {
     const ReleaseRequest r = d.request(i);
     try {
-      d.released(i == 0 && c.in_process ? mem_release(*c.backend, r, state(*lp).slot_hint_) : c.backend->release(r));
+      d.released(c.release(r, i == 0 ? state(*lp).slot_hint_ : MemSlotHint{}));  // (the hint is the first key's)
     } catch (...) {
       d.failed(r.key);
     }

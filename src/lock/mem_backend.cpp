@@ -345,7 +345,8 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     if (!hinted) hk.emplace(key);
     Shard& sh = hinted ? *static_cast<Shard*>(hint.shard) : shard(*hk);
     Guard g(sh.mutex);
-    Slot* found = hinted && sh.drops == hint.drops ? static_cast<Slot*>(hint.slot) : sh.find(hk ? *hk : hk.emplace(key));
+    Slot* found = hinted && sh.drops == hint.drops ? static_cast<Slot*>(hint.slot)
+                                                   : sh.find(hk ? *hk : hk.emplace(key));  // (hashed once)
     if (!found) return ReleaseResult::lost;
     Slot& s = *found;
     if (!s.held || s.owner != owner)

@@ -180,7 +180,8 @@ std::unique_ptr<QueueWaiter> QueueState::prepare_wait() {
 }
 
 std::shared_ptr<HeldDelivery> QueueState::hold(QueueMessage message, Clock::time_point sent) {
-  auto held = std::allocate_shared<HeldDelivery>(Recycled<HeldDelivery>{}, shared_from_this(), std::move(message), options_.lease, sent);
+  auto held = std::allocate_shared<HeldDelivery>(Recycled<HeldDelivery>{}, shared_from_this(), std::move(message),
+                                                 options_.lease, sent);
   Renewer::instance().watch(*held, held, /*fresh=*/true);
   return held;
 }
