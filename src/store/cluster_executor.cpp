@@ -326,7 +326,10 @@ void ClusterExecutor::refresh() {
 //                         at once without them;
 //   an I/O error          the map re-read, the requests sent again (not a
 //                         TimeoutError: it ends the request, as on one node).
-// MOVED and I/O errors end after kRounds such rounds. Any other answer is
+// I/O errors end after kRounds such rounds; MOVED after kRounds rounds too,
+// unless the command timeout since the first has not passed yet: while a
+// slot's new owner is still learning of it through gossip, two nodes send
+// its callers to each other, and that ends on its own. Any other answer is
 // final: `r` keeps it. A request that meets no redirect costs one round trip
 // and no heap allocation. Requests name their nodes by plain pointer; `held`
 // keeps each node they were sent to until the end (a refresh drops the nodes
@@ -346,7 +349,8 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
   std::string last;  // the last redirect or I/O error, for the message
   std::optional<std::chrono::steady_clock::time_point> tryagain_until;
   int round = 0;
-  bool stale = false, tryagain = false;  // this round
+  bool stale = false, tryagain = false, io_failed = false;  // this round
+  std::optional<std::chrono::steady_clock::time_point> moved_until;
   // Sends `which` to `target` and sorts the answers.
   auto send = [&](store::NodeExecutor& target, bool asking) {
     try {
@@ -359,7 +363,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
       // The node may be gone (failover, resharding): re-read the map and send again.
       if (round + 1 >= kRounds) throw;
       last = e.what();
-      stale = true;
+      stale = io_failed = true;
       for (const std::size_t i : which) next.push_back(i);
       return;
     }
@@ -393,10 +397,10 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
     }
   };
   while (!pending.empty()) {
-    if (round == kRounds)
-      throw IoError(std::string("weave cluster: ") + what + " still redirected after " + std::to_string(kRounds) +
+    if (round >= kRounds && (io_failed || std::chrono::steady_clock::now() > *moved_until))
+      throw IoError(std::string("weave cluster: ") + what + " still redirected after " + std::to_string(round) +
                     " rounds" + (last.empty() ? "" : ": " + last));
-    stale = tryagain = false;
+    stale = tryagain = io_failed = false;
     next.clear();
     asks.clear();
     moves.clear();
@@ -437,6 +441,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
         detail::Guard g(mutex_);
         for (auto& [slot, owner] : moves) slots_[slot] = owner;
       }
+      if (!moved_until) moved_until = std::chrono::steady_clock::now() + seeds_.front().command_timeout;
       ++round;
     }
     pending.swap(next);
@@ -449,7 +454,7 @@ void ClusterExecutor::follow(Requests& r, const char* what) {
         throw TimeoutError(std::string("weave cluster: ") + what + " not served in time: " + last);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } else if (round > 1) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5 * round));
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(5 * round, 50)));
     }
   }
 }

@@ -126,12 +126,12 @@ class Cluster {
 
   // Where nodes disagree on a slot's owner, tells each node in the minority
   // the majority's owner (CLUSTER SETSLOT <slot> NODE <owner>); returns how
-  // many slots it set. Seen under load after redis-cli moved a slot away and
+  // the slots it set. Seen under load after redis-cli moved a slot away and
   // back: a late gossip message from the slot's middle owner, with the
   // greater epoch, makes the first node give the slot up again while the
   // others (the middle owner too) keep it there, and gossip never brings
   // them together: each of the two sends the slot's callers to the other.
-  int repair_slot_views() {
+  std::vector<long long> repair_slot_views() {
     constexpr long long kSlots = 16384;
     std::vector<std::vector<int>> views;  // per node: the port serving each slot (0: none)
     for (auto& n : nodes_) {
@@ -141,7 +141,7 @@ class Cluster {
         for (long long slot = r.from; slot <= r.to; ++slot) view[static_cast<std::size_t>(slot)] = r.port;
       views.push_back(std::move(view));
     }
-    int set = 0;
+    std::vector<long long> set;
     for (long long slot = 0; slot < kSlots; ++slot) {
       const auto at = static_cast<std::size_t>(slot);
       std::map<int, std::size_t> votes;
@@ -155,7 +155,7 @@ class Cluster {
       for (std::size_t n = 0; n < nodes_.size(); ++n)
         if (views[n][at] != most->first)
           nodes_[n]->client().cmd({"CLUSTER", "SETSLOT", std::to_string(slot), "NODE", owner_id});
-      ++set;
+      set.push_back(slot);
     }
     return set;
   }

@@ -234,6 +234,60 @@ TEST_CASE("cluster: a migrated slot is followed through MOVED, and ASK and TRYAG
   REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot2)) == c.name(to));
 }
 
+// While a slot's new owner has not learned of it yet, the old owner sends the
+// slot's callers there and the new owner sends them back. The call waits
+// until the nodes agree (up to the command timeout), not a fixed number of
+// redirects; when they never agree, the caller gets an IoError naming the
+// redirect once the command timeout has passed.
+TEST_CASE("cluster: two nodes that send a slot's callers to each other delay the call until they agree", "[cluster]") {
+  auto& c = Cluster::shared();
+  auto cl = make_client();  // command timeout 5 s
+  std::string key;
+  long long slot = -1;
+  for (int i = 0; i < 1000 && slot < 0; ++i) {
+    key = next_key("disagree");
+    const long long s = c.slot_of(lease_key(key));
+    if (c.node(c.owner(s)).client().cmd({"CLUSTER", "COUNTKEYSINSLOT", std::to_string(s)}).integer == 0) slot = s;
+  }
+  REQUIRE(slot >= 0);
+  const std::string s = std::to_string(slot);
+  const std::size_t from = c.owner(slot), to = (from + 1) % c.size();
+  REQUIRE(cl.exec->node_of(static_cast<unsigned>(slot)) == c.name(from));  // the map is read
+  // Only the old owner hands the slot over (it holds no key of it).
+  c.node(from).client().cmd({"CLUSTER", "SETSLOT", s, "NODE", c.id(to)});
+
+  weave::LockOptions briefly;
+  briefly.url = c.url();
+  briefly.command_timeout = 300ms;
+  weave::LockClient impatient(briefly);
+  try {
+    impatient.try_acquire(key, {.ttl = 1s});
+    FAIL("acquired while no node serves the slot");
+  } catch (const weave::IoError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("still redirected") && Catch::Contains("MOVED " + s));
+  }
+
+  std::thread others_learn([&] {
+    std::this_thread::sleep_for(300ms);
+    for (std::size_t n = 0; n < c.size(); ++n)
+      if (n != from) c.node(n).client().cmd({"CLUSTER", "SETSLOT", s, "NODE", c.id(to)});
+  });
+  const auto moved_before = cl.exec->moved();
+  weave::LeaseHandle h;
+  std::string error;
+  try {
+    h = cl.locks.acquire(key, {.ttl = 10s});
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  others_learn.join();
+  c.wait_ok();
+  CHECK(error == "");
+  CHECK(cl.exec->moved() - moved_before > 5);  // more redirects than a fixed count of rounds allows
+  CHECK(holders(lease_key(key)) == std::vector<std::size_t>{to});
+  if (h) h.release();
+}
+
 #ifdef WEAVE_TEST_ASYNC  // (the async component: store/asio/async_run.h)
 TEST_CASE("cluster: a direct asynchronous send that meets MOVED leaves the call to run(), which follows it",
           "[cluster]") {
