@@ -36,6 +36,16 @@ ReadThrough::Step ReadThrough::look() {
       return {Step::load};  // stored by another version of the type: a miss, overwritten after the load
     }
     if (!waited_) count_.add(&Counts::remote_misses);
+    if (stored.absent) {
+      std::optional<std::uint64_t> version;
+      const milliseconds guard = rt_.options().fill_guard;
+      if (!guarded(rt_, cache_, key_, s_, [&] { version = rt_.remote().version_for_load(cache_.name(), key_, guard); })) {
+        read_version_.reset();  // nothing known to fill over
+        return {Step::load};
+      }
+      if (!version) continue;  // stored meanwhile
+      read_version_ = stored.version = *version;
+    }
     if (!s_.sync) return {Step::load};
     // One loader in the deployment; the others wait for its value.
     if (held_.token.empty()) held_.token = unique_token();

@@ -28,8 +28,13 @@ class MemRemote final : public RemoteTier {
       read.json = e->json;
       read.written_ms = e->written_ms;
     }
+    read.absent = read.version == 0 && !read.json;
     return read;
   }
+  std::optional<std::uint64_t> version_for_load(std::string_view, std::string_view, std::chrono::milliseconds) override {
+    return 0;  // the table goes only with this process, and every load with it
+  }
+
   bool fill(std::string_view name, std::string_view key, std::string_view json, std::chrono::milliseconds ttl,
             std::uint64_t read_version, std::string_view token) override {
     Guard lock(mutex_);

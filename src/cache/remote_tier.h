@@ -25,6 +25,9 @@ struct RemoteRead {
   // When the value was stored (fill or put), wall clock ms since the epoch;
   // 0 when not known (an entry written by an older Weave).
   std::int64_t written_ms = 0;
+  // The store holds no entry for the key at all (not even one that does not
+  // parse, which reads as version 0 too).
+  bool absent = false;
 };
 
 // The wall clock in ms since the epoch: entries carry it (written_ms), and
@@ -66,6 +69,17 @@ class RemoteTier {
   // Every call may throw weave::IoError / ReplyError; the cache fails open.
 
   virtual RemoteRead get(std::string_view name, std::string_view key) = 0;
+  // After a read that found the key absent (RemoteRead::absent), before loading it:
+  // gives the key a version for the load to fill over (a tombstone kept for
+  // `guard`), or nullopt when it was stored meanwhile (read again). A store
+  // that loses its data (a restart without persistence, a failover to a
+  // replica that had not received the write) holds the key at version 0
+  // again, so a fill over version 0 could not tell that a write it could
+  // not see came in between; a fill over this version is refused. Redis
+  // draws one no other load and no count of writes reaches; mem:// loses
+  // its data only with its process and answers 0.
+  virtual std::optional<std::uint64_t> version_for_load(std::string_view name, std::string_view key,
+                                                        std::chrono::milliseconds guard) = 0;
   // Stores a value loaded after a miss, only if no put or evict of the key
   // came after the read that missed (`read_version`): a slow load never
   // installs a value older than a write. Sends no invalidation (nobody else

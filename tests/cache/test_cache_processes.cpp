@@ -205,6 +205,37 @@ TEST_CASE("cache mp: redis-server stopped while A holds a local copy: calls fail
   for (int i = 0; i < 10; ++i) REQUIRE(a.find("p", "k") == 400);
 }
 
+// A load that read the database before a write it cannot know of: the store
+// restarted empty meanwhile and the write's cache_put failed (failed open).
+// Its fill goes to the restarted store, which holds the key at version 0
+// again, as it did at the miss: the fill must be refused all the same, or
+// every process would read the older value until its ttl.
+TEST_CASE("cache mp: a load that read the database before a restart and a write whose put failed does not fill "
+          "the restarted store with its older value",
+          "[cache][redis][multiprocess]") {
+  RedisServer server;
+  TempDir db;
+  db.write("k", 100);
+  Worker a(server.url(), db), b(server.url(), db);
+  REQUIRE(a.ask("slow 3000") == "ok");
+  const auto a_errors = a.stats("p")["errors"];
+  a.child().send("find p k");  // a miss: reads 100, then answers 3 s later
+  REQUIRE(eventually([&] { return db.loads("k") == 1; }));
+  std::this_thread::sleep_for(100ms);  // the body has read its file (if not, it reads 200: no false failure)
+  server.stop();
+  const auto b_errors = b.stats("p")["errors"];
+  b.save("p", "k", 200);  // the database changes; the put fails open
+  REQUIRE(b.stats("p")["errors"] > b_errors);
+  REQUIRE(server.start());  // same port, empty
+  CHECK(Worker::cents(a.answer("find p k")) == 100);  // what the slow load read
+  CHECK(a.stats("p")["errors"] == a_errors);  // its fill reached the restarted store
+  REQUIRE(a.ask("slow 0") == "ok");
+  Worker c(server.url(), db);
+  CHECK(c.find("p", "k") == 200);
+  CHECK(b.find("p", "k") == 200);
+  CHECK(a.find("p", "k") == 200);
+}
+
 // A frozen server answers no confirmation, so A cannot know that no write
 // happened (a server may acknowledge a PUBLISH to its writer before it has
 // written the message to A): its feed stops counting as live within feed_lag.

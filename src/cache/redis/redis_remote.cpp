@@ -8,7 +8,9 @@
 // each (internal.h lists them).
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,8 +46,27 @@ class RedisRemote final : public detail::RemoteTier {
     const std::string k = entry_key(prefix_, name, key);
     const store::Reply reply = exec_->command(store::Command{"GET", k}, k, "cache get");
     const store::ReplyView r(reply, "cache get");
-    if (r.nil()) return RemoteRead{};
+    if (r.nil()) {
+      RemoteRead none;
+      none.absent = true;
+      return none;
+    }
     return read_entry(r.text());
+  }
+
+  std::optional<std::uint64_t> version_for_load(std::string_view name, std::string_view key,
+                                                milliseconds guard) override {
+    // 2^32 <= v < 2^46: beyond the count of writes a store restarted empty
+    // reaches (puts count from 1), below the 10^14 the scripts' Lua prints
+    // as an integer, and drawn from a unique token: no other load's.
+    constexpr std::uint64_t kLow = std::uint64_t{1} << 32, kHigh = std::uint64_t{1} << 46;
+    const std::uint64_t v = kLow + std::hash<std::string_view>{}(detail::unique_token_text().view()) % (kHigh - kLow);
+    const std::string k = entry_key(prefix_, name, key);
+    const std::string tombstone = std::to_string(v) + ":", ms = std::to_string(std::max<long long>(1, guard.count()));
+    const store::Reply reply =
+        exec_->command(store::Command{"SET", k, tombstone, "NX", "PX", ms}, k, "cache version for load");
+    if (store::ReplyView(reply, "cache version for load").nil()) return std::nullopt;  // stored meanwhile
+    return v;
   }
 
   bool fill(std::string_view name, std::string_view key, std::string_view json, milliseconds ttl,
