@@ -22,6 +22,8 @@
 //   │   │   │                  release=on_expiry lock still held
 //   │   │   └── DuplicateInFlight  the earlier call still runs (dedupe wait ran out)
 //   │   └── DedupeMismatch     the key's earlier call had other arguments (match=)
+//   ├── RateLimited            a rate limit refused the call; retry_after()
+//   │                          says when it would be admitted (retryable)
 //   ├── QueueError             a queue refused a request (bad name, id, delay,
 //   │   │                      payload); carries the queue's name
 //   │   └── DeliveryLost       settling a delivery no longer this worker's
@@ -205,6 +207,23 @@ class WEAVE_API DedupeMismatch : public DedupeError {
   DedupeMismatch(const std::string& key, std::string_view first, std::string_view now)
       : DedupeError(key, "weave: dedupe key '" + key + "' was first used with match '" + std::string(first) +
                              "', now with '" + std::string(now) + "'") {}
+};
+
+// A rate limit (weave/rate_limit.h) refused the call: admitting it would
+// exceed the key's rate or burst. Retryable: retry_after() is how long after
+// the refusal the same request would be admitted, by the store's clock.
+class WEAVE_API RateLimited : public Error {
+ public:
+  RateLimited(std::string key, std::chrono::microseconds retry_after)
+      : Error(key,
+              "weave: rate limit '" + key + "' refused the call (admitted again in " +
+                  std::to_string((retry_after.count() + 999) / 1000) + " ms)",
+              true),
+        retry_after_(retry_after) {}
+  std::chrono::microseconds retry_after() const noexcept { return retry_after_; }
+
+ private:
+  std::chrono::microseconds retry_after_;
 };
 
 // A delay queue refused a request (weave/queue.h): a bad name, id, delay or

@@ -22,6 +22,7 @@
 #include "weave/error.h"
 #include "weave/lock.h"
 #include "weave/queue.h"
+#include "weave/quota.h"
 
 extern char** environ;
 
@@ -44,7 +45,9 @@ const std::string kEveryOption = R"({
              "connect_timeout": "3s", "command_timeout": "1500ms", "pool_size": 7, "key_prefix": "t:dedupe:"},
   "queue": {"url": "mem://every-queue", "lease": "40s", "retries": 5, "backoff": "2s", "backoff_cap": "20min",
             "max_payload_bytes": 4096, "max_delay": "30h", "connect_timeout": "3s", "command_timeout": "1500ms",
-            "pool_size": 8, "key_prefix": "t:queue:"}
+            "pool_size": 8, "key_prefix": "t:queue:"},
+  "quota": {"url": "mem://every-quota", "max_key_bytes": 512, "connect_timeout": "3s", "command_timeout": "1500ms",
+            "pool_size": 9, "key_prefix": "t:quota:"}
 })";
 
 // No WEAVE_* variable of the test run's environment, for one scope.
@@ -118,11 +121,19 @@ TEST_CASE("config: one file sets every option of every feature", "[config]") {
   CHECK(queue.pool_size == 8);
   CHECK(queue.key_prefix == "t:queue:");
 
+  const auto quota = weave::load_options<weave::QuotaOptions>(file_only(f));
+  CHECK(quota.url == "mem://every-quota");
+  CHECK(quota.max_key_bytes == 512);
+  CHECK(quota.connect_timeout == 3s);
+  CHECK(quota.command_timeout == 1500ms);
+  CHECK(quota.pool_size == 9);
+  CHECK(quota.key_prefix == "t:quota:");
+
   // Every option the loader knows came from the file, as the file says it:
   // an option added to a feature and missing from the file above fails here.
   const nlohmann::json file = nlohmann::json::parse(kEveryOption);
   const std::vector<weave::ConfigSetting> settings = weave::effective_config(file_only(f));
-  CHECK(settings.size() == 13 + 10 + 8 + 11);
+  CHECK(settings.size() == 13 + 10 + 8 + 11 + 6);
   for (const weave::ConfigSetting& s : settings) {
     INFO(s.key);
     const std::size_t dot = s.key.find('.');
@@ -156,6 +167,8 @@ TEST_CASE("config: every option of every feature can be set from the environment
       {"queue.backoff_cap", "21min"}, {"queue.max_payload_bytes", "8192"}, {"queue.max_delay", "31h"},
       {"queue.connect_timeout", "4s"}, {"queue.command_timeout", "2s"}, {"queue.pool_size", "12"},
       {"queue.key_prefix", "e:queue:"},
+      {"quota.url", "mem://env-quota"}, {"quota.max_key_bytes", "1024"}, {"quota.connect_timeout", "4s"},
+      {"quota.command_timeout", "2s"}, {"quota.pool_size", "13"}, {"quota.key_prefix", "e:quota:"},
   };
   std::vector<std::unique_ptr<ScopedEnv>> env;
   for (const auto& [key, value] : values) {
@@ -245,7 +258,7 @@ TEST_CASE("config: a mistake in any feature's options names the source, the key 
   SECTION("an unknown section") {
     TempFile f(R"({"caches": {}})");
     CHECK_THAT(error_of([&] { weave::configure(file_only(f)); }),
-               Contains("unknown key 'caches' (known: url, lock, cache, dedupe, queue)"));
+               Contains("unknown key 'caches' (known: url, lock, cache, dedupe, queue, quota)"));
   }
   SECTION("a value of the wrong form in the file") {
     TempFile f(R"({"dedupe": {"max_key_bytes": "big"}})");

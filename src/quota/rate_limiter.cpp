@@ -1,0 +1,109 @@
+// weave::RateLimiter: a limit checked and turned into one GCRA step
+// (quota/rate_store.h), sent to the runtime's store, counted.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "core/feature_config.h"
+#include "quota/quota_runtime.h"
+#include "weave/error.h"
+#include "weave/rate_limit.h"
+
+namespace WEAVE_NAMESPACE {
+namespace {
+
+using std::chrono::microseconds;
+
+// Turns stay exact in the Lua script's numbers (doubles): now (~2^51 µs)
+// plus a span of at most this stays below 2^53.
+constexpr std::uint64_t kMaxSpanUs = std::uint64_t{1} << 50;
+
+detail::RateStep step_for(std::string_view key, const QuotaOptions& o, const RateLimit& limit, std::uint64_t permits,
+                          std::chrono::milliseconds wait) {
+  const auto bad = [key](const std::string& why) {
+    return UsageError("rate limit '" + std::string(key) + "': " + why);
+  };
+  if (key.empty()) throw UsageError("rate limit: the key is empty");
+  if (key.size() > o.max_key_bytes)
+    throw bad("the key is " + std::to_string(key.size()) + " bytes, over QuotaOptions::max_key_bytes (" +
+              std::to_string(o.max_key_bytes) + ")");
+  if (limit.permits == 0) throw bad("permits must be at least 1");
+  if (limit.per.count() <= 0) throw bad("per must be at least 1ms");
+  const std::uint64_t per_us = static_cast<std::uint64_t>(limit.per.count()) * 1000;
+  detail::RateStep s;
+  s.interval_us = (per_us + limit.permits - 1) / limit.permits;
+  s.burst = limit.burst != 0 ? limit.burst : limit.permits;
+  if (s.burst > kMaxSpanUs / s.interval_us)
+    throw bad("burst x the interval between permits spans over 2^50 microseconds (35 years)");
+  if (permits == 0 || permits > s.burst)
+    throw bad("a request takes 1 to burst (" + std::to_string(s.burst) + ") permits, not " + std::to_string(permits));
+  if (wait.count() < 0) throw bad("wait must not be negative");
+  s.permits = permits;
+  s.max_wait_us = std::min<std::uint64_t>(static_cast<std::uint64_t>(wait.count()) * 1000, kMaxSpanUs);
+  return s;
+}
+
+RateDecision decide(detail::QuotaRuntime& rt, std::string_view key, const RateLimit& limit, std::uint64_t permits,
+                    std::chrono::milliseconds wait) {
+  const detail::RateStep s = step_for(key, rt.options(), limit, permits, wait);
+  RateDecision d;
+  try {
+    d = rt.rates().step(key, s);
+  } catch (Error& e) {
+    rt.count(&detail::QuotaCounterStripe::errors);
+    detail::name_key(e, key, "rate limit");
+    throw;
+  }
+  if (!d.admitted)
+    rt.count(&detail::QuotaCounterStripe::limited);
+  else {
+    rt.count(&detail::QuotaCounterStripe::admitted);
+    if (d.wait.count() > 0) rt.count(&detail::QuotaCounterStripe::waited);
+  }
+  return d;
+}
+
+template <class F>
+RateDecision on_runtime(const std::shared_ptr<detail::QuotaRuntime>& own, F&& f) {
+  if (own) return f(*own);
+  const detail::QuotaRuntimeRef rt;
+  return f(*rt);
+}
+
+}  // namespace
+
+RateLimiter::RateLimiter() = default;
+RateLimiter::RateLimiter(QuotaOptions options) : own_(std::make_shared<detail::QuotaRuntime>(std::move(options))) {}
+
+RateDecision RateLimiter::try_acquire(std::string_view key, const RateLimit& limit, std::uint64_t permits) {
+  return reserve(key, limit, std::chrono::milliseconds(0), permits);
+}
+
+RateDecision RateLimiter::reserve(std::string_view key, const RateLimit& limit, std::chrono::milliseconds wait,
+                                  std::uint64_t permits) {
+  return on_runtime(own_, [&](detail::QuotaRuntime& rt) { return decide(rt, key, limit, permits, wait); });
+}
+
+void RateLimiter::acquire(std::string_view key, const RateLimit& limit, std::chrono::milliseconds wait,
+                          std::uint64_t permits) {
+  const RateDecision d = reserve(key, limit, wait, permits);
+  if (!d.admitted) throw RateLimited(std::string(key), d.wait);
+  if (d.wait.count() > 0) std::this_thread::sleep_for(d.wait);  // the turn the store gave it
+}
+
+// Registers the quota options with the loader when this object is linked:
+// every target linking the static Weave::quota names weave_link_quota (-u:
+// REGISTERS in src/CMakeLists.txt).
+extern "C" const char weave_link_quota = 0;
+
+namespace {
+[[maybe_unused]] const bool quota_registered = [] {
+  using detail::option;
+  using O = QuotaOptions;
+  detail::register_feature_config(
+      detail::describe(detail::with_store_options<O>({option("max_key_bytes", &O::max_key_bytes)}), &configure_quota));
+  return true;
+}();
+}  // namespace
+
+}  // namespace weave
