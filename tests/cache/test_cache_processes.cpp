@@ -217,9 +217,9 @@ TEST_CASE("cache mp: a load that read the database before a restart and a write 
   TempDir db;
   db.write("k", 100);
   Worker a(server.url(), db), b(server.url(), db);
-  REQUIRE(a.ask("slow 3000") == "ok");
+  REQUIRE(a.ask("slow 4000") == "ok");
   const auto a_errors = a.stats("p")["errors"];
-  a.child().send("find p k");  // a miss: reads 100, then answers 3 s later
+  a.child().send("find p k");  // a miss: reads 100, then answers 4 s later (the server is back by then)
   REQUIRE(eventually([&] { return db.loads("k") == 1; }));
   std::this_thread::sleep_for(100ms);  // the body has read its file (if not, it reads 200: no false failure)
   server.stop();

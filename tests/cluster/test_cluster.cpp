@@ -258,7 +258,7 @@ TEST_CASE("cluster: two nodes that send a slot's callers to each other delay the
 
   weave::LockOptions briefly;
   briefly.url = c.url();
-  briefly.command_timeout = 300ms;
+  briefly.command_timeout = 1s;
   weave::LockClient impatient(briefly);
   try {
     impatient.try_acquire(key, {.ttl = 1s});
@@ -268,7 +268,7 @@ TEST_CASE("cluster: two nodes that send a slot's callers to each other delay the
   }
 
   std::thread others_learn([&] {
-    std::this_thread::sleep_for(300ms);
+    std::this_thread::sleep_for(1s);  // long enough for more than 5 redirects on a loaded machine
     for (std::size_t n = 0; n < c.size(); ++n)
       if (n != from) c.node(n).client().cmd({"CLUSTER", "SETSLOT", s, "NODE", c.id(to)});
   });
