@@ -29,9 +29,13 @@ detail::RateStep step_for(std::string_view key, const QuotaOptions& o, const Rat
               std::to_string(o.max_key_bytes) + ")");
   if (limit.permits == 0) throw bad("permits must be at least 1");
   if (limit.per.count() <= 0) throw bad("per must be at least 1ms");
+  if (static_cast<std::uint64_t>(limit.per.count()) > kMaxSpanUs / 1000)
+    throw bad("per spans over 2^50 microseconds (35 years)");
   const std::uint64_t per_us = static_cast<std::uint64_t>(limit.per.count()) * 1000;
   detail::RateStep s;
-  s.interval_us = (per_us + limit.permits - 1) / limit.permits;
+  // Rounded up, and at least 1 (more permits than microseconds in `per`):
+  // no overflow for any `permits`.
+  s.interval_us = per_us / limit.permits + (per_us % limit.permits != 0);
   s.burst = limit.burst != 0 ? limit.burst : limit.permits;
   if (s.burst > kMaxSpanUs / s.interval_us)
     throw bad("burst x the interval between permits spans over 2^50 microseconds (35 years)");
@@ -39,7 +43,7 @@ detail::RateStep step_for(std::string_view key, const QuotaOptions& o, const Rat
     throw bad("a request takes 1 to burst (" + std::to_string(s.burst) + ") permits, not " + std::to_string(permits));
   if (wait.count() < 0) throw bad("wait must not be negative");
   s.permits = permits;
-  s.max_wait_us = std::min<std::uint64_t>(static_cast<std::uint64_t>(wait.count()) * 1000, kMaxSpanUs);
+  s.max_wait_us = std::min<std::uint64_t>(static_cast<std::uint64_t>(wait.count()), kMaxSpanUs / 1000) * 1000;
   return s;
 }
 

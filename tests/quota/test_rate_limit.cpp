@@ -163,8 +163,29 @@ TEST_CASE("rate limit: limits out of range and bad keys are usage errors naming 
   CHECK_THROWS_WITH(limits.try_acquire("k", {.permits = 5}, 0), Catch::Contains("not 0"));
   CHECK_THROWS_WITH(limits.try_acquire("k", {.permits = 1, .per = std::chrono::hours(24 * 365 * 40)}),
                     Catch::Contains("2^50"));
+  CHECK_THROWS_WITH(limits.try_acquire("k", {.permits = 1, .per = std::chrono::milliseconds::max()}),
+                    Catch::Contains("per spans"));
   CHECK_THROWS_AS(limits.try_acquire("", {.permits = 5}), weave::UsageError);
   CHECK_THROWS_AS(limits.try_acquire(std::string(5000, 'x'), {.permits = 5}), weave::UsageError);
+}
+
+// Extreme values are decided, not wrapped around: more permits than
+// microseconds in `per` is one permit a microsecond, and any wait is capped.
+TEST_CASE("rate limit: permits and waits at the ends of their types are decided without overflow") {
+  auto limits = limiter();
+  const std::string key = fresh_key("extremes");
+  const weave::RateLimit every_us{.permits = UINT64_MAX, .per = 1s, .burst = 3};
+  for (int i = 0; i < 3; ++i) REQUIRE(limits.try_acquire(key, every_us).admitted);
+  const weave::RateDecision d = limits.reserve(key, every_us, std::chrono::milliseconds::max());
+  REQUIRE(d.admitted);
+  CHECK(d.wait <= 1ms);
+  const std::string slow = fresh_key("extremes-slow");
+  const weave::RateLimit hourly{.permits = 1, .per = 1h, .burst = 1};
+  REQUIRE(limits.try_acquire(slow, hourly).admitted);
+  const weave::RateDecision later = limits.reserve(slow, hourly, std::chrono::milliseconds::max());
+  REQUIRE(later.admitted);  // a turn within the (capped) wait
+  CHECK(later.wait > 59min);
+  CHECK(later.wait <= 1h);
 }
 
 TEST_CASE("rate limit: quota_stats counts admitted, waited and limited decisions") {
