@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "event_recorder.h"
+#include "faketime.h"
 #include "forked_child.h"
 #include "weave/error.h"
 #include "weave/event.h"
@@ -1044,18 +1045,7 @@ TEST_CASE("queue processes: a due message is delivered to a process that never o
 // Runs queue_worker under a clock `skew` from the real one (faketime); its
 // first output line.
 std::string worker_at(const char* skew, const std::string& args) {
-  // (ASan builds: libfaketime is preloaded before the sanitizer's runtime, which then must not insist on coming first.)
-  const std::string cmd = std::string("ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\" ") +
-                          "FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f '" + skew + "' " +
-                          WEAVE_QUEUE_WORKER + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return "popen failed";
-  char line[512] = {0};
-  const bool read = std::fgets(line, sizeof line, p) != nullptr;
-  ::pclose(p);
-  std::string out = read ? line : "";
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  return first_line(start_under_faketime(skew, std::string(WEAVE_QUEUE_WORKER) + " " + args));
 }
 
 TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a message due by the server's clock", "[queue][processes]") {

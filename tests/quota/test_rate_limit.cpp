@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "faketime.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/rate_limit.h"
@@ -215,25 +216,6 @@ TEST_CASE("rate limit: a limiter with options of its own uses its own store") {
 }
 
 #if !WEAVE_TEST_STORE_IS_MEM
-namespace {
-// Starts rate_worker under a clock `skew` from the real one (faketime).
-FILE* start_worker(const char* skew, const std::string& args) {
-  // (ASan builds: libfaketime is preloaded before the sanitizer's runtime, which then must not insist on coming first.)
-  const std::string cmd = std::string("ASAN_OPTIONS=\"$ASAN_OPTIONS:verify_asan_link_order=0\" ") +
-                          "FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f '" + skew + "' " + WEAVE_RATE_WORKER + " " +
-                          args + " 2>&1";
-  return ::popen(cmd.c_str(), "r");
-}
-std::string result_of(FILE* p) {
-  char line[512] = {0};
-  const bool read = p && std::fgets(line, sizeof line, p) != nullptr;
-  if (p) ::pclose(p);
-  std::string out = read ? line : "no answer";
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-}  // namespace
-
 // Four processes on one key, two with their clocks 5 minutes ahead and two
 // 5 minutes behind, two taking permits as fast as they can and two waiting
 // for their turns: together never more than rate x elapsed + burst, as if
@@ -241,13 +223,13 @@ std::string result_of(FILE* p) {
 TEST_CASE("rate limit: processes with clocks 5 minutes apart share one exact limit on the server's clock") {
   weave::configure_quota({.url = test_store_url()});
   const std::string key = fresh_key("skewed");
-  const std::string args = test_store_url() + " " + key + " 100 1000 10 1500 ";
+  const std::string worker = std::string(WEAVE_RATE_WORKER) + " " + test_store_url() + " " + key + " 100 1000 10 1500 ";
   const auto start = Clock::now();
-  FILE* workers[] = {start_worker("+5m", args + "try"), start_worker("-5m", args + "try"),
-                     start_worker("+5m", args + "wait"), start_worker("-5m", args + "wait")};
+  FILE* workers[] = {start_under_faketime("+5m", worker + "try"), start_under_faketime("-5m", worker + "try"),
+                     start_under_faketime("+5m", worker + "wait"), start_under_faketime("-5m", worker + "wait")};
   long admitted = 0, refused = 0;
   for (std::size_t i = 0; i < std::size(workers); ++i) {
-    const std::string got = result_of(workers[i]);
+    const std::string got = first_line(workers[i]);
     INFO(got);
     long a = -1, r = -1;
     REQUIRE(std::sscanf(got.c_str(), "admitted %ld refused %ld", &a, &r) == 2);
