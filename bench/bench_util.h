@@ -1,12 +1,24 @@
-// A tiny timing harness: best-of-N repetitions of a tight loop, in ns per call.
-// Figures are only compared as ratios within one run (machines are noisy).
+// A tiny timing harness: best-of-N repetitions of a tight loop, in ns per call,
+// and the one clock the drivers time blocks and rounds with. Figures are only
+// compared as ratios within one run (machines are noisy).
 #pragma once
+
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 
 namespace bench {
+
+// CLOCK_MONOTONIC in ns: the clock every process on the host shares (a
+// forked or exec'd worker's times compare with the driver's).
+inline std::int64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 
 template <class T>
 inline void keep(const T& value) {

@@ -36,6 +36,7 @@
 
 #include "cache_methods.h"
 #include "bench_report.h"
+#include "bench_util.h"
 #include "redis_server.h"
 #include "weave/cache.h"
 
@@ -45,11 +46,7 @@ using cache_test::Found;
 
 namespace {
 
-std::int64_t mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using bench::mono_ns;
 
 redis_test::RedisServer* g_server = nullptr;
 const std::string kName = "bench";

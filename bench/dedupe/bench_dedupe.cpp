@@ -35,6 +35,7 @@
 #include "dedupe/scripts.h"
 #include "dedupe_methods.h"
 #include "bench_report.h"
+#include "bench_util.h"
 #include "redis_server.h"
 #include "weave/dedupe.h"
 
@@ -42,11 +43,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::int64_t mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using bench::mono_ns;
 
 redis_test::RedisServer* g_server = nullptr;
 

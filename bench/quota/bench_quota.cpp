@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_report.h"
+#include "bench_util.h"
 #include "quota/scripts.h"
 #include "redis_server.h"
 #include "weave/quota.h"
@@ -29,11 +30,7 @@
 
 namespace {
 
-std::int64_t mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
+using bench::mono_ns;
 
 int flag(int argc, char** argv, const char* name, int fallback) {
   const std::size_t n = std::strlen(name);
