@@ -291,6 +291,14 @@ class Parser {
       } else {
         v.kind = RawValue::number;
         v.text = t.text;
+        // A rate, `100/s` or `5/10s`: one value of three tokens.
+        if (is(j + 1, "/") && j + 2 < e &&
+            (toks_[j + 2].kind == Token::ident ||
+             (toks_[j + 2].kind == Token::literal && toks_[j + 2].text.find_first_of("\"'") == std::string::npos))) {
+          v.text += "/" + toks_[j + 2].text;
+          v.length = static_cast<int>(toks_[j + 2].offset + toks_[j + 2].text.size() - t.offset);
+          j += 2;
+        }
       }
       ++j;
       return true;
@@ -307,7 +315,7 @@ class Parser {
       ++j;
       return true;
     }
-    error(t, "expected a value (string, number, duration, identifier, true/false or [list])");
+    error(t, "expected a value (string, number, duration, rate, identifier, true/false or [list])");
     return false;
   }
 

@@ -380,6 +380,9 @@ std::string arg_value_code(const ArgValue& v) {
     std::string operator()(const arg::Template& t) const {
       return of + "template(" + std::to_string(t.slot) + ", " + cpp_string_literal(t.source) + ")";
     }
+    std::string operator()(const arg::Rate& r) const {
+      return of + "rate(" + std::to_string(r.permits) + ", " + std::to_string(r.per_ms) + ")";
+    }
     std::string operator()(const arg::TemplateList& l) const {
       return of + "template_list(" + std::to_string(l.first) + ", " + std::to_string(l.n) + ", " +
              cpp_string_literal(l.sources) + ")";

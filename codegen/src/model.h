@@ -60,10 +60,16 @@ struct TemplateList {
   std::string sources;  // as written, joined by ","
   bool operator==(const TemplateList&) const = default;
 };
+// `permits` per `per_ms` milliseconds (`rate=100/s`).
+struct Rate {
+  std::int64_t permits = 0;
+  std::int64_t per_ms = 0;
+  bool operator==(const Rate&) const = default;
+};
 }  // namespace arg
 
 using ArgValue = std::variant<arg::Forever, arg::DurationMs, arg::Integer, arg::Bool, arg::Text, arg::Enum,
-                              arg::Template, arg::TemplateList>;
+                              arg::Template, arg::TemplateList, arg::Rate>;
 
 struct ArgModel {
   std::string name;

@@ -35,6 +35,7 @@ static const char* expected_name(ArgType t) {
     case ArgType::boolean: return "true or false";
     case ArgType::string: return "a string literal";
     case ArgType::identifier: return "an identifier";
+    case ArgType::rate: return "a rate (e.g. 100/s, 6000/min, 10/h)";
   }
   return "?";
 }
@@ -439,9 +440,8 @@ RawValue raw_default(const nlohmann::json& j, ArgType type, Loc loc, int length)
   if (j.is_string()) {
     v.text = j.get<std::string>();
     const bool text = type == ArgType::template_ || type == ArgType::template_list || type == ArgType::string;
-    v.kind = text                                                  ? RawValue::string
-             : type == ArgType::duration && v.text != "forever" ? RawValue::number
-                                                                  : RawValue::identifier;
+    const bool number = (type == ArgType::duration && v.text != "forever") || type == ArgType::rate;
+    v.kind = text ? RawValue::string : number ? RawValue::number : RawValue::identifier;
   } else if (j.is_boolean()) {
     v.kind = RawValue::boolean;
     v.text = j.get<bool>() ? "true" : "false";
@@ -594,6 +594,13 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
                                      p.head + "...>' would never be rendered",
                           v.length);
       return arg::Text{v.text};
+    }
+    case ArgType::rate: {
+      if (v.kind != RawValue::number) return wrong();
+      std::int64_t permits = 0, per_ms = 0;
+      if (std::string e = parse_rate(v.text, permits, per_ms); !e.empty())
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "': " + e, v.length);
+      return arg::Rate{permits, per_ms};
     }
     case ArgType::identifier:
       if (v.kind != RawValue::identifier) return wrong();

@@ -1,6 +1,7 @@
 #include "vocabulary.h"
 
 #include <weave/duration.h>
+#include <weave/rate_limit.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -21,6 +22,7 @@ const char* to_string(ArgType t) {
     case ArgType::boolean: return "bool";
     case ArgType::string: return "string";
     case ArgType::identifier: return "identifier";
+    case ArgType::rate: return "rate";
   }
   return "?";
 }
@@ -30,7 +32,8 @@ static std::optional<ArgType> parse_type(const std::string& s) {
       {"template", ArgType::template_}, {"template_list", ArgType::template_list},
       {"duration", ArgType::duration},  {"integer", ArgType::integer},
       {"enum", ArgType::enumeration},   {"bool", ArgType::boolean},
-      {"string", ArgType::string},      {"identifier", ArgType::identifier}};
+      {"string", ArgType::string},      {"identifier", ArgType::identifier},
+      {"rate", ArgType::rate}};
   auto it = m.find(s);
   if (it == m.end()) return std::nullopt;
   return it->second;
@@ -202,6 +205,15 @@ std::string parse_duration(const std::string& text, std::int64_t& ms) {
   const weave::DurationParse d = weave::parse_duration_text(text);
   if (d) ms = d.value.count();
   return d.error;
+}
+
+std::string parse_rate(const std::string& text, std::int64_t& permits, std::int64_t& per_ms) {
+  const weave::RateParse r = weave::parse_rate_text(text);
+  if (r) {
+    permits = static_cast<std::int64_t>(r.limit.permits);
+    per_ms = r.limit.per.count();
+  }
+  return r.error;
 }
 
 int edit_distance(const std::string& a, const std::string& b) {

@@ -13,7 +13,7 @@
 
 namespace weavegen {
 
-enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier };
+enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier, rate };
 
 const char* to_string(ArgType t);
 
@@ -99,6 +99,9 @@ class Vocabulary {
 // "30s", "250ms", "2min", "1h" -> milliseconds (weave/duration.h, the grammar the
 // runtime reads too). Returns an error text or "".
 std::string parse_duration(const std::string& text, std::int64_t& ms);
+
+// "100/s", "6000/min", "5/10s" -> permits per milliseconds. Returns an error text or "".
+std::string parse_rate(const std::string& text, std::int64_t& permits, std::int64_t& per_ms);
 
 int edit_distance(const std::string& a, const std::string& b);
 

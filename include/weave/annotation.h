@@ -31,13 +31,20 @@ namespace WEAVE_NAMESPACE {
 // The duration value written as `forever` (e.g. `wait=forever`).
 inline constexpr std::chrono::milliseconds forever = std::chrono::milliseconds::max();
 
+// A rate argument as written, `rate=100/s`: `permits` per `per`.
+struct ArgRate {
+  std::int64_t permits = 0;
+  std::chrono::milliseconds per{};
+};
+
 // One argument value exactly as weavegen emitted it (all compile-time data).
 struct WEAVE_API ArgValue {
-  enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list };
+  enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list, rate };
   Kind kind = Kind::text;
   std::string_view text{};               // text, enumerator; key_template(_list): as written (",": a list)
-  std::chrono::milliseconds duration{};  // duration (may be weave::forever)
-  std::int64_t integer = 0;              // integer, boolean (0/1), enumerator (its index in the vocabulary, or -1)
+  std::chrono::milliseconds duration{};  // duration (may be weave::forever); rate: its period
+  std::int64_t integer = 0;              // integer, boolean (0/1), enumerator (its index in the vocabulary, or -1),
+                                         // rate: its permits per period
   int first = 0, count = 0;              // key_template(_list): slots in the rendered array
 
   static constexpr ArgValue of_text(std::string_view s) { return {Kind::text, s}; }
@@ -52,6 +59,9 @@ struct WEAVE_API ArgValue {
   static constexpr ArgValue of_forever() { return {Kind::duration, {}, forever}; }
   static constexpr ArgValue of_integer(std::int64_t v) { return {Kind::integer, {}, {}, v}; }
   static constexpr ArgValue of_bool(bool v) { return {Kind::boolean, {}, {}, v ? 1 : 0}; }
+  static constexpr ArgValue of_rate(std::int64_t permits, std::int64_t per_ms) {
+    return {Kind::rate, {}, std::chrono::milliseconds(per_ms), permits};
+  }
   // A key template rendered per call into slot `slot` of the call's
   // rendered texts; `source` as written (metrics label by it, never by a
   // rendered key).
@@ -97,6 +107,7 @@ class WEAVE_API Annotation {
   std::chrono::milliseconds duration(std::string_view arg) const;
   std::int64_t integer(std::string_view arg) const;
   bool boolean(std::string_view arg) const;
+  ArgRate rate(std::string_view arg) const;
   // An enumerator's index in the vocabulary's "values" (-1 when unknown).
   std::int64_t enum_index(std::string_view arg) const;
   // An enumerator as its index in `values` (list them in the vocabulary's

@@ -24,9 +24,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "weave/abi.h"
+#include "weave/duration.h"
 #include "weave/quota.h"
 
 namespace WEAVE_NAMESPACE {
@@ -40,6 +42,35 @@ struct RateLimit {
   std::chrono::milliseconds per{std::chrono::seconds(1)};
   std::uint64_t burst = 0;  // admitted at once from idle; 0: `permits` (one period's worth)
 };
+
+// A rate as written in [[rate_limit(rate=...)]]:
+// "100/s", "6000/min", "10/h", "5/10s" (permits / a duration, whose number
+// may be left out for one unit).
+struct RateParse {
+  RateLimit limit;    // permits and per (burst 0)
+  std::string error;  // "" when `limit` holds the rate
+  explicit operator bool() const noexcept { return error.empty(); }
+};
+
+inline RateParse parse_rate_text(std::string_view text) {
+  const std::string t(text);
+  const std::string example = " (a rate is permits per unit: 100/s, 6000/min, 10/h or 5/10s)";
+  const std::size_t slash = t.find('/');
+  if (slash == std::string::npos) return {{}, "rate '" + t + "' names no unit" + example};
+  const std::string count = t.substr(0, slash), unit = t.substr(slash + 1);
+  if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos)
+    return {{}, "rate '" + t + "': '" + count + "' is not a whole number of permits" + example};
+  if (count.size() > 18) return {{}, "rate '" + t + "': " + count + " permits is too many (at most 18 digits)"};
+  RateLimit limit;
+  for (char c : count) limit.permits = limit.permits * 10 + static_cast<std::uint64_t>(c - '0');
+  if (limit.permits < 1) return {{}, "rate '" + t + "' admits nothing: permits must be at least 1"};
+  // "s" is one second; "10s" ten.
+  const DurationParse per = parse_duration_text(!unit.empty() && unit[0] >= '0' && unit[0] <= '9' ? unit : "1" + unit);
+  if (!per) return {{}, "rate '" + t + "': " + per.error};
+  if (per.value.count() < 1) return {{}, "rate '" + t + "': the period must be at least 1ms"};
+  limit.per = per.value;
+  return {limit, ""};
+}
 
 struct RateDecision {
   bool admitted = false;

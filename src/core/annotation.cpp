@@ -15,6 +15,7 @@ const char* kind_name(ArgValue::Kind k) {
     case ArgValue::Kind::boolean: return "bool";
     case ArgValue::Kind::key_template: return "template";
     case ArgValue::Kind::key_template_list: return "template list";
+    case ArgValue::Kind::rate: return "rate";
   }
   return "?";
 }
@@ -65,6 +66,11 @@ std::int64_t Annotation::integer(std::string_view arg) const {
 
 bool Annotation::boolean(std::string_view arg) const {
   return require(arg, {ArgValue::Kind::boolean}).integer != 0;
+}
+
+ArgRate Annotation::rate(std::string_view arg) const {
+  const ArgValue& v = require(arg, {ArgValue::Kind::rate});
+  return {v.integer, v.duration};
 }
 
 std::string_view Annotation::rendered(int slot) const {

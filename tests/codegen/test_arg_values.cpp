@@ -163,6 +163,38 @@ TEST_CASE("arg values: a written duration is in milliseconds, a single string is
   CHECK(*find(r, "keys") == ArgValue{arg::TemplateList{0, 1, "k:<n>"}});
 }
 
+TEST_CASE("arg values: a rate is permits per period in milliseconds, a unit alone counting one of it",
+          "[codegen][validator]") {
+  const char* const vocab = R"({"name": "limit", "args": [{"name": "rate", "type": "rate"}]})";
+  const std::pair<const char*, arg::Rate> good[] = {
+      {"100/s", {100, 1000}}, {"6000/min", {6000, 60000}}, {"10/h", {10, 3600000}},
+      {"5/10s", {5, 10000}},  {"1/250ms", {1, 250}},       {"123456789012345678/h", {123456789012345678, 3600000}}};
+  for (const auto& [text, rate] : good) {
+    INFO(text);
+    const Run r = validate(vocab, {{"rate", value(RawValue::number, text)}});
+    INFO(r.errors);
+    REQUIRE(r.ok);
+    CHECK(*find(r, "rate") == ArgValue{rate});
+  }
+  const std::pair<RawValue, const char*> bad[] = {
+      {value(RawValue::number, "100"), "rate '100' names no unit"},
+      {value(RawValue::number, "0/s"), "rate '0/s' admits nothing"},
+      {value(RawValue::number, "-5/s"), "'-5' is not a whole number of permits"},
+      {value(RawValue::number, "1.5/s"), "'1.5' is not a whole number of permits"},
+      {value(RawValue::number, "1234567890123456789/s"), "too many"},
+      {value(RawValue::number, "10/sec"), "unknown duration unit 'sec'"},
+      {value(RawValue::number, "10/0s"), "the period must be at least 1ms"},
+      {value(RawValue::number, "10/99999h"), "too long"},
+      {value(RawValue::string, "100/s"), "argument 'rate' of 'limit' expects a rate (e.g. 100/s, 6000/min, 10/h), not a string"},
+  };
+  for (const auto& [v, error] : bad) {
+    INFO(v.text);
+    const Run r = validate(vocab, {{"rate", v}});
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.errors, Catch::Contains(error));
+  }
+}
+
 TEST_CASE("arg values: a default the vocabulary gets wrong is refused as a written value would be, not dropped",
           "[codegen][validator]") {
   struct Case {
@@ -198,6 +230,7 @@ TEST_CASE("arg values: the emitter writes each kind as the weave::ArgValue of th
       {arg::Enum{"on_return", 0}, R"(::weave::ArgValue::of_enum("on_return", 0))"},
       {arg::Template{3, "o:<order.id>"}, R"(::weave::ArgValue::of_template(3, "o:<order.id>"))"},
       {arg::TemplateList{1, 2, "a:<x>,b:<y>"}, R"(::weave::ArgValue::of_template_list(1, 2, "a:<x>,b:<y>"))"},
+      {arg::Rate{6000, 60000}, "::weave::ArgValue::of_rate(6000, 60000)"},
   };
   for (const auto& c : cases) CHECK(arg_value_code(c.first) == c.second);
 }
