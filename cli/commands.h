@@ -39,5 +39,6 @@ void add_queue(CLI::App& app, Context& ctx);
 void add_cache(CLI::App& app, Context& ctx);
 void add_dedupe(CLI::App& app, Context& ctx);
 void add_config(CLI::App& app, Context& ctx);
+void add_limits(CLI::App& app, Context& ctx);
 
 }  // namespace weave_cli

@@ -49,6 +49,8 @@ enum class EventKind {
   feed_gap,           // warning: the cache's invalidation feed was down: every local copy was dropped
   dead_lettered,      // error: a queue message was dead-lettered (retries spent, or by its handler);
                       // key: "queue/message id", cause: its last error
+  quota_error,        // warning: a rate limit's store failed and on_store_error=allow let the call
+                      // run unlimited; key: the limited key
 };
 
 // How much an operator should care; the default handler writes it first.
@@ -61,7 +63,8 @@ constexpr EventLevel level_of(EventKind kind) noexcept {
     case EventKind::cache_error:
     case EventKind::renewal_failed:
     case EventKind::failover_followed:
-    case EventKind::feed_gap: return EventLevel::warning;
+    case EventKind::feed_gap:
+    case EventKind::quota_error: return EventLevel::warning;
     case EventKind::lease_lost:
     case EventKind::dedupe_error:
     case EventKind::dead_lettered: return EventLevel::error;
@@ -80,6 +83,7 @@ inline std::string_view to_string(EventKind kind) noexcept {
     case EventKind::failover_followed: return "failover_followed";
     case EventKind::feed_gap: return "feed_gap";
     case EventKind::dead_lettered: return "dead_lettered";
+    case EventKind::quota_error: return "quota_error";
   }
   return "unknown";
 }
@@ -95,7 +99,7 @@ inline std::string_view to_string(EventLevel level) noexcept {
 
 struct WEAVE_API Event {
   EventKind kind;
-  std::string_view feature;  // "lock", "cache", "dedupe", "queue", "store"
+  std::string_view feature;  // "lock", "cache", "dedupe", "queue", "quota", "store"
   std::string_view key;      // the key concerned
   std::string_view cause;    // why, in words (e.g. the backend's error text)
   const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key

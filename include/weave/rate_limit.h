@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "weave/abi.h"
 #include "weave/duration.h"
@@ -43,7 +44,7 @@ struct RateLimit {
   std::uint64_t burst = 0;  // admitted at once from idle; 0: `permits` (one period's worth)
 };
 
-// A rate as written in [[rate_limit(rate=...)]]:
+// A rate as written in [[rate_limit(rate=...)]] and `weave limits --rate`:
 // "100/s", "6000/min", "10/h", "5/10s" (permits / a duration, whose number
 // may be left out for one unit).
 struct RateParse {
@@ -82,6 +83,15 @@ struct RateDecision {
   std::uint64_t remaining = 0;
 };
 
+// What the store holds for one limited key (`weave limits`).
+struct RateLimitState {
+  std::string key;
+  // How far ahead of now the key's quota is spent, by the store's clock (its
+  // theoretical arrival time − now): after it the key admits `burst` at
+  // once again. A key with nothing spent is not stored, so never listed.
+  std::chrono::microseconds spent_ahead{0};
+};
+
 // Thread-safe; copies share their store.
 class WEAVE_API RateLimiter {
  public:
@@ -104,6 +114,10 @@ class WEAVE_API RateLimiter {
   // sleeping: an admitted decision's `wait` is the caller's to sleep).
   RateDecision reserve(std::string_view key, const RateLimit& limit, std::chrono::milliseconds wait,
                        std::uint64_t permits = 1);
+
+  // The stored keys matching the glob `pattern`, sorted by key: for
+  // operators (a walk over the whole store: SCAN on Redis).
+  std::vector<RateLimitState> list(std::string_view pattern = "*");
 
  private:
   std::shared_ptr<detail::QuotaRuntime> own_;  // null: the process-wide one

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/feature_runtime.h"
+#include "core/metrics.h"
 #include "core/striped.h"
 #include "quota/rate_store.h"
 #include "weave/quota.h"
@@ -20,6 +23,14 @@ namespace WEAVE_NAMESPACE::detail {
 struct alignas(64) QuotaCounterStripe {
   std::atomic<std::uint64_t> admitted{0}, waited{0}, limited{0}, errors{0};
 };
+
+// The metrics of one [[rate_limit]] key template ("" for RateLimiter's own
+// calls): weave_rate_limit_* (quota_metrics.cpp).
+struct RateSeries {
+  StripedCounters<QuotaCounterStripe> counts;
+  DurationHistogram wait;  // admitted calls' wait for their turn
+};
+RateSeries& rate_series(std::string_view key_template);
 
 class QuotaRuntime {
  public:
@@ -44,6 +55,16 @@ class QuotaRuntimeRef : public QuotaRuntimeSlot::Ref {
  public:
   QuotaRuntimeRef() : QuotaRuntimeSlot::Ref(quota_runtime_slot()) {}
 };
+
+// `limit` (for `permits` within `wait`) as one GCRA step. Throws UsageError
+// naming `name` (the key, or the key template) when out of range.
+RateStep rate_step(std::string_view name, const RateLimit& limit, std::uint64_t permits,
+                   std::chrono::milliseconds wait);
+// One decision on `rt`'s store, counted in its stats and in `series`.
+// Throws UsageError for a bad key or limit, the store's error (naming the
+// key) when it fails.
+RateDecision decide(QuotaRuntime& rt, std::string_view key, const RateLimit& limit, std::uint64_t permits,
+                    std::chrono::milliseconds wait, RateSeries& series);
 
 // Binds a store URL scheme to a rate store (mem is built in; the Redis
 // schemes register when Weave::quota_redis is linked).

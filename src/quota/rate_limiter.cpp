@@ -1,8 +1,10 @@
 // weave::RateLimiter: a limit checked and turned into one GCRA step
 // (quota/rate_store.h), sent to the runtime's store, counted.
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/feature_config.h"
 #include "quota/quota_runtime.h"
@@ -18,21 +20,19 @@ using std::chrono::microseconds;
 // plus a span of at most this stays below 2^53.
 constexpr std::uint64_t kMaxSpanUs = std::uint64_t{1} << 50;
 
-detail::RateStep step_for(std::string_view key, const QuotaOptions& o, const RateLimit& limit, std::uint64_t permits,
-                          std::chrono::milliseconds wait) {
-  const auto bad = [key](const std::string& why) {
-    return UsageError("rate limit '" + std::string(key) + "': " + why);
+}  // namespace
+
+detail::RateStep detail::rate_step(std::string_view name, const RateLimit& limit, std::uint64_t permits,
+                                   std::chrono::milliseconds wait) {
+  const auto bad = [name](const std::string& why) {
+    return UsageError("rate limit '" + std::string(name) + "': " + why);
   };
-  if (key.empty()) throw UsageError("rate limit: the key is empty");
-  if (key.size() > o.max_key_bytes)
-    throw bad("the key is " + std::to_string(key.size()) + " bytes, over QuotaOptions::max_key_bytes (" +
-              std::to_string(o.max_key_bytes) + ")");
   if (limit.permits == 0) throw bad("permits must be at least 1");
   if (limit.per.count() <= 0) throw bad("per must be at least 1ms");
   if (static_cast<std::uint64_t>(limit.per.count()) > kMaxSpanUs / 1000)
     throw bad("per spans over 2^50 microseconds (35 years)");
   const std::uint64_t per_us = static_cast<std::uint64_t>(limit.per.count()) * 1000;
-  detail::RateStep s;
+  RateStep s;
   // Rounded up, and at least 1 (more permits than microseconds in `per`):
   // no overflow for any `permits`.
   s.interval_us = per_us / limit.permits + (per_us % limit.permits != 0);
@@ -47,25 +47,36 @@ detail::RateStep step_for(std::string_view key, const QuotaOptions& o, const Rat
   return s;
 }
 
-RateDecision decide(detail::QuotaRuntime& rt, std::string_view key, const RateLimit& limit, std::uint64_t permits,
-                    std::chrono::milliseconds wait) {
-  const detail::RateStep s = step_for(key, rt.options(), limit, permits, wait);
+RateDecision detail::decide(QuotaRuntime& rt, std::string_view key, const RateLimit& limit, std::uint64_t permits,
+                            std::chrono::milliseconds wait, RateSeries& series) {
+  if (key.empty()) throw UsageError("rate limit: the key is empty");
+  if (key.size() > rt.options().max_key_bytes)
+    throw UsageError("rate limit '" + std::string(key) + "': the key is " + std::to_string(key.size()) +
+                     " bytes, over QuotaOptions::max_key_bytes (" + std::to_string(rt.options().max_key_bytes) + ")");
+  const RateStep s = rate_step(key, limit, permits, wait);
+  const auto count = [&](std::atomic<std::uint64_t> QuotaCounterStripe::*field) {
+    rt.count(field);
+    series.counts.add(field);
+  };
   RateDecision d;
   try {
     d = rt.rates().step(key, s);
   } catch (Error& e) {
-    rt.count(&detail::QuotaCounterStripe::errors);
-    detail::name_key(e, key, "rate limit");
+    count(&QuotaCounterStripe::errors);
+    name_key(e, key, "rate limit");
     throw;
   }
-  if (!d.admitted)
-    rt.count(&detail::QuotaCounterStripe::limited);
-  else {
-    rt.count(&detail::QuotaCounterStripe::admitted);
-    if (d.wait.count() > 0) rt.count(&detail::QuotaCounterStripe::waited);
+  if (!d.admitted) {
+    count(&QuotaCounterStripe::limited);
+    return d;
   }
+  count(&QuotaCounterStripe::admitted);
+  if (d.wait.count() > 0) count(&QuotaCounterStripe::waited);
+  series.wait.observe(d.wait);
   return d;
 }
+
+namespace {
 
 template <class F>
 RateDecision on_runtime(const std::shared_ptr<detail::QuotaRuntime>& own, F&& f) {
@@ -85,7 +96,18 @@ RateDecision RateLimiter::try_acquire(std::string_view key, const RateLimit& lim
 
 RateDecision RateLimiter::reserve(std::string_view key, const RateLimit& limit, std::chrono::milliseconds wait,
                                   std::uint64_t permits) {
-  return on_runtime(own_, [&](detail::QuotaRuntime& rt) { return decide(rt, key, limit, permits, wait); });
+  // RateLimiter's own calls count under rate_limit="" (their keys are not a bounded label).
+  static detail::RateSeries& direct = detail::rate_series("");
+  return on_runtime(own_, [&](detail::QuotaRuntime& rt) { return detail::decide(rt, key, limit, permits, wait, direct); });
+}
+
+std::vector<RateLimitState> RateLimiter::list(std::string_view pattern) {
+  std::vector<RateLimitState> out;
+  const auto walk = [&](detail::QuotaRuntime& rt) { out = rt.rates().list(pattern); };
+  if (own_) walk(*own_);
+  else walk(*detail::QuotaRuntimeRef());
+  std::sort(out.begin(), out.end(), [](const RateLimitState& a, const RateLimitState& b) { return a.key < b.key; });
+  return out;
 }
 
 void RateLimiter::acquire(std::string_view key, const RateLimit& limit, std::chrono::milliseconds wait,

@@ -1,9 +1,12 @@
 // mem:// rate limits: each key's theoretical arrival time in a table of this
 // process, sharded by key; gcra_step() decides on steady_clock.
+#include <fnmatch.h>
+
 #include <array>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/feature_runtime.h"
 #include "core/key_hash.h"
@@ -34,6 +37,21 @@ class MemRates final : public RateStore {
     }
     return gcra_step(it->second, now, s);
   }
+  std::vector<RateLimitState> list(std::string_view pattern) override {
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    const std::string glob(pattern);
+    std::vector<RateLimitState> out;
+    for (Shard& shard : shards_) {
+      Guard lock(shard.mutex);
+      for (const auto& [key, tat] : shard.tats)
+        if (tat > now && ::fnmatch(glob.c_str(), key.c_str(), 0) == 0)
+          out.push_back({key, std::chrono::microseconds(tat - now)});
+    }
+    return out;
+  }
+  bool in_process() const noexcept override { return true; }
 
  private:
   static constexpr std::size_t kShards = 16;

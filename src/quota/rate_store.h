@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "weave/abi.h"
 #include "weave/rate_limit.h"
@@ -56,6 +57,11 @@ class RateStore {
   // One decision for `key` (rendered, without the prefix). Throws IoError
   // (and its kinds) or ReplyError when the store fails.
   virtual RateDecision step(std::string_view key, const RateStep& s) = 0;
+  // The stored keys matching the glob `pattern` whose quota is spent ahead
+  // of now, in any order.
+  virtual std::vector<RateLimitState> list(std::string_view pattern) = 0;
+  // mem://: a step is a call in this process (an asynchronous caller makes it inline).
+  virtual bool in_process() const noexcept { return false; }
 };
 
 // mem://[table]: the table shared by every quota store of the same URL in

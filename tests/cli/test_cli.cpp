@@ -26,6 +26,7 @@
 #include "weave/error.h"
 #include "weave/lock.h"
 #include "weave/queue.h"
+#include "weave/rate_limit.h"
 #include "weave/redis_acl.h"
 
 using namespace std::chrono_literals;
@@ -282,6 +283,35 @@ TEST_CASE("weave cache stats and evict, weave dedupe show, on what a woven servi
   const Ran absent = weave_cli({"--url", url, "dedupe", "show", "cli-pay:o-2"});
   CHECK(absent.code == 1);
   CHECK_THAT(absent.err, Catch::Contains("no dedupe record"));
+}
+
+TEST_CASE("weave limits: the keys whose quota is spent ahead, and with --rate the permits each has left") {
+  const std::string url = server().url();
+  weave::RateLimiter limits({.url = url});
+  const std::string a = unique("rl-a"), b = unique("rl-b"), idle = unique("rl-idle");
+  const weave::RateLimit hourly{.permits = 10, .per = 1h};  // a permit every 6 min, 10 at once
+  for (int i = 0; i < 3; ++i) REQUIRE(limits.try_acquire(a, hourly).admitted);
+  REQUIRE(limits.try_acquire(b, hourly, 10).admitted);
+  const std::string pattern = "cli-test:" + std::to_string(::getpid()) + ":rl-*";
+  const Ran listed = weave_cli({"--url", url, "--json", "limits", pattern, "--rate", "10/h"});
+  INFO(listed.err);
+  REQUIRE(listed.code == 0);
+  const auto js = nlohmann::json::parse(listed.out);
+  REQUIRE(js.size() == 2);  // the idle key holds nothing
+  CHECK(js[0]["key"] == a);
+  CHECK(js[0]["spent_ahead_us"] > 17 * 60 * 1000000LL);  // 3 permits: 18 min ahead, less the test's time
+  CHECK(js[0]["spent_ahead_us"] <= 18 * 60 * 1000000LL);
+  CHECK(js[0]["left"] == 7);
+  CHECK(js[1]["key"] == b);
+  CHECK(js[1]["left"] == 0);
+  const Ran table = weave_cli({"--url", url, "limits", pattern});
+  CHECK(table.code == 0);
+  CHECK_THAT(table.out, Catch::StartsWith("KEY"));
+  CHECK_THAT(table.out, Catch::Contains(a));
+  CHECK_THAT(table.out, !Catch::Contains("LEFT"));
+  const Ran bad = weave_cli({"--url", url, "limits", "--rate", "10/sec"});
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("unknown duration unit 'sec'"));
 }
 
 // The line of `out` that starts with `key` followed by a space.

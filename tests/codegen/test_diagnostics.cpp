@@ -46,6 +46,34 @@ TEST_CASE("diagnostic: bad duration unit", "[codegen][diagnostics]") {
   expect_error(r, 4, 15, "unknown duration unit 'sec'");
 }
 
+TEST_CASE("diagnostic: a rate without a unit, with an unknown unit, or admitting nothing", "[codegen][diagnostics]") {
+  expect_error(run("rate_no_unit", std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=100)]] virtual void f();\n};\n"),
+               4, 21, "rate '100' names no unit");
+  // The caret is under the rate's first token; the message names all of it.
+  expect_error(
+      run("rate_unit", std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=100 / sec)]] virtual void f();\n};\n"),
+      4, 21, "rate '100/sec': unknown duration unit 'sec'");
+  expect_error(run("rate_zero", std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=0/s)]] virtual void f();\n};\n"),
+               4, 21, "admits nothing");
+  expect_error(run("rate_missing", std::string(k_prelude) + "struct C {\n  [[rate_limit(burst=5)]] virtual void f();\n};\n"),
+               4, 5, "annotation 'rate_limit' requires argument 'rate'");
+}
+
+TEST_CASE("diagnostic: rate_limit's wait only with on_limit=wait, and required there", "[codegen][diagnostics]") {
+  expect_error(run("rate_wait_alone",
+                   std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=1/s, wait=2s)]] virtual void f();\n};\n"),
+               4, 26, "argument 'wait' is only allowed with on_limit=wait");
+  expect_error(run("rate_wait_missing", std::string(k_prelude) +
+                                            "struct C {\n  [[rate_limit(rate=1/s, on_limit=wait)]] virtual void f();\n};\n"),
+               4, 35, "missing argument 'wait': on_limit=wait needs 'wait=...'");
+}
+
+TEST_CASE("diagnostic: rate_limit on_limit=skip on a method that must return a value", "[codegen][diagnostics]") {
+  expect_error(run("rate_skip", std::string(k_prelude) +
+                                    "struct C {\n  [[rate_limit(rate=1/s, on_limit=skip)]] virtual int f();\n};\n"),
+               4, 35, "on_limit=skip needs a method that returns void or std::optional<T>");
+}
+
 TEST_CASE("diagnostic: a malformed escape in a string argument", "[codegen][diagnostics]") {
   auto r = run("bad_escape", std::string(k_prelude) + "struct C {\n  [[lock(key=\"k:\\q<i>\")]] void f(int i);\n};\n");
   expect_error(r, 4, 14, "unknown escape sequence '\\q'");

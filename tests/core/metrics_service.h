@@ -2,6 +2,7 @@
 // method per feature, each with a key template the metrics label by.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace metricstest {
@@ -25,7 +26,11 @@ class Shop {
     return static_cast<int>(order.size()) * 10;
   }
 
-  int bumps = 0, loads = 0, payments = 0;
+  // One an hour per user, the second call skipped.
+  [[rate_limit(key="api:<user>", rate=1/h, on_limit=skip)]]
+  virtual std::optional<int> quote([[maybe_unused]] const std::string& user) { return ++quotes; }
+
+  int bumps = 0, loads = 0, payments = 0, quotes = 0;
 };
 
 }  // namespace metricstest

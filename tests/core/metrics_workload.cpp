@@ -17,6 +17,8 @@
 #include "weave/lock.h"
 #include "weave/metrics.h"
 #include "weave/queue.h"
+#include "weave/quota.h"
+#include "weave/rate_limit.h"
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -118,7 +120,26 @@ int main(int argc, char** argv) {
   expect("weave_queue_messages", {{"queue", "jobs"}, {"state", "in_flight"}}, 0);
   expect("weave_events_total", {{"feature", "queue"}, {"kind", "dead_lettered"}}, 1);
 
+  // rate_limit: 3 woven calls, one admitted, two skipped; 2 RateLimiter decisions
+  s.quote("ann");
+  s.quote("ann");
+  s.quote("ann");
+  weave::RateLimiter limits;
+  limits.try_acquire("direct", {.permits = 1, .per = 1h});
+  limits.try_acquire("direct", {.permits = 1, .per = 1h});
+  const weave::QuotaStats rs = weave::quota_stats();
+  const json api = {{"rate_limit", "api:<user>"}}, direct_limit = {{"rate_limit", ""}};
+  expect("weave_rate_limit_admitted_total", api, 1);
+  expect("weave_rate_limit_limited_total", api, 2);
+  expect("weave_rate_limit_waited_total", api, 0);
+  expect("weave_rate_limit_errors_total", api, 0);
+  expect("weave_rate_limit_wait_seconds_count", api, 1);
+  expect("weave_rate_limit_admitted_total", direct_limit, 1);
+  expect("weave_rate_limit_limited_total", direct_limit, 1);
+  expect("sum:weave_rate_limit_admitted_total", json::object(), static_cast<double>(rs.admitted));
+  expect("sum:weave_rate_limit_limited_total", json::object(), static_cast<double>(rs.limited));
+
   std::ofstream(argv[1]) << weave::metrics_text();
   std::ofstream(argv[2]) << expected.dump(1) << '\n';
-  return s.bumps == 5 && s.loads == 2 && s.payments == 2 ? 0 : 1;
+  return s.bumps == 5 && s.loads == 2 && s.payments == 2 && s.quotes == 1 ? 0 : 1;
 }

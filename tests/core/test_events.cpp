@@ -77,7 +77,7 @@ TEST_CASE("events: every kind has a documented level and a name", "[core][events
                                    {K::cache_error, L::warning},    {K::dedupe_error, L::error},
                                    {K::renewal_failed, L::warning}, {K::reconnected, L::info},
                                    {K::failover_followed, L::warning}, {K::feed_gap, L::warning},
-                                   {K::dead_lettered, L::error}};
+                                   {K::dead_lettered, L::error},    {K::quota_error, L::warning}};
   for (const auto& [kind, level] : kinds) {
     CHECK(weave::level_of(kind) == level);
     CHECK(weave::to_string(kind) != "unknown");

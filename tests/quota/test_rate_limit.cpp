@@ -202,6 +202,23 @@ TEST_CASE("rate limit: quota_stats counts admitted, waited and limited decisions
   CHECK(after.limited - before.limited == 1);
 }
 
+TEST_CASE("rate limit: list names the keys whose quota is spent ahead, sorted, with how far ahead") {
+  auto limits = limiter();
+  const std::string stem = fresh_key("list");
+  const weave::RateLimit hourly{.permits = 60, .per = 1h};  // a permit a minute
+  REQUIRE(limits.try_acquire(stem + ":b", hourly, 2).admitted);
+  REQUIRE(limits.try_acquire(stem + ":a", hourly, 5).admitted);
+  REQUIRE(limits.try_acquire(stem + "-other", hourly).admitted);
+  const std::vector<weave::RateLimitState> listed = limits.list(stem + ":*");
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].key == stem + ":a");
+  CHECK(listed[0].spent_ahead > 4min);
+  CHECK(listed[0].spent_ahead <= 5min);
+  CHECK(listed[1].key == stem + ":b");
+  CHECK(listed[1].spent_ahead <= 2min);
+  CHECK(limits.list(stem + ":[x-z]").empty());
+}
+
 TEST_CASE("rate limit: a limiter with options of its own uses its own store") {
   weave::configure_quota({.url = test_store_url()});
   // Another table of mem://, another key prefix on Redis.
