@@ -170,7 +170,8 @@ void reshard_under_load(const int seconds) {
     // redis-cli ends each slot's move with SETSLOT NODE on its two nodes; the
     // others learn it by gossip, and the nodes may agree on the old map for
     // a moment (seen once in 30 moves): the new owner is waited for.
-    const auto moved = [&] { return c.owner(lowest) == to && c.owner(lowest + kMove - 1) == to; };
+    const std::size_t target = to;  // (clang++ 14 captures no structured binding)
+    const auto moved = [&] { return c.owner(lowest) == target && c.owner(lowest + kMove - 1) == target; };
     for (const auto until = Clock::now() + 10s; rc == 0 && !moved() && Clock::now() < until;)
       std::this_thread::sleep_for(50ms);
     if (rc != 0 || !moved()) {
