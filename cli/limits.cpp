@@ -1,5 +1,4 @@
 // weave limits [PATTERN] [--rate R --burst B].
-#include <algorithm>
 #include <stdexcept>
 
 #include "commands.h"
@@ -22,7 +21,7 @@ void add_limits(CLI::App& app, Context& ctx) {
       const weave::RateParse parsed = weave::parse_rate_text(rate);
       if (!parsed) throw std::runtime_error("--rate: " + parsed.error);
       limit = parsed.limit;
-      limit->burst = burst != 0 ? burst : limit->permits;
+      limit->burst = burst;  // 0: the rate's permits
     } else if (burst != 0) {
       throw std::runtime_error("--burst needs --rate");
     }
@@ -33,12 +32,7 @@ void add_limits(CLI::App& app, Context& ctx) {
       nlohmann::json j = {{"key", s.key}, {"spent_ahead_us", s.spent_ahead.count()}};
       std::vector<std::string> row = {s.key, readable(s.spent_ahead)};
       if (limit) {
-        // As the decision counts: burst x interval of capacity, less what is spent ahead.
-        const std::uint64_t per_us = static_cast<std::uint64_t>(limit->per.count()) * 1000;
-        const std::uint64_t interval = std::max<std::uint64_t>(1, (per_us + limit->permits - 1) / limit->permits);
-        const std::uint64_t spent = static_cast<std::uint64_t>(s.spent_ahead.count());
-        const std::uint64_t capacity = limit->burst * interval;
-        const std::uint64_t left = spent >= capacity ? 0 : (capacity - spent) / interval;
+        const std::uint64_t left = weave::permits_left(*limit, s.spent_ahead);
         j["left"] = left;
         row.push_back(std::to_string(left));
       }

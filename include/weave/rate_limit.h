@@ -92,6 +92,11 @@ struct RateLimitState {
   std::chrono::microseconds spent_ahead{0};
 };
 
+// The permits a key whose quota is spent `spent_ahead` past now admits at
+// once under `limit`, as a decision counts them (`weave limits --rate`).
+// Throws UsageError for a limit out of range.
+WEAVE_API std::uint64_t permits_left(const RateLimit& limit, std::chrono::microseconds spent_ahead);
+
 // Thread-safe; copies share their store.
 class WEAVE_API RateLimiter {
  public:

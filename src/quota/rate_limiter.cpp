@@ -101,6 +101,13 @@ RateDecision RateLimiter::reserve(std::string_view key, const RateLimit& limit, 
   return on_runtime(own_, [&](detail::QuotaRuntime& rt) { return detail::decide(rt, key, limit, permits, wait, direct); });
 }
 
+std::uint64_t permits_left(const RateLimit& limit, std::chrono::microseconds spent_ahead) {
+  const detail::RateStep s = detail::rate_step("permits_left", limit, 1, std::chrono::milliseconds(0));
+  const auto interval = static_cast<std::int64_t>(s.interval_us);
+  return detail::free_permits(static_cast<std::int64_t>(s.burst) * interval,
+                              std::max<std::int64_t>(0, spent_ahead.count()), interval);
+}
+
 std::vector<RateLimitState> RateLimiter::list(std::string_view pattern) {
   std::vector<RateLimitState> out;
   const auto walk = [&](detail::QuotaRuntime& rt) { out = rt.rates().list(pattern); };

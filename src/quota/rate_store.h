@@ -32,6 +32,12 @@ struct RateStep {
 //   after now, and then the key's tat becomes new_tat.
 // So the admitted requests' turns never run ahead of the rate: in any
 // window of length w, at most w/interval + burst permits have turns in it.
+// Permits a key admits at once when its quota is spent `ahead` us past now
+// (capacity = burst x interval): what a decision reports as `remaining`.
+inline std::uint64_t free_permits(std::int64_t capacity, std::int64_t ahead, std::int64_t interval) {
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(0, (capacity - ahead) / interval));
+}
+
 inline RateDecision gcra_step(std::int64_t& tat, std::int64_t now, const RateStep& s) {
   const std::int64_t interval = static_cast<std::int64_t>(s.interval_us);
   const std::int64_t capacity = static_cast<std::int64_t>(s.burst) * interval;
@@ -41,13 +47,13 @@ inline RateDecision gcra_step(std::int64_t& tat, std::int64_t now, const RateSte
   RateDecision d;
   if (turn_in > static_cast<std::int64_t>(s.max_wait_us)) {
     d.wait = std::chrono::microseconds(turn_in);
-    d.remaining = static_cast<std::uint64_t>(std::max<std::int64_t>(0, (capacity - (from - now)) / interval));
+    d.remaining = free_permits(capacity, from - now, interval);
     return d;
   }
   tat = new_tat;
   d.admitted = true;
   d.wait = std::chrono::microseconds(std::max<std::int64_t>(0, turn_in));
-  d.remaining = static_cast<std::uint64_t>(std::max<std::int64_t>(0, (capacity - (new_tat - now)) / interval));
+  d.remaining = free_permits(capacity, new_tat - now, interval);
   return d;
 }
 

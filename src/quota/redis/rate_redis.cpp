@@ -37,7 +37,9 @@ class RedisRates final : public RateStore {
   }
 
   std::vector<RateLimitState> list(std::string_view pattern) override {
-    const std::string head = "{" + prefix_ + "rate:", glob(pattern);
+    const std::string glob(pattern);
+    std::string head = redis_key("");
+    head.pop_back();  // "{<prefix>rate:"
     std::vector<std::string> keys;
     std::string scan;  // (appended: g++ 12 -O3 warns (-Wrestrict) on "{" + ...)
     scan.append("{").append(glob_literal(prefix_)).append("rate:").append(pattern).append("}");
