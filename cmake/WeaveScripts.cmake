@@ -2,7 +2,9 @@
 #
 # Writes <header> with one `inline constexpr char <name>[]` per <folder>/<name>.lua
 # in namespace weave::<namespace> (files named _*.lua are helpers: a script
-# pulls one in with a `--@include _name.lua` line). Runs when CMake configures
+# pulls one in with a `--@include _name.lua` line, found in <folder>, else in
+# src/store/scripts, the helpers every feature's scripts share: the server's
+# clock, key lifetimes, fencing counters). Runs when CMake configures
 # and again whenever a file in the folder changes; the header is rewritten only
 # when its text changes, so nothing rebuilds for nothing. The store layer loads
 # the scripts by SHA; a script is identified by the address of its string.
@@ -22,10 +24,16 @@ function(weave_embed_scripts header namespace folder)
     string(REGEX MATCHALL "--@include [A-Za-z0-9_]+\\.lua\n" includes "${body}")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "--@include ([A-Za-z0-9_]+\\.lua)\n" "\\1" helper "${line}")
-      if(NOT EXISTS "${folder}/${helper}")
-        message(FATAL_ERROR "${file}: --@include ${helper}: no such file in ${folder}")
+      set(shared "${PROJECT_SOURCE_DIR}/src/store/scripts")
+      if(EXISTS "${folder}/${helper}")
+        set(helper_file "${folder}/${helper}")
+      elseif(EXISTS "${shared}/${helper}")
+        set(helper_file "${shared}/${helper}")
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${helper_file}")
+      else()
+        message(FATAL_ERROR "${file}: --@include ${helper}: no such file in ${folder} or ${shared}")
       endif()
-      file(READ "${folder}/${helper}" helper_text)
+      file(READ "${helper_file}" helper_text)
       string(REPLACE "${line}" "${helper_text}" body "${body}")
     endforeach()
     if(body MATCHES "\\)weave_lua\"")

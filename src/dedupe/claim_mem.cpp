@@ -1,6 +1,5 @@
 // mem:// for [[dedupe]]: records in a table in this process, with a
 // generation per table that waiters block on (woken, not polling).
-#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <functional>
@@ -11,14 +10,13 @@
 #include "dedupe/claim_store.h"
 #include "core/feature_runtime.h"
 #include "core/key_hash.h"
-#include "core/wake_list.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class MemClaims final : public ClaimStore, public std::enable_shared_from_this<MemClaims> {
+class MemClaims final : public ClaimStore {
  public:
   ClaimOutcome claim(std::string_view key, std::string_view owner, std::string_view match,
                      std::chrono::milliseconds lease) override {
@@ -81,10 +79,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     return out;
   }
 
-  std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view) override {
-    Guard g(mutex_);
-    return std::make_unique<Waiter>(shared_from_this(), generation_);
-  }
+  std::unique_ptr<ClaimWaiter> prepare_wait(std::string_view) override { return changes_->waiter(); }
 
  private:
   struct Entry {
@@ -92,37 +87,6 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
     Clock::time_point expires;
     Clock::time_point written{};  // when the outcome was written (finish)
   };
-  class Waiter final : public ClaimWaiter {
-   public:
-    Waiter(std::shared_ptr<MemClaims> t, std::uint64_t seen) : table_(std::move(t)), seen_(seen) {}
-    bool wait_until(Clock::time_point deadline) override {
-      Guard g(table_->mutex_);
-      const bool changed = table_->mutex_.wait_until(
-          table_->cv_, deadline, [&]() WEAVE_REQUIRES(table_->mutex_) { return table_->generation_ != seen_; });
-      seen_ = table_->generation_;
-      return changed;
-    }
-
-    bool wake_on_change(std::function<void()> wake) override {
-      bool armed;
-      {
-        Guard g(table_->mutex_);
-        armed = table_->wakes_.arm(this, wake, /*changed=*/table_->generation_ != seen_);
-      }
-      if (!armed) wake();  // changed already
-      return true;
-    }
-
-    ~Waiter() override {
-      Guard g(table_->mutex_);
-      table_->wakes_.drop(this);
-    }
-
-   private:
-    std::shared_ptr<MemClaims> table_;
-    std::uint64_t seen_;
-  };
-
   KeyMap<Entry>::iterator owned_locked(std::string_view key, std::string_view owner)
       WEAVE_REQUIRES(mutex_) {
     auto it = records_.find(key);
@@ -131,11 +95,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
       return records_.end();
     return it;
   }
-  void wake_locked() WEAVE_REQUIRES(mutex_) {
-    ++generation_;
-    cv_.notify_all();
-    wakes_.fire();
-  }
+  void wake_locked() WEAVE_REQUIRES(mutex_) { changes_->ring(); }
   // Expired records go in batches, so memory follows the live records.
   void sweep_locked(Clock::time_point now) WEAVE_REQUIRES(mutex_) {
     if (records_.size() < next_sweep_) return;
@@ -145,10 +105,7 @@ class MemClaims final : public ClaimStore, public std::enable_shared_from_this<M
   }
 
   Mutex mutex_;
-  std::condition_variable cv_;
-  // One per table: a wake-up is at worst spurious for other keys.
-  std::uint64_t generation_ WEAVE_GUARDED_BY(mutex_) = 0;
-  WakeList wakes_ WEAVE_GUARDED_BY(mutex_);  // Waiter::wake_on_change
+  const std::shared_ptr<ChangeBell> changes_ = std::make_shared<ChangeBell>();  // for the waiters
   KeyMap<Entry> records_ WEAVE_GUARDED_BY(mutex_);
   std::size_t next_sweep_ WEAVE_GUARDED_BY(mutex_) = 1024;
 };

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/change_waiter.h"
 #include "weave/abi.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -40,21 +41,8 @@ struct ClaimOutcome {
   std::optional<std::chrono::milliseconds> age;
 };
 
-class ClaimWaiter {
- public:
-  virtual ~ClaimWaiter() = default;
-  // True once the key's record changed since prepare_wait or the last true
-  // (may be spurious); false at the deadline. Reusable across wake-ups.
-  virtual bool wait_until(std::chrono::steady_clock::time_point deadline) = 0;
-  // For waiting without a thread (asynchronous methods): runs `wake` once at
-  // the key's next change after the last true (at once if one came), on
-  // whichever thread learns of it; quick, never calling the store. A later
-  // call replaces an earlier one. False: this store cannot (the default).
-  virtual bool wake_on_change(std::function<void()> wake) {
-    (void)wake;
-    return false;
-  }
-};
+// A duplicate's wait for the key's record to change.
+using ClaimWaiter = ChangeWaiter;
 
 class ClaimStore {
  public:

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/change_waiter.h"
 #include "store/connection.h"
 #include "store/subscriber.h"
 
@@ -261,6 +262,17 @@ class SubscriptionWaiter : public Waiter {
  private:
   std::shared_ptr<Executor> exec_;  // declared first: outlives interest_
   std::unique_ptr<Subscriber::Interest> interest_;
+};
+
+// A key's change waiter (a dedupe record's channel, a semaphore's): waits
+// blocking, or wakes a coroutine (ChangeWaiter::wake_on_change).
+class ChangeSubscription final : public SubscriptionWaiter<detail::ChangeWaiter> {
+ public:
+  using SubscriptionWaiter::SubscriptionWaiter;
+  bool wake_on_change(std::function<void()> wake) override {
+    interest().on_change(std::move(wake));
+    return true;
+  }
 };
 
 }  // namespace weave::store

@@ -19,17 +19,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// A duplicate's wait for the key's record to change: the blocking one, and a
-// coroutine's wake-up (ClaimWaiter::wake_on_change).
-class ClaimSubscription final : public store::SubscriptionWaiter<ClaimWaiter> {
- public:
-  using SubscriptionWaiter::SubscriptionWaiter;
-  bool wake_on_change(std::function<void()> wake) override {
-    interest().on_change(std::move(wake));
-    return true;
-  }
-};
-
 // Appends "{<prefix><key>}". Its channel is the same + ":done": in the
 // record's slot, so a cluster publishes and subscribes on its node.
 void record_key(std::string& out, std::string_view prefix, std::string_view key) {
@@ -221,7 +210,7 @@ class RedisClaims final : public ClaimStore, public DirectClaimStore {
     std::string channel;
     record_key(channel, key);
     channel += ":done";
-    return std::make_unique<ClaimSubscription>(exec_, channel);
+    return std::make_unique<store::ChangeSubscription>(exec_, channel);
   }
 
  private:

@@ -1,10 +1,6 @@
--- Helpers of the lock types: server time in ms, the line of waiters (fair,
+-- Helpers of the lock types: the line of waiters (fair,
 -- and reentrant's starving waiters), and dropping readers and waiting writers
 -- whose time ran out.
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 -- Drops the waiters whose place in line ran out by `now`; returns the first
 -- waiter left (false when none). line: owners in arrival order (list);
 -- places: owner -> expiry of its place, server ms (zset).

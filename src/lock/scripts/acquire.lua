@@ -10,6 +10,7 @@
 -- empty only its first waiter may take L (a release gives that waiter one
 -- turn to come, release.lua), so nobody waits behind newcomers for ever.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local ms, grace = tonumber(ARGV[2]), tonumber(ARGV[4])
 local holder = redis.call('GET', KEYS[1])

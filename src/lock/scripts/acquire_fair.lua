@@ -7,6 +7,7 @@
 -- line is empty); otherwise queues / refreshes the caller. When not
 -- acquired: ms until the holder's lease or the first waiter's place runs out.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local ms, grace = tonumber(ARGV[2]), tonumber(ARGV[4])
 local now = now_ms()

@@ -7,6 +7,7 @@
 -- keeps its own token in L:readers:fence; the counter outlives every reader
 -- by the grace.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local lease, grace = tonumber(ARGV[2]), tonumber(ARGV[4])
 local now = now_ms()

@@ -6,6 +6,7 @@
 -- when L is free and no reader's lease is live; otherwise the caller waits
 -- in L:writers (which holds back new readers).
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local ms, grace = tonumber(ARGV[2]), tonumber(ARGV[4])
 local now = now_ms()

@@ -7,6 +7,7 @@
 -- grace: the same request sent again (its reply lost) gets that answer and
 -- frees nothing taken since.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local kept = redis.call('GET', KEYS[5])
 if kept then

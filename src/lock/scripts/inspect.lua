@@ -2,6 +2,7 @@
 -- KEYS = {L, L:fence, L:line, L:readers, L:readers:fence, L:writers}.
 -- Returns {holder or '', its ms left, counter or '0', {fair line...},
 -- {reader, ms left, token, ...}, {waiting writer...}}.
+--@include _clock.lua
 --@include _types.lua
 local now = now_ms()
 local holder, left = redis.call('GET', KEYS[1]), 0

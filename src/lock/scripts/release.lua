@@ -11,6 +11,7 @@
 -- the turn ms to take L or loses its place (a waiter that died does not hold
 -- up the others). Returns 1 released, 0 lost.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])

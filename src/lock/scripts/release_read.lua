@@ -7,6 +7,7 @@
 -- lost) answers released as the first send did. Returns 1 released, 0 lost
 -- (not a reader any more, or its lease ran out).
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local now = now_ms()
 local grace = tonumber(ARGV[3])

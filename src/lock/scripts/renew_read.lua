@@ -3,6 +3,7 @@
 -- lease1 ms, ...}. Extends each reader whose lease is still live (and its
 -- counter, by the grace more); never re-adds one. Returns 1 / 0 per reader.
 --@include _counter.lua
+--@include _clock.lua
 --@include _types.lua
 local now = now_ms()
 local grace = tonumber(ARGV[1])

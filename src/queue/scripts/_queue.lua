@@ -6,11 +6,6 @@
 local scheduled, active, dead, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base, wake = ARGV[1], ARGV[2]
 
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
 local function message_key(id) return base .. ':m:' .. id end
 
 -- An integer (ms, counters) as a command argument: formatted as one, not

@@ -31,6 +31,7 @@
 -- first write that may grow memory and then lets every later write go: the
 -- script's first writes are the probes below, the order key and the offers'
 -- counter, and a write that changes nothing lets the rest go.)
+--@include _clock.lua
 --@include _queue.lua
 local oom, wrote = false, false
 local function probe(...)

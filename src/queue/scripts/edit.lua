@@ -8,6 +8,7 @@
 -- while one that finds no message at all is an ack sent again after its
 -- answer was lost (settle() in _queue.lua). Every script reads the marker
 -- as no message; an offer of the id replaces it.
+--@include _clock.lua
 --@include _queue.lua
 local key, id, action = KEYS[5], ARGV[3], ARGV[4]
 local v = redis.call('HMGET', key, 's', 'm')

@@ -2,6 +2,7 @@
 -- {} when absent, else {state, due, deliveries, failures, last error, now}
 -- with state 'z' (scheduled), 'a' (in flight) or 'd' (dead). A cancel's
 -- marker (state 'c', edit.lua) is no message.
+--@include _clock.lua
 --@include _queue.lua
 local v = redis.call('HMGET', KEYS[5], 's', 'due', 'n', 'f', 'e')
 if not v[1] or v[1] == 'c' then return {} end

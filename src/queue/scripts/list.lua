@@ -2,6 +2,7 @@
 -- ARGV = {base, wake, 'z' (scheduled, by due time) or 'd' (dead, newest
 -- first), limit}. Returns {{id, due, deliveries, failures, last error,
 -- payload}, ...}.
+--@include _clock.lua
 --@include _queue.lua
 local limit = tonumber(ARGV[4])
 local members

@@ -1,5 +1,6 @@
 -- Extends the leases of deliveries still held by their token. ARGV = {base,
 -- wake, lease ms, id1, token1, id2, token2, ...}. Returns 1 or 0 per pair.
+--@include _clock.lua
 --@include _queue.lua
 -- A renewal grows nothing: at the server's maxmemory it still goes (Redis
 -- refuses only a script's first write that may grow memory; ZADD is one,
