@@ -567,6 +567,10 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
         return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at least " +
                                  std::to_string(*d.min) + ", not " + v.text,
                       v.length);
+      if (d.max && n > *d.max)
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at most " +
+                                 std::to_string(*d.max) + ", not " + v.text,
+                      v.length);
       return arg::Integer{n};
     }
     case ArgType::enumeration: {

@@ -133,6 +133,12 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
           return fail("argument '" + d.name + "': \"min\" needs an integer argument and an integer bound");
         d.min = a["min"].get<long long>();
       }
+      if (a.contains("max")) {
+        if (d.type != ArgType::integer || !a["max"].is_number_integer())
+          return fail("argument '" + d.name + "': \"max\" needs an integer argument and an integer bound");
+        d.max = a["max"].get<long long>();
+        if (d.min && *d.max < *d.min) return fail("argument '" + d.name + "': its \"max\" is less than its \"min\"");
+      }
       if (a.contains("names_state")) {
         if (!a["names_state"].is_boolean()) return fail("argument '" + d.name + "': \"names_state\" must be true or false");
         if (d.type != ArgType::template_ && d.type != ArgType::template_list)
@@ -162,6 +168,9 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
       if (d.min && d.default_value && d.default_value->is_number_integer() &&
           d.default_value->get<long long>() < *d.min)
         return fail("argument '" + d.name + "': its default is less than its \"min\"");
+      if (d.max && d.default_value && d.default_value->is_number_integer() &&
+          d.default_value->get<long long>() > *d.max)
+        return fail("argument '" + d.name + "': its default is more than its \"max\"");
       if (d.name == "order") return fail("'order' is implicit and cannot be redefined");
       if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
       def.args.push_back(std::move(d));

@@ -42,6 +42,7 @@ struct ArgDef {
   std::string at_most;
   // integer: the least value it may have (retries=-1 means nothing).
   std::optional<long long> min;
+  std::optional<long long> max;  // integer: the greatest value accepted
   // When the annotation has this argument (written or by default), its
   // interceptor may run the call again later, detached from the caller, from
   // copies of the arguments (cache's refresh_after): every parameter must be

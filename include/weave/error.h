@@ -24,6 +24,8 @@
 //   │   └── DedupeMismatch     the key's earlier call had other arguments (match=)
 //   ├── RateLimited            a rate limit refused the call; retry_after()
 //   │                          says when it would be admitted (retryable)
+//   ├── SemaphoreBusy          no permit of a semaphore came free within the
+//   │                          wait (retryable)
 //   ├── QueueError             a queue refused a request (bad name, id, delay,
 //   │   │                      payload); carries the queue's name
 //   │   └── DeliveryLost       settling a delivery no longer this worker's
@@ -47,6 +49,7 @@
 #include "weave/abi.h"
 
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -224,6 +227,22 @@ class WEAVE_API RateLimited : public Error {
 
  private:
   std::chrono::microseconds retry_after_;
+};
+
+// A semaphore (weave/semaphore.h) had no permit free for the call within
+// its wait. Retryable: a permit may be free by the next attempt.
+class WEAVE_API SemaphoreBusy : public Error {
+ public:
+  SemaphoreBusy(std::string key, std::uint32_t permits, std::chrono::milliseconds waited)
+      : Error(key,
+              "weave: semaphore '" + key + "' has all " + std::to_string(permits) + " permits held (waited " +
+                  std::to_string(waited.count()) + " ms)",
+              true),
+        waited_(waited) {}
+  std::chrono::milliseconds waited() const noexcept { return waited_; }
+
+ private:
+  std::chrono::milliseconds waited_;
 };
 
 // A delay queue refused a request (weave/queue.h): a bad name, id, delay or

@@ -17,10 +17,10 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-enum class HeldKind : std::uint8_t { lock, dedupe };
+enum class HeldKind : std::uint8_t { lock, dedupe, semaphore };
 
 struct ContextLink {
-  HeldLease* held = nullptr;  // a weave::Lease (lock) or a weave::DedupeClaim (dedupe)
+  HeldLease* held = nullptr;  // a weave::Lease (lock), weave::DedupeClaim (dedupe) or weave::SemaphorePermit
   HeldKind kind = HeldKind::lock;
   std::shared_ptr<const ContextLink> parent;
 };

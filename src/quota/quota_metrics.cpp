@@ -1,5 +1,5 @@
-// weave_rate_limit_*: rate limit decisions per key template, for
-// weave::write_metrics().
+// weave_rate_limit_* and weave_semaphore_*: rate limit decisions and
+// semaphore permits per key template, for weave::write_metrics().
 #include <string>
 
 #include "quota/quota_runtime.h"
@@ -7,6 +7,9 @@
 namespace WEAVE_NAMESPACE::detail {
 
 RateSeries& rate_series(std::string_view key_template) { return named_series<RateSeries>(key_template); }
+SemaphoreSeries& semaphore_series(std::string_view key_template) {
+  return named_series<SemaphoreSeries>(key_template);
+}
 
 namespace {
 
@@ -27,8 +30,32 @@ void write_rate_limit_metrics(MetricsWriter& w) {
   });
 }
 
-[[maybe_unused]] const bool rate_limit_metrics_registered = [] {
+void write_semaphore_metrics(MetricsWriter& w) {
+  using S = QuotaCounterStripe;
+  static constexpr CounterDoc<S> counters[] = {
+      {&S::permits_acquired, "weave_semaphore_acquired_total", "Permits granted (at once or after a wait in line)."},
+      {&S::permits_waited, "weave_semaphore_waited_total", "Granted permits that waited in line first."},
+      {&S::permits_busy, "weave_semaphore_busy_total", "Requests no permit came to within their wait."},
+      {&S::permits_released, "weave_semaphore_released_total", "Permits given back (lost ones included)."},
+      {&S::permits_lost, "weave_semaphore_lost_total", "Permits lost while held (ran out, or dropped by the store)."},
+      {&S::permits_reclaimed, "weave_semaphore_reclaimed_total",
+       "Permits of dead holders (their lease run out) taken back by this process's requests."},
+      {&S::permit_errors, "weave_semaphore_errors_total", "Requests and releases the store failed."},
+  };
+  for_each_named_series<SemaphoreSeries>([&](const std::string& key_template, const SemaphoreSeries& s) {
+    const MetricLabels labels = {{"semaphore", key_template}};
+    write_counters(w, labels, s.counts, counters);
+    const double held = static_cast<double>(s.counts.sum(&S::permits_acquired)) -
+                        static_cast<double>(s.counts.sum(&S::permits_released));
+    w.gauge("weave_semaphore_held", "Permits this process holds now (granted, not yet given back).", labels, held);
+    w.histogram("weave_semaphore_wait_seconds", "Time a granted request waited for its permit.", labels,
+                s.wait.snapshot());
+  });
+}
+
+[[maybe_unused]] const bool quota_metrics_registered = [] {
   register_metrics_source(write_rate_limit_metrics);
+  register_metrics_source(write_semaphore_metrics);
   return true;
 }();
 

@@ -1,6 +1,7 @@
-// The process-wide state of rate limits: options, the store for the URL,
-// counters. A RateLimiter made with options of its own has one of these to
-// itself.
+// The process-wide state of rate limits and semaphores: options, the
+// stores for the URL, counters, the renewal of held permits (core leases).
+// A RateLimiter or Semaphore made with options of its own has one of these
+// to itself.
 #pragma once
 
 #include <atomic>
@@ -12,9 +13,11 @@
 #include <string_view>
 
 #include "core/feature_runtime.h"
+#include "core/lease_core.h"
 #include "core/metrics.h"
 #include "core/striped.h"
 #include "quota/rate_store.h"
+#include "quota/semaphore_store.h"
 #include "weave/quota.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -22,6 +25,8 @@ namespace WEAVE_NAMESPACE::detail {
 // One stripe of QuotaStats' counters, on a cache line of its own.
 struct alignas(64) QuotaCounterStripe {
   std::atomic<std::uint64_t> admitted{0}, waited{0}, limited{0}, errors{0};
+  std::atomic<std::uint64_t> permits_acquired{0}, permits_waited{0}, permits_busy{0}, permits_released{0},
+      permits_lost{0}, permits_reclaimed{0}, permit_errors{0};
 };
 
 // The metrics of one [[rate_limit]] key template ("" for RateLimiter's own
@@ -32,17 +37,35 @@ struct RateSeries {
 };
 RateSeries& rate_series(std::string_view key_template);
 
-class QuotaRuntime {
+// The metrics of one [[semaphore]] key template ("" for Semaphore's own
+// calls): weave_semaphore_* (quota_metrics.cpp), from the stripes' permit
+// fields.
+struct SemaphoreSeries {
+  StripedCounters<QuotaCounterStripe> counts;
+  DurationHistogram wait;  // granted requests' wait for a permit
+};
+SemaphoreSeries& semaphore_series(std::string_view key_template);
+
+// The renew group of its held permits: one SemaphoreStore::renew() per
+// period for all of them (the Renewer batches per group).
+class QuotaRuntime final : public RenewGroup, public std::enable_shared_from_this<QuotaRuntime> {
  public:
   explicit QuotaRuntime(QuotaOptions options);
   const QuotaOptions& options() const noexcept { return options_; }
   RateStore& rates() noexcept { return *rates_; }
-  void count(std::atomic<std::uint64_t> QuotaCounterStripe::*field) noexcept { counters_.add(field); }
+  SemaphoreStore& semaphores() noexcept { return *semaphores_; }
+  void count(std::atomic<std::uint64_t> QuotaCounterStripe::*field, std::uint64_t n = 1) noexcept {
+    counters_.add(field, n);
+  }
   QuotaStats stats() const;
 
  private:
+  void renew(std::span<LeaseCore* const> permits, std::vector<bool>& owned) const override;
+  std::string_view feature() const noexcept override { return "semaphore"; }
+  const EventHook& event_hook() const noexcept override { return options_.on_event; }
   QuotaOptions options_;
   std::shared_ptr<RateStore> rates_;
+  std::shared_ptr<SemaphoreStore> semaphores_;
   mutable StripedCounters<QuotaCounterStripe> counters_;
 };
 
@@ -70,5 +93,8 @@ RateDecision decide(QuotaRuntime& rt, std::string_view key, const RateLimit& lim
 // schemes register when Weave::quota_redis is linked).
 using RateStoreFactory = std::function<std::shared_ptr<RateStore>(const QuotaOptions&)>;
 void register_rate_store(std::string scheme, RateStoreFactory factory);
+// The same for semaphores.
+using SemaphoreStoreFactory = std::function<std::shared_ptr<SemaphoreStore>(const QuotaOptions&)>;
+void register_semaphore_store(std::string scheme, SemaphoreStoreFactory factory);
 
 }  // namespace weave::detail

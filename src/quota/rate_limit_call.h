@@ -11,6 +11,7 @@
 #include <memory>
 #include <string_view>
 
+#include "quota/call_key.h"
 #include "quota/quota_runtime.h"
 #include "weave/annotation.h"
 #include "weave/invocation.h"
@@ -27,19 +28,12 @@ struct ParsedRateLimit {
   OnLimit on_limit = OnLimit::fail;
   std::chrono::milliseconds wait{0};  // on_limit=wait: how far off a turn may be
   bool allow_on_store_error = false;
-  // The key template's slot, rendered per call, or -1: `fixed` (the text
-  // written, weavegen's default the qualified name; empty: the method's name).
-  int key_slot = -1;
-  std::string_view fixed;
+  CallKey key;
   RateSeries* series = nullptr;  // the metrics of the key template (or of the fixed key)
 
   // Throws UsageError for a value outside the vocabulary or a limit out of
   // range (the chain names the method).
   static std::shared_ptr<const ParsedRateLimit> parse(const AnnotationSpec& spec);
-  std::string_view key(const Invocation& inv) const {
-    if (key_slot >= 0) return inv.annotation().rendered(key_slot);
-    return fixed.empty() ? inv.method() : fixed;
-  }
 };
 
 struct RateAdmission {

@@ -38,15 +38,10 @@ std::shared_ptr<const ParsedRateLimit> ParsedRateLimit::parse(const AnnotationSp
   if (p->on_limit == OnLimit::wait) p->wait = a.duration("wait");  // the vocabulary requires it there
   p->allow_on_store_error =
       (a.has("on_store_error") ? a.choice("on_store_error", vocab::on_store_error_values) : vocab::on_store_error) == 1;
-  std::string_view name;  // the key template as written, or the fixed key
-  if (const ArgValue* key = a.find("key")) {
-    if (key->kind == ArgValue::Kind::key_template) p->key_slot = key->first;
-    else p->fixed = a.text("key");  // a UsageError when it is neither text nor a template
-    name = p->key_slot >= 0 ? key->text : p->fixed;
-  }
-  p->series = &rate_series(name);
+  p->key = CallKey::of(a);
+  p->series = &rate_series(p->key.label);
   // The limit's range, before any call (the store checks it per call too).
-  rate_step(name, p->limit, 1, p->wait);
+  rate_step(p->key.label, p->limit, 1, p->wait);
   return p;
 }
 

@@ -134,7 +134,10 @@ namespace {
   using detail::option;
   using O = QuotaOptions;
   detail::register_feature_config(
-      detail::describe(detail::with_store_options<O>({option("max_key_bytes", &O::max_key_bytes)}), &configure_quota));
+      detail::describe(detail::with_store_options<O>({option("max_key_bytes", &O::max_key_bytes),
+                                                      option("permit_lease", &O::permit_lease),
+                                                      option("line_place", &O::line_place)}),
+                       &configure_quota));
   return true;
 }();
 }  // namespace

@@ -25,7 +25,8 @@ constexpr std::string_view kCommands[] = {
     "time", "del", "exists", "pexpire",                                        // inside scripts
     "incr", "incrby", "hget", "hmget", "hset", "hdel", "hincrby",              // inside scripts
     "lindex", "lpop", "lrem", "rpush",                                         // inside scripts (fair locks)
-    "zadd", "zrem", "zcard", "zcount", "zrange", "zrangebyscore", "zremrangebyscore", "zscore",  // (queues, locks)
+    "zadd", "zrem", "zcard", "zcount", "zrange", "zrangebyscore", "zremrangebyscore", "zscore",  // (queues, locks,
+    "zrank",                                                                                      //  semaphores)
 };
 
 // How check_store() tries each of them: the first `kSentDirectly` are sent
@@ -52,7 +53,7 @@ try('hget', h, 'f'); try('hmget', h, 'f'); try('hset', h, 'f', '1'); try('hdel',
 try('lindex', l, 0); try('lpop', l); try('lrem', l, 0, 'x'); try('rpush', l, 'x')
 try('zadd', z, 1, 'm'); try('zrem', z, 'm'); try('zcard', z); try('zcount', z, '-inf', '+inf')
 try('zrange', z, 0, -1); try('zrangebyscore', z, '-inf', '+inf'); try('zremrangebyscore', z, '-inf', '+inf')
-try('zscore', z, 'm')
+try('zscore', z, 'm'); try('zrank', z, 'm')
 redis.pcall('del', k, h, l, z)
 return refused
 )lua";

@@ -27,6 +27,7 @@
 #include "weave/lock.h"
 #include "weave/queue.h"
 #include "weave/rate_limit.h"
+#include "weave/semaphore.h"
 #include "weave/redis_acl.h"
 
 using namespace std::chrono_literals;
@@ -314,6 +315,35 @@ TEST_CASE("weave limits: the keys whose quota is spent ahead, and with --rate th
   CHECK_THAT(bad.err, Catch::Contains("unknown duration unit 'sec'"));
 }
 
+TEST_CASE("weave permits: each semaphore's holders by fencing token, and its waiters") {
+  const std::string url = server().url();
+  weave::Semaphore semaphores({.url = url});
+  const std::string key = unique("sem-a");
+  weave::Permit first = semaphores.acquire(key, {.permits = 2});
+  weave::Permit second = semaphores.acquire(key, {.permits = 2});
+  const std::string pattern = "cli-test:" + std::to_string(::getpid()) + ":sem-*";
+  const Ran listed = weave_cli({"--url", url, "--json", "permits", pattern});
+  INFO(listed.err);
+  REQUIRE(listed.code == 0);
+  const auto js = nlohmann::json::parse(listed.out);
+  REQUIRE(js.size() == 1);
+  CHECK(js[0]["key"] == key);
+  CHECK(js[0]["waiting"] == 0);
+  REQUIRE(js[0]["holders"].size() == 2);
+  CHECK(js[0]["holders"][0]["owner"] == first->owner_token());
+  CHECK(js[0]["holders"][0]["fencing_token"] == first->fencing_token());
+  CHECK(js[0]["holders"][1]["owner"] == second->owner_token());
+  CHECK(js[0]["holders"][1]["expires_in_ms"] > 20 * 1000);
+  const Ran table = weave_cli({"--url", url, "permits", pattern});
+  CHECK(table.code == 0);
+  CHECK_THAT(table.out, Catch::StartsWith("KEY"));
+  CHECK_THAT(table.out, Catch::Contains(first->owner_token()));
+  first.release();
+  second.release();
+  const Ran none = weave_cli({"--url", url, "--json", "permits", pattern});
+  CHECK(nlohmann::json::parse(none.out).empty());
+}
+
 // The line of `out` that starts with `key` followed by a space.
 std::string line_of(const std::string& out, const std::string& key) {
   std::istringstream in(out);
@@ -338,7 +368,7 @@ TEST_CASE("weave config: every option in force and where it came from, --no-orig
   const Ran listed = weave_cli({"--config", f.path(), "--json", "config"});
   REQUIRE(listed.code == 0);
   const nlohmann::json all = nlohmann::json::parse(listed.out);
-  CHECK(all.size() == 48);  // every option of the five features
+  CHECK(all.size() == 50);  // every option of the five features
   CHECK(all[0] == nlohmann::json({{"key", "lock.url"}, {"value", "redis://u:***@127.0.0.1:6390"},
                                   {"origin", "config file '" + f.path() + "'"}}));
 

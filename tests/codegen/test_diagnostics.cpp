@@ -59,6 +59,16 @@ TEST_CASE("diagnostic: a rate without a unit, with an unknown unit, or admitting
                4, 5, "annotation 'rate_limit' requires argument 'rate'");
 }
 
+TEST_CASE("diagnostic: semaphore permits below 1, above a million, or missing", "[codegen][diagnostics]") {
+  expect_error(run("permits_zero", std::string(k_prelude) + "struct C {\n  [[semaphore(permits=0)]] virtual void f();\n};\n"),
+               4, 23, "argument 'permits' of 'semaphore' must be at least 1, not 0");
+  expect_error(
+      run("permits_huge", std::string(k_prelude) + "struct C {\n  [[semaphore(permits=2000000)]] virtual void f();\n};\n"),
+      4, 23, "argument 'permits' of 'semaphore' must be at most 1000000, not 2000000");
+  expect_error(run("permits_missing", std::string(k_prelude) + "struct C {\n  [[semaphore(wait=1s)]] virtual void f();\n};\n"),
+               4, 5, "annotation 'semaphore' requires argument 'permits'");
+}
+
 TEST_CASE("diagnostic: rate_limit's wait only with on_limit=wait, and required there", "[codegen][diagnostics]") {
   expect_error(run("rate_wait_alone",
                    std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=1/s, wait=2s)]] virtual void f();\n};\n"),

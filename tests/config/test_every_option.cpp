@@ -47,7 +47,7 @@ const std::string kEveryOption = R"({
             "max_payload_bytes": 4096, "max_delay": "30h", "connect_timeout": "3s", "command_timeout": "1500ms",
             "pool_size": 8, "key_prefix": "t:queue:"},
   "quota": {"url": "mem://every-quota", "max_key_bytes": 512, "connect_timeout": "3s", "command_timeout": "1500ms",
-            "pool_size": 9, "key_prefix": "t:quota:"}
+            "pool_size": 9, "key_prefix": "t:quota:", "permit_lease": "12s", "line_place": "900ms"}
 })";
 
 // No WEAVE_* variable of the test run's environment, for one scope.
@@ -128,12 +128,14 @@ TEST_CASE("config: one file sets every option of every feature", "[config]") {
   CHECK(quota.command_timeout == 1500ms);
   CHECK(quota.pool_size == 9);
   CHECK(quota.key_prefix == "t:quota:");
+  CHECK(quota.permit_lease == 12s);
+  CHECK(quota.line_place == 900ms);
 
   // Every option the loader knows came from the file, as the file says it:
   // an option added to a feature and missing from the file above fails here.
   const nlohmann::json file = nlohmann::json::parse(kEveryOption);
   const std::vector<weave::ConfigSetting> settings = weave::effective_config(file_only(f));
-  CHECK(settings.size() == 13 + 10 + 8 + 11 + 6);
+  CHECK(settings.size() == 13 + 10 + 8 + 11 + 8);
   for (const weave::ConfigSetting& s : settings) {
     INFO(s.key);
     const std::size_t dot = s.key.find('.');
@@ -169,6 +171,7 @@ TEST_CASE("config: every option of every feature can be set from the environment
       {"queue.key_prefix", "e:queue:"},
       {"quota.url", "mem://env-quota"}, {"quota.max_key_bytes", "1024"}, {"quota.connect_timeout", "4s"},
       {"quota.command_timeout", "2s"}, {"quota.pool_size", "13"}, {"quota.key_prefix", "e:quota:"},
+      {"quota.permit_lease", "14s"}, {"quota.line_place", "2s"},
   };
   std::vector<std::unique_ptr<ScopedEnv>> env;
   for (const auto& [key, value] : values) {

@@ -30,7 +30,11 @@ class Shop {
   [[rate_limit(key="api:<user>", rate=1/h, on_limit=skip)]]
   virtual std::optional<int> quote([[maybe_unused]] const std::string& user) { return ++quotes; }
 
-  int bumps = 0, loads = 0, payments = 0, quotes = 0;
+  // One at a time per report, not waiting: a call meeting a held permit is skipped.
+  [[semaphore(key="report:<name>", permits=1, on_busy=skip)]]
+  virtual std::optional<int> report([[maybe_unused]] const std::string& name) { return ++reports; }
+
+  int bumps = 0, loads = 0, payments = 0, quotes = 0, reports = 0;
 };
 
 }  // namespace metricstest

@@ -19,6 +19,7 @@
 #include "weave/queue.h"
 #include "weave/quota.h"
 #include "weave/rate_limit.h"
+#include "weave/semaphore.h"
 
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -139,7 +140,30 @@ int main(int argc, char** argv) {
   expect("sum:weave_rate_limit_admitted_total", json::object(), static_cast<double>(rs.admitted));
   expect("sum:weave_rate_limit_limited_total", json::object(), static_cast<double>(rs.limited));
 
+  // semaphore: 2 woven calls run, 1 skipped while Semaphore holds the key's
+  // one permit (which counts under semaphore="")
+  s.report("q3");
+  {
+    weave::Semaphore sem;
+    weave::Permit held = sem.acquire("report:q3", {.permits = 1});
+    s.report("q3");
+  }
+  s.report("q3");
+  const weave::QuotaStats ss = weave::quota_stats();
+  const json report = {{"semaphore", "report:<name>"}}, direct_sem = {{"semaphore", ""}};
+  expect("weave_semaphore_acquired_total", report, 2);
+  expect("weave_semaphore_busy_total", report, 1);
+  expect("weave_semaphore_released_total", report, 2);
+  expect("weave_semaphore_held", report, 0);
+  expect("weave_semaphore_waited_total", report, 0);
+  expect("weave_semaphore_lost_total", report, 0);
+  expect("weave_semaphore_wait_seconds_count", report, 2);
+  expect("weave_semaphore_acquired_total", direct_sem, 1);
+  expect("weave_semaphore_released_total", direct_sem, 1);
+  expect("sum:weave_semaphore_acquired_total", json::object(), static_cast<double>(ss.permits_acquired));
+  expect("sum:weave_semaphore_busy_total", json::object(), static_cast<double>(ss.permits_busy));
+
   std::ofstream(argv[1]) << weave::metrics_text();
   std::ofstream(argv[2]) << expected.dump(1) << '\n';
-  return s.bumps == 5 && s.loads == 2 && s.payments == 2 && s.quotes == 1 ? 0 : 1;
+  return s.bumps == 5 && s.loads == 2 && s.payments == 2 && s.quotes == 1 && s.reports == 2 ? 0 : 1;
 }

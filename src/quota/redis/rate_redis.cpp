@@ -1,15 +1,13 @@
 // Rate limits on Redis (redis://, redis+cluster://, redis+sentinel://): one
 // script call per decision (scripts/rate.lua), on one key per limited key,
 // "{<prefix>rate:<key>}" (one slot).
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "core/glob.h"
 #include "quota/quota_runtime.h"
 #include "quota/rate_store.h"
+#include "quota/redis/redis_stores.h"
 #include "quota/scripts.h"
 #include "store/open.h"
 #include "store/reply.h"
@@ -37,21 +35,7 @@ class RedisRates final : public RateStore {
   }
 
   std::vector<RateLimitState> list(std::string_view pattern) override {
-    const std::string glob(pattern);
-    std::string head = redis_key("");
-    head.pop_back();  // "{<prefix>rate:"
-    std::vector<std::string> keys;
-    std::string scan;  // (appended: g++ 12 -O3 warns (-Wrestrict) on "{" + ...)
-    scan.append("{").append(glob_literal(prefix_)).append("rate:").append(pattern).append("}");
-    store::scan_keys(*exec_, scan, [&](const std::vector<std::string>& page) {
-      for (const std::string& redis_key : page) {
-        if (!redis_key.starts_with(head) || !redis_key.ends_with("}")) continue;
-        std::string key = redis_key.substr(head.size(), redis_key.size() - head.size() - 1);
-        if (::fnmatch(glob.c_str(), key.c_str(), 0) == 0) keys.push_back(std::move(key));
-      }
-    }, "list rate limits");
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());  // (a resharding cluster may name one twice)
+    const std::vector<std::string> keys = stored_quota_keys(*exec_, prefix_, "rate", pattern, "list rate limits");
     std::vector<RateLimitState> out;
     constexpr std::size_t kChunk = 500;  // inspections per pipelined round trip
     for (std::size_t from = 0; from < keys.size(); from += kChunk) {
@@ -82,20 +66,9 @@ class RedisRates final : public RateStore {
 };
 
 }  // namespace
-}  // namespace weave::detail
 
-namespace WEAVE_NAMESPACE {
-// Registers the Redis schemes for rate limits when Weave::quota_redis is
-// linked: its static targets name weave_link_quota_redis (-u: REGISTERS in src/CMakeLists.txt).
-extern "C" const char weave_link_quota_redis = 0;
-namespace {
-[[maybe_unused]] const bool quota_redis_registered = [] {
-  for (const char* scheme : store::executor_schemes)
-    detail::register_rate_store(scheme, [](const QuotaOptions& o) -> std::shared_ptr<detail::RateStore> {
-      return std::make_shared<detail::RedisRates>(store::open_executor(o.url, store::connection_settings(o)),
-                                                  o.key_prefix);
-    });
-  return true;
-}();
-}  // namespace
-}  // namespace weave
+std::shared_ptr<RateStore> make_redis_rates(const QuotaOptions& o) {
+  return std::make_shared<RedisRates>(store::open_executor(o.url, store::connection_settings(o)), o.key_prefix);
+}
+
+}  // namespace weave::detail

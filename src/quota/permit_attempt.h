@@ -1,0 +1,67 @@
+// One semaphore request's steps, driven by a caller that waits its own way:
+// Semaphore and the blocking interceptor on this thread (a ChangeWaiter's
+// wait_until), the interceptor of asynchronous methods with a timer and
+// ChangeWaiter::wake_on_change (src/quota/asio/).
+//
+//   PermitAttempt a(rt, key, spec, series);          // checks the request (UsageError)
+//   auto waiter = a.waits() ? a.prepare_wait() : nullptr;   // before the first step
+//   for (;;) {
+//     std::optional<Clock::time_point> again;
+//     if (Permit p = a.step(again)) return p;        // granted
+//     if (!again) return {};                         // the wait ran out (counted, out of line)
+//     waiter->wait_until(*again);                    // a release, or the time to ask again
+//   }
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "quota/quota_runtime.h"
+#include "weave/semaphore.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+class PermitAttempt {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Throws UsageError for a bad key or spec (naming the key). Counted in
+  // `rt`'s stats and in `series` (the key template's).
+  PermitAttempt(QuotaRuntime& rt, std::string_view key, const SemaphoreSpec& spec, SemaphoreSeries& series);
+  // A request that ends in line (cancelled, or failed) leaves it.
+  ~PermitAttempt();
+  PermitAttempt(const PermitAttempt&) = delete;
+  PermitAttempt& operator=(const PermitAttempt&) = delete;
+
+  bool waits() const noexcept { return place_.count() > 0; }
+  std::unique_ptr<ChangeWaiter> prepare_wait() { return rt_.semaphores().prepare_wait(key_); }
+  // One request to the store: the permit, or an empty Permit with `again`
+  // set to when to ask again at the latest (woken sooner by a release), or
+  // left empty once the wait ran out (counted as busy, the line left).
+  // Throws the store's error (counted, naming the key).
+  Permit step(std::optional<Clock::time_point>& again);
+  std::chrono::milliseconds waited() const noexcept { return waited_; }
+  const std::string& key() const noexcept { return key_; }
+  std::uint32_t permits() const noexcept { return permits_; }
+
+ private:
+  void leave_line() noexcept;
+  void count(std::atomic<std::uint64_t> QuotaCounterStripe::*field, std::uint64_t n = 1) noexcept;
+  QuotaRuntime& rt_;
+  SemaphoreSeries& series_;
+  std::string key_, owner_;
+  std::uint32_t permits_;
+  std::chrono::milliseconds lease_, place_;
+  Clock::time_point start_, deadline_;
+  std::chrono::milliseconds waited_{0};
+  bool in_line_ = false;
+};
+
+// The steps until granted or the wait ran out, waiting on this thread
+// (Semaphore, the blocking interceptor).
+Permit take_on_this_thread(PermitAttempt& a);
+
+}  // namespace weave::detail

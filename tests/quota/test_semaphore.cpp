@@ -1,0 +1,297 @@
+// weave::Semaphore on the store under test: at most `permits` holders at
+// once, FIFO waiters woken by releases, permits as renewed leases, and (on
+// the Redis stores) holders in other processes that are killed or stopped.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weave/error.h"
+#include "weave/quota.h"
+#include "weave/semaphore.h"
+
+#if !WEAVE_TEST_STORE_IS_MEM
+#include "redis_server.h"
+#endif
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string fresh_key(const std::string& what) {
+  static std::atomic<int> n{0};
+  return "sem-" + std::to_string(::getpid()) + "-" + std::to_string(n.fetch_add(1)) + ":" + what;
+}
+
+weave::Semaphore semaphore(std::chrono::milliseconds lease = 30s, std::chrono::milliseconds place = 3s) {
+  weave::configure_quota({.url = test_store_url(), .permit_lease = lease, .line_place = place});
+  return weave::Semaphore();
+}
+
+}  // namespace
+
+TEST_CASE("semaphore: at most `permits` holders at once, each with a higher fencing token") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("three");
+  std::vector<weave::Permit> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(sem.try_acquire(key, {.permits = 3}));
+    REQUIRE(held.back());
+    if (i > 0) CHECK(held[i]->fencing_token() > held[i - 1]->fencing_token());
+    CHECK(held[i]->key() == key);
+  }
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 3}));
+  CHECK_THROWS_AS(sem.acquire(key, {.permits = 3}), weave::SemaphoreBusy);
+  CHECK(held[1].release());
+  weave::Permit again = sem.try_acquire(key, {.permits = 3});
+  REQUIRE(again);
+  CHECK(again->fencing_token() > held[2]->fencing_token());
+  CHECK(held[1].operator bool() == false);
+}
+
+TEST_CASE("semaphore: a permit given back by its Permit's destruction is free at once") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("scope");
+  {
+    weave::Permit p = sem.acquire(key, {.permits = 1});
+    CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+  }
+  CHECK(sem.try_acquire(key, {.permits = 1}));
+}
+
+TEST_CASE("semaphore: a waiter is woken by the release, not by polling") {
+  // Places last 60 s (asked again every 20 s) and the holder's lease 60 s:
+  // nothing but the release can let the waiter in within the test's time.
+  auto sem = semaphore(60s, 60s);
+  const std::string key = fresh_key("woken");
+  weave::Permit holder = sem.acquire(key, {.permits = 1});
+  std::atomic<bool> got{false};
+  std::thread waiter([&] { got = static_cast<bool>(sem.try_acquire(key, {.permits = 1, .wait = 15s})); });
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(got.load());
+  const auto released = Clock::now();
+  holder.release();
+  waiter.join();
+  CHECK(got.load());
+  CHECK(Clock::now() - released < 10s);  // not at a poll 20 s away
+}
+
+TEST_CASE("semaphore: waiters get freed permits in arrival order") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("fifo");
+  weave::Permit holder = sem.acquire(key, {.permits = 1});
+  std::mutex m;
+  std::vector<int> order;
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 5; ++i) {
+    waiters.emplace_back([&, i] {
+      weave::Permit p = sem.acquire(key, {.permits = 1, .wait = 20s});
+      {
+        const std::lock_guard<std::mutex> lock(m);
+        order.push_back(i);
+      }
+      std::this_thread::sleep_for(50ms);
+    });
+    std::this_thread::sleep_for(200ms);  // each in line before the next comes
+  }
+  holder.release();
+  for (std::thread& t : waiters) t.join();
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("semaphore: a waiter that gives up leaves the line") {
+  auto sem = semaphore(30s, 30s);  // a place left behind would block the key for 30 s
+  const std::string key = fresh_key("gave-up");
+  weave::Permit holder = sem.acquire(key, {.permits = 1});
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1, .wait = 200ms}));
+  holder.release();
+  CHECK(sem.try_acquire(key, {.permits = 1}));  // no waiter ahead any more
+}
+
+TEST_CASE("semaphore: a held permit is renewed past its lease, and stays exclusive") {
+  auto sem = semaphore(300ms);
+  const std::string key = fresh_key("renewed");
+  weave::Permit p = sem.acquire(key, {.permits = 1});
+  std::this_thread::sleep_for(1200ms);  // four leases
+  CHECK_FALSE(p->lost());
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+  CHECK(p.release());
+}
+
+TEST_CASE("semaphore: concurrent callers never hold more than `permits` at once") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("bound");
+  std::atomic<int> inside{0}, most{0}, granted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 15; ++i) {
+        weave::Permit p = sem.acquire(key, {.permits = 2, .wait = 30s});
+        const int now = ++inside;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(2ms);
+        --inside;
+        ++granted;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  CHECK(granted.load() == 90);
+  CHECK(most.load() == 2);
+}
+
+TEST_CASE("semaphore: list() shows each key's holders by fencing token and its waiters") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("listed");
+  weave::Permit a = sem.acquire(key, {.permits = 2});
+  weave::Permit b = sem.acquire(key, {.permits = 2});
+  std::thread waiter([&] { (void)sem.try_acquire(key, {.permits = 2, .wait = 1500ms}); });
+  std::this_thread::sleep_for(300ms);
+  const std::vector<weave::SemaphoreState> found = sem.list(key);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].key == key);
+  REQUIRE(found[0].holders.size() == 2);
+  CHECK(found[0].holders[0].owner == a->owner_token());
+  CHECK(found[0].holders[0].fencing_token == a->fencing_token());
+  CHECK(found[0].holders[1].owner == b->owner_token());
+  CHECK(found[0].holders[1].expires_in > 25s);
+  CHECK(found[0].waiting == 1);
+  waiter.join();
+  a.release();
+  b.release();
+  CHECK(sem.list(key).empty());
+}
+
+TEST_CASE("semaphore: a bad key or spec is a UsageError naming the key") {
+  auto sem = semaphore();
+  CHECK_THROWS_AS(sem.try_acquire("", {.permits = 1}), weave::UsageError);
+  CHECK_THROWS_WITH(sem.try_acquire("jobs", {.permits = 0}), Catch::Contains("'jobs'") && Catch::Contains("permits"));
+  CHECK_THROWS_WITH(sem.try_acquire("jobs", {.permits = 1, .wait = -1ms}), Catch::Contains("wait"));
+  CHECK_THROWS_WITH(sem.try_acquire(std::string(5000, 'k'), {.permits = 1}), Catch::Contains("max_key_bytes"));
+  weave::Permit empty;
+  CHECK_THROWS_AS(empty.release(), weave::UsageError);
+}
+
+TEST_CASE("semaphore: stats count grants, waits, refusals and releases") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("counted");
+  const weave::QuotaStats before = weave::quota_stats();
+  weave::Permit p = sem.acquire(key, {.permits = 1});
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1, .wait = 100ms}));
+  p.release();
+  const weave::QuotaStats after = weave::quota_stats();
+  CHECK(after.permits_acquired - before.permits_acquired == 1);
+  CHECK(after.permits_busy - before.permits_busy == 1);
+  CHECK(after.permits_released - before.permits_released == 1);
+  CHECK(after.permits_lost == before.permits_lost);
+}
+
+#if !WEAVE_TEST_STORE_IS_MEM
+namespace {
+
+std::unique_ptr<redis_test::Child> worker(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{WEAVE_SEMAPHORE_WORKER};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return std::make_unique<redis_test::Child>(argv);
+}
+
+}  // namespace
+
+TEST_CASE("semaphore: a SIGKILLed holder's permit comes back within its lease + 1 s") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("killed");
+  auto holder = worker({test_store_url(), key, "1", "1000", "hold"});
+  const auto first = holder->line();
+  REQUIRE(first);
+  REQUIRE(first->rfind("HELD ", 0) == 0);
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+  holder->signal(SIGKILL);
+  weave::Permit p = sem.try_acquire(key, {.permits = 1, .wait = 2s});  // lease 1 s + 1 s
+  REQUIRE(p);
+  CHECK(p->fencing_token() > std::stoull(first->substr(5)));
+  CHECK(weave::quota_stats().permits_reclaimed >= 1);
+}
+
+TEST_CASE("semaphore: a SIGSTOPped holder's permit comes back, and the holder finds it lost when it resumes") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("stopped");
+  auto holder = worker({test_store_url(), key, "1", "1000", "hold"});
+  const auto first = holder->line();
+  REQUIRE(first);
+  REQUIRE(first->rfind("HELD ", 0) == 0);
+  holder->signal(SIGSTOP);
+  weave::Permit p = sem.try_acquire(key, {.permits = 1, .wait = 2s});
+  REQUIRE(p);
+  holder->signal(SIGCONT);
+  holder->send("check");
+  CHECK(holder->line() == std::optional<std::string>("LOST 1"));
+  holder->send("release");
+  CHECK(holder->line() == std::optional<std::string>("RELEASE 0"));
+  CHECK_FALSE(p->lost());  // the resumed holder's release did not take it
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+}
+
+TEST_CASE("semaphore: a free permit goes to the waiter first in line, which holds the line up for its place at most") {
+  auto sem = semaphore();  // places last 3 s
+  const std::string key = fresh_key("line");
+  auto holder = worker({test_store_url(), key, "1", "30000", "hold"});
+  REQUIRE(holder->line().value_or("").rfind("HELD ", 0) == 0);
+  auto waiter = worker({test_store_url(), key, "1", "30000", "hold"});  // waits in line
+  std::this_thread::sleep_for(500ms);
+  waiter->signal(SIGSTOP);  // in line, and asking no more
+  holder->send("release");
+  CHECK(holder->line() == std::optional<std::string>("RELEASE 1"));
+  // The permit is free, but the waiter ahead has the first turn: a newcomer
+  // that does not wait is refused, one that waits gets it once that
+  // waiter's place ran out.
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+  const auto asked = Clock::now();
+  weave::Permit p = sem.try_acquire(key, {.permits = 1, .wait = 10s});
+  REQUIRE(p);
+  CHECK(Clock::now() - asked > 1s);
+  waiter->signal(SIGKILL);
+}
+
+TEST_CASE("semaphore: processes sharing a key never hold more than `permits` at once") {
+  const std::string key = fresh_key("processes");
+  std::vector<std::unique_ptr<redis_test::Child>> workers;
+  for (int i = 0; i < 4; ++i) workers.push_back(worker({test_store_url(), key, "2", "5000", "cycle", "12", "15"}));
+  struct Held {
+    long long from, to;
+  };
+  std::vector<Held> held;
+  for (auto& w : workers) {
+    for (;;) {
+      const auto line = w->line();
+      REQUIRE(line);
+      if (*line == "DONE") break;
+      INFO(*line);
+      REQUIRE(line->rfind("HELD ", 0) == 0);
+      CHECK(line->find("LOST") == std::string::npos);
+      Held h{};
+      REQUIRE(std::sscanf(line->c_str(), "HELD %lld %lld", &h.from, &h.to) == 2);
+      held.push_back(h);
+    }
+  }
+  REQUIRE(held.size() == 48);
+  int most = 0;
+  for (const Held& h : held) {  // holders at the moment each hold began
+    const int at = static_cast<int>(std::count_if(held.begin(), held.end(), [&](const Held& o) { return o.from <= h.from && h.from < o.to; }));
+    most = std::max(most, at);
+  }
+  CHECK(most <= 2);
+  CHECK(most >= 1);
+}
+#endif
