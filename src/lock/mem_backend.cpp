@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -33,16 +34,49 @@ struct Reader {
   std::uint64_t fence = 0;
 };
 
+// An owner token as a slot keeps it. One of 8 to 16 characters (Weave's own
+// are 15) sits in place as two overlapping words, so taking a key, checking
+// its holder and remembering who released it move or compare two words; any
+// other (the LockBackend API takes any text) goes to a std::string.
+class SlotOwner {
+ public:
+  void assign(std::string_view o) {
+    size_ = o.size();
+    if (spilled()) {
+      long_.assign(o);
+    } else if (size_ != 0) {
+      const std::uint64_t head = key_hash_detail::load8(o.data()), tail = key_hash_detail::load8(o.data() + size_ - 8);
+      std::memcpy(text_, &head, 8);
+      std::memcpy(text_ + size_ - 8, &tail, 8);
+    }
+  }
+  void clear() noexcept { size_ = 0; }
+  bool empty() const noexcept { return size_ == 0; }
+  bool operator==(std::string_view o) const noexcept {
+    if (o.size() != size_) return false;
+    if (spilled()) return long_ == o;
+    using key_hash_detail::load8;
+    return size_ == 0 || (load8(text_) == load8(o.data()) && load8(text_ + size_ - 8) == load8(o.data() + size_ - 8));
+  }
+  std::string_view view() const noexcept { return spilled() ? std::string_view(long_) : std::string_view(text_, size_); }
+
+ private:
+  bool spilled() const noexcept { return size_ != 0 && (size_ < 8 || size_ > sizeof text_); }
+  char text_[16];
+  std::size_t size_ = 0;
+  std::string long_;  // when spilled() (else stale)
+};
+
 // One key's state, guarded by its shard's mutex (Shard::mutex, below: the
 // analysis cannot name another object's lock from here).
 struct Slot {
   // The exclusive holder: reentrant, fair or write.
   bool held = false;
-  std::string owner;
+  SlotOwner owner;
   // The owner whose release in time freed the key last: the same release
   // made again answers released (release.lua keeps it in L:released_by).
   // Kept while the slot is.
-  std::string released_by;
+  SlotOwner released_by;
   std::uint64_t fence = 0;
   Clock::time_point expires;
   std::uint64_t releases = 0;  // bumped by every release (waiters compare)
@@ -353,7 +387,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
       return !owner.empty() && s.released_by == owner ? ReleaseResult::released : ReleaseResult::lost;
     const bool in_time = s.expires > now;
     s.held = false;
-    if (in_time) s.released_by.assign(s.owner);  // (no allocation once released_by is as long)
+    if (in_time) s.released_by.assign(s.owner.view());
     s.owner.clear();
     if (turn > std::chrono::milliseconds(0) && !s.line.empty()) {
       s.prune(now);
@@ -437,7 +471,7 @@ class MemBackend final : public LockBackend, public std::enable_shared_from_this
     st.key = key;
     st.fence = s.last_fence;
     if (s.held && s.expires > now) {
-      st.holders.push_back({s.owner, s.fence, until(s.expires, now)});
+      st.holders.push_back({std::string(s.owner.view()), s.fence, until(s.expires, now)});
     } else if (!s.readers.empty()) {
       st.read = true;
       for (const auto& [owner, r] : s.readers) st.holders.push_back({owner, r.fence, until(r.expires, now)});

@@ -1,6 +1,7 @@
 // What only the mem:// lease table does (every store's lock semantics are
 // tests/lock/test_conformance.cpp): a lease's release goes straight to its
-// key's slot, and looks the key up again once slots of its shard were dropped.
+// key's slot, and looks the key up again once slots of its shard were dropped;
+// a slot keeps owners of 8 to 16 characters in place, others in a string.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 
 #include "weave/error.h"
 #include "weave/lock.h"
+#include "weave/lock_backend.h"
 
 using namespace std::chrono_literals;
 
@@ -54,4 +56,29 @@ TEST_CASE("mem:// lock table: a lease whose slot was dropped after a forced unlo
   weave::LeaseHandle next = locks.acquire("key", {.ttl = 60s});
   REQUIRE(next);
   CHECK_NOTHROW(next.release());
+}
+
+TEST_CASE("mem:// lock table: owners of every length hold, refuse, release and resend on one key", "[lock][mem]") {
+  weave::LockOptions o;
+  o.url = "mem://owner-lengths";
+  const std::shared_ptr<weave::LockBackend> backend = weave::make_lock_backend(o);
+  const std::string key = "owner-lengths";
+  // Short, in place (8 to 16) and long owners in turn, each after one of another kind.
+  for (const std::size_t n : {1, 8, 40, 15, 7, 16, 17, 9, 0}) {
+    INFO("owner of " << n << " characters");
+    const std::string owner(n, 'a'), other = owner + "b", prefix = n > 1 ? owner.substr(0, n - 1) + "c" : "c";
+    REQUIRE(backend->acquire({key, owner, 10s}).acquired);
+    CHECK_FALSE(backend->acquire({key, other, 10s}).acquired);
+    CHECK_FALSE(backend->acquire({key, prefix, 10s}).acquired);  // as long, differs in the last character
+    CHECK(backend->acquire({key, owner, 10s}).acquired);          // its own again: refreshed
+    CHECK(backend->release({key, prefix}) == weave::ReleaseResult::lost);
+    const std::vector<weave::LockState> held = backend->list(key);
+    REQUIRE(held.size() == 1);
+    REQUIRE(held[0].holders.size() == 1);
+    CHECK(held[0].holders[0].owner == owner);
+    CHECK(backend->release({key, owner}) == weave::ReleaseResult::released);
+    // A resend answers released (an empty owner never does).
+    CHECK(backend->release({key, owner}) == (n == 0 ? weave::ReleaseResult::lost : weave::ReleaseResult::released));
+    CHECK(backend->release({key, prefix}) == weave::ReleaseResult::lost);
+  }
 }
