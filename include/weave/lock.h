@@ -296,10 +296,12 @@ class WEAVE_API LockClient {
 
  private:
   friend struct detail::LeaseControl;
-  // try_acquire_all, counted in `series` too (the interceptor's key template).
+  // try_acquire_all, counted in `series` too (the interceptor's key template);
+  // `context`: the running call's (detail::context_head(), read by the caller).
   LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
                                   std::chrono::milliseconds* waited, std::string* busy_key,
-                                  detail::LockSeries& series);
+                                  detail::LockSeries& series,
+                                  const std::shared_ptr<const detail::ContextLink>& context);
   std::shared_ptr<const detail::ClientShared> shared_;
 };
 

@@ -61,10 +61,14 @@ struct InstalledCell {
   std::uint64_t generation = 0;
 };
 InstalledCell& current_cell() noexcept;
-// Sets this thread's context, and the running asynchronous call's.
-inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
+// Sets this thread's context (`here`: its context_head()), and the running
+// asynchronous call's.
+inline void set_context_head(std::shared_ptr<const ContextLink>& here, std::shared_ptr<const ContextLink> head) noexcept {
   if (const InstalledCell& c = current_cell(); c.cell) c.cell->store(c.generation, head);
-  context_head() = std::move(head);
+  here = std::move(head);
+}
+inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
+  set_context_head(context_head(), std::move(head));
 }
 
 // The innermost link of `kind` whose held lease satisfies `pred`, or null.
@@ -87,13 +91,22 @@ class ContextPush {
       : pushed_(link.get()), previous_(std::move(context_head())) {
     set_context_head(std::move(link));
   }
+  // For a blocking call, which stays on its thread until the scope ends:
+  // `here` is the thread's context_head(), read once by the caller (never
+  // in a coroutine: it may resume on another thread).
+  ContextPush(std::shared_ptr<const ContextLink>& here, std::shared_ptr<const ContextLink> link) noexcept
+      : here_(&here), pushed_(link.get()), previous_(std::move(here)) {
+    set_context_head(here, std::move(link));
+  }
   ~ContextPush() {
-    if (context_head().get() == pushed_) set_context_head(std::move(previous_));
+    std::shared_ptr<const ContextLink>& head = here_ ? *here_ : context_head();
+    if (head.get() == pushed_) set_context_head(head, std::move(previous_));
   }
   ContextPush(const ContextPush&) = delete;
   ContextPush& operator=(const ContextPush&) = delete;
 
  private:
+  std::shared_ptr<const ContextLink>* here_ = nullptr;  // null: read again at the end
   const ContextLink* pushed_;
   std::shared_ptr<const ContextLink> previous_;
 };

@@ -230,9 +230,10 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
 
 // Flattened: the request's steps inline into one function, as when they were one.
 [[gnu::flatten]] LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
-                                            milliseconds* waited, std::string* busy_key, detail::LockSeries& series) {
+                                            milliseconds* waited, std::string* busy_key, detail::LockSeries& series,
+                                            const std::shared_ptr<const detail::ContextLink>& context) {
   detail::Acquisition a(shared_, keys, spec, waited, busy_key, series);
-  if (LeaseHandle h = a.begin()) return h;
+  if (LeaseHandle h = a.begin(context)) return h;
   if (a.single_try()) {  // one key, not waiting: one attempt, no waiter, no gate
     detail::MemSlotHint hint;
     AcquireResult r;
@@ -303,7 +304,7 @@ Acquisition::~Acquisition() {
   if (us != 0) shared_->stats.add(&LockCounts::acquiring_us, static_cast<std::int64_t>(us));  // (most are under 1 us)
 }
 
-LeaseHandle Acquisition::begin() {
+LeaseHandle Acquisition::begin(const std::shared_ptr<const ContextLink>& context) {
   if (shared_->pid != current_pid())
     throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
                      " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
@@ -322,7 +323,7 @@ LeaseHandle Acquisition::begin() {
   // Reentrancy: keys the running call's context already holds here are not
   // taken again. An exclusive hold serves every request; a read hold serves
   // reads only.
-  if (const auto& head = context_head()) {
+  if (const auto& head = context) {
     std::shared_ptr<Lease> reuse;  // the innermost context lease holding the first held key
     for (std::string_view key : keys_) {
       bool held = false;

@@ -5,7 +5,7 @@
 // line, starvation turns. Only the waiting differs between the two.
 //
 //   Acquisition a(shared, keys, spec, waited, busy_key, series);
-//   if (LeaseHandle h = a.begin()) return h;
+//   if (LeaseHandle h = a.begin(context_head())) return h;
 //   if (a.single_try()) {       // one key, not waiting: one attempt
 //     AcquireResult r = a.try_single(hint);
 //     if (!r.acquired) return a.busy(0);
@@ -165,9 +165,9 @@ class Acquisition {
   Acquisition& operator=(const Acquisition&) = delete;
 
   // Checks the request (UsageError), then: a hold on a lease the running
-  // call's context holds already (reentrancy), or an empty handle: take
-  // missing() then.
-  LeaseHandle begin();
+  // call's context (its head: `context`) holds already (reentrancy), or an
+  // empty handle: take missing() then.
+  LeaseHandle begin(const std::shared_ptr<const ContextLink>& context);
   std::span<const std::string_view> missing() const noexcept { return missing_; }
   KeyAttempt attempt(std::size_t i);
   // A request for one key that does not wait: its one attempt, sent by

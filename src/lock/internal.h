@@ -167,10 +167,12 @@ struct LeaseControl {
   static Drop begin_drop(LeaseState& l);
   static void end_drop(LeaseState& l, const Drop& d, bool may_throw);
 
-  // LockClient::try_acquire_all, counted in `series` (the interceptor's key template).
+  // LockClient::try_acquire_all, counted in `series` (the interceptor's key
+  // template), for the call whose context is `context` (context_head()).
   static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
-                                 std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series) {
-    return c.try_acquire_counted(keys, spec, waited, busy_key, series);
+                                 std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series,
+                                 const std::shared_ptr<const ContextLink>& context) {
+    return c.try_acquire_counted(keys, spec, waited, busy_key, series, context);
   }
 
   // A copy of `c` for one thread's use (LockRuntime::for_thread): the same

@@ -83,7 +83,9 @@ class LockInterceptor final : public Interceptor {
     LockClient& client = rt->client;
     milliseconds waited{0};
     std::string busy_key;
-    LeaseHandle lease = detail::LeaseControl::try_acquire(client, keys, spec, &waited, &busy_key, *p.series);
+    // The call's context, read once: the call stays on this thread.
+    std::shared_ptr<const detail::ContextLink>& context = detail::context_head();
+    LeaseHandle lease = detail::LeaseControl::try_acquire(client, keys, spec, &waited, &busy_key, *p.series, context);
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns
@@ -91,7 +93,7 @@ class LockInterceptor final : public Interceptor {
     {
       // The lease is in the call's context while the method runs.
       detail::ContextPush in_context(
-          detail::LeaseControl::chain_link(lease.shared(), detail::context_head(), /*fresh=*/!lease.reentrant()));
+          context, detail::LeaseControl::chain_link(lease.shared(), context, /*fresh=*/!lease.reentrant()));
       inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
     lease.release();  // a lost lease or a failed release: per the options' policies
