@@ -107,7 +107,9 @@ bool LeaseControl::add_hold(LeaseState& l) {
   throw LeaseLost(l.terms().key, "the enclosing call's lease was lost (" + l.cause() + ")");
 }
 
-void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
+// Flattened: begin_drop() and end_drop() (steps for the asynchronous driver)
+// inline here.
+[[gnu::flatten]] void LeaseControl::drop_hold(const std::shared_ptr<Lease>& lp, bool may_throw) {
   Drop d = begin_drop(state(*lp));
   const ClientShared& c = state(*lp).client();
   // Every key, even after a failure (the others must not wait for their ttl).

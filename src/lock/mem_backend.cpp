@@ -546,11 +546,14 @@ std::shared_ptr<LockBackend> make_mem_backend() { return std::make_shared<MemBac
 
 bool is_mem_backend(const LockBackend* backend) noexcept { return dynamic_cast<const MemBackend*>(backend) != nullptr; }
 
-AcquireResult mem_acquire(LockBackend& backend, const AcquireRequest& request, MemSlotHint& hint) {
+// Flattened: the table's steps (lookup, take, release, wake) inline into one
+// function each, as the lease's release driver (lease.cpp) is.
+[[gnu::flatten]] AcquireResult mem_acquire(LockBackend& backend, const AcquireRequest& request, MemSlotHint& hint) {
   return static_cast<MemBackend&>(backend).acquire(request, &hint);
 }
 
-ReleaseResult mem_release(LockBackend& backend, const ReleaseRequest& request, const MemSlotHint& hint) {
+[[gnu::flatten]] ReleaseResult mem_release(LockBackend& backend, const ReleaseRequest& request,
+                                           const MemSlotHint& hint) {
   return static_cast<MemBackend&>(backend).release(request, hint);
 }
 
