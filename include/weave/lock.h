@@ -161,7 +161,10 @@ class WEAVE_API LeaseHandle {
   LeaseHandle& operator=(LeaseHandle&& other) noexcept;  // releases what it held first
   LeaseHandle(const LeaseHandle&) = delete;
   LeaseHandle& operator=(const LeaseHandle&) = delete;
-  ~LeaseHandle();
+  // (An empty handle, the common one to destroy, costs no call.)
+  ~LeaseHandle() {
+    if (lease_) drop(false);
+  }
 
   // True while the handle holds a lease (acquired, not yet released).
   explicit operator bool() const noexcept { return lease_ != nullptr; }

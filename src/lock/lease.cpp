@@ -251,8 +251,6 @@ LeaseHandle& LeaseHandle::operator=(LeaseHandle&& other) noexcept {
   return *this;
 }
 
-LeaseHandle::~LeaseHandle() { drop(false); }
-
 const Lease& LeaseHandle::lease() const {
   if (!lease_) throw UsageError("this LeaseHandle holds no lease");
   return *lease_;
