@@ -125,7 +125,7 @@ void LeaseCore::fire_stop() noexcept {
   signal.fire();  // outside the mutex: callbacks may release leases
 }
 
-bool LeaseCore::check_deadlines(Clock::time_point now, bool even_if_released) noexcept {
+bool LeaseCore::check_deadlines_passed(Clock::time_point now, bool even_if_released) noexcept {
   if (is_lost()) {
     // Marked by another thread, which may not have fired the token yet: a
     // holder told "lost" finds every token it kept fired too.

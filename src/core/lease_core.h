@@ -173,7 +173,12 @@ class LeaseCore {
   // Lost by its local deadlines at `now` (record_lost() once one passed, and
   // reported on the LostNotifier thread). Cheap while within them. True once
   // lost, and then every stop token handed out has fired.
-  bool check_deadlines(Clock::time_point now, bool even_if_released = false) noexcept;
+  // (Within them, the common case, is inline: no call.)
+  bool check_deadlines(Clock::time_point now, bool even_if_released = false) noexcept {
+    if (!is_lost() && now < expires_at() && now < terms_.hold_deadline) [[likely]]
+      return false;
+    return check_deadlines_passed(now, even_if_released);
+  }
   // For the renewer: record_lost(), then the report on the LostNotifier
   // thread, so a slow on_event cannot delay renewals.
   static void mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit = false);
@@ -243,6 +248,8 @@ class LeaseCore {
   std::shared_ptr<LeaseCore> wd_keep_;  // a kept entry keeps the lease alive
 
   void fire_stop() noexcept;  // fires what a loss fires, if it was not fired yet
+  // check_deadlines() once lost or past a deadline.
+  bool check_deadlines_passed(Clock::time_point now, bool even_if_released) noexcept;
   LossSignal take_loss_signal_locked() WEAVE_REQUIRES(mutex_);
   // A fixed-ttl lease (never renewed, so not watched) is watched from now on,
   // so that its expiry while held is found: for a stop token or a listener.

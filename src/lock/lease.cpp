@@ -256,7 +256,8 @@ const Lease& LeaseHandle::lease() const {
   return *lease_;
 }
 
-void LeaseHandle::release() { drop(true); }
+// Flattened: the release driver (drop_hold) inlines here.
+[[gnu::flatten]] void LeaseHandle::release() { drop(true); }
 
 void LeaseHandle::drop(bool may_throw) {
   if (!lease_) return;
