@@ -300,8 +300,10 @@ class WEAVE_API LockClient {
  private:
   friend struct detail::LeaseControl;
   // try_acquire_all, counted in `series` too (the interceptor's key template);
-  // `context`: the running call's (detail::context_head(), read by the caller).
-  LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
+  // `spec_checked`: the spec passed its checks once already (the interceptor's,
+  // per method); `context`: the running call's (detail::context_head(), read
+  // by the caller).
+  LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec, bool spec_checked,
                                   std::chrono::milliseconds* waited, std::string* busy_key,
                                   detail::LockSeries& series,
                                   const std::shared_ptr<const detail::ContextLink>& context);

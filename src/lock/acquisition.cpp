@@ -33,10 +33,14 @@ milliseconds since(Clock::time_point t0) {
   return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
 }
 
+void validate_key(std::string_view key) {
+  if (key.empty()) throw UsageError("lock key is empty");
+}
+
 // Waits longer than weave::max_duration count as forever; longer ttls are
 // refused (clock arithmetic on steady_clock nanoseconds would overflow).
 void validate(std::string_view key, const LockSpec& spec) {
-  if (key.empty()) throw UsageError("lock key is empty");
+  validate_key(key);
   if (spec.ttl < milliseconds(0)) throw UsageError("lock ttl is negative");
   if (spec.ttl > max_duration)
     throw UsageError("lock '" + std::string(key) +
@@ -52,6 +56,15 @@ void validate(std::string_view key, const LockSpec& spec) {
 }
 
 }  // namespace
+
+bool detail::spec_is_valid(const LockSpec& spec) noexcept {
+  try {
+    validate("key", spec);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 void detail::throw_busy(const LockSpec& spec, const std::string& key, milliseconds waited) {
   if (spec.release == LockSpec::Release::on_expiry) throw DuplicateCall(key, waited);
@@ -230,9 +243,10 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
 
 // Flattened: the request's steps inline into one function, as when they were one.
 [[gnu::flatten]] LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
-                                            milliseconds* waited, std::string* busy_key, detail::LockSeries& series,
+                                            bool spec_checked, milliseconds* waited, std::string* busy_key,
+                                            detail::LockSeries& series,
                                             const std::shared_ptr<const detail::ContextLink>& context) {
-  detail::Acquisition a(shared_, keys, spec, waited, busy_key, series);
+  detail::Acquisition a(shared_, keys, spec, spec_checked, waited, busy_key, series);
   if (LeaseHandle h = a.begin(context)) return h;
   if (a.single_try()) {  // one key, not waiting: one attempt, no waiter, no gate
     detail::MemSlotHint hint;
@@ -280,8 +294,9 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
 namespace detail {
 
 Acquisition::Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys_in,
-                         const LockSpec& spec, milliseconds* waited, std::string* busy_key, LockSeries& series)
-    : shared_(shared), spec_(spec), waited_(waited), busy_key_(busy_key), series_(series) {
+                         const LockSpec& spec, bool spec_checked, milliseconds* waited, std::string* busy_key,
+                         LockSeries& series)
+    : shared_(shared), spec_(spec), spec_checked_(spec_checked), waited_(waited), busy_key_(busy_key), series_(series) {
   // A mem:// lease of a second or more that does not wait starts at the
   // coarse clock: up to a tick early, so it ends up to a tick early, for its
   // holder and for everyone else alike (the table keeps the same deadline).
@@ -309,7 +324,12 @@ LeaseHandle Acquisition::begin(const std::shared_ptr<const ContextLink>& context
     throw UsageError("this LockClient was made in process " + std::to_string(shared_->pid) +
                      " before fork(): make a new LockClient in this process (default_lock_client() renews itself)");
   if (keys_.empty()) throw UsageError("lock: no key given");
-  for (std::string_view k : keys_) validate(k, spec_);
+  for (std::string_view k : keys_) {
+    if (spec_checked_)
+      validate_key(k);
+    else
+      validate(k, spec_);
+  }
   // Sorted and unique: every caller takes overlapping sets in the same order.
   // (No allocation for the common single key.)
   if (keys_.size() > 1) {

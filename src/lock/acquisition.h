@@ -4,7 +4,7 @@
 // all-or-nothing multi-key leases, the wake-up times of a waiter, places in
 // line, starvation turns. Only the waiting differs between the two.
 //
-//   Acquisition a(shared, keys, spec, waited, busy_key, series);
+//   Acquisition a(shared, keys, spec, spec_checked, waited, busy_key, series);
 //   if (LeaseHandle h = a.begin(context_head())) return h;
 //   if (a.single_try()) {       // one key, not waiting: one attempt
 //     AcquireResult r = a.try_single(hint);
@@ -157,9 +157,11 @@ class KeyAttempt {
 // One request: counted once however it ends (LockStats, its series).
 class Acquisition {
  public:
-  // Counts the request from now; begin() checks it.
+  // Counts the request from now; begin() checks it (its keys only when
+  // `spec_checked`: spec_is_valid(spec) said so already).
   Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys,
-              const LockSpec& spec, std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series);
+              const LockSpec& spec, bool spec_checked, std::chrono::milliseconds* waited, std::string* busy_key,
+              LockSeries& series);
   ~Acquisition();
   Acquisition(const Acquisition&) = delete;
   Acquisition& operator=(const Acquisition&) = delete;
@@ -208,6 +210,7 @@ class Acquisition {
  private:
   const std::shared_ptr<const ClientShared>& shared_;  // the client's (outlives the request)
   const LockSpec& spec_;
+  bool spec_checked_;
   std::chrono::milliseconds* waited_;
   std::string* busy_key_;
   LockSeries& series_;

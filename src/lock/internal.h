@@ -132,6 +132,11 @@ inline const LeaseState& state(const Lease& l) noexcept { return static_cast<con
 // backend (options.cpp).
 void validate_values(const LockOptions& o);
 
+// True when a request with `spec` passes its checks whatever its keys (an
+// annotation's spec is checked once per method; an invalid one is checked,
+// and refused, per call as before).
+bool spec_is_valid(const LockSpec& spec) noexcept;
+
 // LockBusy, or DuplicateCall (not retryable) for a release=on_expiry spec:
 // such a lock guards against duplicate calls.
 [[noreturn]] void throw_busy(const LockSpec& spec, const std::string& key, std::chrono::milliseconds waited);
@@ -169,10 +174,11 @@ struct LeaseControl {
 
   // LockClient::try_acquire_all, counted in `series` (the interceptor's key
   // template), for the call whose context is `context` (context_head()).
+  // `spec_checked`: spec_is_valid(spec) said so (once per method).
   static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
-                                 std::chrono::milliseconds* waited, std::string* busy_key, LockSeries& series,
-                                 const std::shared_ptr<const ContextLink>& context) {
-    return c.try_acquire_counted(keys, spec, waited, busy_key, series, context);
+                                 bool spec_checked, std::chrono::milliseconds* waited, std::string* busy_key,
+                                 LockSeries& series, const std::shared_ptr<const ContextLink>& context) {
+    return c.try_acquire_counted(keys, spec, spec_checked, waited, busy_key, series, context);
   }
 
   // A copy of `c` for one thread's use (LockRuntime::for_thread): the same

@@ -38,6 +38,7 @@ std::shared_ptr<const ParsedLock> ParsedLock::parse(const AnnotationSpec& spec) 
   s.spec.release = release == 1 ? LockSpec::Release::on_expiry : LockSpec::Release::on_return;
   s.on_busy = static_cast<OnBusy>(a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values) : vocab::on_busy);
   s.spec.type = static_cast<LockType>(a.has("type") ? a.choice("type", vocab::type_values) : vocab::type);
+  p->spec_checked = spec_is_valid(s.spec);
   const std::string_view arg = a.has("keys") ? "keys" : "key";
   const ArgValue* key = a.find(arg);
   if (key && (key->kind == ArgValue::Kind::key_template || key->kind == ArgValue::Kind::key_template_list)) {
@@ -85,7 +86,8 @@ class LockInterceptor final : public Interceptor {
     std::string busy_key;
     // The call's context, read once: the call stays on this thread.
     std::shared_ptr<const detail::ContextLink>& context = detail::context_head();
-    LeaseHandle lease = detail::LeaseControl::try_acquire(client, keys, spec, &waited, &busy_key, *p.series, context);
+    LeaseHandle lease =
+        detail::LeaseControl::try_acquire(client, keys, spec, p.spec_checked, &waited, &busy_key, *p.series, context);
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns

@@ -31,6 +31,7 @@ struct ParsedLock {
   int first = -1, count = 1;
   std::string fixed;
   LockSeries* series = nullptr;  // the metrics of the key template (or of the fixed key)
+  bool spec_checked = false;     // settings.spec passes spec_is_valid(): per call, only the keys are checked
 
   // Throws UsageError for a value outside the vocabulary (annotations/lock.json
   // gives the defaults of arguments not written).

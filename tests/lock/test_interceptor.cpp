@@ -65,6 +65,11 @@ constexpr ArgSpec k_keys_throw[] = {{"keys", ArgValue::of_template_list(0, 2)}};
 // [[lock(key="t:<id>", type=bogus)]] (weavegen would refuse it; the runtime checks too)
 constexpr ArgSpec k_bogus_type[] = {{"key", ArgValue::of_template(0)}, {"type", ArgValue::of_enum("bogus")}};
 
+// [[lock(key="t:<id>", ttl=1s, max_hold=5s)]] (weavegen would refuse it; each call is refused)
+constexpr ArgSpec k_ttl_max_hold[] = {{"key", ArgValue::of_template(0)},
+                                      {"ttl", ArgValue::of_duration_ms(1000)},
+                                      {"max_hold", ArgValue::of_duration_ms(5000)}};
+
 // [[lock(key="t:<id>", max_hold=300ms)]]
 constexpr ArgSpec k_max_hold[] = {{"key", ArgValue::of_template(0)}, {"max_hold", ArgValue::of_duration_ms(300)}};
 
@@ -92,6 +97,7 @@ WEAVE_TEST_METHOD(fair, k_fair)
 WEAVE_TEST_METHOD(read, k_read)
 WEAVE_TEST_METHOD(write, k_write)
 WEAVE_TEST_METHOD(max_hold, k_max_hold)
+WEAVE_TEST_METHOD(ttl_max_hold, k_ttl_max_hold)
 
 // What a proxy for `R method(const std::string& id)` does; the key is "t:<id>".
 template <class R, class F, class OnSkip>
@@ -266,6 +272,26 @@ TEST_CASE("lock interceptor: release=on_expiry guards against duplicates until t
   }
   CHECK(runs == 1);
   CHECK(weave::default_lock_client().try_acquire("t:" + id, {.wait = 10s}));  // runs out on its own
+}
+
+// The spec is checked once per method; a call still has its own key checked,
+// and a spec that breaks a rule refuses every call, naming the call's key.
+TEST_CASE("lock interceptor: a spec that breaks a rule refuses every call, and an empty key is refused under any spec",
+          "[lock][interceptor]") {
+  UseMem mem;
+  const std::string id = fresh_id();
+  bool ran = false;
+  for (int i = 0; i < 2; ++i)
+    CHECK_THROWS_WITH(call<void>(k_info_ttl_max_hold, id, [&] { ran = true; }, weave::detail::CannotSkip{}),
+                      Catch::Matchers::Contains("lock 't:" + id + "': max_hold limits the watchdog's renewals"));
+  const weave::ArgRef args[] = {weave::ArgRef(id)};
+  const std::string empty[1];
+  CHECK_THROWS_WITH(
+      weave::detail::invoke<void>(k_info_plain, args, empty, [&] { ran = true; }, weave::detail::CannotSkip{}),
+      Catch::Matchers::Contains("lock key is empty"));
+  CHECK_FALSE(ran);
+  CHECK_NOTHROW(call<void>(k_info_plain, id, [&] { ran = true; }, weave::detail::CannotSkip{}));
+  CHECK(ran);
 }
 
 TEST_CASE("lock interceptor: unsupported arguments are usage errors naming the method, and the method does not run",

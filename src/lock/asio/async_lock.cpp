@@ -227,7 +227,7 @@ net::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backen
                                           milliseconds* waited, std::string* busy_key, LockSeries& series) {
   const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
   const bool in_process = path.in_process;
-  Acquisition a(shared, keys, spec, waited, busy_key, series);
+  Acquisition a(shared, keys, spec, /*spec_checked=*/false, waited, busy_key, series);
   if (LeaseHandle h = a.begin(context_head())) co_return h;
   for (std::size_t i = 0; i < a.missing().size(); ++i) {
     KeyAttempt k = a.attempt(i);
@@ -321,8 +321,8 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
         // can cancel it midway: the call's cancellations wait for its
         // running handler (CallCell), so one sent meanwhile reaches the
         // body's first co_await, which then gives the key back.
-        lease = LeaseControl::try_acquire(rt->client, keys, settings.spec, &waited, &busy_key, *p.series,
-                                          context_head());
+        lease = LeaseControl::try_acquire(rt->client, keys, settings.spec, p.spec_checked, &waited, &busy_key,
+                                          *p.series, context_head());
       } else {
         client = rt->client;
       }
