@@ -1,14 +1,19 @@
-// Rate-limit decisions on Redis, as ratios to a raw floor measured in the
-// same run (starts its own redis-server on a free loopback port). Run by hand:
+// Rate-limit decisions and semaphore permits on Redis, as ratios to a raw
+// floor measured in the same run (starts its own redis-server on a free
+// loopback port). Run by hand:
 //   bench_quota [--blocks=<interleaved blocks, default 100>] [--threads=<N, default 16>] [--seconds=<S, default 3>]
-//               [--processes=<P, default 1>]
+//               [--processes=<P, default 1>] [--handoffs=<H, default 500>]
 //
 //   decision     RateLimiter::try_acquire on one key (the GCRA script: one round trip)
 //   raw_evalsha  the floor: a raw hiredis EVALSHA of a trivial script ("return 1", one key) on one connection
 // measured interleaved: blocks of 100 decisions and 100 floor calls alternate, and the median of the block
 // ratios is printed (robust to a load that comes and goes); then P processes (fork) of N threads each
 // deciding on one hot key for S seconds: decisions a second, and admitted against the limit's bound
-// (rate x elapsed + burst).
+// (rate x elapsed + burst). Semaphores: a permit taken and given back (two
+// round trips) against two floor calls, interleaved the same way; then H
+// hand-offs on a key of one permit between two threads: the time from the
+// holder's release() to the waiter's acquire() returning, in floor round
+// trips (p50, p99).
 #include <hiredis/hiredis.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +32,7 @@
 #include "redis_server.h"
 #include "weave/quota.h"
 #include "weave/rate_limit.h"
+#include "weave/semaphore.h"
 
 namespace {
 
@@ -102,6 +108,65 @@ int main(int argc, char** argv) {
   std::printf("  the decision's script by hand %.1f us / raw EVALSHA: block ratios p50 %.2fx (p10 %.2fx, p90 %.2fx)\n",
               bench::percentile(script_us, 0.5), bench::percentile(script_ratios, 0.5),
               bench::percentile(script_ratios, 0.1), bench::percentile(script_ratios, 0.9));
+
+  // Semaphores: a permit taken and given back, against two floor calls.
+  weave::Semaphore sem;
+  for (int i = 0; i < 200; ++i) sem.try_acquire("bench:warm", {.permits = 4}).release();
+  std::vector<double> permit_us, floor2_us, permit_ratios;
+  for (int b = 0; b < blocks; ++b) {
+    const double p = time_block([&] { sem.try_acquire("bench:permit", {.permits = 4}).release(); });
+    const double f = time_block([&] {
+      evalsha();
+      evalsha();
+    });
+    permit_us.push_back(p);
+    floor2_us.push_back(f);
+    permit_ratios.push_back(p / f);
+  }
+  std::printf("  permit taken + given back %.1f us / 2 raw EVALSHA %.1f us: block ratios p50 %.2fx (p10 %.2fx, p90 %.2fx)\n",
+              bench::percentile(permit_us, 0.5), bench::percentile(floor2_us, 0.5),
+              bench::percentile(permit_ratios, 0.5), bench::percentile(permit_ratios, 0.1),
+              bench::percentile(permit_ratios, 0.9));
+  // Hand-offs: the holder releases, the waiter (in line, subscribed) gets it.
+  const int handoffs = flag(argc, argv, "--handoffs", 500);
+  std::vector<double> handoff_us;
+  {
+    std::atomic<std::int64_t> released_at{0};
+    std::atomic<int> turn{0};  // 1: the waiter asks; 2: it holds; 3: it gives back (waits block, never spin)
+    auto set = [&turn](int t) {
+      turn = t;
+      turn.notify_all();
+    };
+    auto until = [&turn](int t) {
+      for (int now = turn.load(); now != t; now = turn.load()) turn.wait(now);
+    };
+    weave::Permit first = sem.acquire("bench:handoff", {.permits = 1});
+    std::thread waiter([&] {
+      for (int i = 0; i < handoffs; ++i) {
+        until(1);
+        weave::Permit p = sem.acquire("bench:handoff", {.permits = 1, .wait = std::chrono::seconds(10)});
+        handoff_us.push_back(double(mono_ns() - released_at.load()) / 1e3);
+        set(2);
+        until(3);
+        p.release();
+      }
+    });
+    for (int i = 0; i < handoffs; ++i) {
+      set(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the waiter is in line by now
+      released_at = mono_ns();
+      first.release();
+      until(2);
+      set(3);
+      first = sem.acquire("bench:handoff", {.permits = 1, .wait = std::chrono::seconds(10)});
+    }
+    waiter.join();
+  }
+  const double rtt = bench::percentile(floor_us, 0.5);
+  std::printf("  release -> waiter started (%d hand-offs): p50 %.1f us = %.2f round trips, p99 %.1f us = %.2f round "
+              "trips (a round trip: raw EVALSHA p50 %.1f us)\n",
+              handoffs, bench::percentile(handoff_us, 0.5), bench::percentile(handoff_us, 0.5) / rtt,
+              bench::percentile(handoff_us, 0.99), bench::percentile(handoff_us, 0.99) / rtt, rtt);
 
   // One hot key, many threads (in P processes), a limit far under what they ask for.
   const weave::RateLimit hot{.permits = 5000, .per = std::chrono::seconds(1), .burst = 100};
