@@ -25,6 +25,9 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// The most permits a semaphore may have (annotations/semaphore.json says the same).
+inline constexpr std::uint32_t kMaxPermits = 1'000'000;
+
 class PermitAttempt {
  public:
   using Clock = std::chrono::steady_clock;

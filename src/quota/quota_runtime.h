@@ -79,6 +79,15 @@ class QuotaRuntimeRef : public QuotaRuntimeSlot::Ref {
   QuotaRuntimeRef() : QuotaRuntimeSlot::Ref(quota_runtime_slot()) {}
 };
 
+// f(runtime): `own` (a RateLimiter's or Semaphore's own options) when set,
+// else the process-wide one.
+template <class F>
+decltype(auto) with_runtime(const std::shared_ptr<QuotaRuntime>& own, F&& f) {
+  if (own) return f(*own);
+  const QuotaRuntimeRef rt;
+  return f(*rt);
+}
+
 // `limit` (for `permits` within `wait`) as one GCRA step. Throws UsageError
 // naming `name` (the key, or the key template) when out of range.
 RateStep rate_step(std::string_view name, const RateLimit& limit, std::uint64_t permits,

@@ -76,17 +76,6 @@ RateDecision detail::decide(QuotaRuntime& rt, std::string_view key, const RateLi
   return d;
 }
 
-namespace {
-
-template <class F>
-RateDecision on_runtime(const std::shared_ptr<detail::QuotaRuntime>& own, F&& f) {
-  if (own) return f(*own);
-  const detail::QuotaRuntimeRef rt;
-  return f(*rt);
-}
-
-}  // namespace
-
 RateLimiter::RateLimiter() = default;
 RateLimiter::RateLimiter(QuotaOptions options) : own_(std::make_shared<detail::QuotaRuntime>(std::move(options))) {}
 
@@ -98,7 +87,7 @@ RateDecision RateLimiter::reserve(std::string_view key, const RateLimit& limit, 
                                   std::uint64_t permits) {
   // RateLimiter's own calls count under rate_limit="" (their keys are not a bounded label).
   static detail::RateSeries& direct = detail::rate_series("");
-  return on_runtime(own_, [&](detail::QuotaRuntime& rt) { return detail::decide(rt, key, limit, permits, wait, direct); });
+  return detail::with_runtime(own_, [&](detail::QuotaRuntime& rt) { return detail::decide(rt, key, limit, permits, wait, direct); });
 }
 
 std::uint64_t permits_left(const RateLimit& limit, std::chrono::microseconds spent_ahead) {
@@ -109,10 +98,8 @@ std::uint64_t permits_left(const RateLimit& limit, std::chrono::microseconds spe
 }
 
 std::vector<RateLimitState> RateLimiter::list(std::string_view pattern) {
-  std::vector<RateLimitState> out;
-  const auto walk = [&](detail::QuotaRuntime& rt) { out = rt.rates().list(pattern); };
-  if (own_) walk(*own_);
-  else walk(*detail::QuotaRuntimeRef());
+  std::vector<RateLimitState> out =
+      detail::with_runtime(own_, [&](detail::QuotaRuntime& rt) { return rt.rates().list(pattern); });
   std::sort(out.begin(), out.end(), [](const RateLimitState& a, const RateLimitState& b) { return a.key < b.key; });
   return out;
 }

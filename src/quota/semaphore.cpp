@@ -23,8 +23,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using S = QuotaCounterStripe;
 
-constexpr std::uint32_t kMaxPermits = 1'000'000;
-
 void check_request(const QuotaRuntime& rt, std::string_view key, const SemaphoreSpec& spec) {
   if (key.empty()) throw UsageError("semaphore: the key is empty");
   const auto bad = [key](const std::string& why) { return UsageError("semaphore '" + std::string(key) + "': " + why); };
@@ -120,13 +118,6 @@ namespace {
 SemaphoreSeries& direct_series() {
   static SemaphoreSeries& direct = semaphore_series("");
   return direct;
-}
-
-template <class F>
-auto on_runtime(const std::shared_ptr<QuotaRuntime>& own, F&& f) {
-  if (own) return f(*own);
-  const QuotaRuntimeRef rt;
-  return f(*rt);
 }
 
 }  // namespace
@@ -265,14 +256,14 @@ Semaphore::Semaphore() = default;
 Semaphore::Semaphore(QuotaOptions options) : own_(std::make_shared<detail::QuotaRuntime>(std::move(options))) {}
 
 Permit Semaphore::try_acquire(std::string_view key, const SemaphoreSpec& spec) {
-  return detail::on_runtime(own_, [&](detail::QuotaRuntime& rt) {
+  return detail::with_runtime(own_, [&](detail::QuotaRuntime& rt) {
     detail::PermitAttempt a(rt, key, spec, detail::direct_series());
     return detail::take_on_this_thread(a);
   });
 }
 
 Permit Semaphore::acquire(std::string_view key, const SemaphoreSpec& spec) {
-  return detail::on_runtime(own_, [&](detail::QuotaRuntime& rt) {
+  return detail::with_runtime(own_, [&](detail::QuotaRuntime& rt) {
     detail::PermitAttempt a(rt, key, spec, detail::direct_series());
     Permit p = detail::take_on_this_thread(a);
     if (!p) throw SemaphoreBusy(std::string(key), spec.permits, a.waited());
@@ -282,7 +273,7 @@ Permit Semaphore::acquire(std::string_view key, const SemaphoreSpec& spec) {
 
 std::vector<SemaphoreState> Semaphore::list(std::string_view pattern) {
   std::vector<SemaphoreState> out =
-      detail::on_runtime(own_, [&](detail::QuotaRuntime& rt) { return rt.semaphores().list(pattern); });
+      detail::with_runtime(own_, [&](detail::QuotaRuntime& rt) { return rt.semaphores().list(pattern); });
   for (SemaphoreState& s : out)
     std::sort(s.holders.begin(), s.holders.end(),
               [](const PermitHolder& a, const PermitHolder& b) { return a.fencing_token < b.fencing_token; });

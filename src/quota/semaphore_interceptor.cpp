@@ -24,8 +24,8 @@ std::shared_ptr<const ParsedSemaphore> ParsedSemaphore::parse(const AnnotationSp
   const Annotation a(spec, {});
   auto p = std::make_shared<ParsedSemaphore>();
   const std::int64_t permits = a.integer("permits");
-  if (permits < 1 || permits > 1'000'000)
-    throw UsageError("semaphore permits must be 1 to 1000000, not " + std::to_string(permits));
+  if (permits < 1 || permits > kMaxPermits)
+    throw UsageError("semaphore permits must be 1 to " + std::to_string(kMaxPermits) + ", not " + std::to_string(permits));
   p->spec.permits = static_cast<std::uint32_t>(permits);
   p->spec.wait = a.has("wait") ? a.duration("wait") : vocab::wait;
   p->skip_when_busy = (a.has("on_busy") ? a.choice("on_busy", vocab::on_busy_values) : vocab::on_busy) == 1;
