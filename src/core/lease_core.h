@@ -80,6 +80,11 @@ class LeaseCore {
     // Renewed this often while held; 0 for a fixed ttl (never renewed).
     std::chrono::milliseconds renew_every{0};
     Clock::time_point acquired_at;  // when the acquiring request was sent
+    // The store's first term when shorter than lease_time (0: lease_time),
+    // the first renewal then due a third of it after acquired_at: a
+    // semaphore permit a release granted to a waiter (which may have died
+    // since) lasts only a place in line until that waiter renews it.
+    std::chrono::milliseconds first_term{0};
     // Renewals stop here (a lock's max_hold); the lease then runs out.
     Clock::time_point hold_deadline = Clock::time_point::max();
     std::shared_ptr<const RenewGroup> group;  // who renews it (its store); null only for a fixed ttl
@@ -104,7 +109,15 @@ class LeaseCore {
   // margin (none when the store is `in_process`) and its local deadline.
   void start_deadline(Clock::time_point sent, bool in_process) noexcept {
     drift_ = in_process ? std::chrono::milliseconds(0) : clock_drift(terms_.lease_time);
-    set_expires_at(deadline_after(sent));
+    if (terms_.first_term.count() > 0)
+      set_expires_at(sent + terms_.first_term - (in_process ? std::chrono::milliseconds(0) : clock_drift(terms_.first_term)));
+    else
+      set_expires_at(deadline_after(sent));
+  }
+  // When the renewer first renews it (renewed leases).
+  Clock::time_point first_renewal() const noexcept {
+    return terms_.acquired_at +
+           (terms_.first_term.count() > 0 ? renew_interval(terms_.first_term) : terms_.renew_every);
   }
 
   bool renewed() const noexcept { return terms_.renew_every.count() > 0; }

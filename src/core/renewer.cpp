@@ -88,7 +88,7 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
     return;
   }
   const Clock::time_point due = lease.renewed()
-                                    ? std::min(lease.terms_.acquired_at + lease.terms_.renew_every, lease.terms_.hold_deadline)
+                                    ? std::min(lease.first_renewal(), lease.terms_.hold_deadline)
                                     : lease.expires_at();
   const Clock::rep at = due.time_since_epoch().count();
   Shard& sh = shards_[lease.wd_shard_];

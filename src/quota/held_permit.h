@@ -22,10 +22,13 @@ namespace WEAVE_NAMESPACE::detail {
 class HeldPermit final : public LeaseCore, public SemaphorePermit, public std::enable_shared_from_this<HeldPermit> {
  public:
   using Clock = std::chrono::steady_clock;
-  // Granted to `owner` with `token` for a request sent at `sent`; renewed by
-  // `runtime` from now on.
-  HeldPermit(std::string_view key, std::string owner, std::uint64_t token, std::chrono::milliseconds lease,
-             Clock::time_point sent, std::shared_ptr<QuotaRuntime> runtime, SemaphoreSeries& series);
+  // Granted to `owner` with `token` (of a semaphore of `permits`) for a
+  // request sent at `sent`; renewed by `runtime` from now on. `first_term`:
+  // a release's grant to this waiter, which lasts that long (its place in
+  // line) until the first renewal; 0 for a request's grant (a lease).
+  HeldPermit(std::string_view key, std::string owner, std::uint64_t token, std::uint32_t permits,
+             std::chrono::milliseconds lease, std::chrono::milliseconds first_term, Clock::time_point sent,
+             std::shared_ptr<QuotaRuntime> runtime, SemaphoreSeries& series);
   ~HeldPermit() = default;
   // Both bases answer these; the core's are the same, minus the view's const.
   using LeaseCore::expires_at;
@@ -52,6 +55,7 @@ class HeldPermit final : public LeaseCore, public SemaphorePermit, public std::e
   // Counts in its runtime's QuotaStats and in its key template's series.
   void count(std::atomic<std::uint64_t> QuotaCounterStripe::*field) noexcept;
   std::uint64_t token_;
+  std::uint32_t permits_;  // given back with it: the next waiter's grant is counted against them
   SemaphoreSeries& series_;
   ContextLink link_;  // context_link()
   pid_t pid_;  // the process it was granted to (a fork()ed child's copy gives nothing back)

@@ -59,18 +59,45 @@ void PermitAttempt::leave_line() noexcept {
   if (!in_line_) return;
   in_line_ = false;
   try {
-    rt_.semaphores().leave_line(key_, owner_);
+    rt_.semaphores().leave_line(request());
   } catch (...) {
     // Its place runs out by itself (line_place).
   }
 }
 
+PermitWaiter& PermitAttempt::prepare_wait() {
+  waiter_ = rt_.semaphores().prepare_wait(key_, owner_);
+  return *waiter_;
+}
+
+Permit PermitAttempt::granted(std::uint64_t fencing_token, Clock::time_point sent, Clock::time_point now,
+                              milliseconds first_term) {
+  count(&S::permits_acquired);
+  if (in_line_) count(&S::permits_waited);
+  series_.wait.observe(now - start_);
+  in_line_ = false;  // (the grant took it out of line)
+  return HeldPermit::hand_out(std::allocate_shared<HeldPermit>(std::allocator<HeldPermit>{}, key_, owner_,
+                                                                fencing_token, permits_, lease_, first_term, sent,
+                                                                rt_.shared_from_this(), series_));
+}
+
 Permit PermitAttempt::step(std::optional<Clock::time_point>& again) {
   again.reset();
+  if (waiter_) {
+    // A release granted the permit for a place's time after the last
+    // request was sent (so it lasts from then at least), the first renewal
+    // due a third of it later. A grant older than that (this process was
+    // stopped) is asked for: the store says whether it still holds.
+    if (const std::optional<std::uint64_t> token = waiter_->take_grant()) {
+      const auto now = Clock::now();
+      waited_ = std::chrono::duration_cast<milliseconds>(now - start_);
+      if (now - last_sent_ < LeaseCore::renew_interval(place_)) return granted(*token, last_sent_, now, place_);
+    }
+  }
   PermitGrant g;
-  const auto sent = Clock::now();
+  const auto sent = last_sent_ = Clock::now();
   try {
-    g = rt_.semaphores().acquire({key_, owner_, permits_, lease_, place_});
+    g = rt_.semaphores().acquire(request());
   } catch (Error& e) {
     leave_line();
     count(&S::permit_errors);
@@ -80,15 +107,7 @@ Permit PermitAttempt::step(std::optional<Clock::time_point>& again) {
   if (g.reclaimed > 0) count(&S::permits_reclaimed, g.reclaimed);
   const auto now = Clock::now();
   waited_ = std::chrono::duration_cast<milliseconds>(now - start_);
-  if (g.granted) {
-    count(&S::permits_acquired);
-    if (in_line_) count(&S::permits_waited);
-    series_.wait.observe(now - start_);
-    in_line_ = false;  // (the grant took it out of line)
-    return HeldPermit::hand_out(std::allocate_shared<HeldPermit>(std::allocator<HeldPermit>{}, key_, owner_,
-                                                                  g.fencing_token, lease_, sent,
-                                                                  rt_.shared_from_this(), series_));
-  }
+  if (g.granted) return granted(g.fencing_token, sent, now);
   in_line_ = waits();
   if (now >= deadline_) {
     leave_line();
@@ -102,8 +121,7 @@ Permit PermitAttempt::step(std::optional<Clock::time_point>& again) {
 }
 
 Permit take_on_this_thread(PermitAttempt& a) {
-  // Made before the first request: a release in between is not missed.
-  const std::unique_ptr<ChangeWaiter> waiter = a.waits() ? a.prepare_wait() : nullptr;
+  PermitWaiter* waiter = a.waits() ? &a.prepare_wait() : nullptr;
   for (;;) {
     std::optional<Clock::time_point> again;
     Permit p = a.step(again);
@@ -122,18 +140,21 @@ SemaphoreSeries& direct_series() {
 
 }  // namespace
 
-HeldPermit::HeldPermit(std::string_view key, std::string owner, std::uint64_t token, milliseconds lease,
-                       Clock::time_point sent, std::shared_ptr<QuotaRuntime> runtime, SemaphoreSeries& series)
+HeldPermit::HeldPermit(std::string_view key, std::string owner, std::uint64_t token, std::uint32_t permits,
+                       milliseconds lease, milliseconds first_term, Clock::time_point sent,
+                       std::shared_ptr<QuotaRuntime> runtime, SemaphoreSeries& series)
     : LeaseCore([&](Terms& terms) {
         terms.key = key;
         terms.owner = std::move(owner);
         terms.lease_time = lease;
         terms.renew_every = renew_interval(lease);
         terms.acquired_at = sent;  // conservative: the store's lease started later
+        terms.first_term = first_term;
         terms.group = std::move(runtime);
       }),
       SemaphorePermit(static_cast<LeaseCore&>(*this)),
       token_(token),
+      permits_(permits),
       series_(series),
       pid_(current_pid()) {
   start_deadline(sent, this->runtime().semaphores().in_process());
@@ -155,7 +176,8 @@ bool HeldPermit::give_back() {
   count(&S::permits_released);
   bool held_in_store = false;
   try {
-    held_in_store = runtime().semaphores().release(key(), owner_token());
+    held_in_store =
+        runtime().semaphores().release({key(), owner_token(), permits_, lease_time(), runtime().options().line_place});
   } catch (Error& e) {
     count(&S::permit_errors);
     name_key(e, key(), "semaphore");

@@ -45,6 +45,17 @@ struct Semaphore {
   bool idle() const { return holders.empty() && line.empty(); }
 };
 
+// A waiter on the table's bell.
+class BellWaiter final : public PermitWaiter {
+ public:
+  explicit BellWaiter(std::unique_ptr<ChangeWaiter> bell) : bell_(std::move(bell)) {}
+  bool wait_until(Clock::time_point deadline) override { return bell_->wait_until(deadline); }
+  bool wake_on_change(std::function<void()> wake) override { return bell_->wake_on_change(std::move(wake)); }
+
+ private:
+  std::unique_ptr<ChangeWaiter> bell_;
+};
+
 class MemSemaphores final : public SemaphoreStore {
  public:
   PermitGrant acquire(const PermitRequest& r) override {
@@ -67,11 +78,10 @@ class MemSemaphores final : public SemaphoreStore {
     const auto free = static_cast<std::int64_t>(r.permits) - static_cast<std::int64_t>(s.holders.size());
     if (ahead < free) {
       if (mine != s.line.end()) s.line.erase(mine);
-      last_token_ = std::max(last_token_ + 1, static_cast<std::uint64_t>(now.time_since_epoch().count()));
-      s.holders[std::string(r.owner)] = Holder{now + r.lease, last_token_};
+      out.fencing_token = next_token_locked(now);
+      s.holders[std::string(r.owner)] = Holder{now + r.lease, out.fencing_token};
       if (out.reclaimed > 1 && !s.line.empty()) changed_locked();
       out.granted = true;
-      out.fencing_token = last_token_;
       return out;
     }
     if (r.place.count() > 0) {
@@ -106,32 +116,38 @@ class MemSemaphores final : public SemaphoreStore {
     return out;
   }
 
-  bool release(std::string_view key, std::string_view owner) override {
+  bool release(const PermitRequest& r) override {
     const auto now = Clock::now();
     Guard g(mutex_);
-    auto it = keys_.find(key);
+    auto it = keys_.find(r.key);
     if (it == keys_.end()) return false;
-    Semaphore& s = it->second;
-    auto h = s.holders.find(owner);
-    if (h == s.holders.end()) return false;
+    auto h = it->second.holders.find(r.owner);
+    if (h == it->second.holders.end()) return false;
     const bool in_time = h->second.deadline > now;
-    s.holders.erase(h);
-    if (!s.line.empty()) changed_locked();
-    if (s.idle()) keys_.erase(it);
+    give_back_locked(it, h, r, now);
     return in_time;
   }
 
-  void leave_line(std::string_view key, std::string_view owner) override {
+  void leave_line(const PermitRequest& r) override {
+    const auto now = Clock::now();
     Guard g(mutex_);
-    auto it = keys_.find(key);
+    auto it = keys_.find(r.key);
     if (it == keys_.end()) return;
     Semaphore& s = it->second;
-    if (std::erase_if(s.line, [&](const Place& p) { return p.owner == owner; }) > 0 && !s.line.empty())
+    if (auto h = s.holders.find(r.owner); h != s.holders.end()) {  // granted by a release meanwhile
+      give_back_locked(it, h, r, now);
+      return;
+    }
+    if (std::erase_if(s.line, [&](const Place& p) { return p.owner == r.owner; }) > 0 && !s.line.empty())
       changed_locked();
     if (s.idle()) keys_.erase(it);
   }
 
-  std::unique_ptr<ChangeWaiter> prepare_wait(std::string_view) override { return changes_->waiter(); }
+  // The waiter sees a release's grant when it asks again (acquire: the
+  // holder's grant, extended): no request crosses a network here.
+  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view, std::string_view) override {
+    return std::make_unique<BellWaiter>(changes_->waiter());
+  }
 
   std::vector<SemaphoreState> list(std::string_view pattern) override {
     const std::string glob(pattern);
@@ -158,6 +174,26 @@ class MemSemaphores final : public SemaphoreStore {
     if (it == keys_.end()) return nullptr;
     auto h = it->second.holders.find(owner);
     return h == it->second.holders.end() ? nullptr : &h->second;
+  }
+  // permit_release.lua's give_back: the permit goes to the first waiter in
+  // line while fewer than `r.permits` are held, else the line is woken.
+  void give_back_locked(KeyMap<Semaphore>::iterator it, std::map<std::string, Holder, std::less<>>::iterator h,
+                        const PermitRequest& r, Clock::time_point now) WEAVE_REQUIRES(mutex_) {
+    Semaphore& s = it->second;
+    s.holders.erase(h);
+    std::erase_if(s.line, [now](const Place& p) { return p.until <= now; });
+    if (!s.line.empty()) {
+      if (s.holders.size() < r.permits) {
+        s.holders[std::move(s.line.front().owner)] = Holder{now + r.place, next_token_locked(now)};
+        s.line.pop_front();
+      }
+      changed_locked();
+    }
+    if (s.idle()) keys_.erase(it);
+  }
+  std::uint64_t next_token_locked(Clock::time_point now) WEAVE_REQUIRES(mutex_) {
+    last_token_ = std::max(last_token_ + 1, static_cast<std::uint64_t>(now.time_since_epoch().count()));
+    return last_token_;
   }
   // Keys whose holders and waiters all ran out go in batches, so memory
   // follows the live keys.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// One caller's request (acquire), or the permit it gives back (release,
+// leave_line: `permits` and `place` are then those of the grant the next
+// waiter may get, which lasts `place` until that waiter renews it).
 struct PermitRequest {
   std::string_view key, owner;  // (views: kept by the caller while sent)
   std::uint32_t permits = 1;    // held at once at most
@@ -25,6 +29,19 @@ struct PermitRequest {
   // How long a place in line lasts if refused (the caller asks again within
   // it); 0: the caller does not wait, so it takes no place.
   std::chrono::milliseconds place{0};
+};
+
+// What a waiting caller waits on between its requests: a change of the
+// key's holders or line. A release grants its permit to the first waiter
+// in line directly; where the store tells that waiter with the grant's
+// fencing token (Redis: the release's message), the waiter takes it
+// without another request.
+class PermitWaiter : public ChangeWaiter {
+ public:
+  // The fencing token of a permit granted to this waiter's owner that came
+  // with a change since the last call; nullopt otherwise (the next
+  // acquire() then returns such a grant).
+  virtual std::optional<std::uint64_t> take_grant() { return std::nullopt; }
 };
 
 struct PermitGrant {
@@ -41,8 +58,9 @@ class SemaphoreStore {
 
   // Drops the holders whose lease ran out, then grants `owner` a permit
   // when fewer waiters are ahead of it in line than permits are free
-  // (FIFO); a holder asking again gets its grant again, extended. Refused
-  // with a `place`: the caller keeps (or takes) its place in line.
+  // (FIFO); a holder asking again (a reply lost, or a permit a release
+  // granted it) gets its grant again, extended. Refused with a `place`: the
+  // caller keeps (or takes) its place in line.
   virtual PermitGrant acquire(const PermitRequest& r) = 0;
   struct Renewal {
     std::string_view key, owner;
@@ -50,13 +68,16 @@ class SemaphoreStore {
   };
   // Extends each permit still held; one result per item (false: lost).
   virtual std::vector<bool> renew(std::span<const Renewal> items) = 0;
-  // Gives `owner`'s permit back and wakes the waiters. False when it was no
+  // Gives `r.owner`'s permit back: with fewer than `r.permits` then held,
+  // to the first waiter in line (a grant lasting `r.place`, until that
+  // waiter's first renewal), else the line is woken. False when it was no
   // longer held (its lease had run out).
-  virtual bool release(std::string_view key, std::string_view owner) = 0;
-  // A waiter that gives up leaves the line (those behind it are woken).
-  virtual void leave_line(std::string_view key, std::string_view owner) = 0;
-  // Made before the acquire() whose refusal it waits out.
-  virtual std::unique_ptr<ChangeWaiter> prepare_wait(std::string_view key) = 0;
+  virtual bool release(const PermitRequest& r) = 0;
+  // A waiter that gives up leaves the line (those behind it are woken), or
+  // gives back the permit a release granted it meanwhile.
+  virtual void leave_line(const PermitRequest& r) = 0;
+  // `owner`'s waiter, made before the acquire() whose refusal it waits out.
+  virtual std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string_view owner) = 0;
   // The keys matching the glob `pattern` with live holders or waiters, in any order.
   virtual std::vector<SemaphoreState> list(std::string_view pattern) = 0;
   virtual bool in_process() const noexcept { return false; }

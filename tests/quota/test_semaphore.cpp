@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "quota/quota_runtime.h"
+#include "quota/semaphore_store.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/semaphore.h"
@@ -116,6 +118,48 @@ TEST_CASE("semaphore: a waiter that gives up leaves the line") {
   CHECK_FALSE(sem.try_acquire(key, {.permits = 1, .wait = 200ms}));
   holder.release();
   CHECK(sem.try_acquire(key, {.permits = 1}));  // no waiter ahead any more
+}
+
+TEST_CASE("semaphore store: a release grants its permit to the first waiter, which passes it on if it gives up") {
+  using weave::detail::PermitRequest;
+  const auto rt = std::make_shared<weave::detail::QuotaRuntime>(weave::QuotaOptions{.url = test_store_url()});
+  weave::detail::SemaphoreStore& store = rt->semaphores();
+  const std::string key = fresh_key("granted");
+  const PermitRequest a{key, "owner-a", 1, 30s, 3s}, b{key, "owner-b", 1, 30s, 3s}, c{key, "owner-c", 1, 30s, 3s};
+  REQUIRE(store.acquire(a).granted);
+  const std::unique_ptr<weave::detail::PermitWaiter> b_waits = store.prepare_wait(key, "owner-b");
+  CHECK_FALSE(store.acquire(b).granted);  // first in line
+  CHECK_FALSE(store.acquire(c).granted);  // behind it
+  CHECK(store.release(a));
+  // Nobody asked since: the release made b a holder, for its place's time.
+  auto holders = [&] {
+    const auto states = store.list(key);
+    REQUIRE(states.size() == 1);
+    return states[0].holders;
+  };
+  REQUIRE(holders().size() == 1);
+  CHECK(holders()[0].owner == "owner-b");
+  CHECK(holders()[0].expires_in <= 3s);
+  const std::uint64_t b_token = holders()[0].fencing_token;
+  REQUIRE(b_waits->wait_until(Clock::now() + 5s));
+  const std::optional<std::uint64_t> told = b_waits->take_grant();
+  if (WEAVE_TEST_STORE_IS_MEM) {
+    CHECK_FALSE(told);  // (b's next request returns it)
+  } else {
+    REQUIRE(told);  // the release's message named b and its token
+    CHECK(*told == b_token);
+  }
+  CHECK_FALSE(store.acquire(c).granted);  // b holds the one permit
+  // b gives up before it took the grant: the permit goes on to c.
+  store.leave_line(b);
+  REQUIRE(holders().size() == 1);
+  CHECK(holders()[0].owner == "owner-c");
+  const weave::detail::PermitGrant for_c = store.acquire(c);  // asks again: the same grant, a full lease now
+  REQUIRE(for_c.granted);
+  CHECK(for_c.fencing_token > b_token);
+  CHECK(holders()[0].expires_in > 3s);
+  CHECK(store.release(c));
+  CHECK(store.list(key).empty());
 }
 
 TEST_CASE("semaphore: a held permit is renewed past its lease, and stays exclusive") {
@@ -253,15 +297,44 @@ TEST_CASE("semaphore: a free permit goes to the waiter first in line, which hold
   waiter->signal(SIGSTOP);  // in line, and asking no more
   holder->send("release");
   CHECK(holder->line() == std::optional<std::string>("RELEASE 1"));
-  // The permit is free, but the waiter ahead has the first turn: a newcomer
-  // that does not wait is refused, one that waits gets it once that
-  // waiter's place ran out.
+  // The release granted the permit to the waiter ahead, for its place's
+  // time: a newcomer that does not wait is refused, one that waits gets it
+  // once that grant ran out unrenewed.
+  const auto states = sem.list(key);
+  REQUIRE(states.size() == 1);
+  REQUIRE(states[0].holders.size() == 1);
+  CHECK(states[0].holders[0].expires_in <= 3s);
   CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
   const auto asked = Clock::now();
   weave::Permit p = sem.try_acquire(key, {.permits = 1, .wait = 10s});
   REQUIRE(p);
   CHECK(Clock::now() - asked > 1s);
   waiter->signal(SIGKILL);
+}
+
+TEST_CASE("semaphore: a waiter the release granted a permit keeps it past its place, renewed") {
+  auto sem = semaphore();  // places last 3 s
+  const std::string key = fresh_key("renewed-grant");
+  auto holder = worker({test_store_url(), key, "1", "30000", "hold"});
+  const auto first = holder->line();
+  REQUIRE(first.value_or("").rfind("HELD ", 0) == 0);
+  auto waiter = worker({test_store_url(), key, "1", "30000", "hold"});
+  std::this_thread::sleep_for(500ms);  // in line
+  holder->send("release");
+  CHECK(holder->line() == std::optional<std::string>("RELEASE 1"));
+  const auto second = waiter->line();
+  REQUIRE(second.value_or("").rfind("HELD ", 0) == 0);
+  CHECK(std::stoull(second->substr(5)) > std::stoull(first->substr(5)));
+  std::this_thread::sleep_for(4s);  // past the grant's first term (a place: 3 s)
+  waiter->send("check");
+  CHECK(waiter->line() == std::optional<std::string>("LOST 0"));
+  const auto states = sem.list(key);
+  REQUIRE(states.size() == 1);
+  REQUIRE(states[0].holders.size() == 1);
+  CHECK(states[0].holders[0].expires_in > 3s);  // renewed to a full lease
+  CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
+  waiter->send("release");
+  CHECK(waiter->line() == std::optional<std::string>("RELEASE 1"));
 }
 
 TEST_CASE("semaphore: processes sharing a key never hold more than `permits` at once") {

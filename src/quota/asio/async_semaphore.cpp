@@ -35,8 +35,8 @@ class AsyncSemaphoreInterceptor final : public AsyncBuiltin {
     const std::shared_ptr<QuotaRuntime> rt = quota_runtime_slot().get();
     const bool in_process = rt->semaphores().in_process();
     PermitAttempt a(*rt, p.key(AsyncCallAccess::invocation(inv)), p.spec, *p.series);
-    std::unique_ptr<ChangeWaiter> waiter;  // (a subscription on Redis: made before the first step)
-    if (a.waits()) waiter = co_await store_call(in_process, [&a] { return a.prepare_wait(); });
+    PermitWaiter* waiter = nullptr;  // (a subscription on Redis: made before the first step)
+    if (a.waits()) waiter = co_await store_call(in_process, [&a] { return &a.prepare_wait(); });
     Permit permit;
     for (;;) {
       std::optional<PermitAttempt::Clock::time_point> again;

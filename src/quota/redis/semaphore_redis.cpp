@@ -1,8 +1,10 @@
 // Semaphores on Redis: for key K, five keys in one slot around
 // S = "{<prefix>sem:<K>}" (holders; :fence, :tokens, :line, :line:until) and
-// the channel S:free, on which a release wakes the line. Every step is one
+// the channel S:free, on which a release announces its grant to the first
+// waiter ("<owner> <token>") or wakes the line ("1"). Every step is one
 // script (src/quota/scripts/permit_*.lua) on the server's clock.
 #include <algorithm>
+#include <charconv>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,49 @@ struct SemaphoreKeys {
     channel = holders + ":free";
   }
   std::string holders, fence, tokens, line, places, channel;
+};
+
+// A waiter over the key's channel. A message granting its owner a permit is
+// taken as the grant (no request); one granting another waiter is no
+// reason to ask (waited through). Anything else wakes it: a wake-up of the
+// line, several messages at once, a reconnection (a grant may have been
+// missed: the next acquire() returns it).
+class PermitSubscription final : public store::SubscriptionWaiter<PermitWaiter> {
+ public:
+  PermitSubscription(std::shared_ptr<store::Executor> exec, const std::string& channel, std::string_view owner)
+      : SubscriptionWaiter(std::move(exec), channel), owner_(owner) {}
+
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override {
+    for (;;) {
+      std::string message;
+      if (!interest().wait_until(deadline, &message)) return false;
+      if (!someone_elses_grant(message)) return true;
+    }
+  }
+  bool wake_on_change(std::function<void()> wake) override {
+    interest().on_change(std::move(wake));
+    return true;
+  }
+  std::optional<std::uint64_t> take_grant() override {
+    // The change that woke a coroutine (wake_on_change) is still unread.
+    std::string message;
+    if (interest().wait_until(std::chrono::steady_clock::now(), &message)) someone_elses_grant(message);
+    return std::exchange(grant_, std::nullopt);
+  }
+
+ private:
+  // Keeps the token of a grant to this owner; true for a grant to another.
+  bool someone_elses_grant(std::string_view message) {
+    const std::size_t space = message.rfind(' ');
+    if (space == std::string_view::npos) return false;
+    if (message.substr(0, space) != owner_) return true;
+    std::uint64_t token = 0;
+    const std::string_view digits = message.substr(space + 1);
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), token).ec == std::errc()) grant_ = token;
+    return false;
+  }
+  std::string owner_;
+  std::optional<std::uint64_t> grant_;
 };
 
 class RedisSemaphores final : public SemaphoreStore {
@@ -71,22 +116,18 @@ class RedisSemaphores final : public SemaphoreStore {
     return out;
   }
 
-  bool release(std::string_view key, std::string_view owner) override {
-    const SemaphoreKeys k(prefix_, key);
-    const store::Reply reply = store::run_one(
-        *exec_, {quota_redis::scripts::permit_release, {k.holders, k.tokens, k.line}, {owner, k.channel}},
-        "semaphore release");
-    return store::ReplyView(reply, "semaphore release").integer() == 1;
+  bool release(const PermitRequest& r) override {
+    return store::ReplyView(give_back(quota_redis::scripts::permit_release, r, "semaphore release"),
+                            "semaphore release")
+               .integer() == 1;
   }
 
-  void leave_line(std::string_view key, std::string_view owner) override {
-    const SemaphoreKeys k(prefix_, key);
-    store::run_one(*exec_, {quota_redis::scripts::permit_leave, {k.line, k.places}, {owner, k.channel}},
-                   "semaphore leave line");
+  void leave_line(const PermitRequest& r) override {
+    give_back(quota_redis::scripts::permit_leave, r, "semaphore leave line");
   }
 
-  std::unique_ptr<ChangeWaiter> prepare_wait(std::string_view key) override {
-    return std::make_unique<store::ChangeSubscription>(exec_, SemaphoreKeys(prefix_, key).channel);
+  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string_view owner) override {
+    return std::make_unique<PermitSubscription>(exec_, SemaphoreKeys(prefix_, key).channel, owner);
   }
 
   std::vector<SemaphoreState> list(std::string_view pattern) override {
@@ -116,6 +157,16 @@ class RedisSemaphores final : public SemaphoreStore {
   }
 
  private:
+  // permit_release.lua or permit_leave.lua (the same keys and arguments).
+  store::Reply give_back(const char* script, const PermitRequest& r, const char* what) {
+    const SemaphoreKeys k(prefix_, r.key);
+    const store::NumberArg permits(r.permits), place(r.place.count());
+    return store::run_one(*exec_,
+                          {script, {k.holders, k.fence, k.tokens, k.line, k.places},
+                           {r.owner, permits.view(), place.view(), k.channel}},
+                          what);
+  }
+
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
 };

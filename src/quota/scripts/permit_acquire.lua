@@ -6,26 +6,19 @@
 -- Holders whose lease ran out are dropped first (their permits reclaimed), so
 -- a crashed holder costs one lease. Waiters are served in arrival order: the
 -- caller takes a permit only when fewer waiters are ahead of it than permits
--- are free. A holder asking again (its reply was lost) gets its grant again.
+-- are free. A holder asking again (its reply was lost, or a release granted
+-- it the permit directly: _permit.lua) gets its grant again.
 -- Returns {1, fencing token, reclaimed} or {0, ms until worth asking again,
 -- reclaimed}.
 --@include _clock.lua
 --@include _counter.lua
+--@include _permit.lua
 local owner, permits, lease, place = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
--- (Numbers go to commands as integer text: Lua's default keeps 14 digits.)
-local function int(n) return string.format('%d', n) end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
 if #dead > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
   for _, o in ipairs(dead) do redis.call('HDEL', KEYS[3], o) end
-end
--- The keys outlive their holders' leases by one more: a dead holder is still
--- there for the next request to reclaim (and count) within a lease of its end.
-local function keep(ms)
-  live_for(KEYS[1], 2 * ms)
-  live_for(KEYS[2], 2 * ms)
-  live_for(KEYS[3], 2 * ms)
 end
 if redis.call('ZSCORE', KEYS[1], owner) then
   redis.call('ZADD', KEYS[1], int(now + lease), owner)
@@ -37,21 +30,14 @@ if redis.call('ZSCORE', KEYS[1], owner) then
   end
   return {1, tonumber(token), #dead}
 end
-local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)
-if #gone > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-  for _, o in ipairs(gone) do redis.call('ZREM', KEYS[4], o) end
-end
+drop_gone_places(now)
 local free = permits - redis.call('ZCARD', KEYS[1])
 local ahead = redis.call('ZRANK', KEYS[4], owner)
 if ahead == false then ahead = redis.call('ZCARD', KEYS[4]) end
 if ahead < free then
   redis.call('ZREM', KEYS[4], owner)
   redis.call('ZREM', KEYS[5], owner)
-  local token = next_fence(KEYS[2], '1')
-  redis.call('ZADD', KEYS[1], int(now + lease), owner)
-  redis.call('HSET', KEYS[3], owner, int(token))
-  keep(lease)
+  local token = grant(owner, now, lease)
   -- Reclaimed permits beyond this one: the waiters behind may take them.
   if #dead > 1 and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PUBLISH', ARGV[5], '1') end
   return {1, token, #dead}

@@ -1,0 +1,50 @@
+-- Helpers of the permit scripts, over KEYS = {S (holders: owner -> lease
+-- deadline, server ms), S:fence, S:tokens (owner -> fencing token), S:line
+-- (waiters: owner -> arrival, server us), S:line:until (owner -> when its
+-- place runs out, server ms)}. Needs _clock.lua and _counter.lua.
+-- (Numbers go to commands as integer text: Lua's default keeps 14 digits.)
+local function int(n) return string.format('%d', n) end
+-- The keys outlive their holders' leases by one more: a dead holder is still
+-- there for the next request to reclaim (and count) within a lease of its end.
+local function keep(lease)
+  live_for(KEYS[1], 2 * lease)
+  live_for(KEYS[2], 2 * lease)
+  live_for(KEYS[3], 2 * lease)
+end
+-- Waiters whose place ran out (they stopped asking) leave the line.
+local function drop_gone_places(now)
+  local gone = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)
+  if #gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+    for _, o in ipairs(gone) do redis.call('ZREM', KEYS[4], o) end
+  end
+end
+-- A new permit for owner: its fencing token.
+local function grant(owner, now, lease)
+  local token = next_fence(KEYS[2], '1')
+  redis.call('ZADD', KEYS[1], int(now + lease), owner)
+  redis.call('HSET', KEYS[3], owner, int(token))
+  keep(lease)
+  return token
+end
+-- Takes owner's permit back. With fewer than `permits` then held, it goes
+-- straight to the first waiter in line, announced on `channel` as
+-- "<owner> <token>": that waiter starts without a request of its own, and the
+-- others are not woken for a permit they could not take. The grant lasts
+-- `place` ms (as the waiter's place would have), until the waiter's first
+-- renewal: a waiter that died since holds it up no longer. Otherwise the
+-- line is woken ("1") to ask again.
+local function give_back(owner, now, permits, place, channel)
+  redis.call('ZREM', KEYS[1], owner)
+  redis.call('HDEL', KEYS[3], owner)
+  drop_gone_places(now)
+  local first = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+  if first == nil then return end
+  if redis.call('ZCARD', KEYS[1]) < permits then
+    redis.call('ZREM', KEYS[4], first)
+    redis.call('ZREM', KEYS[5], first)
+    redis.call('PUBLISH', channel, first .. ' ' .. int(grant(first, now, place)))
+  else
+    redis.call('PUBLISH', channel, '1')
+  end
+end
