@@ -22,11 +22,8 @@
 #include "weave/asio.h"
 #include "weave/cache.h"
 #include "weave/woven.h"
-#if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
-#else
 #include "cache_processes.h"
-#endif
 
 namespace net = weave::net;
 using asynccache::Quote;
@@ -76,32 +73,20 @@ auto record_quote(Outcome& o) {
   };
 }
 
-#if WEAVE_TEST_STORE_IS_MEM
-// Another process of the deployment loading `key` with sync=true: a caller
-// of the shared table itself, holding the key's fill lease until fill().
+// Another process of the deployment loading `key` with sync=true, holding
+// the key's fill lease until fill(): on mem://, a caller of the shared table
+// itself; on Redis, a cache_worker whose load is held (its fill lease
+// renewed).
 class OtherLoader {
  public:
   explicit OtherLoader(const std::string& key) : key_(key) {
-    read_ = table_->get("async-quotes", key_);
-    REQUIRE(table_->try_claim_fill("async-quotes", key_, "other", 60s, read_.version).claim ==
-            weave::detail::FillClaim::load);
-  }
-  void fill() {
-    const std::string json = R"({"id":")" + key_ + R"(","cents":250})";
-    REQUIRE(table_->fill("async-quotes", key_, json, 60s, read_.version, "other"));
-  }
-
- private:
-  std::shared_ptr<weave::detail::RemoteTier> table_ = weave::detail::make_mem_remote("store-suite");
-  std::string key_;
-  weave::detail::RemoteRead read_;
-};
-#else
-// Another process of the deployment loading `key` with sync=true: a
-// cache_worker whose load is held (its fill lease renewed) until fill().
-class OtherLoader {
- public:
-  explicit OtherLoader(const std::string& key) : key_(key) {
+    if (test_store_is_mem()) {
+      table_ = weave::detail::make_mem_remote("store-suite");
+      read_ = table_->get("async-quotes", key_);
+      REQUIRE(table_->try_claim_fill("async-quotes", key_, "other", 60s, read_.version).claim ==
+              weave::detail::FillClaim::load);
+      return;
+    }
     db_.write(key_, 250);
     worker_ = std::make_unique<cache_test::Worker>(test_store_url(), db_);
     REQUIRE(worker_->ask("hold on") == "ok");
@@ -109,16 +94,22 @@ class OtherLoader {
     REQUIRE(eventually([&] { return db_.loads(key_) == 1; }));
   }
   void fill() {
+    if (table_) {
+      const std::string json = R"({"id":")" + key_ + R"(","cents":250})";
+      REQUIRE(table_->fill("async-quotes", key_, json, 60s, read_.version, "other"));
+      return;
+    }
     db_.open(key_);
     REQUIRE(cache_test::Worker::cents(worker_->answer("sfind")) == 250);
   }
 
  private:
   std::string key_;
-  cache_test::TempDir db_;
+  std::shared_ptr<weave::detail::RemoteTier> table_;  // mem://
+  weave::detail::RemoteRead read_;
+  cache_test::TempDir db_;  // Redis
   std::unique_ptr<cache_test::Worker> worker_;
 };
-#endif
 
 }  // namespace
 

@@ -20,9 +20,7 @@
 #include "weave/metrics.h"
 
 #include "cache/cache_runtime.h"
-#if WEAVE_TEST_STORE_IS_MEM
 #include "cache/remote_tier.h"
-#else
 #include <map>
 
 #include "cache_processes.h"
@@ -30,29 +28,25 @@
 #include "store/executor.h"
 #include "store/open.h"
 #include "weave/event.h"
-#endif
 
 
 namespace {
 
 std::string cache_store_url() { return test_store_url(); }
 
-#if !WEAVE_TEST_STORE_IS_MEM
 // An entry's Redis key, as docs/cache.md lays it out.
 std::string entry_key(const std::string& name, const std::string& key) {
   std::string entry = "{weave:cache:";
   weave::append_percent_encoded(entry, name, "%:{}");  // the name's ':' encoded
   return entry + ":" + key + "}";
 }
-#endif
 
 // Writes a value the way another program (another version) would.
 void store_raw_json(const std::string& name, const std::string& key, const std::string& json) {
-#if WEAVE_TEST_STORE_IS_MEM
-  weave::detail::make_mem_remote("store-suite")->put(name, key, json, std::chrono::minutes(1));
-#else
-  write_raw(entry_key(name, key), "1:" + json);  // "<version>:<json>" (docs/cache.md)
-#endif
+  if (test_store_is_mem())
+    weave::detail::make_mem_remote("store-suite")->put(name, key, json, std::chrono::minutes(1));
+  else
+    write_raw(entry_key(name, key), "1:" + json);  // "<version>:<json>" (docs/cache.md)
 }
 
 }  // namespace
@@ -166,8 +160,7 @@ TEST_CASE("cache: names and keys that concatenate alike are kept apart in the sh
   REQUIRE(c.finds == 3);
 }
 
-#if !WEAVE_TEST_STORE_IS_MEM
-TEST_CASE("cache: a stored entry whose head does not parse reads as a miss") {
+TEST_CASE("cache: a stored entry whose head does not parse reads as a miss", "[redis]") {
   use_store();
   const auto name = fresh_name("corrupt");
   Catalog c;
@@ -178,7 +171,6 @@ TEST_CASE("cache: a stored entry whose head does not parse reads as a miss") {
     CHECK(c.find(name, key, Find::remote)->id == key);  // loaded, not the stored text
   }
 }
-#endif
 
 TEST_CASE("cache: the shared tier answers when the local tier is bypassed") {
   use_store();
@@ -392,12 +384,11 @@ TEST_CASE("cache: methods of different result types sharing a name never read ea
   REQUIRE(c.counts == 1);
 }
 
-#if !WEAVE_TEST_STORE_IS_MEM
 // A write's script publishes its own invalidation (docs/cache.md,
 // "Invalidations"): under concurrent writers every write is one message, and
 // each key reaches the other process.
 TEST_CASE("cache_put: 8 concurrent writers publish one invalidation per write, and another process drops every "
-          "key") {
+          "key", "[redis]") {
   use_store();
   const auto name = fresh_name("batch");
   cache_test::TempDir db;
@@ -434,10 +425,8 @@ TEST_CASE("cache_put: 8 concurrent writers publish one invalidation per write, a
   REQUIRE(cache_test::eventually([&] { return other.stats(name)["invalidations_received"] == writes; }));
   for (const auto& [key, cents] : last) REQUIRE(other.find(name, key) == cents);
 }
-#endif
 
-#if !WEAVE_TEST_STORE_IS_MEM
-TEST_CASE("cache events: a dropped invalidation feed is one feed_gap event, and its return a reconnected one") {
+TEST_CASE("cache events: a dropped invalidation feed is one feed_gap event, and its return a reconnected one", "[redis]") {
   EventRecorder events({weave::EventKind::feed_gap, weave::EventKind::reconnected});
   use_store();
   const auto name = fresh_name("gap");
@@ -455,7 +444,7 @@ TEST_CASE("cache events: a dropped invalidation feed is one feed_gap event, and 
 
 // The batch format (docs/cache.md, "Invalidations"), as a Weave of the
 // version before per-write invalidations sends it.
-TEST_CASE("cache: a batched invalidation drops each key it lists and no other, and one that does not parse drops the name") {
+TEST_CASE("cache: a batched invalidation drops each key it lists and no other, and one that does not parse drops the name", "[redis]") {
   use_store();
   const auto name = fresh_name("wire");
   Catalog c;
@@ -492,4 +481,3 @@ TEST_CASE("cache: a batched invalidation drops each key it lists and no other, a
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK(stats().invalidations_received == 4);
 }
-#endif

@@ -21,12 +21,9 @@
 #include "weave/key.h"
 #include "cache/cache_runtime.h"
 #include "cache/remote_tier.h"
-#if WEAVE_TEST_STORE_IS_MEM
-#else
 #include <signal.h>
 
 #include "cache_processes.h"
-#endif
 
 namespace {
 
@@ -203,7 +200,6 @@ TEST_CASE("cache sync: a fill or refresh claim sent again by its own caller is a
   store->release(name, "k", "mine");
 }
 
-#if WEAVE_TEST_STORE_IS_MEM
 
 // The shared table, as another process of the deployment would use it.
 std::shared_ptr<weave::detail::RemoteTier> other_process() { return weave::detail::make_mem_remote("store-suite"); }
@@ -226,7 +222,7 @@ struct WaitingOnOther {
   }
 };
 
-TEST_CASE("cache sync: a miss waits for the caller holding the fill lease and takes its value") {
+TEST_CASE("cache sync: a miss waits for the caller holding the fill lease and takes its value", "[mem]") {
   WaitingOnOther t("wait", 60s);
   REQUIRE(t.other->fill(t.name, "k", R"({"id":"k","cents":7})", 60s, t.read.version, "other"));
   REQUIRE(t.waiter.wait_for(20s) == std::future_status::ready);  // woken by the fill, not the 60 s lease
@@ -237,7 +233,7 @@ TEST_CASE("cache sync: a miss waits for the caller holding the fill lease and ta
   REQUIRE(s.remote_hits == 1);
 }
 
-TEST_CASE("cache sync: when the lease holder gives up (its method threw) a waiter loads at once") {
+TEST_CASE("cache sync: when the lease holder gives up (its method threw) a waiter loads at once", "[mem]") {
   WaitingOnOther t("gives-up", 60s);
   t.other->release(t.name, "k", "other");
   REQUIRE(t.waiter.wait_for(20s) == std::future_status::ready);  // not after the 60 s lease
@@ -246,7 +242,7 @@ TEST_CASE("cache sync: when the lease holder gives up (its method threw) a waite
   REQUIRE(weave::cache_stats(t.name).sync_waits == 1);
 }
 
-TEST_CASE("cache sync: a load slower than fill_lease keeps its lease: no other process claims the key meanwhile") {
+TEST_CASE("cache sync: a load slower than fill_lease keeps its lease: no other process claims the key meanwhile", "[mem]") {
   const std::string name = fresh_name("slow-load");
   weave::configure_cache({.url = test_store_url(), .fill_lease = 300ms, .feed_lag = 5s});  // renewed every 100 ms
   Catalog c;
@@ -270,7 +266,7 @@ TEST_CASE("cache sync: a load slower than fill_lease keeps its lease: no other p
   CHECK(other->try_claim_fill(name, "k", "other", 60s, read.version).claim == weave::detail::FillClaim::held);
 }
 
-TEST_CASE("cache sync: a lease holder that never comes back blocks a waiter only until its lease runs out") {
+TEST_CASE("cache sync: a lease holder that never comes back blocks a waiter only until its lease runs out", "[mem]") {
   WaitingOnOther t("crashed", 1s);
   REQUIRE(t.waiter.wait_for(20s) == std::future_status::ready);  // fill_guard, the other bound, is 60 s
   REQUIRE(t.waiter.get()->cents == 100);
@@ -279,7 +275,7 @@ TEST_CASE("cache sync: a lease holder that never comes back blocks a waiter only
 }
 
 TEST_CASE("cache refresh_after: while another process holds the reload, an aged hit returns at once and "
-          "runs nothing") {
+          "runs nothing", "[mem]") {
   use_store();
   const auto name = fresh_name("refresh-claimed");
   Catalog c;
@@ -296,7 +292,6 @@ TEST_CASE("cache refresh_after: while another process holds the reload, an aged 
   REQUIRE(weave::cache_stats(name).refreshes == 0);
 }
 
-#else  // Redis stores: real processes
 
 using cache_test::TempDir;
 using cache_test::Worker;
@@ -339,7 +334,7 @@ struct BWaitsOnA {
   }
 };
 
-TEST_CASE("cache sync across processes: B's miss waits for A's load, is woken by its fill and takes its value") {
+TEST_CASE("cache sync across processes: B's miss waits for A's load, is woken by its fill and takes its value", "[redis]") {
   BWaitsOnA t("once", 60'000);  // a 60 s lease: only a wake lets B go on in time
   t.db.open("k");
   REQUIRE(Worker::cents(t.a->answer("sfind")) == 100);
@@ -352,7 +347,7 @@ TEST_CASE("cache sync across processes: B's miss waits for A's load, is woken by
   REQUIRE_FALSE(read_raw(entry_key(t.name, "k") + "fill"));  // the fill dropped the lease
 }
 
-TEST_CASE("cache sync across processes: when the loader's method throws a waiter loads at once") {
+TEST_CASE("cache sync across processes: when the loader's method throws a waiter loads at once", "[redis]") {
   BWaitsOnA t("throws", 60'000, 1);
   t.db.open("k");
   const auto failed = t.a->child().line(20s);
@@ -366,7 +361,7 @@ TEST_CASE("cache sync across processes: when the loader's method throws a waiter
   REQUIRE_FALSE(read_raw(entry_key(t.name, "k") + "fill"));
 }
 
-TEST_CASE("cache sync across processes: a load slower than fill_lease keeps its lease: the waiter never loads too") {
+TEST_CASE("cache sync across processes: a load slower than fill_lease keeps its lease: the waiter never loads too", "[redis]") {
   BWaitsOnA t("slow-load", 300);  // renewed every 100 ms while A's body is held
   std::this_thread::sleep_for(1500ms);  // five leases long
   CHECK(t.db.loads("k") == 1);          // B is still waiting, it has not loaded
@@ -379,7 +374,7 @@ TEST_CASE("cache sync across processes: a load slower than fill_lease keeps its 
   REQUIRE_FALSE(read_raw(entry_key(t.name, "k") + "fill"));  // the fill dropped the lease
 }
 
-TEST_CASE("cache sync across processes: a SIGKILLed loader blocks the waiter only until its fill lease runs out") {
+TEST_CASE("cache sync across processes: a SIGKILLed loader blocks the waiter only until its fill lease runs out", "[redis]") {
   BWaitsOnA t("killed", 1000);
   t.a->child().signal(SIGKILL);
   t.a.reset();
@@ -391,7 +386,7 @@ TEST_CASE("cache sync across processes: a SIGKILLed loader blocks the waiter onl
   CHECK(s["loads"] == 1);
 }
 
-TEST_CASE("cache sync across processes: 3 processes x 4 threads missing one key run the method once") {
+TEST_CASE("cache sync across processes: 3 processes x 4 threads missing one key run the method once", "[redis]") {
   TempDir db;
   db.write("k", 100);
   const auto name = fresh_name("burst");
@@ -415,7 +410,7 @@ TEST_CASE("cache sync across processes: 3 processes x 4 threads missing one key 
 }
 
 TEST_CASE("cache refresh_after across processes: an aged value is returned at once by all 3 processes, "
-          "reloaded exactly once in the background, and read new afterwards") {
+          "reloaded exactly once in the background, and read new afterwards", "[redis]") {
   TempDir db;
   db.write("k", 100);
   const auto name = fresh_name("refresh");
@@ -439,4 +434,3 @@ TEST_CASE("cache refresh_after across processes: an aged value is returned at on
   REQUIRE_FALSE(read_raw(entry_key(name, "k") + "refresh"));  // the reload's fill dropped its claim
 }
 
-#endif

@@ -16,11 +16,8 @@
 #include "dedupe_methods.h"
 #include "user_payments.weave.h"
 #include "weave/dedupe.h"
-#if WEAVE_TEST_STORE_IS_MEM
 #include "dedupe/dedupe_runtime.h"
-#else
 #include "dedupe/redis/claim_redis.h"
-#endif
 #include "weave/error.h"
 #include "weave/event.h"
 #include "weave/held_lease.h"
@@ -283,8 +280,7 @@ TEST_CASE("dedupe: bad input is a typed error naming the key or the method") {
 }
 
 // mem:// keeps records decoded: no record of a foreign shape can exist there.
-#if !WEAVE_TEST_STORE_IS_MEM
-TEST_CASE("dedupe: a record of an unknown shape (another version) answers with a clear DuplicateCall") {
+TEST_CASE("dedupe: a record of an unknown shape (another version) answers with a clear DuplicateCall", "[redis]") {
   use_store();
   Payments p;
   const auto key = fresh_key("shape");
@@ -292,7 +288,6 @@ TEST_CASE("dedupe: a record of an unknown shape (another version) answers with a
   REQUIRE_THROWS_WITH(p.pay(key), Catch::Contains("unknown shape"));
   REQUIRE(p.runs == 0);
 }
-#endif
 
 TEST_CASE("dedupe: the body sees its own claim as current_dedupe_claim(), the enclosing one by key, none outside") {
   use_store();
@@ -351,8 +346,7 @@ TEST_CASE("dedupe: another thread working for the call gets the claim through sh
 }
 
 // mem:// records cannot be changed from outside the claim store.
-#if !WEAVE_TEST_STORE_IS_MEM
-TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, and the outcome is not recorded") {
+TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, and the outcome is not recorded", "[redis]") {
   // Reported as every feature's lost lease is: lease_lost, a LeaseLost naming the key.
   struct Seen {
     std::mutex mutex;
@@ -405,7 +399,7 @@ TEST_CASE("dedupe: a claim taken away while the body runs fires its stop token, 
 
 // Both ways a claim reaches Redis: SET NX GET (Redis 7), and the claim script
 // a server before 7.0 gets; one answer.
-TEST_CASE("dedupe: the claim store answers the same through SET NX GET and through the claim script") {
+TEST_CASE("dedupe: the claim store answers the same through SET NX GET and through the claim script", "[redis]") {
   for (bool by_script : {false, true}) {
     INFO("claim by script: " << by_script);
     weave::DedupeOptions o;
@@ -432,11 +426,9 @@ TEST_CASE("dedupe: the claim store answers the same through SET NX GET and throu
     REQUIRE(store->ttl_left(fresh_key("absent")) == 1ms);  // gone: look again soon
   }
 }
-#endif
 
 // The deadline check itself, without a store or a renewer (once: mem:// only).
-#if WEAVE_TEST_STORE_IS_MEM
-TEST_CASE("dedupe: a claim past its local deadline is lost at the first lost() or stop_token(), renewer or not") {
+TEST_CASE("dedupe: a claim past its local deadline is lost at the first lost() or stop_token(), renewer or not", "[mem]") {
   using Clock = std::chrono::steady_clock;
   weave::detail::DedupeSeries& series = weave::detail::dedupe_series("k");
   auto fresh = std::make_shared<weave::detail::HeldClaim>("k", "owner", "", 10s, Clock::now(), /*in_process=*/true, series,
@@ -461,4 +453,3 @@ TEST_CASE("dedupe: a claim past its local deadline is lost at the first lost() o
   REQUIRE(kept.stop_requested());
   REQUIRE(live->lost());
 }
-#endif

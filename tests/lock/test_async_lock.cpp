@@ -74,7 +74,6 @@ struct LedgerCase {
   net::io_context io;
 };
 
-#if !WEAVE_TEST_STORE_IS_MEM
 // Scripts the server ran (EVALSHA and EVAL calls, from INFO commandstats), on
 // a single redis:// node; -1 elsewhere.
 long long scripts_run() {
@@ -87,9 +86,6 @@ long long scripts_run() {
     if (const auto at = info.find(name); at != std::string::npos) calls += std::stoll(info.substr(at + std::strlen(name)));
   return calls;
 }
-#else
-long long scripts_run() { return -1; }
-#endif
 
 bool key_held(const std::string& key) {
   const std::optional<weave::LockState> s = weave::default_lock_client().lock_state(key);
@@ -297,7 +293,7 @@ TEST_CASE_METHOD(LedgerCase,
   CHECK(call.aborted());
   // (mem:// takes the key without suspending: the cancellation reaches the
   // body's first co_await instead, which gives the key back as well.)
-  if (!WEAVE_TEST_STORE_IS_MEM) CHECK(probe.entered == 0);
+  if (!test_store_is_mem()) CHECK(probe.entered == 0);
   CHECK_FALSE(key_held("acct:" + id));
 }
 

@@ -83,7 +83,7 @@ using Store = lock_test::SuiteStore;
 // How far a backend's moment of expiry may stray from the model's interval:
 // mem:// counts in steady_clock nanoseconds (only rounding); Redis in whole
 // milliseconds of its own clock.
-constexpr milliseconds kMargin = WEAVE_TEST_STORE_IS_MEM ? 2ms : 25ms;
+const milliseconds kMargin = test_store_is_mem() ? 2ms : 25ms;
 
 weave::LockOptions options_for() {
   weave::LockOptions o;
@@ -352,7 +352,7 @@ class Run {
   Window window(Clock::time_point request_now, F&& call) {
     const Clock::time_point sent = Clock::now();
     call();
-    const bool at_now = WEAVE_TEST_STORE_IS_MEM && request_now != Clock::time_point{};
+    const bool at_now = test_store_is_mem() && request_now != Clock::time_point{};
     return {at_now ? request_now : sent, Clock::now()};
   }
 

@@ -193,14 +193,12 @@ TEST_CASE("delay: a worker stops when asked, and run() without anything served i
   CHECK(returned);
 }
 
-#if WEAVE_TEST_STORE_IS_MEM
 // annotations/delay.json is the one source of these defaults; QueueOptions
 // (a public header, which cannot include the generated vocabulary) restates
 // them, and this keeps the two equal.
-TEST_CASE("delay: QueueOptions' retries and backoffs are [[delay]]'s defaults from annotations/delay.json", "[delay]") {
+TEST_CASE("delay: QueueOptions' retries and backoffs are [[delay]]'s defaults from annotations/delay.json", "[delay][mem]") {
   const weave::QueueOptions o;
   CHECK(o.retries == weave::vocabulary::delay::retries);
   CHECK(o.backoff == weave::vocabulary::delay::backoff);
   CHECK(o.backoff_cap == weave::vocabulary::delay::backoff_cap);
 }
-#endif

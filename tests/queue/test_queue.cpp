@@ -663,7 +663,6 @@ TEST_CASE("queue: bad names, ids, delays and payloads are typed errors naming th
   CHECK_THROWS_WITH(weave::configure_queues(wrong), Catch::Contains("QueueOptions::retries"));
 }
 
-#if !WEAVE_TEST_STORE_IS_MEM
 // Scripts the queue's node has run (EVALSHA + EVAL), from INFO commandstats.
 long long scripts_run(const std::string& queue) {
   auto exec = weave::store::open_executor(test_admin_url(), {});
@@ -700,7 +699,7 @@ void set_maxmemory(const std::string& bytes) {
 // acknowledgements, also those sent in one script with a refused offer
 // (requests made at the same time go together).
 TEST_CASE("queue: at the server's maxmemory offers are refused with OOM, and takes, renewals and acks go on",
-          "[queue]") {
+          "[queue][redis]") {
   use_store(600ms);  // renewed every 200 ms
   const std::string name = fresh_queue("oom");
   weave::Queue q(name);
@@ -757,7 +756,7 @@ TEST_CASE("queue: at the server's maxmemory offers are refused with OOM, and tak
 
 // A queue's name is %-encoded in its keys' hash tag: a '}' in it cannot
 // reach another queue's message keys (ids are the caller's text too).
-TEST_CASE("queue: a name with braces cannot reach another queue's messages", "[queue]") {
+TEST_CASE("queue: a name with braces cannot reach another queue's messages", "[queue][redis]") {
   use_store();
   const std::string name = fresh_queue("braces");
   weave::Queue q(name);
@@ -774,7 +773,7 @@ TEST_CASE("queue: a name with braces cannot reach another queue's messages", "[q
   theirs->ack();
 }
 
-TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a new one, and nothing is lost", "[queue][async-offer]") {
+TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a new one, and nothing is lost", "[queue][async-offer][redis]") {
   use_store();
   const std::string name = fresh_queue("offer-async-key-gone");
   weave::Queue q(name);
@@ -796,7 +795,7 @@ TEST_CASE("queue: an asynchronous producer whose order key is gone moves to a ne
   CHECK(same(q.stats(), 0, 2, 0, 0));
 }
 
-TEST_CASE("queue: asynchronous offers keep call order when the producer moves to a new key mid-stream", "[queue][async-offer]") {
+TEST_CASE("queue: asynchronous offers keep call order when the producer moves to a new key mid-stream", "[queue][async-offer][redis]") {
   use_store();
   const std::string name = fresh_queue("offer-async-move");
   weave::Queue q(name);
@@ -818,7 +817,7 @@ TEST_CASE("queue: asynchronous offers keep call order when the producer moves to
   CHECK(taken == kOffers);
 }
 
-TEST_CASE("queue: an ack the store answers with an error does not cost the batch taken with it", "[queue][batch]") {
+TEST_CASE("queue: an ack the store answers with an error does not cost the batch taken with it", "[queue][batch][redis]") {
   use_store();
   const std::string name = fresh_queue("ack-error");
   weave::Queue q(name);
@@ -837,7 +836,7 @@ TEST_CASE("queue: an ack the store answers with an error does not cost the batch
   next[0].ack();
 }
 
-TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and each gets its own answer", "[queue]") {
+TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and each gets its own answer", "[queue][redis]") {
   use_store();
   const std::string name = fresh_queue("together");
   weave::Queue q(name);
@@ -876,7 +875,7 @@ TEST_CASE("queue: offers, takes and acks that arrive together share scripts, and
   CHECK(scripts < kThreads * kEach * 2);
 }
 
-TEST_CASE("queue: a request that fails answers alone, and the requests sent with it succeed", "[queue]") {
+TEST_CASE("queue: a request that fails answers alone, and the requests sent with it succeed", "[queue][redis]") {
   use_store();
   const std::string name = fresh_queue("one-fails");
   weave::Queue q(name);
@@ -899,7 +898,7 @@ TEST_CASE("queue: a request that fails answers alone, and the requests sent with
   CHECK(same(q.stats(), 0, 8 * 45, 0, 0));
 }
 
-TEST_CASE("queue: an idle consumer sends nothing while it waits for the first due time", "[queue]") {
+TEST_CASE("queue: an idle consumer sends nothing while it waits for the first due time", "[queue][redis]") {
   use_store();
   const std::string name = fresh_queue("idle");
   weave::DelayQueue<Order> q(name);
@@ -916,7 +915,7 @@ TEST_CASE("queue: an idle consumer sends nothing while it waits for the first du
   CHECK_FALSE(got);
 }
 
-TEST_CASE("queue processes: a SIGKILLed worker's message goes to another worker within its lease and counts as a failed attempt", "[queue][processes]") {
+TEST_CASE("queue processes: a SIGKILLed worker's message goes to another worker within its lease and counts as a failed attempt", "[queue][processes][redis]") {
   use_store(500ms, 3, 10ms);
   const std::string name = fresh_queue("killed");
   weave::DelayQueue<Order> q(name);
@@ -942,7 +941,7 @@ TEST_CASE("queue processes: a SIGKILLed worker's message goes to another worker 
   child.wait();
 }
 
-TEST_CASE("queue processes: a message dead-lettered by its handler or by a worker SIGKILLed on its last attempt is a dead_lettered event", "[queue][processes]") {
+TEST_CASE("queue processes: a message dead-lettered by its handler or by a worker SIGKILLed on its last attempt is a dead_lettered event", "[queue][processes][redis]") {
   EventRecorder events({weave::EventKind::dead_lettered});
   use_store(500ms, 0, 10ms);  // no retries: the first failure is the last
   const std::string name = fresh_queue("dead-event");
@@ -974,7 +973,7 @@ TEST_CASE("queue processes: a message dead-lettered by its handler or by a worke
                                 Catch::EndsWith("on its last attempt"));
 }
 
-TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack after the takeover is refused", "[queue][processes]") {
+TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack after the takeover is refused", "[queue][processes][redis]") {
   use_store(500ms, 3, 10ms);
   const std::string name = fresh_queue("stopped");
   weave::DelayQueue<Order> q(name);
@@ -1007,7 +1006,7 @@ TEST_CASE("queue processes: a SIGSTOPped worker loses its message, and its ack a
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
-TEST_CASE("queue processes: a queue used before fork() works in the child, on its own connections", "[queue][processes]") {
+TEST_CASE("queue processes: a queue used before fork() works in the child, on its own connections", "[queue][processes][redis]") {
   use_store();
   weave::DelayQueue<Order> q(fresh_queue("fork"));
   CHECK_FALSE(q.take(50ms));  // the parent subscribed and pooled connections
@@ -1029,7 +1028,7 @@ TEST_CASE("queue processes: a queue used before fork() works in the child, on it
   CHECK(same(q.stats(), 0, 0, 0, 0));
 }
 
-TEST_CASE("queue processes: a due message is delivered to a process that never offered, after the offerer exited", "[queue][processes]") {
+TEST_CASE("queue processes: a due message is delivered to a process that never offered, after the offerer exited", "[queue][processes][redis]") {
   use_store();
   const std::string name = fresh_queue("orphan");
   ForkedChild offerer([&] { return weave::DelayQueue<Order>(name).offer(Order{"orphan", 9}, 300ms); });
@@ -1048,7 +1047,7 @@ std::string worker_at(const char* skew, const std::string& args) {
   return first_line(start_under_faketime(skew, std::string(WEAVE_QUEUE_WORKER) + " " + args));
 }
 
-TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a message due by the server's clock", "[queue][processes]") {
+TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a message due by the server's clock", "[queue][processes][redis]") {
   const std::string name = fresh_queue("skew");
   const std::string common = test_store_url() + " " + name;
   const auto offered = Clock::now();
@@ -1065,4 +1064,3 @@ TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a mes
   const std::string second = worker_at("+5m", "offer " + common + " 0");
   CHECK(worker_at("-5m", "take " + common + " 20000").rfind(second + " ", 0) == 0);
 }
-#endif

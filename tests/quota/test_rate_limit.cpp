@@ -222,7 +222,7 @@ TEST_CASE("rate limit: list names the keys whose quota is spent ahead, sorted, w
 TEST_CASE("rate limit: a limiter with options of its own uses its own store") {
   weave::configure_quota({.url = test_store_url()});
   // Another table of mem://, another key prefix on Redis.
-  const std::string url = WEAVE_TEST_STORE_IS_MEM ? std::string("mem://own-limits") : test_store_url();
+  const std::string url = test_store_is_mem() ? std::string("mem://own-limits") : test_store_url();
   weave::RateLimiter own({.url = url, .key_prefix = "weave:quota-own:"});
   weave::RateLimiter shared;
   const std::string key = fresh_key("own");
@@ -232,12 +232,11 @@ TEST_CASE("rate limit: a limiter with options of its own uses its own store") {
   CHECK_FALSE(own.try_acquire(key, limit).admitted);
 }
 
-#if !WEAVE_TEST_STORE_IS_MEM
 // Four processes on one key, two with their clocks 5 minutes ahead and two
 // 5 minutes behind, two taking permits as fast as they can and two waiting
 // for their turns: together never more than rate x elapsed + burst, as if
 // they were one (the decisions use the server's clock only).
-TEST_CASE("rate limit: processes with clocks 5 minutes apart share one exact limit on the server's clock") {
+TEST_CASE("rate limit: processes with clocks 5 minutes apart share one exact limit on the server's clock", "[redis]") {
   weave::configure_quota({.url = test_store_url()});
   const std::string key = fresh_key("skewed");
   const std::string worker = std::string(WEAVE_RATE_WORKER) + " " + test_store_url() + " " + key + " 100 1000 10 1500 ";
@@ -261,7 +260,7 @@ TEST_CASE("rate limit: processes with clocks 5 minutes apart share one exact lim
   CHECK(refused > 0);
 }
 
-TEST_CASE("rate limit: a key keeps one integer in the store, gone once its quota has refilled") {
+TEST_CASE("rate limit: a key keeps one integer in the store, gone once its quota has refilled", "[redis]") {
   auto limits = limiter();
   const std::string hourly = fresh_key("stored");
   REQUIRE(limits.try_acquire(hourly, {.permits = 1, .per = 1h, .burst = 1}).admitted);
@@ -273,4 +272,3 @@ TEST_CASE("rate limit: a key keeps one integer in the store, gone once its quota
   std::this_thread::sleep_for(200ms);  // its tat (10 ms ahead) has long passed
   CHECK_FALSE(read_raw("{weave:quota:rate:" + fast + "}"));
 }
-#endif

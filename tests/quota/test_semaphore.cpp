@@ -21,9 +21,7 @@
 #include "weave/quota.h"
 #include "weave/semaphore.h"
 
-#if !WEAVE_TEST_STORE_IS_MEM
 #include "redis_server.h"
-#endif
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -143,7 +141,7 @@ TEST_CASE("semaphore store: a release grants its permit to the first waiter, whi
   const std::uint64_t b_token = holders()[0].fencing_token;
   REQUIRE(b_waits->wait_until(Clock::now() + 5s));
   const std::optional<std::uint64_t> told = b_waits->take_grant();
-  if (WEAVE_TEST_STORE_IS_MEM) {
+  if (test_store_is_mem()) {
     CHECK_FALSE(told);  // (b's next request returns it)
   } else {
     REQUIRE(told);  // the release's message named b and its token
@@ -242,7 +240,6 @@ TEST_CASE("semaphore: stats count grants, waits, refusals and releases") {
   CHECK(after.permits_lost == before.permits_lost);
 }
 
-#if !WEAVE_TEST_STORE_IS_MEM
 namespace {
 
 std::unique_ptr<redis_test::Child> worker(const std::vector<std::string>& args) {
@@ -253,7 +250,7 @@ std::unique_ptr<redis_test::Child> worker(const std::vector<std::string>& args) 
 
 }  // namespace
 
-TEST_CASE("semaphore: a SIGKILLed holder's permit comes back within its lease + 1 s") {
+TEST_CASE("semaphore: a SIGKILLed holder's permit comes back within its lease + 1 s", "[redis]") {
   auto sem = semaphore();
   const std::string key = fresh_key("killed");
   auto holder = worker({test_store_url(), key, "1", "1000", "hold"});
@@ -268,7 +265,7 @@ TEST_CASE("semaphore: a SIGKILLed holder's permit comes back within its lease + 
   CHECK(weave::quota_stats().permits_reclaimed >= 1);
 }
 
-TEST_CASE("semaphore: a SIGSTOPped holder's permit comes back, and the holder finds it lost when it resumes") {
+TEST_CASE("semaphore: a SIGSTOPped holder's permit comes back, and the holder finds it lost when it resumes", "[redis]") {
   auto sem = semaphore();
   const std::string key = fresh_key("stopped");
   auto holder = worker({test_store_url(), key, "1", "1000", "hold"});
@@ -287,7 +284,7 @@ TEST_CASE("semaphore: a SIGSTOPped holder's permit comes back, and the holder fi
   CHECK_FALSE(sem.try_acquire(key, {.permits = 1}));
 }
 
-TEST_CASE("semaphore: a free permit goes to the waiter first in line, which holds the line up for its place at most") {
+TEST_CASE("semaphore: a free permit goes to the waiter first in line, which holds the line up for its place at most", "[redis]") {
   auto sem = semaphore();  // places last 3 s
   const std::string key = fresh_key("line");
   auto holder = worker({test_store_url(), key, "1", "30000", "hold"});
@@ -312,7 +309,7 @@ TEST_CASE("semaphore: a free permit goes to the waiter first in line, which hold
   waiter->signal(SIGKILL);
 }
 
-TEST_CASE("semaphore: a waiter the release granted a permit keeps it past its place, renewed") {
+TEST_CASE("semaphore: a waiter the release granted a permit keeps it past its place, renewed", "[redis]") {
   auto sem = semaphore();  // places last 3 s
   const std::string key = fresh_key("renewed-grant");
   auto holder = worker({test_store_url(), key, "1", "30000", "hold"});
@@ -337,7 +334,7 @@ TEST_CASE("semaphore: a waiter the release granted a permit keeps it past its pl
   CHECK(waiter->line() == std::optional<std::string>("RELEASE 1"));
 }
 
-TEST_CASE("semaphore: processes sharing a key never hold more than `permits` at once") {
+TEST_CASE("semaphore: processes sharing a key never hold more than `permits` at once", "[redis]") {
   const std::string key = fresh_key("processes");
   std::vector<std::unique_ptr<redis_test::Child>> workers;
   for (int i = 0; i < 4; ++i) workers.push_back(worker({test_store_url(), key, "2", "5000", "cycle", "12", "15"}));
@@ -367,4 +364,3 @@ TEST_CASE("semaphore: processes sharing a key never hold more than `permits` at 
   CHECK(most <= 2);
   CHECK(most >= 1);
 }
-#endif

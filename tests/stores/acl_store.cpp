@@ -2,7 +2,6 @@
 // weave::redis_acl_rule() and nothing else (one redis-server for the
 // executable on a free loopback port). The whole suite passing here is the
 // proof that the rule is enough (store_under_test.h).
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include <sstream>

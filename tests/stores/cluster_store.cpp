@@ -1,6 +1,5 @@
 // A feature suite on redis+cluster://: a private 3-master cluster for the
 // executable (tests/cluster/cluster_fixture.h; store_under_test.h).
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include "cluster_fixture.h"

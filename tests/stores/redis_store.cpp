@@ -1,6 +1,5 @@
 // A feature suite on redis://: one redis-server for the executable on a free
 // loopback port, started on first use and killed at exit (store_under_test.h).
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include "redis_server.h"

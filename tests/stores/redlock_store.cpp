@@ -1,7 +1,6 @@
 // The lock suite on redlock://: 3 private masters (tests/redlock/masters.h),
 // started on first use and killed at exit. Locks only: RedLock is not a
 // store for the other features (store_under_test.h).
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include "masters.h"

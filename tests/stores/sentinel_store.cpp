@@ -1,7 +1,6 @@
 // A feature suite on redis+sentinel://: a master, a replica and three
 // sentinels for the executable (tests/sentinel/sentinel_fixture.h;
 // store_under_test.h).
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include "sentinel_fixture.h"

@@ -4,7 +4,6 @@
 // way to reach a TLS-only Redis (docs/operations.md, "TLS"). The certificate
 // is made here (openssl, self-signed for 127.0.0.1); Weave's URL is the
 // tunnel's plain loopback port.
-#define WEAVE_TEST_STORE_IS_MEM 0
 #include "store_under_test.h"
 
 #include <unistd.h>
