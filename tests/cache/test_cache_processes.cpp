@@ -355,15 +355,9 @@ long env_long(const char* name, long fallback) {
   return v && *v ? std::stol(v) : fallback;
 }
 
-// test_cache_oracle_soak (label soak) builds this file with
-// WEAVE_CACHE_ORACLE_SOAK and runs only the [oracle] cases, named apart.
-#ifdef WEAVE_CACHE_ORACLE_SOAK
-#define ORACLE_RUN " (soak)"
-constexpr long kDefaultOracleSeconds = 300;
-#else
-#define ORACLE_RUN ""
+// test_cache_oracle_soak (label soak) runs the [oracle] cases of this
+// executable with WEAVE_CACHE_ORACLE_SECONDS=300.
 constexpr long kDefaultOracleSeconds = 5;
-#endif
 
 // D, the invalidation delay docs/cache.md documents: the workers' feed_lag,
 // 10 ms. It bounds staleness by construction (a local hit needs a feed
@@ -458,14 +452,14 @@ void run_oracle(bool stop_reader) {
 
 }  // namespace
 
-TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart" ORACLE_RUN,
+TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart",
           "[cache][redis][multiprocess][oracle]") {
   run_oracle(false);
 }
 
 // With a SIGSTOPped reader too (see "cache mp: a SIGSTOPped reader ..." above).
 TEST_CASE("staleness oracle: 4 processes read and write 8 keys under CLIENT KILL and a Redis restart and a "
-          "SIGSTOPped reader" ORACLE_RUN,
+          "SIGSTOPped reader",
           "[cache][redis][multiprocess][oracle]") {
   run_oracle(true);
 }

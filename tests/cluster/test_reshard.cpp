@@ -305,14 +305,8 @@ void reshard_under_load(const int seconds) {
 
 }  // namespace
 
-#ifndef WEAVE_RESHARD_SOAK
+// test_cluster_reshard_soak (label soak) runs it with WEAVE_RESHARD_SECONDS=300.
 TEST_CASE("cluster: redis-cli resharding under 3 processes of locks, cache and dedupe reaches no caller as an error",
           "[cluster][reshard]") {
   reshard_under_load(run_seconds(20));
 }
-#else
-TEST_CASE("cluster soak: 300 s of redis-cli resharding under locks, cache and dedupe reach no caller as an error",
-          "[cluster][reshard]") {
-  reshard_under_load(run_seconds(300));
-}
-#endif

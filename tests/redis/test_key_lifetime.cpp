@@ -7,13 +7,15 @@
 // redlock masters) on free loopback ports. See docs/redis.md, "Keys and their
 // lifetimes".
 //
-// Built twice: test_key_lifetime (10,000 keys per lock type, a 300 ms grace)
-// and, with WEAVE_KEY_LIFETIME_SOAK, test_key_lifetime_soak (label soak:
-// 100,000 keys per lock type, the default 10 s grace).
+// The [lifetime] cases lock 10,000 keys per lock type with a 300 ms grace;
+// test_key_lifetime_soak (label soak) runs them again with
+// WEAVE_KEY_LIFETIME_SOAK set: 100,000 keys per lock type, the default
+// 10 s grace.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <future>
 #include <string>
@@ -34,15 +36,11 @@ using redis_test::RedisServer;
 using std::chrono::milliseconds;
 using weave::LockType;
 
-#ifdef WEAVE_KEY_LIFETIME_SOAK
-#define KEY_LIFETIME_RUN " (soak)"
-constexpr int kKeys = 100'000;
-const milliseconds kGrace = weave::LockOptions{}.key_grace;
-#else
-#define KEY_LIFETIME_RUN ""
-constexpr int kKeys = 10'000;
-constexpr milliseconds kGrace = 300ms;
-#endif
+// The soak run (WEAVE_KEY_LIFETIME_SOAK set: test_key_lifetime_soak) locks
+// more keys and keeps the default grace.
+const bool kSoak = std::getenv("WEAVE_KEY_LIFETIME_SOAK") != nullptr;
+const int kKeys = kSoak ? 100'000 : 10'000;
+const milliseconds kGrace = kSoak ? weave::LockOptions{}.key_grace : 300ms;
 
 namespace {
 
@@ -236,30 +234,28 @@ void leaves_nothing(const std::string& url, const std::vector<RedisServer*>& nod
 
 }  // namespace
 
-TEST_CASE("keys: no key of any lock type is left the grace after the release on redis://" KEY_LIFETIME_RUN,
-          "[redis][keys]") {
+TEST_CASE("keys: no key of any lock type is left the grace after the release on redis://",
+          "[redis][keys][lifetime]") {
   RedisServer server;
   leaves_nothing(server.url(), {&server}, kAllTypes);
 }
 
-TEST_CASE("keys: no key of any lock type is left the grace after the release on redis+cluster://"
-          KEY_LIFETIME_RUN,
-          "[redis][keys][cluster]") {
+TEST_CASE("keys: no key of any lock type is left the grace after the release on redis+cluster://",
+          "[redis][keys][cluster][lifetime]") {
   cluster_test::Cluster cluster;
   std::vector<RedisServer*> nodes;
   for (std::size_t i = 0; i < cluster.size(); ++i) nodes.push_back(&cluster.node(i));
   leaves_nothing(cluster.url(), nodes, kAllTypes);
 }
 
-TEST_CASE("keys: no key of any lock type is left the grace after the release on redis+sentinel://"
-          KEY_LIFETIME_RUN,
-          "[redis][keys][sentinel]") {
+TEST_CASE("keys: no key of any lock type is left the grace after the release on redis+sentinel://",
+          "[redis][keys][sentinel][lifetime]") {
   sentinel_test::Sentinels sentinels;
   leaves_nothing(sentinels.url(), {&sentinels.node(0), &sentinels.node(1)}, kAllTypes);  // master and replica
 }
 
-TEST_CASE("keys: no key of a lock is left the grace after the release on redlock://" KEY_LIFETIME_RUN,
-          "[redis][keys][redlock]") {
+TEST_CASE("keys: no key of a lock is left the grace after the release on redlock://",
+          "[redis][keys][lifetime][redlock]") {
   redlock_test::Masters masters(3);
   std::vector<RedisServer*> nodes;
   for (auto& m : masters.servers) nodes.push_back(m.get());
@@ -276,7 +272,6 @@ TEST_CASE("keys: no key of a lock is left the grace after the release on redlock
   });
 }
 
-#ifndef WEAVE_KEY_LIFETIME_SOAK
 
 TEST_CASE("keys: a counter that went back still hands out larger tokens (a replica promoted before it got the last "
           "increments)",
@@ -361,4 +356,3 @@ TEST_CASE("keys: fencing tokens of every lock type keep increasing across a rest
   }
 }
 
-#endif

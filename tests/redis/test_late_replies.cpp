@@ -1,17 +1,19 @@
 // Weave's guarantees when a Redis reply comes late or a connection drops
 // between the server's work and the client's read, through fault proxies
-// (tests/support/fault_proxy.h) in front of real servers: compiled once per
-// deployment (WEAVE_PROXIED_DEPLOYMENT: redis://, redis+cluster://,
-// redis+sentinel://, tests/support/proxied_deployment.h).
+// (tests/support/fault_proxy.h) in front of real servers: one executable,
+// run once per deployment (the environment's WEAVE_PROXIED_DEPLOYMENT:
+// redis, the default, cluster or sentinel; tests/support/proxied_deployment.h).
 //
 // Every case asserts the guarantee.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,18 +32,23 @@ using fault_test::Argv;
 using fault_test::Match;
 using fault_test::ProxiedDeployment;
 
-#ifndef WEAVE_PROXIED_DEPLOYMENT
-#error "WEAVE_PROXIED_DEPLOYMENT (ProxiedRedis, ProxiedCluster, ProxiedSentinel) comes from tests/redis/CMakeLists.txt"
-#endif
-
 namespace {
+
+std::unique_ptr<ProxiedDeployment> make_deployment() {
+  const char* chosen = std::getenv("WEAVE_PROXIED_DEPLOYMENT");
+  const std::string which = chosen ? chosen : "redis";
+  if (which == "redis") return std::make_unique<fault_test::ProxiedRedis>();
+  if (which == "cluster") return std::make_unique<fault_test::ProxiedCluster>();
+  if (which == "sentinel") return std::make_unique<fault_test::ProxiedSentinel>();
+  throw std::invalid_argument("WEAVE_PROXIED_DEPLOYMENT=" + which + ": redis, cluster or sentinel");
+}
 
 // The executable's deployment, started on first use and shared by its cases
 // (each uses keys of its own), with no fault left over from a case before.
 ProxiedDeployment& deployment() {
-  static fault_test::WEAVE_PROXIED_DEPLOYMENT d;
-  d.clear_faults();
-  return d;
+  static const std::unique_ptr<ProxiedDeployment> d = make_deployment();
+  d->clear_faults();
+  return *d;
 }
 
 // A key other than `key` whose stored form (`stored(key)`) lives on the same
