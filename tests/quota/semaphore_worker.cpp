@@ -8,12 +8,21 @@
 //     -> per round, one line "HELD <from ns> <to ns>" (CLOCK_MONOTONIC, the
 //        same clock in every process of the host: the time it held a permit),
 //        then "DONE".
+//   semaphore_worker <url> <key> <permits> <permit lease ms> chaos <file> <line place ms>
+//     -> until killed: takes a permit (waiting), holds it 1-5 ms, gives it
+//        back, and appends "<from ns> <to ns> <fencing token> <1|0|?>" to
+//        <file> (1: the release found it still held, so it was live
+//        throughout; 0: lost; ?: the store did not answer); store errors are
+//        waited out (the test restarts Redis under it).
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -39,7 +48,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string key = argv[2], mode = argv[5];
-  weave::configure_quota({.url = argv[1], .permit_lease = std::chrono::milliseconds(std::atoll(argv[4]))});
+  weave::QuotaOptions options{.url = argv[1], .permit_lease = std::chrono::milliseconds(std::atoll(argv[4]))};
+  if (mode == "chaos" && argc == 8) options.line_place = std::chrono::milliseconds(std::atoll(argv[7]));
+  weave::configure_quota(options);
   weave::Semaphore sem;
   const weave::SemaphoreSpec spec{.permits = static_cast<std::uint32_t>(std::atoi(argv[3])),
                                   .wait = std::chrono::seconds(30)};
@@ -70,6 +81,27 @@ int main(int argc, char** argv) {
       }
       say("DONE");
       return 0;
+    }
+    if (mode == "chaos" && argc == 8) {
+      std::ofstream out(argv[6], std::ios::app);
+      std::minstd_rand rnd(static_cast<unsigned>(::getpid()));
+      for (;;) {
+        try {
+          weave::Permit p = sem.acquire(key, spec);
+          const long long from = monotonic_ns();
+          const std::uint64_t token = p->fencing_token();
+          std::this_thread::sleep_for(std::chrono::milliseconds(1 + rnd() % 5));
+          const long long to = monotonic_ns();
+          std::string kept = "?";
+          try {
+            kept = p.release() ? "1" : "0";
+          } catch (const weave::Error&) {
+          }
+          out << from << ' ' << to << ' ' << token << ' ' << kept << '\n' << std::flush;
+        } catch (const weave::Error&) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));  // (Redis restarting)
+        }
+      }
     }
   } catch (const weave::Error& e) {
     say(std::string("ERROR ") + e.what());

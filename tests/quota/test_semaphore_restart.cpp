@@ -28,19 +28,6 @@ std::unique_ptr<redis_test::Child> holder(const std::string& url, const std::str
       std::vector<std::string>{WEAVE_SEMAPHORE_WORKER, url, key, "1", "6000", "hold"});
 }
 
-// Restarted, and past loading its AOF (until then it answers LOADING).
-void restart(redis_test::RedisServer& redis) {
-  redis.restart();
-  auto raw = redis.client();
-  for (int i = 0; i < 500; ++i) {
-    try {
-      if (raw.cmd({"PING"}).str == "PONG") return;
-    } catch (const std::runtime_error&) {  // LOADING
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-}
-
 std::string temp_dir() {
   std::string dir = (std::filesystem::temp_directory_path() / "weave-sem-aof-XXXXXX").string();
   if (!::mkdtemp(dir.data())) throw std::runtime_error("mkdtemp failed");
@@ -55,7 +42,7 @@ TEST_CASE("semaphore: a Redis restart from its AOF keeps the holders, and grants
   weave::Semaphore sem({.url = redis.url()});
   auto h = holder(redis.url(), "aof");
   REQUIRE(h->line().value_or("").rfind("HELD ", 0) == 0);
-  restart(redis);  // SIGKILL, then the same port and directory
+  redis.restart_and_load();  // SIGKILL, then the same port and directory
   CHECK_FALSE(sem.try_acquire("aof", {.permits = 1}));
   std::this_thread::sleep_for(2500ms);  // a renewal after the restart
   h->send("check");
@@ -72,7 +59,7 @@ TEST_CASE("semaphore: a Redis restart without persistence forgets the holders, w
   weave::Semaphore sem({.url = redis.url()});
   auto h = holder(redis.url(), "volatile");
   REQUIRE(h->line().value_or("").rfind("HELD ", 0) == 0);
-  restart(redis);
+  redis.restart_and_load();
   weave::Permit taken = sem.try_acquire("volatile", {.permits = 1});
   CHECK(taken);
   std::this_thread::sleep_for(2500ms);  // the old holder's next renewal

@@ -279,6 +279,20 @@ class RedisServer {
     stop();
     if (!start()) throw std::runtime_error("redis-server did not come back on port " + std::to_string(port_));
   }
+  // restart(), then until it serves commands: it answers LOADING while it
+  // reads its AOF (INFO, which start() waits for, it answers at once).
+  void restart_and_load() {
+    restart();
+    Raw raw(port_);
+    for (int i = 0; i < 500; ++i) {
+      try {
+        if (raw.cmd({"PING"}).str == "PONG") return;
+      } catch (const std::runtime_error&) {  // LOADING
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    throw std::runtime_error("redis-server on port " + std::to_string(port_) + " still loading after 5 s");
+  }
 
   Raw client() const { return Raw(port_); }
 
