@@ -2,7 +2,7 @@
 // floor measured in the same run (starts its own redis-server on a free
 // loopback port). Run by hand:
 //   bench_quota [--blocks=<interleaved blocks, default 100>] [--threads=<N, default 16>] [--seconds=<S, default 3>]
-//               [--processes=<P, default 1>] [--handoffs=<H, default 500>]
+//               [--processes=<P, default 1>] [--handoffs=<H, default 500>] [--keys=<K, default 0>]
 //
 //   decision     RateLimiter::try_acquire on one key (the GCRA script: one round trip)
 //   raw_evalsha  the floor: a raw hiredis EVALSHA of a trivial script ("return 1", one key) on one connection
@@ -13,7 +13,9 @@
 // round trips) against two floor calls, interleaved the same way; then H
 // hand-offs on a key of one permit between two threads: the time from the
 // holder's release() to the waiter's acquire() returning, in floor round
-// trips (p50, p99).
+// trips (p50, p99). With --keys=K: one decision on each of K distinct keys
+// ("api:user:<n>", from the threads), then Redis's used_memory over the empty
+// server's, per key.
 #include <hiredis/hiredis.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -171,7 +173,6 @@ int main(int argc, char** argv) {
   // One hot key, many threads (in P processes), a limit far under what they ask for.
   const weave::RateLimit hot{.permits = 5000, .per = std::chrono::seconds(1), .burst = 100};
   const int processes = flag(argc, argv, "--processes", 1);
-  redisFree(raw);
   auto run_threads = [&](long& admitted_out, long& decided_out) {
     weave::RateLimiter mine;  // this process's (a fork()ed child makes its own runtime)
     std::atomic<long> admitted{0}, decided{0};
@@ -223,5 +224,58 @@ int main(int argc, char** argv) {
               "(%.1f %%)\n",
               processes, threads, elapsed, double(decided) / elapsed, admitted, bound,
               100.0 * double(admitted) / bound);
+
+  // Memory: K limited keys, each decided once under a limit of one an hour:
+  // a key's state lasts until its theoretical arrival time (an hour on), so
+  // all of them are there when measured. The floor: the same key names, each
+  // SET by hand to a 16-digit integer with an hour's expiry (pipelined).
+  const int keys = flag(argc, argv, "--keys", 0);
+  if (keys > 0) {
+    auto c = server.client();
+    auto used_memory = [&c] {
+      const std::string info = c.cmd({"INFO", "memory"}).str;
+      const std::string tag = "used_memory:";
+      return std::stoll(info.substr(info.find(tag) + tag.size()));
+    };
+    c.cmd({"FLUSHALL"});
+    long long empty = used_memory();
+    const weave::RateLimit one_an_hour{.permits = 1, .per = std::chrono::hours(1)};
+    std::atomic<int> next{0};
+    std::vector<std::thread> pool;
+    const std::int64_t filled_from = mono_ns();
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        weave::RateLimiter mine;
+        for (int i = next++; i < keys; i = next++) mine.try_acquire("api:user:" + std::to_string(i), one_an_hour);
+      });
+    for (auto& t : pool) t.join();
+    const double fill_s = double(mono_ns() - filled_from) / 1e9;
+    const long long weave_keys = c.cmd({"DBSIZE"}).integer;
+    const long long weave_bytes = used_memory() - empty;
+    c.cmd({"FLUSHALL"});
+    empty = used_memory();
+    constexpr int kPipeline = 1000;
+    for (int from = 0; from < keys; from += kPipeline) {
+      const int to = std::min(keys, from + kPipeline);
+      for (int i = from; i < to; ++i) {
+        const std::string key = "{weave:rate:api:user:" + std::to_string(i) + "}";
+        redisAppendCommand(raw, "SET %s 1764500000000000 PX 3600000", key.c_str());
+      }
+      for (int i = from; i < to; ++i) {
+        void* r = nullptr;
+        if (redisGetReply(raw, &r) != REDIS_OK) return 1;
+        freeReplyObject(r);
+      }
+    }
+    const long long floor_keys = c.cmd({"DBSIZE"}).integer;
+    const long long floor_bytes = used_memory() - empty;
+    std::printf("%d distinct limited keys (\"api:user:<n>\", one decision each, %.1f s): %lld keys in Redis, "
+                "used_memory +%.1f MB = %.0f bytes a key; the same names SET by hand to an integer with an expiry: "
+                "%.0f bytes a key (%.2fx)\n",
+                keys, fill_s, weave_keys, double(weave_bytes) / 1e6, double(weave_bytes) / double(weave_keys),
+                double(floor_bytes) / double(floor_keys),
+                (double(weave_bytes) / double(weave_keys)) / (double(floor_bytes) / double(floor_keys)));
+  }
+  redisFree(raw);
   return 0;
 }
