@@ -15,19 +15,16 @@
 #include <vector>
 
 #include "faketime.h"
+#include "quota_suite.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/rate_limit.h"
 
 using namespace std::chrono_literals;
+using quota_test::fresh_key;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string fresh_key(const std::string& what) {
-  static std::atomic<int> n{0};
-  return "rl-" + std::to_string(::getpid()) + "-" + std::to_string(n.fetch_add(1)) + ":" + what;
-}
 
 weave::RateLimiter limiter() {
   weave::configure_quota({.url = test_store_url()});

@@ -17,28 +17,20 @@
 
 #include "event_recorder.h"
 #include "rate_limited_api.weave.h"
+#include "quota_suite.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/woven.h"
 
 using namespace std::chrono_literals;
+using quota_test::fresh_key;
+using quota_test::use_store;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-std::string fresh(const std::string& what) {
-  static std::atomic<int> n{0};
-  return what + std::to_string(::getpid()) + "x" + std::to_string(n.fetch_add(1));
-}
-
-void use_store() { weave::configure_quota({.url = test_store_url()}); }
-
-}  // namespace
 
 TEST_CASE("rate_limit annotation: a call over the rate throws RateLimited naming its key, and the method does not run") {
   use_store();
   weave::Woven<quotas::Api> api;
-  const std::string user = fresh("user");
+  const std::string user = fresh_key("user");
   CHECK(api.handle(user, 1) == 2);
   CHECK(api.handle(user, 2) == 4);  // burst=2
   try {
@@ -51,13 +43,13 @@ TEST_CASE("rate_limit annotation: a call over the rate throws RateLimited naming
     CHECK(e.retry_after() <= 30s);  // one interval of 2/min at most
   }
   CHECK(api.runs == 2);
-  CHECK(api.handle(fresh("other"), 5) == 10);  // another user's quota is its own
+  CHECK(api.handle(fresh_key("other"), 5) == 10);  // another user's quota is its own
 }
 
 TEST_CASE("rate_limit annotation: on_limit=wait runs each call at its turn, one interval apart") {
   use_store();
   weave::Woven<quotas::Api> api;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   // Four calls at once at 2/s, burst 1: turns 0, 0.5, 1 and 1.5 s after the
   // first, all within the 2 s wait.
   std::vector<Clock::time_point> ran(4);
@@ -80,7 +72,7 @@ TEST_CASE("rate_limit annotation: on_limit=wait runs each call at its turn, one 
 TEST_CASE("rate_limit annotation: on_limit=wait throws RateLimited at once when the turn is further off than wait") {
   use_store();
   weave::Woven<quotas::Api> api;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   api.report(tenant);
   const auto start = Clock::now();
   CHECK_THROWS_AS(api.report(tenant), weave::RateLimited);  // its turn is an hour away
@@ -91,12 +83,12 @@ TEST_CASE("rate_limit annotation: on_limit=wait throws RateLimited at once when 
 TEST_CASE("rate_limit annotation: on_limit=skip skips the method and the caller gets nothing") {
   use_store();
   weave::Woven<quotas::Api> api;
-  const std::string source = fresh("source");
+  const std::string source = fresh_key("source");
   CHECK(api.poll(source) == 7);
   CHECK(api.poll(source) == std::nullopt);
   CHECK(api.poll(source) == std::nullopt);
   CHECK(api.runs == 1);
-  CHECK(api.poll(fresh("source")) == 7);
+  CHECK(api.poll(fresh_key("source")) == 7);
 }
 
 TEST_CASE("rate_limit annotation: without a key the calls of the method share one quota under its qualified name") {
@@ -116,7 +108,7 @@ TEST_CASE("rate_limit annotation: without a key the calls of the method share on
 TEST_CASE("rate_limit annotation: stacked inside a lock, a refused call gives the lock back") {
   use_store();
   weave::Woven<quotas::Api> api;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   CHECK(api.batch(tenant) == 1);
   CHECK_THROWS_AS(api.batch(tenant), weave::RateLimited);
   CHECK_THROWS_AS(api.batch(tenant), weave::RateLimited);  // not LockBusy: the lock was released
@@ -127,7 +119,7 @@ TEST_CASE("rate_limit annotation: counted in quota_stats") {
   use_store();
   weave::Woven<quotas::Api> api;
   const weave::QuotaStats before = weave::quota_stats();
-  const std::string source = fresh("source");
+  const std::string source = fresh_key("source");
   api.poll(source);
   api.poll(source);
   const weave::QuotaStats after = weave::quota_stats();
@@ -156,7 +148,7 @@ TEST_CASE("rate_limit annotation: a failing store throws IoError naming the key,
   weave::configure_quota({.url = "redis://127.0.0.1:" + std::to_string(closed_port),
                           .connect_timeout = 200ms, .command_timeout = 200ms});
   weave::Woven<quotas::Api> api;
-  const std::string user = fresh("user");
+  const std::string user = fresh_key("user");
   try {
     api.handle(user, 1);
     FAIL("ran without its store");

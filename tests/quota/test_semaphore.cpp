@@ -17,6 +17,7 @@
 
 #include "quota/quota_runtime.h"
 #include "quota/semaphore_store.h"
+#include "quota_suite.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/semaphore.h"
@@ -24,14 +25,10 @@
 #include "redis_server.h"
 
 using namespace std::chrono_literals;
+using quota_test::fresh_key;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string fresh_key(const std::string& what) {
-  static std::atomic<int> n{0};
-  return "sem-" + std::to_string(::getpid()) + "-" + std::to_string(n.fetch_add(1)) + ":" + what;
-}
 
 weave::Semaphore semaphore(std::chrono::milliseconds lease = 30s, std::chrono::milliseconds place = 3s) {
   weave::configure_quota({.url = test_store_url(), .permit_lease = lease, .line_place = place});

@@ -12,28 +12,20 @@
 #include <vector>
 
 #include "semaphore_api.weave.h"
+#include "quota_suite.h"
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/semaphore.h"
 #include "weave/woven.h"
 
 using namespace std::chrono_literals;
-
-namespace {
-
-std::string fresh(const std::string& what) {
-  static std::atomic<int> n{0};
-  return what + std::to_string(::getpid()) + "x" + std::to_string(n.fetch_add(1));
-}
-
-void use_store() { weave::configure_quota({.url = test_store_url()}); }
-
-}  // namespace
+using quota_test::fresh_key;
+using quota_test::use_store;
 
 TEST_CASE("semaphore annotation: concurrent calls of one key run at most `permits` at once, the others wait their turn") {
   use_store();
   weave::Woven<quotas::Exports> exports;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   {
     std::vector<std::jthread> callers;
     for (int i = 0; i < 6; ++i) callers.emplace_back([&] { exports.run(tenant, 100); });
@@ -46,7 +38,7 @@ TEST_CASE("semaphore annotation: concurrent calls of one key run at most `permit
 TEST_CASE("semaphore annotation: with every permit held a call throws SemaphoreBusy naming its key, or is skipped") {
   use_store();
   weave::Woven<quotas::Exports> exports;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   std::atomic<bool> started{false}, finish{false};
   std::jthread holder([&] { exports.single(tenant, started, finish); });
   while (!started) std::this_thread::sleep_for(5ms);
@@ -67,7 +59,7 @@ TEST_CASE("semaphore annotation: with every permit held a call throws SemaphoreB
 TEST_CASE("semaphore annotation: the body finds its permit with current_permit(), outside it there is none") {
   use_store();
   weave::Woven<quotas::Exports> exports;
-  const std::string tenant = fresh("tenant");
+  const std::string tenant = fresh_key("tenant");
   const std::uint64_t first = exports.token(tenant);
   CHECK(first > 0);
   CHECK(exports.token(tenant) > first);  // each call's permit has a higher fencing token
