@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 std::string test_store_url() { return "mem://store-suite"; }
-bool test_store_is_mem() { return true; }
+extern "C" bool test_store_is_mem() { return true; }
 
 namespace {
 [[noreturn]] void redis_only(const char* what) {

@@ -5,7 +5,7 @@
 #include "store/open.h"
 #include "store/reply.h"
 
-bool test_store_is_mem() { return false; }
+extern "C" bool test_store_is_mem() { return false; }
 
 void write_raw(const std::string& key, const std::string& value) {
   auto exec = weave::store::open_executor(test_admin_url(), {});

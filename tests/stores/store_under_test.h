@@ -12,8 +12,9 @@
 
 // The URL the suite configures its features with.
 std::string test_store_url();
-// Whether that is mem:// (where a case differs by store).
-bool test_store_is_mem();
+// Whether that is mem:// (where a case differs by store). (C linkage:
+// tests/catch_main.cpp looks for it.)
+extern "C" bool test_store_is_mem();
 
 // For [redis] cases (mem:// has no such thing: std::logic_error).
 // Where a test acts as the operator or another program (CLIENT KILL, raw
