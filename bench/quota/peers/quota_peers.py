@@ -99,6 +99,7 @@ def on_signal(signum, _frame):
 
 for s in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(s, on_signal)
+signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background, which ignores it
 
 
 def free_port():
