@@ -111,13 +111,17 @@ async function main() {
     emit('rate-limiter-flexible', { worker, calls, start_ns: tStart, end_ns: now(), admitted_ns: at });
   } else if (wl === 'sem-cycle') {
     // One Semaphore object per acquisition (its identifier is drawn when it is made).
+    const acq = [];
     const cycle = async (k) => {
+      const t = now();
       const s = new Semaphore(client, k, 1, { lockTimeout: 30000 });
       await s.acquire();
+      acq.push(now() - t);
       await s.release();
     };
     for (let i = 0; i < 200; i++) await cycle(`${key}:warm`);
-    emit('redis-semaphore', await timed('redis-semaphore', n, () => cycle(key)));
+    acq.length = 0;
+    emit('redis-semaphore', { ...(await timed('redis-semaphore', n, () => cycle(key))), acquire_ns: acq });
   } else if (wl === 'sem-handoff') {
     const permits = opt('permits', 2), holdMs = opt('hold_us', 2000) / 1000;
     const options = { lockTimeout: 30000, acquireTimeout: 120000 }; // retryInterval: the default (10 ms)
@@ -136,7 +140,7 @@ async function main() {
       await sleepMs(holdMs);
       const releasing = now();
       await s.release();
-      iv.push([acquired, releasing, asked]);
+      iv.push(acquired, releasing, asked, now()); // flat, 4 per grant
     }
     emit('redis-semaphore', { worker, intervals: iv });
   } else {

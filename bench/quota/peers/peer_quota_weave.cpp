@@ -139,7 +139,19 @@ int main(int argc, char** argv) {
     weave::Semaphore sem;
     const weave::SemaphoreSpec one{.permits = 1};
     for (int i = 0; i < 200; ++i) sem.acquire(key + ":warm", one).release();
-    peers::time_calls("weave", wl, a.num("n", 5000), [&](long) { sem.acquire(key, one).release(); });
+    const long n = a.num("n", 5000);
+    std::vector<long long> lat, acq;  // per cycle: acquire + release, acquire alone
+    const long long t0 = peers::now_ns();
+    for (long i = 0; i < n; ++i) {
+      const long long s = peers::now_ns();
+      weave::Permit p = sem.acquire(key, one);
+      acq.push_back(peers::now_ns() - s);
+      p.release();
+      lat.push_back(peers::now_ns() - s);
+    }
+    const long long t1 = peers::now_ns();
+    peers::emit("weave", wl, ",\"n\":" + num(n) + ",\"secs\":" + std::to_string((t1 - t0) / 1e9) +
+                                 ",\"lat_ns\":" + peers::list(lat) + ",\"acquire_ns\":" + peers::list(acq));
   } else if (wl == "sem-handoff") {
     weave::Semaphore sem;
     const weave::SemaphoreSpec spec{.permits = static_cast<std::uint32_t>(a.num("permits", 2)), .wait = 120s};
@@ -148,7 +160,7 @@ int main(int argc, char** argv) {
     const long long start = start_time(a);
     sleep_until_ns(start);
     const long long end = (start ? start : peers::now_ns()) + ms * 1'000'000LL;
-    std::vector<peers::Interval> iv;
+    std::vector<long long> iv;  // per grant: acquired, about to release, asked, released
     while (peers::now_ns() < end) {
       const long long asked = peers::now_ns();
       weave::Permit p = sem.acquire(key, spec);
@@ -156,9 +168,9 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::microseconds(hold_us));
       const long long releasing = peers::now_ns();
       p.release();
-      iv.push_back({asked, acquired, releasing});
+      iv.insert(iv.end(), {acquired, releasing, asked, peers::now_ns()});
     }
-    peers::emit("weave", wl, ",\"worker\":" + worker + ",\"intervals\":" + peers::intervals(iv));
+    peers::emit("weave", wl, ",\"worker\":" + worker + ",\"intervals\":" + peers::list(iv));  // flat, 4 per grant
   } else {
     std::fprintf(stderr, "unknown workload %s\n", wl.c_str());
     return 2;

@@ -210,8 +210,13 @@ def pct(xs, q):
 def latency(lines):
     """One repeat of a latency workload: its slices' calls pooled."""
     lat = [x for l in lines for x in l["lat_ns"]]
-    return {"p50_us": pct(lat, 0.5) / 1e3, "p99_us": pct(lat, 0.99) / 1e3,
-            "ops_s": sum(l["n"] for l in lines) / sum(l["secs"] for l in lines), "refused": sum(l.get("refused", 0) for l in lines)}
+    row = {"p50_us": pct(lat, 0.5) / 1e3, "p99_us": pct(lat, 0.99) / 1e3,
+           "ops_s": sum(l["n"] for l in lines) / sum(l["secs"] for l in lines), "refused": sum(l.get("refused", 0) for l in lines)}
+    if all("acquire_ns" in l for l in lines):  # sem-cycle: the cycle's two halves
+        acq = [x for l in lines for x in l["acquire_ns"]]
+        rel = [c - a for l in lines for c, a in zip(l["lat_ns"], l["acquire_ns"])]
+        row["acquire_p50_us"], row["release_p50_us"] = pct(acq, 0.5) / 1e3, pct(rel, 0.5) / 1e3
+    return row
 
 
 def worst_window(calls, width_ns):
@@ -247,32 +252,35 @@ def accuracy(lines):
 
 def handoff(lines, rtt_us):
     """Hand-offs of a semaphore under contention. Every grant is an interval
-    [acquired, releasing] of one worker. Releases and grants are paired in time
+    [acquired, releasing] of one worker (and when its release call returned). Releases and grants are paired in time
     order (the oldest pending release goes to the next grant): a pair across
     two workers is a hand-off (release start -> the other's grant returned), a
     pair within one worker a self re-take. Rates, fairness and hand-offs count
     the middle 80 % of the run (start-up and finish dropped); holders at once
     count the whole run."""
-    iv = sorted((x[0], x[1], w, x[2]) for w, l in enumerate(lines) for x in l["intervals"])
+    iv = sorted((f[k], f[k + 1], w, f[k + 2], f[k + 3]) for w, f in enumerate(l["intervals"] for l in lines)
+                for k in range(0, len(f), 4))  # acquired, releasing, worker, asked, released
     span = max(x[1] for x in iv) - iv[0][0]
     lo, hi = iv[0][0] + span // 10, iv[0][0] + span - span // 10
-    events = sorted([(a, 1, w) for a, _, w, _ in iv] + [(r, 0, w) for _, r, w, _ in iv])  # at a tie the release first
+    # (time, 0 release / 1 grant, worker, the release's end): at a tie the release first
+    events = sorted([(x[0], 1, x[2], 0) for x in iv] + [(x[1], 0, x[2], x[4]) for x in iv])
     holders = peak = over = 0
     pending = collections.deque()
-    hand, retakes = [], 0
-    for t, is_grant, w in events:
+    hand, after_release, retakes = [], [], 0
+    for t, is_grant, w, released in events:
         if not is_grant:
             holders -= 1
-            pending.append((t, w))
+            pending.append((t, w, released))
             continue
         holders += 1
         peak = max(peak, holders)
         over += holders > args.permits
         if pending:
-            r, rw = pending.popleft()
+            r, rw, rend = pending.popleft()
             if lo <= t <= hi:
                 if rw != w:
                     hand.append(t - r)
+                    after_release.append(t - rend)  # negative: granted before the release call returned
                 else:
                     retakes += 1
     mid = [x for x in iv if lo <= x[0] <= hi]
@@ -280,13 +288,15 @@ def handoff(lines, rtt_us):
     mean = sum(per) / len(per)
     waits = [x[0] - x[3] for x in mid]
     holds = [x[1] - x[0] for x in mid]
+    release_calls = [x[4] - x[1] for x in mid]
     return {"grants_s": len(mid) / ((hi - lo) / 1e9), "handoff_p50_us": pct(hand, 0.5) / 1e3, "handoff_p99_us": pct(hand, 0.99) / 1e3,
             "handoff_p50_rt": pct(hand, 0.5) / 1e3 / rtt_us, "handoff_p99_rt": pct(hand, 0.99) / 1e3 / rtt_us,
             "max_holders": peak, "violations": over, "per_min": min(per), "per_max": max(per),
             "least_share": min(per) / mean if mean else float("nan"),
             "retakes_pct": 100 * retakes / max(1, retakes + len(hand)),
             "wait_p50_ms": pct(waits, 0.5) / 1e6, "wait_p99_ms": pct(waits, 0.99) / 1e6, "wait_max_ms": max(waits) / 1e6,
-            "hold_p50_ms": pct(holds, 0.5) / 1e6, "grants": len(mid), "rtt_us": rtt_us}
+            "hold_p50_ms": pct(holds, 0.5) / 1e6, "grants": len(mid), "rtt_us": rtt_us,
+            "release_p50_us": pct(release_calls, 0.5) / 1e3, "after_release_p50_us": pct(after_release, 0.5) / 1e3}
 
 
 # How the repeats of one contender combine: the median, except where the
@@ -451,7 +461,9 @@ def render(started, stem, res, loads):
     table("sem-cycle", f"3. sem-cycle: {args.n:,} sequential acquire + release of one permit on a fresh key (floors: two calls)",
           [("p50 us", lambda r: f"{r['p50_us']:.1f}"), ("p99 us", lambda r: f"{r['p99_us']:.1f}"),
            ("p50 / 2 floor calls", lambda r: f"{r['x50']:.2f}x"), ("p99 / 2 floor calls", lambda r: f"{r['x99']:.2f}x"),
-           ("cycles/s", lambda r: f"{r['ops_s']:,.0f}")])
+           ("cycles/s", lambda r: f"{r['ops_s']:,.0f}"),
+           ("acquire p50 us", lambda r: f"{r['acquire_p50_us']:.1f}" if "acquire_p50_us" in r else "-"),
+           ("release p50 us", lambda r: f"{r['release_p50_us']:.1f}" if "release_p50_us" in r else "-")])
     table("sem-handoff", f"4. sem-handoff: {args.clients} OS processes on one key of {args.permits} permits, each holding "
           f"{args.hold_ms:g} ms, {args.seconds:g} s",
           [("grants/s", lambda r: f"{r['grants_s']:,.0f}"), ("hand-off p50 us", lambda r: f"{r['handoff_p50_us']:.1f}"),
@@ -460,7 +472,9 @@ def render(started, stem, res, loads):
            ("violations", lambda r: f"{r['violations']}"), ("per process (min..max)", lambda r: f"{r['per_min']:.0f}..{r['per_max']:.0f}"),
            ("least / mean", lambda r: f"{r['least_share']:.2f}"), ("self re-takes", lambda r: f"{r['retakes_pct']:.0f} %"),
            ("wait p50 ms", lambda r: f"{r['wait_p50_ms']:.1f}"), ("wait p99 ms", lambda r: f"{r['wait_p99_ms']:.1f}"),
-           ("wait max ms", lambda r: f"{r['wait_max_ms']:.1f}"), ("hold p50 ms", lambda r: f"{r['hold_p50_ms']:.2f}")],
+           ("wait max ms", lambda r: f"{r['wait_max_ms']:.1f}"), ("hold p50 ms", lambda r: f"{r['hold_p50_ms']:.2f}"),
+           ("release call p50 us", lambda r: f"{r['release_p50_us']:.1f}"),
+           ("release returned to next grant p50 us", lambda r: f"{r['after_release_p50_us']:.1f}")],
           skip=("floor",))
     fl = res.get(("sem-handoff", "floor"))
     if fl:
