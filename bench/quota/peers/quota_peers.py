@@ -497,7 +497,7 @@ def chart(path, res, started):
     colors = {"floor": "#9e9e9e", "weave": "#1f77b4", "rate-limiter-flexible": "#d62728", "redis-semaphore": "#d62728",
               "ioredis-floor": "#bdbdbd"}
 
-    def bars(ax, names, pairs, labels, ylabel):
+    def bars(ax, names, pairs, labels, ylabel, ticks=None):
         # Two bars per contender (p50 solid, p99 hatched), value on top.
         for i, c in enumerate(names):
             for j, (val, hatch) in enumerate(zip(pairs[i], ("", "//"))):
@@ -505,7 +505,7 @@ def chart(path, res, started):
                 ax.bar(x, val, 0.36, color=colors.get(c, "#555555"), hatch=hatch, edgecolor="white")
                 ax.annotate(f"{val:.2f}", (x, val), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+        ax.set_xticklabels(ticks or names, rotation=0 if ticks else 20, ha="center" if ticks else "right", fontsize=8)
         ax.set_ylabel(ylabel)
         ax.text(0.02, 0.97, labels, transform=ax.transAxes, va="top", fontsize=7)
 
@@ -520,19 +520,17 @@ def chart(path, res, started):
         elif w == "rate-accuracy":
             bars(ax, [c for c, _ in rows], [(r["worst_1s"] / r["bound_1s"], r["worst_100ms"] / r["bound_100ms"]) for _, r in rows],
                  f"solid: worst 1 s window / {args.rate + args.burst}\nhatched: worst 100 ms window / {args.rate * 0.1 + args.burst:g}",
-                 "admitted in the worst window / bound")
+                 "admitted in the worst window / bound",
+                 [f"{c}\n{r['admitted_s']:.0f}/s admitted of {r['offered_s']:.0f}/s" for c, r in rows])
             ax.axhline(1, color="grey", linestyle=":", linewidth=1)
-            for i, (_, r) in enumerate(rows):
-                ax.annotate(f"{r['admitted_s']:.0f}/s admitted", (i, 0.05), ha="center", fontsize=7, color="white")
             ax.set_title(f"rate-accuracy: {args.rate}/s, {args.overload:g}x offered")
         else:
             rows = [(c, r) for c, r in rows if c != "floor"]
             bars(ax, [c for c, _ in rows], [(r["handoff_p50_rt"], r["handoff_p99_rt"]) for _, r in rows], "solid: p50, hatched: p99",
-                 "release -> next grant, in floor round trips")
+                 "release -> next grant, in floor round trips",
+                 [f"{c}\n{r['grants_s']:.0f} grants/s, most holders {r['max_holders']}" for c, r in rows])
             ax.set_yscale("log")
-            for i, (_, r) in enumerate(rows):
-                ax.annotate(f"{r['grants_s']:.0f} grants/s\nmost holders {r['max_holders']}", (i, 1), ha="center", va="bottom",
-                            fontsize=7)
+            ax.set_ylim(bottom=1)
             ax.set_title(f"sem-handoff: {args.clients} processes, {args.permits} permits")
     fig.suptitle(f"bench/quota/peers {started.strftime('%Y-%m-%d')}: Weave and Node peers on one redis-server (medians of {args.repeats} repeats)",
                  fontsize=10)
