@@ -32,11 +32,14 @@ if redis.call('ZSCORE', KEYS[1], owner) then
 end
 drop_gone_places(now)
 local free = permits - redis.call('ZCARD', KEYS[1])
-local ahead = redis.call('ZRANK', KEYS[4], owner)
-if ahead == false then ahead = redis.call('ZCARD', KEYS[4]) end
+local rank = redis.call('ZRANK', KEYS[4], owner)
+local ahead = rank
+if rank == false then ahead = redis.call('ZCARD', KEYS[4]) end
 if ahead < free then
-  redis.call('ZREM', KEYS[4], owner)
-  redis.call('ZREM', KEYS[5], owner)
+  if rank ~= false then
+    redis.call('ZREM', KEYS[4], owner)
+    redis.call('ZREM', KEYS[5], owner)
+  end
   local token = grant(owner, now, lease)
   -- Reclaimed permits beyond this one: the waiters behind may take them.
   if #dead > 1 and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PUBLISH', ARGV[5], '1') end

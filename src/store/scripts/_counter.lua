@@ -1,7 +1,11 @@
 -- Helpers of every script: expiries and the fencing counter.
--- Key k lives at least ms more (never shortened).
+-- Key k lives at least ms more (never shortened): one PEXPIRE ... GT, and a
+-- PTTL only when that changed nothing (a longer expiry, or none yet: GT
+-- takes a key without one for one that never ends).
 local function live_for(k, ms)
-  if redis.call('PTTL', k) < ms then redis.call('PEXPIRE', k, ms) end
+  if redis.call('PEXPIRE', k, ms, 'GT') == 0 and redis.call('PTTL', k) == -1 then
+    redis.call('PEXPIRE', k, ms)
+  end
 end
 -- Key k lives at most ms more (a key without expiry gets one).
 local function live_at_most(k, ms)
