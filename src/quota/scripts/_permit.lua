@@ -6,10 +6,17 @@
 local function int(n) return string.format('%d', n) end
 -- The keys outlive their holders' leases by one more: a dead holder is still
 -- there for the next request to reclaim (and count) within a lease of its end.
-local function keep(lease)
-  live_for(KEYS[1], 2 * lease)
+-- `first`: the holders (and so their tokens) were none before this grant, so
+-- both keys are new: their expiry is set, not compared.
+local function keep(lease, first)
+  if first then
+    redis.call('PEXPIRE', KEYS[1], 2 * lease)
+    redis.call('PEXPIRE', KEYS[3], 2 * lease)
+  else
+    live_for(KEYS[1], 2 * lease)
+    live_for(KEYS[3], 2 * lease)
+  end
   live_for(KEYS[2], 2 * lease)
-  live_for(KEYS[3], 2 * lease)
 end
 -- Waiters whose place ran out (they stopped asking) leave the line.
 local function drop_gone_places(now)
@@ -19,12 +26,12 @@ local function drop_gone_places(now)
     for _, o in ipairs(gone) do redis.call('ZREM', KEYS[4], o) end
   end
 end
--- A new permit for owner: its fencing token.
-local function grant(owner, now, lease)
+-- A new permit for owner (`first`: nobody held one): its fencing token.
+local function grant(owner, now, lease, first)
   local token = next_fence(KEYS[2], '1')
   redis.call('ZADD', KEYS[1], int(now + lease), owner)
   redis.call('HSET', KEYS[3], owner, int(token))
-  keep(lease)
+  keep(lease, first)
   return token
 end
 -- Takes owner's permit back. With fewer than `permits` then held, it goes
@@ -37,13 +44,15 @@ end
 local function give_back(owner, now, permits, place, channel)
   redis.call('ZREM', KEYS[1], owner)
   redis.call('HDEL', KEYS[3], owner)
+  if redis.call('EXISTS', KEYS[4]) == 0 then return end  -- nobody waits
   drop_gone_places(now)
   local first = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
   if first == nil then return end
-  if redis.call('ZCARD', KEYS[1]) < permits then
+  local held = redis.call('ZCARD', KEYS[1])
+  if held < permits then
     redis.call('ZREM', KEYS[4], first)
     redis.call('ZREM', KEYS[5], first)
-    redis.call('PUBLISH', channel, first .. ' ' .. int(grant(first, now, place)))
+    redis.call('PUBLISH', channel, first .. ' ' .. int(grant(first, now, place, held == 0)))
   else
     redis.call('PUBLISH', channel, '1')
   end

@@ -15,32 +15,40 @@
 --@include _permit.lua
 local owner, permits, lease, place = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = now_ms()
-local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
-if #dead > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  for _, o in ipairs(dead) do redis.call('HDEL', KEYS[3], o) end
-end
-if redis.call('ZSCORE', KEYS[1], owner) then
-  redis.call('ZADD', KEYS[1], int(now + lease), owner)
-  keep(lease)
-  local token = redis.call('HGET', KEYS[3], owner)
-  if token == false then  -- (the tokens gone by hand: a new one)
-    token = next_fence(KEYS[2], '1')
-    redis.call('HSET', KEYS[3], owner, int(token))
+local held = redis.call('ZCARD', KEYS[1])
+local dead = {}
+if held > 0 then
+  dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+  if #dead > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    for _, o in ipairs(dead) do redis.call('HDEL', KEYS[3], o) end
+    held = held - #dead
   end
-  return {1, tonumber(token), #dead}
+  if redis.call('ZSCORE', KEYS[1], owner) then
+    redis.call('ZADD', KEYS[1], int(now + lease), owner)
+    keep(lease, false)
+    local token = redis.call('HGET', KEYS[3], owner)
+    if token == false then  -- (the tokens gone by hand: a new one)
+      token = next_fence(KEYS[2], '1')
+      redis.call('HSET', KEYS[3], owner, int(token))
+    end
+    return {1, tonumber(token), #dead}
+  end
 end
-drop_gone_places(now)
-local free = permits - redis.call('ZCARD', KEYS[1])
-local rank = redis.call('ZRANK', KEYS[4], owner)
-local ahead = rank
-if rank == false then ahead = redis.call('ZCARD', KEYS[4]) end
+-- The callers ahead in line (all of them when this one has no place).
+local rank, ahead = false, 0
+if redis.call('EXISTS', KEYS[4]) == 1 then
+  drop_gone_places(now)
+  rank = redis.call('ZRANK', KEYS[4], owner)
+  ahead = rank or redis.call('ZCARD', KEYS[4])
+end
+local free = permits - held
 if ahead < free then
   if rank ~= false then
     redis.call('ZREM', KEYS[4], owner)
     redis.call('ZREM', KEYS[5], owner)
   end
-  local token = grant(owner, now, lease)
+  local token = grant(owner, now, lease, held == 0)
   -- Reclaimed permits beyond this one: the waiters behind may take them.
   if #dead > 1 and redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PUBLISH', ARGV[5], '1') end
   return {1, token, #dead}
