@@ -40,6 +40,10 @@ struct Semaphore {
   std::deque<Place> line;
   void drop_dead(Clock::time_point now, std::uint32_t& reclaimed) {
     reclaimed += static_cast<std::uint32_t>(std::erase_if(holders, [now](const auto& h) { return h.second.deadline <= now; }));
+    drop_gone_places(now);
+  }
+  // Waiters whose place ran out (they stopped asking) leave the line.
+  void drop_gone_places(Clock::time_point now) {
     std::erase_if(line, [now](const Place& p) { return p.until <= now; });
   }
   bool idle() const { return holders.empty() && line.empty(); }
@@ -181,7 +185,7 @@ class MemSemaphores final : public SemaphoreStore {
                         const PermitRequest& r, Clock::time_point now) WEAVE_REQUIRES(mutex_) {
     Semaphore& s = it->second;
     s.holders.erase(h);
-    std::erase_if(s.line, [now](const Place& p) { return p.until <= now; });
+    s.drop_gone_places(now);
     if (!s.line.empty()) {
       if (s.holders.size() < r.permits) {
         s.holders[std::move(s.line.front().owner)] = Holder{now + r.place, next_token_locked(now)};
