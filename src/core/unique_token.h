@@ -23,8 +23,9 @@ std::string unique_token();
 
 // unique_token()'s text in place, for a holder that keeps it only until it
 // copies it into a lease (no std::string made and moved on the way).
-struct TokenText {
-  char text[kTokenSize];
+// 16 bytes, aligned: returned in two registers, written as two words.
+struct alignas(8) TokenText {
+  char text[kTokenSize + 1];  // (the last byte is 0)
   std::string_view view() const noexcept { return {text, kTokenSize}; }
 };
 TokenText unique_token_text();
