@@ -18,8 +18,10 @@ class RunCollector : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
       auto items = r.counters.find("items_per_second");
-      figures_[r.benchmark_name()] = {r.real_accumulated_time * 1e9 / double(r.iterations),
-                                      items == r.counters.end() ? 0.0 : double(items->second)};
+      Figures& f = figures_[r.benchmark_name()];
+      f = {r.real_accumulated_time * 1e9 / double(r.iterations),
+           items == r.counters.end() ? 0.0 : double(items->second), {}};
+      for (const auto& [name, c] : r.counters) f.counters[name] = double(c);
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -33,10 +35,18 @@ class RunCollector : public benchmark::ConsoleReporter {
     auto it = figures_.find(name);
     return it == figures_.end() ? 0 : it->second.per_second;
   }
+  // Its counter `counter` (0 when it did not run or set none).
+  double counter(const std::string& name, const std::string& counter) const {
+    auto it = figures_.find(name);
+    if (it == figures_.end()) return 0;
+    auto c = it->second.counters.find(counter);
+    return c == it->second.counters.end() ? 0 : c->second;
+  }
 
  private:
   struct Figures {
     double ns = 0, per_second = 0;
+    std::map<std::string, double> counters;
   };
   std::map<std::string, Figures> figures_;
 };
