@@ -150,14 +150,35 @@ struct alignas(64) Shard {
   std::uint64_t drops WEAVE_GUARDED_BY(mutex) = 0;
 
   Slot& slot(const HashedKey& key) WEAVE_REQUIRES(mutex) {
+    if (Slot* s = find_recent(key)) return *s;
     auto it = slots.find(key);
     if (it == slots.end()) it = slots.emplace(std::string(key.key), std::make_unique<Slot>()).first;
+    remember(key, *it);
     return *it->second;
   }
   Slot* find(const HashedKey& key) WEAVE_REQUIRES(mutex) {
+    if (Slot* s = find_recent(key)) return s;
     auto it = slots.find(key);
-    return it == slots.end() ? nullptr : it->second.get();
+    if (it == slots.end()) return nullptr;
+    remember(key, *it);
+    return it->second.get();
   }
+  // The last key found: a hot key skips the map's bucket lookup (a division
+  // by a prime, a tenth of a mem:// acquisition). An element's address stays
+  // valid across rehashes; each erase bumps `drops`, which forgets it.
+  Slot* find_recent(const HashedKey& key) WEAVE_REQUIRES(mutex) {
+    return recent_ && recent_drops_ == drops && recent_hash_ == key.hash && recent_->first == key.key
+               ? recent_->second.get()
+               : nullptr;
+  }
+  void remember(const HashedKey& key, const KeyMap<std::unique_ptr<Slot>>::value_type& entry) WEAVE_REQUIRES(mutex) {
+    recent_ = &entry;
+    recent_hash_ = key.hash;
+    recent_drops_ = drops;
+  }
+  const KeyMap<std::unique_ptr<Slot>>::value_type* recent_ WEAVE_GUARDED_BY(mutex) = nullptr;
+  std::size_t recent_hash_ WEAVE_GUARDED_BY(mutex) = 0;
+  std::uint64_t recent_drops_ WEAVE_GUARDED_BY(mutex) = 0;
   MemSlotHint hint(Slot& s) WEAVE_REQUIRES(mutex) { return {this, &s, drops}; }
   // An idle slot is kept for the next call on its key (a hot key costs no
   // allocation) while the shard is small; past that it is dropped at once.
