@@ -3,6 +3,7 @@
 // loopback port). Run by hand:
 //   bench_quota [--blocks=<interleaved blocks, default 100>] [--threads=<N, default 16>] [--seconds=<S, default 3>]
 //               [--processes=<P, default 1>] [--handoffs=<H, default 500>] [--keys=<K, default 0>]
+//               [--accuracy=<A seconds, default 0> [--rate=<R/s, default 2000>] [--burst=<B, default 20>]]
 //
 //   decision     RateLimiter::try_acquire on one key (the GCRA script: one round trip)
 //   raw_evalsha  the floor: a raw hiredis EVALSHA of a trivial script ("return 1", one key) on one connection
@@ -14,14 +15,25 @@
 // hand-offs on a key of one permit between two threads: the time from the
 // holder's release() to the waiter's acquire() returning, in floor round
 // trips (p50, p99). With --keys=K: one decision on each of K distinct keys
-// ("api:user:<n>", from the threads), then Redis's used_memory over the empty
-// server's, per key.
+// ("api:user:<n>", from the threads), then what a FLUSHALL frees of Redis's
+// used_memory, per key; the same for the names SET by hand. With
+// --accuracy=A: P processes of N threads ask without pause for A seconds on
+// one key limited to R a second (burst B). Each
+// admission is known to have been decided between its request's sending and
+// its answer (CLOCK_MONOTONIC, one clock for all processes); the most
+// admissions certainly decided within one window of 1 s and of 100 ms
+// (sliding: each admission's sending opens one) is set against the limit's
+// bound for it, R x w + B (a client's clock cannot place an admission more
+// exactly: 128 threads on 2 cores receive answers late); the quota used is
+// admitted / (R x A + B).
 #include <hiredis/hiredis.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -225,6 +237,103 @@ int main(int argc, char** argv) {
               processes, threads, elapsed, double(decided) / elapsed, admitted, bound,
               100.0 * double(admitted) / bound);
 
+  // Accuracy: every admission's time, from all processes; the busiest windows.
+  if (const int accuracy_s = flag(argc, argv, "--accuracy", 0); accuracy_s > 0) {
+    const int rate = flag(argc, argv, "--rate", 2000), burst = flag(argc, argv, "--burst", 20);
+    const weave::RateLimit limit{
+        .permits = static_cast<std::uint64_t>(rate), .per = std::chrono::seconds(1), .burst = static_cast<std::uint64_t>(burst)};
+    const std::string key = "bench:accuracy:" + std::to_string(::getpid());
+    // An admission: when its request was sent, when its answer came.
+    using Admission = std::pair<std::int64_t, std::int64_t>;
+    auto ask = [&](std::vector<Admission>& admitted_at, long& decided_out) {
+      weave::RateLimiter mine;  // this process's
+      std::vector<std::vector<Admission>> per_thread(threads);
+      std::atomic<long> decided{0};
+      std::atomic<bool> stop{false};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          while (!stop.load(std::memory_order_relaxed)) {
+            const std::int64_t sent = mono_ns();
+            if (mine.try_acquire(key, limit).admitted) per_thread[t].emplace_back(sent, mono_ns());
+            decided.fetch_add(1, std::memory_order_relaxed);
+          }
+        });
+      std::this_thread::sleep_for(std::chrono::seconds(accuracy_s));
+      stop = true;
+      for (auto& t : pool) t.join();
+      for (auto& v : per_thread) admitted_at.insert(admitted_at.end(), v.begin(), v.end());
+      decided_out = decided.load();
+    };
+    const std::int64_t from = mono_ns();
+    std::vector<std::pair<pid_t, int>> askers;  // pid, the read end of its pipe
+    for (int p = 1; p < processes; ++p) {
+      int fds[2];
+      if (::pipe(fds) != 0) return 1;
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        std::vector<Admission> at;
+        long d = 0;
+        ask(at, d);
+        const long head[2] = {static_cast<long>(at.size()), d};
+        const auto bytes = static_cast<ssize_t>(at.size() * sizeof(Admission));
+        if (::write(fds[1], head, sizeof head) != sizeof head) ::_exit(1);
+        for (ssize_t done = 0; done < bytes;) {
+          const ssize_t n = ::write(fds[1], reinterpret_cast<const char*>(at.data()) + done, bytes - done);
+          if (n <= 0) ::_exit(1);
+          done += n;
+        }
+        ::_exit(0);
+      }
+      ::close(fds[1]);
+      askers.emplace_back(pid, fds[0]);
+    }
+    std::vector<Admission> at;
+    long decided = 0;
+    ask(at, decided);
+    for (auto& [pid, fd] : askers) {
+      long head[2] = {0, 0};
+      if (::read(fd, head, sizeof head) == sizeof head) {
+        const std::size_t had = at.size();
+        at.resize(had + static_cast<std::size_t>(head[0]));
+        const auto bytes = static_cast<ssize_t>(head[0] * static_cast<long>(sizeof(Admission)));
+        for (ssize_t done = 0; done < bytes;) {
+          const ssize_t n = ::read(fd, reinterpret_cast<char*>(at.data() + had) + done, bytes - done);
+          if (n <= 0) return 1;
+          done += n;
+        }
+        decided += head[1];
+      }
+      ::close(fd);
+      ::waitpid(pid, nullptr, 0);
+    }
+    const double elapsed = double(mono_ns() - from) / 1e9;
+    std::sort(at.begin(), at.end());  // by sending
+    // The most admissions sent at or after one's sending and answered within
+    // `window_ns` of it: decided in that window whatever the server's clock said.
+    auto busiest = [&at](std::int64_t window_ns) {
+      std::size_t most = 0;
+      for (std::size_t i = 0; i < at.size(); ++i) {
+        const std::int64_t end = at[i].first + window_ns;
+        std::size_t within = 0;
+        for (std::size_t j = i; j < at.size() && at[j].first < end; ++j) within += at[j].second < end;
+        most = std::max(most, within);
+      }
+      return most;
+    };
+    const double quota = double(rate) * elapsed + burst;
+    std::printf("accuracy: %d process(es) x %d threads on one key limited to %d/s (burst %d), %.1f s: asked %.0f/s "
+                "(%.1fx the rate); admitted %zu = %.2f %% of the quota\n",
+                processes, threads, rate, burst, elapsed, double(decided) / elapsed,
+                double(decided) / elapsed / rate, at.size(), 100.0 * double(at.size()) / quota);
+    for (const auto& [label, ns] : {std::pair{"1 s", 1'000'000'000LL}, std::pair{"100 ms", 100'000'000LL}}) {
+      const std::size_t most = busiest(ns);
+      const double bound = double(rate) * double(ns) / 1e9 + burst;
+      std::printf("  busiest %s window: %zu admitted, bound %.0f: over-admission %.0f\n", label, most, bound,
+                  std::max(0.0, double(most) - bound));
+    }
+  }
+
   // Memory: K limited keys, each decided once under a limit of one an hour:
   // a key's state lasts until its theoretical arrival time (an hour on), so
   // all of them are there when measured. The floor: the same key names, each
@@ -232,13 +341,16 @@ int main(int argc, char** argv) {
   const int keys = flag(argc, argv, "--keys", 0);
   if (keys > 0) {
     auto c = server.client();
+    // used_memory less the clients' buffers (mem_clients_normal), which the
+    // threads' connections grow and the server shrinks on its own schedule.
     auto used_memory = [&c] {
       const std::string info = c.cmd({"INFO", "memory"}).str;
-      const std::string tag = "used_memory:";
-      return std::stoll(info.substr(info.find(tag) + tag.size()));
+      auto field = [&info](const std::string& tag) {
+        return std::stoll(info.substr(info.find("\r\n" + tag + ":") + tag.size() + 3));
+      };
+      return field("used_memory") - field("mem_clients_normal");
     };
     c.cmd({"FLUSHALL"});
-    long long empty = used_memory();
     const weave::RateLimit one_an_hour{.permits = 1, .per = std::chrono::hours(1)};
     std::atomic<int> next{0};
     std::vector<std::thread> pool;
@@ -250,15 +362,16 @@ int main(int argc, char** argv) {
       });
     for (auto& t : pool) t.join();
     const double fill_s = double(mono_ns() - filled_from) / 1e9;
+    // What the keys take: what a FLUSHALL frees.
     const long long weave_keys = c.cmd({"DBSIZE"}).integer;
-    const long long weave_bytes = used_memory() - empty;
+    long long before = used_memory();
     c.cmd({"FLUSHALL"});
-    empty = used_memory();
+    const long long weave_bytes = before - used_memory();
     constexpr int kPipeline = 1000;
     for (int from = 0; from < keys; from += kPipeline) {
       const int to = std::min(keys, from + kPipeline);
       for (int i = from; i < to; ++i) {
-        const std::string key = "{weave:rate:api:user:" + std::to_string(i) + "}";
+        const std::string key = "{weave:quota:rate:api:user:" + std::to_string(i) + "}";  // as the store names them
         redisAppendCommand(raw, "SET %s 1764500000000000 PX 3600000", key.c_str());
       }
       for (int i = from; i < to; ++i) {
@@ -268,9 +381,11 @@ int main(int argc, char** argv) {
       }
     }
     const long long floor_keys = c.cmd({"DBSIZE"}).integer;
-    const long long floor_bytes = used_memory() - empty;
-    std::printf("%d distinct limited keys (\"api:user:<n>\", one decision each, %.1f s): %lld keys in Redis, "
-                "used_memory +%.1f MB = %.0f bytes a key; the same names SET by hand to an integer with an expiry: "
+    before = used_memory();
+    c.cmd({"FLUSHALL"});
+    const long long floor_bytes = before - used_memory();
+    std::printf("%d distinct limited keys (\"api:user:<n>\", stored as \"{weave:quota:rate:api:user:<n>}\", one decision each, %.1f s): %lld keys in Redis, "
+                "FLUSHALL frees %.1f MB = %.0f bytes a key; the same names SET by hand to an integer with an expiry: "
                 "%.0f bytes a key (%.2fx)\n",
                 keys, fill_s, weave_keys, double(weave_bytes) / 1e6, double(weave_bytes) / double(weave_keys),
                 double(floor_bytes) / double(floor_keys),
