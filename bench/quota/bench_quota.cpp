@@ -36,8 +36,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "bench_report.h"
@@ -51,6 +54,54 @@
 namespace {
 
 using bench::mono_ns;
+
+// Runs `work` here and in `processes - 1` fork()ed children at once; returns
+// what each returned (bytes), this process's first. A child's comes back
+// through a pipe, read to its end.
+std::vector<std::string> in_processes(int processes, const std::function<std::string()>& work) {
+  std::vector<std::pair<pid_t, int>> children;  // pid, the read end of its pipe
+  for (int p = 1; p < processes; ++p) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      const std::string out = work();
+      for (std::size_t done = 0; done < out.size();) {
+        const ssize_t n = ::write(fds[1], out.data() + done, out.size() - done);
+        if (n <= 0) ::_exit(1);
+        done += static_cast<std::size_t>(n);
+      }
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    children.emplace_back(pid, fds[0]);
+  }
+  std::vector<std::string> outs{work()};
+  for (auto& [pid, fd] : children) {
+    std::string out;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    ::waitpid(pid, nullptr, 0);
+    outs.push_back(std::move(out));
+  }
+  return outs;
+}
+
+// A trivially copyable value as bytes, and back.
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+std::string bytes_of(const T& v) {
+  return std::string(reinterpret_cast<const char*>(&v), sizeof v);
+}
+template <class T>
+  requires std::is_trivially_copyable_v<T>
+T from_bytes(const std::string& b, std::size_t at = 0) {
+  T v{};
+  if (b.size() >= at + sizeof v) std::memcpy(&v, b.data() + at, sizeof v);
+  return v;
+}
 
 int flag(int argc, char** argv, const char* name, int fallback) {
   const std::size_t n = std::strlen(name);
@@ -185,7 +236,7 @@ int main(int argc, char** argv) {
   // One hot key, many threads (in P processes), a limit far under what they ask for.
   const weave::RateLimit hot{.permits = 5000, .per = std::chrono::seconds(1), .burst = 100};
   const int processes = flag(argc, argv, "--processes", 1);
-  auto run_threads = [&](long& admitted_out, long& decided_out) {
+  auto run_threads = [&] {
     weave::RateLimiter mine;  // this process's (a fork()ed child makes its own runtime)
     std::atomic<long> admitted{0}, decided{0};
     std::atomic<bool> stop{false};
@@ -200,35 +251,14 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(seconds));
     stop = true;
     for (auto& t : pool) t.join();
-    admitted_out = admitted.load();
-    decided_out = decided.load();
+    const long counts[2] = {admitted.load(), decided.load()};
+    return bytes_of(counts);
   };
   const std::int64_t start = mono_ns();
-  std::vector<std::pair<pid_t, int>> children;  // pid, the read end of its pipe
-  for (int p = 1; p < processes; ++p) {
-    int fds[2];
-    if (::pipe(fds) != 0) return 1;
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      long a = 0, d = 0;
-      run_threads(a, d);
-      const long both[2] = {a, d};
-      if (::write(fds[1], both, sizeof both) != sizeof both) ::_exit(1);
-      ::_exit(0);
-    }
-    ::close(fds[1]);
-    children.emplace_back(pid, fds[0]);
-  }
   long admitted = 0, decided = 0;
-  run_threads(admitted, decided);
-  for (auto& [pid, fd] : children) {
-    long both[2] = {0, 0};
-    if (::read(fd, both, sizeof both) == sizeof both) {
-      admitted += both[0];
-      decided += both[1];
-    }
-    ::close(fd);
-    ::waitpid(pid, nullptr, 0);
+  for (const std::string& out : in_processes(processes, run_threads)) {
+    admitted += from_bytes<long>(out);
+    decided += from_bytes<long>(out, sizeof(long));
   }
   const double elapsed = double(mono_ns() - start) / 1e9;
   const double bound = 5000 * elapsed + 100;
@@ -244,8 +274,12 @@ int main(int argc, char** argv) {
         .permits = static_cast<std::uint64_t>(rate), .per = std::chrono::seconds(1), .burst = static_cast<std::uint64_t>(burst)};
     const std::string key = "bench:accuracy:" + std::to_string(::getpid());
     // An admission: when its request was sent, when its answer came.
-    using Admission = std::pair<std::int64_t, std::int64_t>;
-    auto ask = [&](std::vector<Admission>& admitted_at, long& decided_out) {
+    struct Admission {
+      std::int64_t sent, answered;
+      bool operator<(const Admission& o) const { return sent < o.sent; }
+    };
+    // Returns how many it decided, then its admissions.
+    auto ask = [&] {
       weave::RateLimiter mine;  // this process's
       std::vector<std::vector<Admission>> per_thread(threads);
       std::atomic<long> decided{0};
@@ -255,57 +289,25 @@ int main(int argc, char** argv) {
         pool.emplace_back([&, t] {
           while (!stop.load(std::memory_order_relaxed)) {
             const std::int64_t sent = mono_ns();
-            if (mine.try_acquire(key, limit).admitted) per_thread[t].emplace_back(sent, mono_ns());
+            if (mine.try_acquire(key, limit).admitted) per_thread[t].push_back({sent, mono_ns()});
             decided.fetch_add(1, std::memory_order_relaxed);
           }
         });
       std::this_thread::sleep_for(std::chrono::seconds(accuracy_s));
       stop = true;
       for (auto& t : pool) t.join();
-      for (auto& v : per_thread) admitted_at.insert(admitted_at.end(), v.begin(), v.end());
-      decided_out = decided.load();
+      std::string out = bytes_of(decided.load());
+      for (const auto& v : per_thread)
+        out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(Admission));
+      return out;
     };
     const std::int64_t from = mono_ns();
-    std::vector<std::pair<pid_t, int>> askers;  // pid, the read end of its pipe
-    for (int p = 1; p < processes; ++p) {
-      int fds[2];
-      if (::pipe(fds) != 0) return 1;
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        std::vector<Admission> at;
-        long d = 0;
-        ask(at, d);
-        const long head[2] = {static_cast<long>(at.size()), d};
-        const auto bytes = static_cast<ssize_t>(at.size() * sizeof(Admission));
-        if (::write(fds[1], head, sizeof head) != sizeof head) ::_exit(1);
-        for (ssize_t done = 0; done < bytes;) {
-          const ssize_t n = ::write(fds[1], reinterpret_cast<const char*>(at.data()) + done, bytes - done);
-          if (n <= 0) ::_exit(1);
-          done += n;
-        }
-        ::_exit(0);
-      }
-      ::close(fds[1]);
-      askers.emplace_back(pid, fds[0]);
-    }
     std::vector<Admission> at;
     long decided = 0;
-    ask(at, decided);
-    for (auto& [pid, fd] : askers) {
-      long head[2] = {0, 0};
-      if (::read(fd, head, sizeof head) == sizeof head) {
-        const std::size_t had = at.size();
-        at.resize(had + static_cast<std::size_t>(head[0]));
-        const auto bytes = static_cast<ssize_t>(head[0] * static_cast<long>(sizeof(Admission)));
-        for (ssize_t done = 0; done < bytes;) {
-          const ssize_t n = ::read(fd, reinterpret_cast<char*>(at.data() + had) + done, bytes - done);
-          if (n <= 0) return 1;
-          done += n;
-        }
-        decided += head[1];
-      }
-      ::close(fd);
-      ::waitpid(pid, nullptr, 0);
+    for (const std::string& out : in_processes(processes, ask)) {
+      decided += from_bytes<long>(out);
+      for (std::size_t i = sizeof(long); i + sizeof(Admission) <= out.size(); i += sizeof(Admission))
+        at.push_back(from_bytes<Admission>(out, i));
     }
     const double elapsed = double(mono_ns() - from) / 1e9;
     std::sort(at.begin(), at.end());  // by sending
@@ -314,9 +316,9 @@ int main(int argc, char** argv) {
     auto busiest = [&at](std::int64_t window_ns) {
       std::size_t most = 0;
       for (std::size_t i = 0; i < at.size(); ++i) {
-        const std::int64_t end = at[i].first + window_ns;
+        const std::int64_t end = at[i].sent + window_ns;
         std::size_t within = 0;
-        for (std::size_t j = i; j < at.size() && at[j].first < end; ++j) within += at[j].second < end;
+        for (std::size_t j = i; j < at.size() && at[j].sent < end; ++j) within += at[j].answered < end;
         most = std::max(most, within);
       }
       return most;
