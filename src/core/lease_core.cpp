@@ -36,7 +36,7 @@ bool LeaseCore::drop_hold() noexcept {
   } while (!state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Renewer::watch()
   if ((s & ~kLost) != 1) return false;
   // (seq_cst, as in unwatch(); a fork()ed child's copy is the parent's)
-  if (wd_asked_.load() && pid_ == current_pid()) Renewer::instance().unwatch(*this);
+  if (wd_asked_.load() && pid_ == current_pid()) Renewer::instance().unwatch(*this, /*released=*/true);
   return true;
 }
 

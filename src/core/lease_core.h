@@ -251,7 +251,7 @@ class LeaseCore {
 
   // The renewer's entry (renewer.cpp), guarded by its shard's lock (the
   // Renewer's, which the analysis cannot name from here).
-  std::atomic<bool> wd_asked_{false};  // lets one watch() in
+  std::atomic<bool> wd_asked_{false};  // lets one watch() in; cleared once released and unwatched
   const int wd_shard_;                 // the constructing (acquiring) thread's
   bool wd_linked_ = false;
   LeaseCore* wd_prev_ = nullptr;

@@ -240,12 +240,11 @@ class OwnedThread {
 // reach it), whose stop() runs at exit. For background threads.
 template <class T>
 T& process_wide() {
-  static T* t = new T;
-  static struct Stopper {
-    T* t;
-    ~Stopper() { t->stop(); }
-  } stopper{t};
-  return *t;
+  static struct Holder {  // one guard to read per call
+    T* t = new T;
+    ~Holder() { t->stop(); }
+  } holder;
+  return *holder.t;
 }
 
 // One background thread started on first use, its mutex and its wake-up

@@ -10,9 +10,6 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
-// After the stop at exit nothing is renewed any more (the leases run out on their own).
-Renewer& Renewer::instance() { return process_wide<Renewer>(); }
-
 void Renewer::forget_in_child() {
   // The parent's leases are renewed by the parent: forgotten here, not freed
   // (freeing could run code that expects their threads; each keeps itself
@@ -116,12 +113,15 @@ void Renewer::watch(LeaseCore& lease, std::shared_ptr<LeaseCore> keep, bool fres
   }
 }
 
-void Renewer::unwatch(LeaseCore& lease) {
+void Renewer::unwatch(LeaseCore& lease, bool released) {
   if (!lease.wd_asked_.load()) return;  // never watched (seq_cst: see watch())
   Shard& sh = shards_[lease.wd_shard_];
   std::shared_ptr<LeaseCore> keep;
   {
     Guard g(sh.mutex);
+    // Released for good: no watch() links it again (it reads the release
+    // under this lock), so the destructor need not come here a second time.
+    if (released) lease.wd_asked_.store(false, std::memory_order_relaxed);
     if (!lease.wd_linked_) return;
     unlink(sh, lease);
     keep = std::move(lease.wd_keep_);

@@ -30,8 +30,9 @@ namespace WEAVE_NAMESPACE::detail {
 class Renewer final : public BackgroundThread {
  public:
   using Clock = LeaseCore::Clock;
-  // Stopped at exit: nothing is renewed after it (the leases run out on their own).
-  static Renewer& instance();
+  // After the stop at exit nothing is renewed any more (the leases run out
+  // on their own). Inline: every watched lease asks for it twice.
+  static Renewer& instance() { return process_wide<Renewer>(); }
   // Once per lease (a second call does nothing). A renewed lease is watched
   // from its acquisition (`fresh`: its acquirer is its only holder), its
   // entry keeping it (`keep`); a fixed-ttl lease only when someone will hear
@@ -41,7 +42,8 @@ class Renewer final : public BackgroundThread {
   // The shard a lease made on this thread is watched in (LeaseCore's
   // constructor takes it).
   static int shard_of_this_thread() noexcept { return static_cast<int>(thread_slot() % kShards); }
-  void unwatch(LeaseCore& lease);
+  // `released`: its last hold is gone (LeaseCore::drop_hold()), for good.
+  void unwatch(LeaseCore& lease, bool released = false);
   // The lease as its entry holds it, or null when it is not watched.
   std::shared_ptr<LeaseCore> entry_of(LeaseCore& lease);
   // Number of leases watched (tests).
