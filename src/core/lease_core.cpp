@@ -47,9 +47,10 @@ void LeaseCore::settle() noexcept {
 
 LeaseCore::LossSignal LeaseCore::take_loss_signal_locked() {
   LossSignal signal;
-  signal.stop = stop_;  // none yet: the first stop_token() makes it stopped
-  signal.listener = std::exchange(listener_, {});
-  signal.more = std::exchange(more_listeners_, {});
+  if (!loss_) return signal;  // nothing made: no token, no listener
+  signal.stop = loss_->stop;  // none yet: the first stop_token() makes it stopped
+  signal.listener = std::exchange(loss_->listener, {});
+  signal.more = std::exchange(loss_->more_listeners, {});
   return signal;
 }
 
@@ -70,8 +71,9 @@ LeaseCore::LossSignal LeaseCore::mark_lost(const std::string& cause, bool even_i
       if (s & kLost) return signal;
       if (s == 0 && !even_if_released) return signal;
     } while (!state_.compare_exchange_weak(s, s | kLost, std::memory_order_acq_rel));
-    cause_ = cause;
-    hold_limit_ = hold_limit;
+    LossState& loss = loss_locked();
+    loss.cause = cause;
+    loss.hold_limit = hold_limit;
     signal = take_loss_signal_locked();
   }
   count_lost();
@@ -111,7 +113,7 @@ std::string LeaseCore::deadline_cause(Clock::time_point now, bool& hold_limit) c
   if (now < expiry) return "";
   {
     Guard g(mutex_);
-    if (!renew_error_.empty()) return renewal_failed_cause(renew_error_);
+    if (loss_ && !loss_->renew_error.empty()) return renewal_failed_cause(loss_->renew_error);
   }
   return ran_out_cause();
 }
@@ -162,12 +164,12 @@ void LeaseCore::report_lost_once() noexcept {
 
 bool LeaseCore::hold_limit() const {
   Guard g(mutex_);
-  return hold_limit_;
+  return loss_ && loss_->hold_limit;
 }
 
 std::string LeaseCore::cause() const {
   Guard g(mutex_);
-  return cause_;
+  return loss_ ? loss_->cause : std::string();
 }
 
 void LeaseCore::report_to(const EventHook& hook, std::string_view feature, const HeldLease& view,
@@ -187,14 +189,13 @@ std::stop_token LeaseCore::stop_token() noexcept {
   bool lost_already;
   {
     Guard g(mutex_);
-    if (!stop_.stop_possible()) {
-      try {
-        stop_ = std::stop_source();
-      } catch (...) {
-        return {};  // out of memory: a token that never fires
-      }
+    try {
+      LossState& loss = loss_locked();
+      if (!loss.stop.stop_possible()) loss.stop = std::stop_source();
+      stop = loss.stop;
+    } catch (...) {
+      return {};  // out of memory: a token that never fires
     }
-    stop = stop_;
     lost_already = is_lost();
   }
   if (lost_already)
@@ -219,10 +220,11 @@ void LeaseCore::listen_for_loss(LossListener l) noexcept {
     Guard g(mutex_);
     if (!is_lost()) {
       try {
-        if (!listener_.lost)
-          listener_ = std::move(l);
+        LossState& loss = loss_locked();
+        if (!loss.listener.lost)
+          loss.listener = std::move(l);
         else
-          more_listeners_.push_back(std::move(l));
+          loss.more_listeners.push_back(std::move(l));
       } catch (...) {
         return;  // out of memory: the holder's own lost() still sees the loss
       }

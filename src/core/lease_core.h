@@ -275,17 +275,27 @@ class LeaseCore {
   std::atomic<bool> lost_reported_{false};
   std::atomic<bool> settling_{false};  // seq_cst: read by the renewer after the store's answer
   mutable Mutex mutex_;  // guards what follows (and the setting of kLost)
-  // Made by the first stop_token() (a std::stop_source allocates): most
-  // leases are never asked for one.
-  std::stop_source stop_ WEAVE_GUARDED_BY(mutex_){std::nostopstate};
-  LossListener listener_ WEAVE_GUARDED_BY(mutex_);                     // listen_for_loss(): the first,
-  std::vector<LossListener> more_listeners_ WEAVE_GUARDED_BY(mutex_);  // and those of reentrant holds
-  std::string cause_ WEAVE_GUARDED_BY(mutex_);
-  bool hold_limit_ WEAVE_GUARDED_BY(mutex_) = false;
-  // While renewals fail: the last one's error (the renewer sets it with
-  // wd_renew_error_), so a holder that finds the deadline passed first tells
-  // the same cause as the renewer would.
-  std::string renew_error_ WEAVE_GUARDED_BY(mutex_);
+  // What only a lease that is lost, listened to or failing to renew needs:
+  // made on first use, so the common lease (taken, held briefly, given back)
+  // neither builds nor destroys it.
+  struct LossState {
+    // Made by the first stop_token() (a std::stop_source allocates): most
+    // leases are never asked for one.
+    std::stop_source stop{std::nostopstate};
+    LossListener listener;                    // listen_for_loss(): the first,
+    std::vector<LossListener> more_listeners;  // and those of reentrant holds
+    std::string cause;
+    bool hold_limit = false;
+    // While renewals fail: the last one's error (the renewer sets it with
+    // wd_renew_error_), so a holder that finds the deadline passed first tells
+    // the same cause as the renewer would.
+    std::string renew_error;
+  };
+  std::unique_ptr<LossState> loss_ WEAVE_GUARDED_BY(mutex_);
+  LossState& loss_locked() WEAVE_REQUIRES(mutex_) {
+    if (!loss_) loss_ = std::make_unique<LossState>();
+    return *loss_;
+  }
 };
 
 }  // namespace weave::detail

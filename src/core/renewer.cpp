@@ -285,7 +285,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
         if (!l.wd_renew_error_.empty()) {  // (the lease's copy: only after a failure)
           l.wd_renew_error_.clear();
           Guard lg(l.mutex_);
-          l.renew_error_.clear();
+          if (l.loss_) l.loss_->renew_error.clear();
         }
       }
     } else if (error.empty()) {
@@ -302,7 +302,7 @@ void Renewer::renew_group(const RenewGroup& group, std::vector<std::shared_ptr<L
       if (l.wd_renew_error_.empty()) failing.emplace_back(l.terms_.key, l.expires_at());
       l.wd_renew_error_ = error;
       Guard lg(l.mutex_);
-      l.renew_error_ = error;
+      l.loss_locked().renew_error = error;
     }
   }
   for (auto& [l, cause] : lost) LeaseCore::mark_lost_later(l, cause);
