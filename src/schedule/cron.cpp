@@ -125,7 +125,7 @@ class FieldParser {
     }
     const std::optional<unsigned> n = number(item, i);
     if (!n) {
-      if (i == item.size()) fail("'" + std::string(item) + "' lacks a value");
+      if (i == item.size()) fail(std::string("'").append(item).append("' lacks a value"));  // (not "'" + ...: g++ 12 -Wrestrict)
       unexpected(item, i);
     }
     return in_range(*n, spec_.min, spec_.max);
