@@ -31,6 +31,41 @@ std::shared_ptr<const ContextLink> LeaseControl::chain_link(const std::shared_pt
   return std::shared_ptr<const ContextLink>(held, &held->link);
 }
 
+LeaseControl::LentPush::LentPush(std::shared_ptr<const ContextLink>& here, LeaseHandle& handle)
+    : here_(here), handle_(handle) {
+  LeaseState& l = state(*handle.shared());
+  const bool fresh = !handle.reentrant();
+  std::shared_ptr<const ContextLink> link;
+  if (fresh ? !l.link_taken_.load(std::memory_order_relaxed) : !l.link_taken_.exchange(true)) {
+    l.link_taken_.store(true, std::memory_order_relaxed);
+    l.link_ = ContextLink{static_cast<Lease*>(&l), HeldKind::lock, here};
+    lent_ = &l;
+    link = std::shared_ptr<const ContextLink>(LeaseHandleAccess::take(handle), &l.link_);  // (C++20: moved, not copied)
+  } else {
+    link = chain_link(handle.shared(), here, /*fresh=*/false);
+  }
+  pushed_ = link.get();
+  previous_ = std::move(here);
+  set_context_head(here, std::move(link));
+}
+
+LeaseControl::LentPush::~LentPush() {
+  if (here_.get() == pushed_) {  // (every scope that changes the head restores it)
+    std::shared_ptr<const ContextLink> mine = std::move(here_);
+    set_context_head(here_, std::move(previous_));
+    if (lent_) LeaseHandleAccess::put_back(handle_, std::shared_ptr<Lease>(std::move(mine), lent_));
+    return;
+  }
+  // Not at the head (a scope above it left its push in place): the link is
+  // further down the chain; the handle gets a reference of its own.
+  if (!lent_) return;
+  for (const std::shared_ptr<const ContextLink>* n = &here_; *n; n = &(*n)->parent)
+    if (n->get() == pushed_) {
+      LeaseHandleAccess::put_back(handle_, std::shared_ptr<Lease>(*n, lent_));
+      return;
+    }
+}
+
 void ClientShared::renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const {
   std::vector<RenewItem> items;
   items.reserve(leases.size());

@@ -94,8 +94,7 @@ class LockInterceptor final : public Interceptor {
     }
     {
       // The lease is in the call's context while the method runs.
-      detail::ContextPush in_context(
-          context, detail::LeaseControl::chain_link(lease.shared(), context, /*fresh=*/!lease.reentrant()));
+      detail::LeaseControl::LentPush in_context(context, lease);
       inv.proceed();  // on an exception the handle releases quietly on unwinding
     }
     lease.release();  // a lost lease or a failed release: per the options' policies
