@@ -620,7 +620,10 @@ struct Detached {
 struct ResumeOnNewThread {
   std::jthread* thread;
   bool await_ready() const noexcept { return false; }
-  void await_suspend(std::coroutine_handle<> h) {
+  // Not inlined: inlined into the coroutine, clang keeps std::thread's
+  // temporaries in the coroutine's frame, which the new thread may free
+  // before the constructor is done with them (TSan saw it).
+  [[gnu::noinline]] void await_suspend(std::coroutine_handle<> h) {
     std::jthread* out = thread;  // the new thread may finish the coroutine (and free *this) at once
     *out = std::jthread([h] { h.resume(); });
   }
