@@ -98,16 +98,26 @@ class ContextPush {
       : here_(&here), pushed_(link.get()), previous_(std::move(here)) {
     set_context_head(here, std::move(link));
   }
-  ~ContextPush() {
+  ~ContextPush() { pop(); }
+  // Ends the push before the scope does: the previous head is back, and what
+  // was pushed is handed out (null when the head is no longer it: then, as
+  // at the scope's end, the head is left alone).
+  std::shared_ptr<const ContextLink> pop() noexcept {
+    std::shared_ptr<const ContextLink> pushed;
     std::shared_ptr<const ContextLink>& head = here_ ? *here_ : context_head();
-    if (head.get() == pushed_) set_context_head(head, std::move(previous_));
+    if (pushed_ && head.get() == pushed_) {
+      pushed = std::move(head);
+      set_context_head(head, std::move(previous_));
+    }
+    pushed_ = nullptr;
+    return pushed;
   }
   ContextPush(const ContextPush&) = delete;
   ContextPush& operator=(const ContextPush&) = delete;
 
  private:
   std::shared_ptr<const ContextLink>* here_ = nullptr;  // null: read again at the end
-  const ContextLink* pushed_;
+  const ContextLink* pushed_;  // null once popped
   std::shared_ptr<const ContextLink> previous_;
 };
 

@@ -201,17 +201,20 @@ struct LeaseControl {
   // A further push of the same lease (reentrancy) keeps a reference of its own.
   class LentPush {
    public:
-    LentPush(std::shared_ptr<const ContextLink>& here, LeaseHandle& handle);
+    LentPush(std::shared_ptr<const ContextLink>& here, LeaseHandle& handle)
+        : here_(here), handle_(handle), push_(here, lend(here)) {}
     ~LentPush();
     LentPush(const LentPush&) = delete;
     LentPush& operator=(const LentPush&) = delete;
 
    private:
+    // The link to push on `parent`: the lease's own, borrowing the handle's
+    // reference (lent_ set), or, when a push holds that already, one of its own.
+    std::shared_ptr<const ContextLink> lend(const std::shared_ptr<const ContextLink>& parent);
     std::shared_ptr<const ContextLink>& here_;
     LeaseHandle& handle_;
     Lease* lent_ = nullptr;  // the lease whose reference the link borrowed (null: none)
-    const ContextLink* pushed_ = nullptr;
-    std::shared_ptr<const ContextLink> previous_;
+    ContextPush push_;
   };
   // The lease behind a lock link, sharing the link's ownership.
   static std::shared_ptr<Lease> lease_of(const std::shared_ptr<const ContextLink>& link) {
@@ -219,6 +222,13 @@ struct LeaseControl {
   }
 
  private:
+  // The lease's own link (no allocation), now pushed on `parent` (moved
+  // from), unless a push holds it already: then null, `parent` untouched.
+  // `fresh`: the caller is the lease's only holder, so no push can race for it.
+  static const ContextLink* own_link(LeaseState& l, std::shared_ptr<const ContextLink>& parent, bool fresh);
+  // A link of its own (allocated) for a further push of `lease`, keeping it.
+  static std::shared_ptr<const ContextLink> extra_link(const std::shared_ptr<Lease>& lease,
+                                                       std::shared_ptr<const ContextLink> parent);
   // A failed backend release: counted, sent to on_event, thrown per
   // release_failure_policy when `may_throw`.
   static void release_failed(const LeaseState& l, const std::string& key, const std::string& cause,

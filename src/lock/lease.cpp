@@ -14,15 +14,16 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-std::shared_ptr<const ContextLink> LeaseControl::chain_link(const std::shared_ptr<Lease>& lease,
-                                                            std::shared_ptr<const ContextLink> parent, bool fresh) {
-  LeaseState& l = state(*lease);
+const ContextLink* LeaseControl::own_link(LeaseState& l, std::shared_ptr<const ContextLink>& parent, bool fresh) {
   const bool first = fresh ? !l.link_taken_.load(std::memory_order_relaxed) : !l.link_taken_.exchange(true);
-  if (first) {
-    l.link_taken_.store(true, std::memory_order_relaxed);
-    l.link_ = ContextLink{lease.get(), HeldKind::lock, std::move(parent)};
-    return std::shared_ptr<const ContextLink>(lease, &l.link_);  // shares the lease's ownership
-  }
+  if (!first) return nullptr;
+  l.link_taken_.store(true, std::memory_order_relaxed);
+  l.link_ = ContextLink{static_cast<Lease*>(&l), HeldKind::lock, std::move(parent)};
+  return &l.link_;
+}
+
+std::shared_ptr<const ContextLink> LeaseControl::extra_link(const std::shared_ptr<Lease>& lease,
+                                                            std::shared_ptr<const ContextLink> parent) {
   struct Held {
     ContextLink link;
     std::shared_ptr<Lease> keep;
@@ -31,36 +32,33 @@ std::shared_ptr<const ContextLink> LeaseControl::chain_link(const std::shared_pt
   return std::shared_ptr<const ContextLink>(held, &held->link);
 }
 
-LeaseControl::LentPush::LentPush(std::shared_ptr<const ContextLink>& here, LeaseHandle& handle)
-    : here_(here), handle_(handle) {
-  LeaseState& l = state(*handle.shared());
-  const bool fresh = !handle.reentrant();
-  std::shared_ptr<const ContextLink> link;
-  if (fresh ? !l.link_taken_.load(std::memory_order_relaxed) : !l.link_taken_.exchange(true)) {
-    l.link_taken_.store(true, std::memory_order_relaxed);
-    l.link_ = ContextLink{static_cast<Lease*>(&l), HeldKind::lock, here};
-    lent_ = &l;
-    link = std::shared_ptr<const ContextLink>(LeaseHandleAccess::take(handle), &l.link_);  // (C++20: moved, not copied)
-  } else {
-    link = chain_link(handle.shared(), here, /*fresh=*/false);
+std::shared_ptr<const ContextLink> LeaseControl::chain_link(const std::shared_ptr<Lease>& lease,
+                                                            std::shared_ptr<const ContextLink> parent, bool fresh) {
+  if (const ContextLink* own = own_link(state(*lease), parent, fresh))
+    return std::shared_ptr<const ContextLink>(lease, own);  // shares the lease's ownership
+  return extra_link(lease, std::move(parent));
+}
+
+std::shared_ptr<const ContextLink> LeaseControl::LentPush::lend(const std::shared_ptr<const ContextLink>& parent) {
+  std::shared_ptr<const ContextLink> link_parent = parent;
+  if (const ContextLink* own = own_link(state(*handle_.shared()), link_parent, !handle_.reentrant())) {
+    lent_ = handle_.shared().get();
+    return std::shared_ptr<const ContextLink>(LeaseHandleAccess::take(handle_), own);  // (C++20: moved, not copied)
   }
-  pushed_ = link.get();
-  previous_ = std::move(here);
-  set_context_head(here, std::move(link));
+  return extra_link(handle_.shared(), std::move(link_parent));
 }
 
 LeaseControl::LentPush::~LentPush() {
-  if (here_.get() == pushed_) {  // (every scope that changes the head restores it)
-    std::shared_ptr<const ContextLink> mine = std::move(here_);
-    set_context_head(here_, std::move(previous_));
-    if (lent_) LeaseHandleAccess::put_back(handle_, std::shared_ptr<Lease>(std::move(mine), lent_));
+  std::shared_ptr<const ContextLink> mine = push_.pop();
+  if (!lent_) return;
+  if (mine) {  // (every scope that changes the head restores it)
+    LeaseHandleAccess::put_back(handle_, std::shared_ptr<Lease>(std::move(mine), lent_));
     return;
   }
   // Not at the head (a scope above it left its push in place): the link is
   // further down the chain; the handle gets a reference of its own.
-  if (!lent_) return;
   for (const std::shared_ptr<const ContextLink>* n = &here_; *n; n = &(*n)->parent)
-    if (n->get() == pushed_) {
+    if (n->get() == &state(*lent_).link_) {
       LeaseHandleAccess::put_back(handle_, std::shared_ptr<Lease>(*n, lent_));
       return;
     }
