@@ -31,11 +31,11 @@ def run(binary, extra, counter=None):
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
-        # UseRealTime() benchmarks (threads, round trips) are read by wall time, the others by CPU time.
         if counter:
             if counter in b:
                 times.setdefault(b["name"], []).append(float(b[counter]))
             continue
+        # UseRealTime() benchmarks (threads, round trips) are read by wall time, the others by CPU time.
         t = b["real_time"] if "/real_time" in b["name"] else b["cpu_time"]
         times.setdefault(b["name"], []).append(t * {"ns": 1, "us": 1e3, "ms": 1e6}[b["time_unit"]])
     return times

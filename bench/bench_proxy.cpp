@@ -95,11 +95,11 @@ template <class Call>
 void per_mutex(benchmark::State& state, Call call) {
   using Clock = std::chrono::steady_clock;
   std::mutex m;
-  long x = 0, i = 0;
+  long x = 0;
   Clock::duration woven{}, mutex{};
   for (auto _ : state) {
     const auto t0 = Clock::now();
-    for (int n = 0; n < kTurnCalls; ++n) benchmark::DoNotOptimize(call(++i));
+    for (int n = 0; n < kTurnCalls; ++n) benchmark::DoNotOptimize(call());
     woven += Clock::now() - t0;
     mutex += mutex_turn(m, x);
   }
@@ -111,11 +111,11 @@ void per_mutex(benchmark::State& state, Call call) {
   state.counters["x_std_mutex"] = call_ns / pair_ns;
 }
 void mem_lock_fixed_ttl_per_mutex(benchmark::State& state) {
-  per_mutex(state, [&c = woven()](long) { return c.through_lock(0); });
+  per_mutex(state, [&c = woven()] { return c.through_lock(0); });
 }
 BENCHMARK(mem_lock_fixed_ttl_per_mutex);
 void mem_lock_watchdog_per_mutex(benchmark::State& state) {
-  per_mutex(state, [&c = woven()](long) { return c.through_watchdog_lock(0); });
+  per_mutex(state, [&c = woven()] { return c.through_watchdog_lock(0); });
 }
 BENCHMARK(mem_lock_watchdog_per_mutex);
 

@@ -17,10 +17,8 @@ class RunCollector : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
-      auto items = r.counters.find("items_per_second");
       Figures& f = figures_[r.benchmark_name()];
-      f = {r.real_accumulated_time * 1e9 / double(r.iterations),
-           items == r.counters.end() ? 0.0 : double(items->second), {}};
+      f = {r.real_accumulated_time * 1e9 / double(r.iterations), {}};
       for (const auto& [name, c] : r.counters) f.counters[name] = double(c);
     }
     ConsoleReporter::ReportRuns(runs);
@@ -31,10 +29,7 @@ class RunCollector : public benchmark::ConsoleReporter {
     return it == figures_.end() ? 0 : it->second.ns;
   }
   // Its items_per_second counter (0 when it did not run or set none).
-  double per_second(const std::string& name) const {
-    auto it = figures_.find(name);
-    return it == figures_.end() ? 0 : it->second.per_second;
-  }
+  double per_second(const std::string& name) const { return counter(name, "items_per_second"); }
   // Its counter `counter` (0 when it did not run or set none).
   double counter(const std::string& name, const std::string& counter) const {
     auto it = figures_.find(name);
@@ -45,7 +40,7 @@ class RunCollector : public benchmark::ConsoleReporter {
 
  private:
   struct Figures {
-    double ns = 0, per_second = 0;
+    double ns = 0;
     std::map<std::string, double> counters;
   };
   std::map<std::string, Figures> figures_;

@@ -18,9 +18,9 @@
 // ("api:user:<n>", from the threads), then what a FLUSHALL frees of Redis's
 // used_memory, per key; the same for the names SET by hand. With
 // --accuracy=A: P processes of N threads ask without pause for A seconds on
-// one key limited to R a second (burst B). Each
-// admission is known to have been decided between its request's sending and
-// its answer (CLOCK_MONOTONIC, one clock for all processes); the most
+// one key limited to R a second (burst B). Each admission is known to have
+// been decided between its request's sending and its answer
+// (CLOCK_MONOTONIC, one clock for all processes); the most
 // admissions certainly decided within one window of 1 s and of 100 ms
 // (sliding: each admission's sending opens one) is set against the limit's
 // bound for it, R x w + B (a client's clock cannot place an admission more
@@ -352,6 +352,12 @@ int main(int argc, char** argv) {
       };
       return field("used_memory") - field("mem_clients_normal");
     };
+    // What the keys take: what a FLUSHALL frees.
+    auto flush_frees = [&] {
+      const long long before = used_memory();
+      c.cmd({"FLUSHALL"});
+      return before - used_memory();
+    };
     c.cmd({"FLUSHALL"});
     const weave::RateLimit one_an_hour{.permits = 1, .per = std::chrono::hours(1)};
     std::atomic<int> next{0};
@@ -364,16 +370,14 @@ int main(int argc, char** argv) {
       });
     for (auto& t : pool) t.join();
     const double fill_s = double(mono_ns() - filled_from) / 1e9;
-    // What the keys take: what a FLUSHALL frees.
     const long long weave_keys = c.cmd({"DBSIZE"}).integer;
-    long long before = used_memory();
-    c.cmd({"FLUSHALL"});
-    const long long weave_bytes = before - used_memory();
+    const long long weave_bytes = flush_frees();
+    const std::string stored_as = "{" + weave::QuotaOptions{}.key_prefix + "rate:api:user:";  // as the store names them
     constexpr int kPipeline = 1000;
     for (int from = 0; from < keys; from += kPipeline) {
       const int to = std::min(keys, from + kPipeline);
       for (int i = from; i < to; ++i) {
-        const std::string key = "{weave:quota:rate:api:user:" + std::to_string(i) + "}";  // as the store names them
+        const std::string key = stored_as + std::to_string(i) + "}";
         redisAppendCommand(raw, "SET %s 1764500000000000 PX 3600000", key.c_str());
       }
       for (int i = from; i < to; ++i) {
@@ -383,14 +387,13 @@ int main(int argc, char** argv) {
       }
     }
     const long long floor_keys = c.cmd({"DBSIZE"}).integer;
-    before = used_memory();
-    c.cmd({"FLUSHALL"});
-    const long long floor_bytes = before - used_memory();
-    std::printf("%d distinct limited keys (\"api:user:<n>\", stored as \"{weave:quota:rate:api:user:<n>}\", one decision each, %.1f s): %lld keys in Redis, "
+    const long long floor_bytes = flush_frees();
+    std::printf("%d distinct limited keys (\"api:user:<n>\", stored as \"%s<n>}\", one decision each, %.1f s): "
+                "%lld keys in Redis, "
                 "FLUSHALL frees %.1f MB = %.0f bytes a key; the same names SET by hand to an integer with an expiry: "
                 "%.0f bytes a key (%.2fx)\n",
-                keys, fill_s, weave_keys, double(weave_bytes) / 1e6, double(weave_bytes) / double(weave_keys),
-                double(floor_bytes) / double(floor_keys),
+                keys, stored_as.c_str(), fill_s, weave_keys, double(weave_bytes) / 1e6,
+                double(weave_bytes) / double(weave_keys), double(floor_bytes) / double(floor_keys),
                 (double(weave_bytes) / double(weave_keys)) / (double(floor_bytes) / double(floor_keys)));
   }
   redisFree(raw);
