@@ -46,4 +46,9 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhiredis-dev, uuid-dev, nlohmann-json3-dev, 
 if(WEAVEGEN_LIBCLANG_VERSION)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libclang1-${WEAVEGEN_LIBCLANG_VERSION}")
 endif()
+# A shared build's libweave.so holds Weave::schedule too, which loads cctz's
+# libcctz.so.2 for its time zones (a static build installs no schedule).
+if(TARGET weave_shared)
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcctz2")
+endif()
 include(CPack)
