@@ -6,12 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "schedule/cron.h"
+#include "time_text.h"
 
 using weave::detail::CronError;
 using weave::detail::CronExpression;
@@ -19,27 +19,8 @@ using namespace std::chrono;
 
 namespace {
 
-// "2025-03-10T10:20:00" <-> local_seconds.
-local_seconds at(const std::string& text) {
-  int y = 0;
-  unsigned mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  REQUIRE(std::sscanf(text.c_str(), "%d-%u-%uT%u:%u:%u", &y, &mo, &d, &h, &mi, &s) == 6);
-  const year_month_day ymd{year{y}, month{mo}, day{d}};
-  REQUIRE(ymd.ok());
-  return local_days{ymd} + hours{h} + minutes{mi} + seconds{s};
-}
-
-std::string text_of(local_seconds t) {
-  const local_days date = floor<days>(t);
-  const year_month_day ymd{date};
-  const hh_mm_ss<seconds> hms{t - date};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()));
-  return buf;
-}
+local_seconds at(const std::string& text) { return schedule_test::time_at<local_t>(text); }
+using schedule_test::text_of;
 
 struct Ticks {
   const char* expression;

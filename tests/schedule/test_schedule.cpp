@@ -8,12 +8,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "schedule/schedule.h"
+#include "time_text.h"
 
 using weave::UsageError;
 using weave::detail::CronError;
@@ -25,29 +25,8 @@ using Instant = Schedule::Instant;
 
 namespace {
 
-// "2026-03-29T01:00:00Z" <-> the instant.
-Instant at(const std::string& text) {
-  int y = 0;
-  unsigned mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  REQUIRE(std::sscanf(text.c_str(), "%d-%u-%uT%u:%u:%uZ", &y, &mo, &d, &h, &mi, &s) == 6);
-  const year_month_day ymd{year{y}, month{mo}, day{d}};
-  REQUIRE(ymd.ok());
-  return sys_days{ymd} + hours{h} + minutes{mi} + seconds{s};
-}
-
-std::string text_of(Instant t) {
-  const sys_days date = floor<days>(t);
-  const year_month_day ymd{date};
-  const hh_mm_ss<milliseconds> hms{t - date};
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
-                static_cast<int>(hms.seconds().count()));
-  std::string text = buf;
-  if (hms.subseconds().count()) text += " +" + std::to_string(hms.subseconds().count()) + "ms";
-  return text;
-}
+Instant at(const std::string& text) { return schedule_test::time_at<system_clock>(text); }
+using schedule_test::text_of;
 
 // The runs after `after` in turn, as text: at most `count`, fewer when the schedule ends.
 std::vector<std::string> walk(const Schedule& schedule, Instant after, std::size_t count) {
