@@ -20,8 +20,8 @@
 // that is * or ? lets every day through, so the other alone decides.
 //
 // Civil time only: next() and matches() read and return date-times on the
-// calendar's clock, with no zone. Mapping them to instants (a time skipped
-// or repeated when clocks change) is the caller's.
+// calendar's clock, with no zone. Schedule (schedule.h) maps them to
+// instants in a time zone (a time skipped or repeated when clocks change).
 #pragma once
 
 #include <chrono>

@@ -5,7 +5,7 @@
 //   const Schedule::Instant now = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
 //   auto nightly = Schedule::cron("0 30 2 * * *", "Europe/Paris");
 //   std::optional<Schedule::Instant> t = nightly.next(now);     // the next 02:30 in Paris
-//   auto beat = Schedule::every(std::chrono::seconds(30), now);  // now + 30 s, now + 60 s, ...
+//   auto beat = Schedule::every(std::chrono::seconds(30), now);  // at now, now + 30 s, now + 60 s...
 //
 // Time zones are the system's tz database (/usr/share/zoneinfo, or $TZDIR),
 // read through cctz (libcctz), whose rules also cover the years after the
