@@ -63,10 +63,9 @@ void BlockingPool::run(std::function<void()> job) {
       (state_->max_threads == 0 || state_->threads < state_->max_threads)) {
     ++state_->threads;
     lock.unlock();
-    std::thread([s = state_] {
-      detail::name_this_thread("weave-blocking");
-      s->work();
-    }).detach();
+    std::thread worker([s = state_] { s->work(); });
+    detail::name_thread(worker.native_handle(), "weave-blocking");
+    worker.detach();
     return;
   }
   lock.unlock();

@@ -180,10 +180,8 @@ bool run_in_background(std::function<void()> job) {
   if (b.stopped) return false;
   if (!b.started) {
     static Stopper stopper;  // constructed once; destroyed at exit, before the statics made earlier
-    b.thread = std::thread([&b] {
-      name_this_thread("weave-detached");
-      b.loop();
-    });
+    b.thread = std::thread([&b] { b.loop(); });
+    name_thread(b.thread.native_handle(), "weave-detached");
     b.started = true;
   }
   b.jobs.push_back(std::move(job));

@@ -143,10 +143,10 @@ void OwnedThread::join() noexcept {
   thread_.join();
 }
 
-void name_this_thread(const char* name) noexcept {
+void name_thread(std::thread::native_handle_type thread, const char* name) noexcept {
   char shown[16] = {};  // the kernel keeps 15 characters
   std::strncpy(shown, name, sizeof shown - 1);
-  ::pthread_setname_np(::pthread_self(), shown);
+  ::pthread_setname_np(thread, shown);
 }
 
 BackgroundThread::BackgroundThread(const char* name) : name_(name) {
@@ -161,10 +161,8 @@ BackgroundThread::BackgroundThread(const char* name) : name_(name) {
 void BackgroundThread::start_locked() {
   if (started_) return;
   started_ = true;
-  thread_ = std::thread([this] {
-    name_this_thread(name_);
-    run();
-  });
+  thread_ = std::thread([this] { run(); });
+  name_thread(thread_.native_handle(), name_);
 }
 
 void BackgroundThread::stop() {

@@ -196,9 +196,11 @@ class WEAVE_SCOPED_CAPABILITY SharedGuard {
   SharedMutex& lock_;
 };
 
-// Names the calling thread ("weave-renew": at most 15 characters), so
-// `top -H`, gdb and perf show whose it is. Every thread Weave starts is named.
-void name_this_thread(const char* name) noexcept;
+// Names a thread ("weave-renew": at most 15 characters), so `top -H`, gdb
+// and perf show whose it is. Every thread Weave starts is named, by the
+// thread that starts it, before it goes on: a thread that named itself
+// could be seen unnamed until it first runs.
+void name_thread(std::thread::native_handle_type thread, const char* name) noexcept;
 
 // A thread owned by an object of one process. Joined by its destructor (or
 // join()) in the process that started it; in a fork()ed child, where the
@@ -207,14 +209,11 @@ void name_this_thread(const char* name) noexcept;
 class OwnedThread {
  public:
   OwnedThread() noexcept = default;
-  // `name`: name_this_thread()'s (a string literal).
+  // `name`: name_thread()'s.
   template <class F>
-  OwnedThread(const char* name, F&& body)
-      : thread_([name, body = std::forward<F>(body)]() mutable {
-          name_this_thread(name);
-          body();
-        }),
-        pid_(current_pid()) {}
+  OwnedThread(const char* name, F&& body) : thread_(std::forward<F>(body)), pid_(current_pid()) {
+    name_thread(thread_.native_handle(), name);
+  }
   OwnedThread(OwnedThread&& o) noexcept : thread_(std::move(o.thread_)), pid_(o.pid_) {}
   OwnedThread& operator=(OwnedThread&& o) noexcept {
     if (this != &o) {
@@ -256,7 +255,7 @@ class BackgroundThread {
   void stop();
 
  protected:
-  explicit BackgroundThread(const char* name);  // name_this_thread()'s (a string literal)
+  explicit BackgroundThread(const char* name);  // name_thread()'s (a string literal)
   virtual ~BackgroundThread() = default;
   virtual void run() = 0;
   virtual void forget_in_child() = 0;

@@ -56,9 +56,8 @@ void DelayWorker::run(std::stop_token stop) {
   {
     std::vector<std::jthread> threads;
     for (const auto& entry : queues_)
-      for (int i = 0; i < options_.concurrency; ++i)
+      for (int i = 0; i < options_.concurrency; ++i) {
         threads.emplace_back([&, queue = &entry.first] {
-          detail::name_this_thread("weave-delay");
           try {
             work(*queue, all.get_token());
           } catch (...) {
@@ -67,6 +66,8 @@ void DelayWorker::run(std::stop_token stop) {
             all.request_stop();
           }
         });
+        detail::name_thread(threads.back().native_handle(), "weave-delay");
+      }
   }  // joined: the calls running have finished
   const detail::Guard g(failed.mutex);
   if (failed.first) std::rethrow_exception(failed.first);
