@@ -302,11 +302,12 @@ class WEAVE_API LockClient {
   // try_acquire_all, counted in `series` too (the interceptor's key template);
   // `spec_checked`: the spec passed its checks once already (the interceptor's,
   // per method); `context`: the running call's (detail::context_head(), read
-  // by the caller).
+  // by the caller); `lend_client`: the caller keeps this client alive until
+  // it gives up its hold, and the lease borrows it.
   LeaseHandle try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec, bool spec_checked,
                                   std::chrono::milliseconds* waited, std::string* busy_key,
                                   detail::LockSeries& series,
-                                  const std::shared_ptr<const detail::ContextLink>& context);
+                                  const std::shared_ptr<const detail::ContextLink>& context, bool lend_client);
   std::shared_ptr<const detail::ClientShared> shared_;
 };
 

@@ -169,6 +169,7 @@ class CacheRuntime final : public RenewGroup, public std::enable_shared_from_thi
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "cache"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   std::shared_ptr<CacheName> find(std::string_view name);
   std::shared_ptr<CacheName> name_locked(std::string_view name, std::string_view label);
   void sweep_locked() WEAVE_REQUIRES(names_mutex_);

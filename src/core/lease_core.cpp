@@ -1,6 +1,7 @@
 // LeaseCore's state changes, and weave::HeldLease's accessors, which read it.
 #include "core/lease_core.h"
 
+#include <thread>
 #include <utility>
 
 #include "core/events.h"
@@ -21,24 +22,39 @@ LeaseCore::~LeaseCore() {
 }
 
 LeaseCore::Hold LeaseCore::add_hold() noexcept {
+  // A lent group is pinned while this hold takes its own reference to it.
+  const std::uint32_t pin = terms_.group_lent ? kPin : 0;
   std::uint32_t s = state_.load(std::memory_order_acquire);
   do {
-    if ((s & ~kLost) == 0) return Hold::released;
+    if ((s & kHolds) == 0) return Hold::released;
     if (s & kLost) return Hold::lost;
-  } while (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel));
+  } while (!state_.compare_exchange_weak(s, s + 1 + pin, std::memory_order_acq_rel));
+  if (pin) {
+    {
+      Guard g(mutex_);
+      if (!group_keep_) group_keep_ = terms_.group->owning_ref();  // this hold may outlast the lender's
+    }
+    unpin();
+  }
   return Hold::added;
 }
 
 bool LeaseCore::drop_hold() noexcept {
   std::uint32_t s = state_.load(std::memory_order_acquire);
   do {
-    if ((s & ~kLost) == 0) return false;  // released already
+    if ((s & kHolds) == 0) return false;  // released already
   } while (!state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Renewer::watch()
-  if ((s & ~kLost) != 1) return false;
+  // The lender's call ends soon after, and its group may go with it: not
+  // while another thread reads it (a pinned hold or loss).
+  if (terms_.group_lent && (s & kPins) != 0)
+    while ((state_.load(std::memory_order_acquire) & kPins) != 0) std::this_thread::yield();
+  if ((s & kHolds) != 1) return false;
   // (seq_cst, as in unwatch(); a fork()ed child's copy is the parent's)
   if (wd_asked_.load() && pid_ == current_pid()) Renewer::instance().unwatch(*this, /*released=*/true);
   return true;
 }
+
+void LeaseCore::unpin() noexcept { state_.fetch_sub(kPin, std::memory_order_release); }
 
 void LeaseCore::settle() noexcept {
   settling_.store(true);
@@ -64,19 +80,22 @@ LeaseCore::LossSignal LeaseCore::mark_lost(const std::string& cause, bool even_i
                                            bool& marked) {
   marked = false;
   LossSignal signal;
+  // A lent group is pinned while the loss is counted (by a thread that may not hold the lease).
+  const std::uint32_t pin = terms_.group_lent ? kPin : 0;
   {
     Guard g(mutex_);
     std::uint32_t s = state_.load(std::memory_order_acquire);
     do {
       if (s & kLost) return signal;
-      if (s == 0 && !even_if_released) return signal;
-    } while (!state_.compare_exchange_weak(s, s | kLost, std::memory_order_acq_rel));
+      if ((s & kHolds) == 0 && !even_if_released) return signal;
+    } while (!state_.compare_exchange_weak(s, (s | kLost) + pin, std::memory_order_acq_rel));
     LossState& loss = loss_locked();
     loss.cause = cause;
     loss.hold_limit = hold_limit;
     signal = take_loss_signal_locked();
   }
   count_lost();
+  if (pin) unpin();
   marked = true;
   return signal;
 }
@@ -141,7 +160,7 @@ bool LeaseCore::check_deadlines_passed(Clock::time_point now, bool even_if_relea
     if (record_lost(cause, even_if_released, hold_limit) && !even_if_released && pid_ == current_pid()) {
       // While watched, its entry holds it; else the renewer took it out as
       // lost and reports it itself.
-      if (auto self = Renewer::instance().entry_of(*this)) LostNotifier::instance().post(std::move(self));
+      if (KeptLease self = Renewer::instance().entry_of(*this); self.lease) LostNotifier::instance().post(std::move(self));
     }
   } catch (...) {
     // Out of memory, or no notifier thread: the renewer reports it when it comes round.
@@ -154,7 +173,7 @@ bool LeaseCore::check_deadlines_passed(Clock::time_point now, bool even_if_relea
 void LeaseCore::mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit) {
   if (l->settling()) return;  // the holder's last call decides (settle())
   l->record_lost(cause, false, hold_limit);  // no-op when already lost (e.g. seen by the holder first)
-  if (l->is_lost() && !l->lost_reported_.load()) LostNotifier::instance().post(l);
+  if (l->is_lost() && !l->lost_reported_.load()) LostNotifier::instance().post(KeptLease(l));
 }
 
 void LeaseCore::report_lost_once() noexcept {

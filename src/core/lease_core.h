@@ -63,6 +63,9 @@ class RenewGroup {
   // name (empty: the process handler): a renewal that fails is an Event.
   virtual std::string_view feature() const noexcept = 0;
   virtual const EventHook& event_hook() const noexcept = 0;
+  // An owning reference to this group (shared_from_this()), for whoever
+  // may outlive the holds of a lease that borrowed it (Terms::group_lent).
+  virtual std::shared_ptr<const RenewGroup> owning_ref() const = 0;
 
  protected:
   ~RenewGroup() = default;
@@ -88,6 +91,13 @@ class LeaseCore {
     // Renewals stop here (a lock's max_hold); the lease then runs out.
     Clock::time_point hold_deadline = Clock::time_point::max();
     std::shared_ptr<const RenewGroup> group;  // who renews it (its store); null only for a fixed ttl
+    // `group` is lent (an aliasing pointer without a count): the acquiring
+    // holder keeps the group alive until it gives up its hold (the lock
+    // interceptor's call does), so the lease takes no count, two atomic
+    // operations fewer per call. A later hold takes an owning reference
+    // (add_hold), and so does whoever reports or renews the lease outside
+    // its holds (group_ref()).
+    bool group_lent = false;
   };
   // Set once, by the constructor (LeaseCore(fill)): nobody else sees the lease yet.
   const Terms& terms() const noexcept { return terms_; }
@@ -132,7 +142,7 @@ class LeaseCore {
   // seq_cst: Renewer::watch() reads it as one side of a Dekker with
   // drop_hold() (an acquire load could miss the release while unwatch()
   // misses wd_asked_); on x86 and ARMv8 it costs what an acquire load does.
-  bool released() const noexcept { return (state_.load() & ~kLost) == 0; }
+  bool released() const noexcept { return (state_.load() & kHolds) == 0; }
   bool is_lost() const noexcept { return (state_.load(std::memory_order_acquire) & kLost) != 0; }
   // Another hold (a reentrant acquisition): not once released or lost.
   enum class Hold { added, released, lost };
@@ -193,8 +203,16 @@ class LeaseCore {
     return check_deadlines_passed(now, even_if_released);
   }
   // For the renewer: record_lost(), then the report on the LostNotifier
-  // thread, so a slow on_event cannot delay renewals.
+  // thread, so a slow on_event cannot delay renewals. The caller keeps the
+  // group alive (a kept entry, renewer.h's KeptLease).
   static void mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit = false);
+  // An owning reference to the lease's group (a lent one's owning_ref()),
+  // for one who may outlive the lease's holds. Only while the group is
+  // known to live: the lease held by the caller, or watched (under the
+  // renewer's shard lock), or its group kept by the caller.
+  std::shared_ptr<const RenewGroup> group_ref() const {
+    return terms_.group_lent ? terms_.group->owning_ref() : terms_.group;
+  }
   // Counts and reports the loss, once per lease, on this thread.
   void report_lost_once() noexcept;
   // Why it counts as lost at `now` by its deadlines, or "" within them;
@@ -268,9 +286,16 @@ class LeaseCore {
   // so that its expiry while held is found: for a stop token or a listener.
   void watch_for_expiry() noexcept;
   static constexpr std::uint32_t kLost = 1u << 31;
+  // Pins: threads reading a lent group outside a hold of their own (a loss
+  // counted, a hold's owning reference taken). A holder giving up its hold
+  // waits for them, as its call keeps the group alive.
+  static constexpr std::uint32_t kPin = 1u << 24;
+  static constexpr std::uint32_t kPins = kLost - kPin;
+  static constexpr std::uint32_t kHolds = kPin - 1;
+  void unpin() noexcept;
   std::atomic<Clock::rep> expires_at_{0};
-  // kLost | the number of holds (0 once released): one word, so a release
-  // and a loss decide in one order.
+  // kLost | pins | the number of holds (0 once released): one word, so a
+  // release and a loss decide in one order.
   std::atomic<std::uint32_t> state_{1};
   std::atomic<bool> lost_reported_{false};
   std::atomic<bool> settling_{false};  // seq_cst: read by the renewer after the store's answer
@@ -292,6 +317,9 @@ class LeaseCore {
     std::string renew_error;
   };
   std::unique_ptr<LossState> loss_ WEAVE_GUARDED_BY(mutex_);
+  // A lent group's owning reference, taken by the first hold after the
+  // acquiring one (that hold may outlast the lender's).
+  std::shared_ptr<const RenewGroup> group_keep_ WEAVE_GUARDED_BY(mutex_);
   LossState& loss_locked() WEAVE_REQUIRES(mutex_) {
     if (!loss_) loss_ = std::make_unique<LossState>();
     return *loss_;

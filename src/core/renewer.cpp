@@ -30,11 +30,11 @@ LostNotifier& LostNotifier::instance() { return process_wide<LostNotifier>(); }
 
 void LostNotifier::forget_in_child() {
   // The parent's pending callbacks are the parent's business: left alone.
-  new std::deque<std::shared_ptr<LeaseCore>>(std::move(queue_));
+  new std::deque<KeptLease>(std::move(queue_));
   queue_.clear();
 }
 
-void LostNotifier::post(std::shared_ptr<LeaseCore> lease) {
+void LostNotifier::post(KeptLease lease) {
   {
     Guard g(mutex_);
     if (stop_) return;
@@ -49,11 +49,11 @@ void LostNotifier::run() {
   for (;;) {
     mutex_.wait(cv_, [&]() WEAVE_REQUIRES(mutex_) { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, nothing pending
-    std::shared_ptr<LeaseCore> lease = std::move(queue_.front());
+    KeptLease kept = std::move(queue_.front());
     queue_.pop_front();
     g.unlock();
-    lease->report_lost_once();  // may release leases, may be slow
-    lease.reset();
+    kept.lease->report_lost_once();  // may release leases, may be slow
+    kept = {};
     g.lock();
   }
 }
@@ -128,11 +128,11 @@ void Renewer::unwatch(LeaseCore& lease, bool released) {
   }
 }
 
-std::shared_ptr<LeaseCore> Renewer::entry_of(LeaseCore& lease) {
-  if (!lease.wd_asked_.load()) return nullptr;
+KeptLease Renewer::entry_of(LeaseCore& lease) {
+  if (!lease.wd_asked_.load()) return {};
   Shard& sh = shards_[lease.wd_shard_];
   Guard g(sh.mutex);
-  return lease.wd_linked_ ? lease.wd_keep_ : nullptr;
+  return lease.wd_linked_ && lease.wd_keep_ ? KeptLease(lease.wd_keep_) : KeptLease();
 }
 
 std::size_t Renewer::size() {
@@ -148,7 +148,7 @@ void Renewer::run() {
   constexpr Clock::rep kNever = Clock::time_point::max().time_since_epoch().count();
   constexpr Clock::rep kAwake = Clock::time_point::min().time_since_epoch().count();
   Guard lk(mutex_);
-  std::vector<std::shared_ptr<LeaseCore>> due;
+  std::vector<KeptLease> due;
   while (!stop_) {
     wake_at_.store(kAwake);
     const auto now = Clock::now();
@@ -184,7 +184,7 @@ void Renewer::run() {
           take = l->wd_due_ - now <= l->terms_.renew_every / 2 && coalesce_.count(l->terms_.group.get()) != 0;
         }
         if (take) {
-          due.push_back(l->wd_keep_);
+          due.emplace_back(l->wd_keep_);  // (linked: a lent group lives)
           l->wd_due_ = Clock::time_point::max();  // until processed and rescheduled
         } else {
           earliest = std::min(earliest, l->wd_due_);
@@ -219,13 +219,14 @@ void Renewer::run() {
   wake_at_.store(kNever);
 }
 
-void Renewer::process(std::vector<std::shared_ptr<LeaseCore>>& due) {
+void Renewer::process(std::vector<KeptLease>& due) {
   // Past a deadline (a fixed ttl ran out, this process was paused past a
   // renewal, the hold deadline was reached): lost, never renewed again. The
   // holder may have seen it first (lost() checks the deadlines too).
   const auto start = Clock::now();
   std::map<const RenewGroup*, std::vector<std::shared_ptr<LeaseCore>>> to_renew;
-  for (auto& l : due) {
+  for (KeptLease& kept : due) {  // (each keeps its lent group until process() returns)
+    const std::shared_ptr<LeaseCore>& l = kept.lease;
     bool hold_limit = false;
     std::string cause = l->deadline_cause(start, hold_limit);
     if (cause.empty() && !l->is_lost()) {

@@ -27,6 +27,18 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// A lease kept outside its holds (for a renewal, for a loss report), and
+// its group when the lease only borrowed it (LeaseCore::Terms::group_lent):
+// made while the group is known to live (the lease watched, or its group
+// kept), both then live until it is dropped.
+struct KeptLease {
+  std::shared_ptr<LeaseCore> lease;
+  std::shared_ptr<const RenewGroup> lent_group;
+  KeptLease() = default;
+  explicit KeptLease(std::shared_ptr<LeaseCore> l)
+      : lease(std::move(l)), lent_group(lease && lease->terms().group_lent ? lease->group_ref() : nullptr) {}
+};
+
 class Renewer final : public BackgroundThread {
  public:
   using Clock = LeaseCore::Clock;
@@ -44,8 +56,8 @@ class Renewer final : public BackgroundThread {
   static int shard_of_this_thread() noexcept { return static_cast<int>(thread_slot() % kShards); }
   // `released`: its last hold is gone (LeaseCore::drop_hold()), for good.
   void unwatch(LeaseCore& lease, bool released = false);
-  // The lease as its entry holds it, or null when it is not watched.
-  std::shared_ptr<LeaseCore> entry_of(LeaseCore& lease);
+  // The lease as its entry holds it, or none when it is not watched.
+  KeptLease entry_of(LeaseCore& lease);
   // Number of leases watched (tests).
   std::size_t size();
 
@@ -63,7 +75,7 @@ class Renewer final : public BackgroundThread {
   static constexpr std::size_t kShards = 32;
   void run() override;
   void forget_in_child() override WEAVE_NO_THREAD_SAFETY_ANALYSIS;  // (the child's one thread)
-  void process(std::vector<std::shared_ptr<LeaseCore>>& due);
+  void process(std::vector<KeptLease>& due);
   void renew_group(const RenewGroup& group, std::vector<std::shared_ptr<LeaseCore>>& leases);
   static void link(Shard& sh, LeaseCore& l) WEAVE_REQUIRES(sh.mutex);
   static void unlink(Shard& sh, LeaseCore& l) WEAVE_REQUIRES(sh.mutex);  // the caller drops wd_keep_ after
@@ -79,14 +91,14 @@ class LostNotifier final : public BackgroundThread {
  public:
   // Stopped at exit after running what is pending.
   static LostNotifier& instance();
-  void post(std::shared_ptr<LeaseCore> lease);
+  void post(KeptLease lease);
 
  private:
   friend LostNotifier& process_wide<LostNotifier>();
   LostNotifier() : BackgroundThread("weave-lost") {}
   void run() override;
   void forget_in_child() override WEAVE_NO_THREAD_SAFETY_ANALYSIS;  // (the child's one thread)
-  std::deque<std::shared_ptr<LeaseCore>> queue_ WEAVE_GUARDED_BY(mutex_);
+  std::deque<KeptLease> queue_ WEAVE_GUARDED_BY(mutex_);
 };
 
 }  // namespace weave::detail

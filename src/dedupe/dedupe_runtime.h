@@ -119,6 +119,7 @@ class DedupeRuntime final : public RenewGroup, public std::enable_shared_from_th
   void renew(std::span<LeaseCore* const> claims, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "dedupe"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   DedupeOptions options_;
   std::shared_ptr<ClaimStore> store_;
   bool in_process_ = false;

@@ -245,8 +245,9 @@ std::optional<AcquireResult> take_key(detail::KeyAttempt& k) {
 [[gnu::flatten]] LeaseHandle LockClient::try_acquire_counted(std::span<const std::string_view> keys, const LockSpec& spec,
                                             bool spec_checked, milliseconds* waited, std::string* busy_key,
                                             detail::LockSeries& series,
-                                            const std::shared_ptr<const detail::ContextLink>& context) {
-  detail::Acquisition a(shared_, keys, spec, spec_checked, waited, busy_key, series);
+                                            const std::shared_ptr<const detail::ContextLink>& context,
+                                            bool lend_client) {
+  detail::Acquisition a(shared_, keys, spec, spec_checked, waited, busy_key, series, lend_client);
   if (LeaseHandle h = a.begin(context)) return h;
   if (a.single_try()) {  // one key, not waiting: one attempt, no waiter, no gate
     detail::MemSlotHint hint;
@@ -295,8 +296,14 @@ namespace detail {
 
 Acquisition::Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys_in,
                          const LockSpec& spec, bool spec_checked, milliseconds* waited, std::string* busy_key,
-                         LockSeries& series)
-    : shared_(shared), spec_(spec), spec_checked_(spec_checked), waited_(waited), busy_key_(busy_key), series_(series) {
+                         LockSeries& series, bool lend_client)
+    : shared_(shared),
+      spec_(spec),
+      spec_checked_(spec_checked),
+      lend_client_(lend_client),
+      waited_(waited),
+      busy_key_(busy_key),
+      series_(series) {
   // A mem:// lease of a second or more that does not wait starts at the
   // coarse clock: up to a tick early, so it ends up to a tick early, for its
   // holder and for everyone else alike (the table keeps the same deadline).
@@ -351,7 +358,7 @@ LeaseHandle Acquisition::begin(const std::shared_ptr<const ContextLink>& context
         const ContextLink* n = link->get();
         if (n->kind != HeldKind::lock) continue;
         LeaseState& outer = state(*static_cast<Lease*>(n->held));
-        if (!outer.holds(key) || outer.client().backend != shared_->backend) continue;
+        if (!outer.holds(key) || outer.backend_ != shared_->backend.get()) continue;
         if (outer.released()) break;  // a stale chain: acquire afresh
         if (!exclusive(outer.type()) && exclusive(type))
           throw UsageError("lock '" + std::string(key) + "': this call holds it for read and asks for " +
@@ -482,7 +489,12 @@ LeaseHandle Acquisition::finish() {
     terms.owner.assign(owner_.view());
     terms.lease_time = lease_time_;
     terms.acquired_at = first_sent_;  // conservative: the backend's lease started later
-    terms.group = shared_;
+    if (lend_client_) {  // an aliasing pointer without a count: the caller keeps the client
+      terms.group = std::shared_ptr<const RenewGroup>(std::shared_ptr<const void>(), shared_.get());
+      terms.group_lent = true;
+    } else {
+      terms.group = shared_;
+    }
     if (watchdog) {
       terms.renew_every = shared_->renew_interval();
       // Longer than the longest duration (weave::forever included): no limit.
@@ -493,6 +505,7 @@ LeaseHandle Acquisition::finish() {
   LeaseState& init = *lease;
   init.fence_ = first_fence_;
   init.slot_hint_ = first_slot_;
+  init.backend_ = shared_->backend.get();
   init.more_ = std::move(more_);
   init.type_ = spec_.type;
   init.on_expiry_ = spec_.release == LockSpec::Release::on_expiry;

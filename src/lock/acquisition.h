@@ -4,7 +4,7 @@
 // all-or-nothing multi-key leases, the wake-up times of a waiter, places in
 // line, starvation turns. Only the waiting differs between the two.
 //
-//   Acquisition a(shared, keys, spec, spec_checked, waited, busy_key, series);
+//   Acquisition a(shared, keys, spec, spec_checked, waited, busy_key, series, lend_client);
 //   if (LeaseHandle h = a.begin(context_head())) return h;
 //   if (a.single_try()) {       // one key, not waiting: one attempt
 //     AcquireResult r = a.try_single(hint);
@@ -158,10 +158,12 @@ class KeyAttempt {
 class Acquisition {
  public:
   // Counts the request from now; begin() checks it (its keys only when
-  // `spec_checked`: spec_is_valid(spec) said so already).
+  // `spec_checked`: spec_is_valid(spec) said so already). `lend_client`:
+  // the lease borrows the client's group (the caller keeps the client alive
+  // until it gives up its hold).
   Acquisition(const std::shared_ptr<const ClientShared>& shared, std::span<const std::string_view> keys,
               const LockSpec& spec, bool spec_checked, std::chrono::milliseconds* waited, std::string* busy_key,
-              LockSeries& series);
+              LockSeries& series, bool lend_client);
   ~Acquisition();
   Acquisition(const Acquisition&) = delete;
   Acquisition& operator=(const Acquisition&) = delete;
@@ -211,6 +213,7 @@ class Acquisition {
   const std::shared_ptr<const ClientShared>& shared_;  // the client's (outlives the request)
   const LockSpec& spec_;
   bool spec_checked_;
+  bool lend_client_;  // the lease borrows the client's group (LeaseControl::try_acquire)
   std::chrono::milliseconds* waited_;
   std::string* busy_key_;
   LockSeries& series_;

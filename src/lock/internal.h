@@ -54,7 +54,7 @@ struct LockSeries {
 LockSeries& lock_series(std::string_view key_template);
 
 // What every copy of a LockClient shares; the group its leases are renewed in.
-struct ClientShared final : RenewGroup {
+struct ClientShared final : RenewGroup, std::enable_shared_from_this<ClientShared> {
   ClientShared() = default;
   ClientShared(const ClientShared&) = delete;
   // Made before fork(), dropped in the child: its backend's threads and
@@ -66,6 +66,7 @@ struct ClientShared final : RenewGroup {
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "lock"; }
   const EventHook& event_hook() const noexcept override { return options.on_event; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   pid_t pid = current_pid();  // the process that made it
   LockOptions options;
   std::shared_ptr<LockBackend> backend;
@@ -107,6 +108,9 @@ struct LeaseState final : LeaseCore, Lease {
   LockType type_ = LockType::reentrant;
   std::uint64_t fence_ = 0;
   MemSlotHint slot_hint_;  // mem://: the first key's slot (its release goes there)
+  // The client's backend, compared (never followed) by a reentrant request:
+  // a lease that borrowed its client may outlive it once released.
+  const LockBackend* backend_ = nullptr;
   bool on_expiry_ = false;  // Release::on_expiry
   std::chrono::milliseconds max_hold_{0};
   LockSeries* series_ = nullptr;  // the key template's (set with the lease)
@@ -174,11 +178,14 @@ struct LeaseControl {
 
   // LockClient::try_acquire_all, counted in `series` (the interceptor's key
   // template), for the call whose context is `context` (context_head()).
-  // `spec_checked`: spec_is_valid(spec) said so (once per method).
+  // `spec_checked`: spec_is_valid(spec) said so (once per method). The
+  // caller keeps `c` alive until it gives up its hold (a blocking call's
+  // LockRuntimeRef does), so the lease borrows the client's group
+  // (LeaseCore::Terms::group_lent).
   static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
                                  bool spec_checked, std::chrono::milliseconds* waited, std::string* busy_key,
                                  LockSeries& series, const std::shared_ptr<const ContextLink>& context) {
-    return c.try_acquire_counted(keys, spec, spec_checked, waited, busy_key, series, context);
+    return c.try_acquire_counted(keys, spec, spec_checked, waited, busy_key, series, context, /*lend_client=*/true);
   }
 
   // A copy of `c` for one thread's use (LockRuntime::for_thread): the same

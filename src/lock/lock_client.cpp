@@ -105,7 +105,8 @@ LeaseHandle LockClient::acquire_all(std::span<const std::string_view> keys, cons
 LeaseHandle LockClient::try_acquire_all(std::span<const std::string_view> keys, const LockSpec& spec,
                                         milliseconds* waited, std::string* busy_key) {
   static detail::LockSeries& direct = detail::lock_series("");
-  return try_acquire_counted(keys, spec, /*spec_checked=*/false, waited, busy_key, direct, detail::context_head());
+  return try_acquire_counted(keys, spec, /*spec_checked=*/false, waited, busy_key, direct, detail::context_head(),
+                             /*lend_client=*/false);
 }
 
 

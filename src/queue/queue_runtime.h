@@ -117,6 +117,7 @@ class QueueState final : public RenewGroup, public std::enable_shared_from_this<
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "queue"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   const QueueOptions options_;  // a copy: a reconfiguration leaves it
   std::shared_ptr<QueueStore> store_;
   Mutex mutex_;

@@ -63,6 +63,7 @@ class QuotaRuntime final : public RenewGroup, public std::enable_shared_from_thi
   void renew(std::span<LeaseCore* const> permits, std::vector<bool>& owned) const override;
   std::string_view feature() const noexcept override { return "semaphore"; }
   const EventHook& event_hook() const noexcept override { return options_.on_event; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   QuotaOptions options_;
   std::shared_ptr<RateStore> rates_;
   std::shared_ptr<SemaphoreStore> semaphores_;

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -31,7 +33,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Owns the keys in `owned`; counts batches and what each held.
-class TableGroup final : public weave::detail::RenewGroup {
+class TableGroup final : public weave::detail::RenewGroup, public std::enable_shared_from_this<TableGroup> {
  public:
   void renew(std::span<LeaseCore* const> leases, std::vector<bool>& owned) const override {
     {
@@ -50,6 +52,7 @@ class TableGroup final : public weave::detail::RenewGroup {
   }
   std::string_view feature() const noexcept override { return "test"; }
   const weave::EventHook& event_hook() const noexcept override { return hook_; }
+  std::shared_ptr<const RenewGroup> owning_ref() const override { return shared_from_this(); }
   // The renewal_failed events the renewer sent: "key: what".
   std::vector<std::string> renewal_failures() const {
     std::lock_guard g(mutex_);
@@ -116,10 +119,14 @@ struct TestLease final : LeaseCore, weave::HeldLease {
   using LeaseCore::expires_at;
   using LeaseCore::stop_token;
   std::atomic<int> counted{0}, reported{0};
+  std::function<void()> while_reporting;  // runs in the report (set before the lease can be lost)
 
  private:
   void count_lost() noexcept override { ++counted; }
-  void report_lost() noexcept override { ++reported; }
+  void report_lost() noexcept override {
+    if (while_reporting) while_reporting();
+    ++reported;
+  }
 };
 
 // A lease with a fixed ttl (never renewed, not watched), sent at `sent`.
@@ -133,8 +140,10 @@ std::shared_ptr<TestLease> fixed_ttl(const std::string& key, std::chrono::millis
   return l;
 }
 
+// `lent`: the lease borrows `group` (no count); the caller keeps it alive while it holds the lease.
 std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const std::string& key,
-                                std::chrono::milliseconds lease, std::chrono::milliseconds max_hold = 0ms) {
+                                std::chrono::milliseconds lease, std::chrono::milliseconds max_hold = 0ms,
+                                bool lent = false) {
   static std::atomic<int> n{0};
   const Clock::time_point now = Clock::now();
   auto l = std::make_shared<TestLease>(LeaseCore::Terms{
@@ -144,7 +153,9 @@ std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const 
       .renew_every = lease / 3,
       .acquired_at = now,
       .hold_deadline = max_hold > 0ms ? now + max_hold : Clock::time_point::max(),
-      .group = group});
+      .group = lent ? std::shared_ptr<const weave::detail::RenewGroup>(std::shared_ptr<const void>(), group.get())
+                    : std::shared_ptr<const weave::detail::RenewGroup>(group),
+      .group_lent = lent});
   l->set_expires_at(now + lease);
   group->own(key);
   Renewer::instance().watch(*l, l, /*fresh=*/true);
@@ -337,8 +348,8 @@ TEST_CASE("lease core: a paused holder sees its deadline pass at once, before th
 }
 
 TEST_CASE("lease core: leases shared between threads while the renewer renews, loses and reports them leave no entry behind", "[core][lease]") {
-  // Mostly for the sanitizers (TSan, ASan): each thread takes renewed,
-  // max_hold and fixed-ttl leases (the last watched as bare entries by a
+  // Mostly for the sanitizers (TSan, ASan): each thread takes renewed
+  // (some borrowing their group), max_hold and fixed-ttl leases (the last watched as bare entries by a
   // stop_token()), holds a neighbour's lease too and asks it for a token,
   // while keys are taken away, the store fails now and then, and short
   // leases run out under the renewer.
@@ -360,7 +371,7 @@ TEST_CASE("lease core: leases shared between threads while the renewer renews, l
           l = fixed_ttl(key, std::chrono::milliseconds(1 + r % 15), Clock::now());
         } else {
           l = hold(group, key, std::chrono::milliseconds(6 + r % 30),
-                   r % 4 == 3 ? std::chrono::milliseconds(5 + r % 20) : 0ms);
+                   r % 4 == 3 ? std::chrono::milliseconds(5 + r % 20) : 0ms, /*lent=*/r % 3 == 0);
         }
         std::stop_callback on_stop(l->stop_token(), [&] { ++fired; });
         std::shared_ptr<TestLease> other;
@@ -398,4 +409,57 @@ TEST_CASE("lease core: leases shared between threads while the renewer renews, l
   CHECK(fired.load() > 0);
   // Every lease was released: none is left watched.
   CHECK(eventually([&] { return Renewer::instance().size() <= watched_before; }));
+}
+
+TEST_CASE("lease core: a lease that borrows its group takes no count, and a renewal in flight keeps the group alive after the lender let go", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  const std::weak_ptr<TableGroup> alive = group;
+  auto l = hold(group, "lent", 300ms, 0ms, /*lent=*/true);
+  CHECK(group.use_count() == 1);  // the lease keeps none
+  group->close_gate();
+  REQUIRE(group->batch_waiting(2s));  // a renewal of the lease stands at the gate
+  CHECK(l->drop_hold());              // the lender releases...
+  std::shared_ptr<TableGroup> g = std::move(group);
+  g.reset();                          // ...and lets go of the group
+  CHECK_FALSE(alive.expired());       // the renewal in flight keeps it
+  alive.lock()->open_gate();
+  CHECK(eventually([&] { return alive.expired(); }));  // and lets go once done
+  CHECK(l->reported == 0);  // released before the answer: not a loss
+}
+
+TEST_CASE("lease core: a second hold on a lease that borrows its group keeps the group after the lender let go", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  const std::weak_ptr<TableGroup> alive = group;
+  auto l = hold(group, "lent-twice", 300ms, 0ms, /*lent=*/true);
+  REQUIRE(l->add_hold() == LeaseCore::Hold::added);  // another holder, which may outlast the lender
+  CHECK_FALSE(l->drop_hold());                        // the lender's hold: not the last
+  group.reset();
+  REQUIRE_FALSE(alive.expired());
+  std::this_thread::sleep_for(400ms);  // renewed meanwhile, through the kept group
+  CHECK_FALSE(l->lost());
+  CHECK(l->drop_hold());
+  l.reset();
+  CHECK(eventually([&] { return alive.expired(); }));
+}
+
+TEST_CASE("lease core: the loss of a lease that borrows its group is reported with the group kept, after the lender let go", "[core][lease]") {
+  auto group = std::make_shared<TableGroup>();
+  const std::weak_ptr<TableGroup> alive = group;
+  auto l = hold(group, "lent-lost", 150ms, 0ms, /*lent=*/true);
+  std::promise<void> let_go;
+  std::shared_future<void> lender_gone = let_go.get_future().share();
+  std::atomic<int> alive_at_report{-1};
+  l->while_reporting = [&] {
+    lender_gone.wait();
+    alive_at_report = alive.expired() ? 0 : 1;
+  };
+  group->take_away("lent-lost");
+  REQUIRE(eventually([&] { return l->is_lost(); }));  // a renewal found it gone
+  CHECK(l->counted == 1);
+  CHECK(l->drop_hold());  // the lender releases and lets go of the group before the report runs
+  group.reset();
+  let_go.set_value();
+  REQUIRE(eventually([&] { return l->reported.load() == 1; }));
+  CHECK(alive_at_report == 1);
+  CHECK(eventually([&] { return alive.expired(); }));
 }

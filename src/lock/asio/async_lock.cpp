@@ -227,7 +227,7 @@ net::awaitable<LeaseHandle> acquire_async(const LockClient& client, const Backen
                                           milliseconds* waited, std::string* busy_key, LockSeries& series) {
   const std::shared_ptr<const ClientShared>& shared = LeaseControl::shared_of(client);
   const bool in_process = path.in_process;
-  Acquisition a(shared, keys, spec, /*spec_checked=*/false, waited, busy_key, series);
+  Acquisition a(shared, keys, spec, /*spec_checked=*/false, waited, busy_key, series, /*lend_client=*/false);
   if (LeaseHandle h = a.begin(context_head())) co_return h;
   for (std::size_t i = 0; i < a.missing().size(); ++i) {
     KeyAttempt k = a.attempt(i);
