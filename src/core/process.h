@@ -107,9 +107,13 @@ class WEAVE_CAPABILITY("mutex") Mutex {
     Adopted held(mutex_);
     cv.wait(held.lock, std::move(ready));
   }
+  // A time that has come already is not waited for: the kernel would sleep
+  // until its timer fired, up to the thread's timer slack (50 us by default)
+  // late, where a caller only asks whether something changed.
   template <class Clock, class Duration>
   std::cv_status wait_until(std::condition_variable& cv, const std::chrono::time_point<Clock, Duration>& t)
       WEAVE_REQUIRES(this) {
+    if (Clock::now() >= t) return std::cv_status::timeout;
     Adopted held(mutex_);
     return cv.wait_until(held.lock, t);
   }
@@ -117,17 +121,28 @@ class WEAVE_CAPABILITY("mutex") Mutex {
   template <class Clock, class Duration, class Ready>
   bool wait_until(std::condition_variable& cv, const std::chrono::time_point<Clock, Duration>& t, Ready ready)
       WEAVE_REQUIRES(this) {
+    if (holding(ready)) return true;
+    if (Clock::now() >= t) return false;
     Adopted held(mutex_);
     return cv.wait_until(held.lock, t, std::move(ready));
   }
   template <class Rep, class Period, class Ready>
   bool wait_for(std::condition_variable& cv, const std::chrono::duration<Rep, Period>& d, Ready ready)
       WEAVE_REQUIRES(this) {
+    if (holding(ready)) return true;
+    if (d <= d.zero()) return false;
     Adopted held(mutex_);
     return cv.wait_for(held.lock, d, std::move(ready));
   }
 
  private:
+  // `ready()`, run with this mutex held (it names the mutex as its owner
+  // does, which the analysis cannot match to `this`).
+  template <class Ready>
+  static bool holding(Ready& ready) WEAVE_NO_THREAD_SAFETY_ANALYSIS {
+    return ready();
+  }
+
   // The caller's hold, lent to the condition variable's wait (which holds it
   // again before it returns or throws) and never given back here.
   struct Adopted {
