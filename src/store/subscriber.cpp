@@ -130,9 +130,9 @@ void Subscriber::mark_drained_locked(std::int64_t at) {
       if (f->drained_at) f->drained_at->store(at, std::memory_order_release);
 }
 
-void Subscriber::bump_locked(Channel& ch) {
+void Subscriber::bump_locked(Channel& ch, bool notify_waiters) {
   ++ch.generation;
-  ch.cv.notify_all();
+  if (notify_waiters) ch.cv.notify_all();
   for (Bell* b : ch.bells) b->ring();
   ch.wakes.fire();
 }
@@ -354,12 +354,22 @@ void Subscriber::on_reply(redisReply* r) {
   std::string_view kind(r->element[0]->str, r->element[0]->len);
   if (sharded_ && !kind.empty() && kind.front() == 's') kind.remove_prefix(1);  // smessage, ssubscribe, ...
   std::string name(r->element[1]->str, r->element[1]->len);
+  // A message's waiters are told once the lock is given back (declared
+  // before the guard, destroyed after it): told under it, each would wake
+  // only to wait for the lock again.
+  struct NotifyAfterUnlock {
+    std::shared_ptr<Channel> channel;
+    ~NotifyAfterUnlock() {
+      if (channel) channel->cv.notify_all();
+    }
+  } notify;
   detail::Guard g(mutex_);
   auto it = channels_.find(name);
   if (it == channels_.end()) return;
   auto& ch = it->second;
   if (kind == "message") {
-    bump_locked(*ch);
+    bump_locked(*ch, /*notify_waiters=*/false);
+    notify.channel = ch;
     if (r->element[2]->type == REDIS_REPLY_STRING) {
       ch->last_message.assign(r->element[2]->str, r->element[2]->len);
       ch->last_message_generation = ch->generation;

@@ -137,7 +137,9 @@ class Subscriber : public std::enable_shared_from_this<Subscriber> {
   void enqueue_locked(bool subscribe, const std::string& channel) WEAVE_REQUIRES(mutex_);
   void wake_pipe();
   void disconnect_locked(const std::string& why) WEAVE_REQUIRES(mutex_);
-  void bump_locked(Channel& ch) WEAVE_REQUIRES(mutex_);
+  // A change of `ch`: its waiters (unless the caller tells them after the
+  // lock, `notify_waiters` false), bells and wake-ups.
+  void bump_locked(Channel& ch, bool notify_waiters = true) WEAVE_REQUIRES(mutex_);
   void mark_drained_locked(std::int64_t at) WEAVE_REQUIRES(mutex_);
 
   Endpoint endpoint_;
