@@ -23,7 +23,7 @@ using Instant = Schedule::Instant;
 
 namespace {
 
-Instant at(const std::string& text) { return schedule_test::time_at<system_clock>(text); }
+const auto at = schedule_test::instant_at;
 
 std::vector<std::string> texts(const std::vector<Instant>& ticks) {
   std::vector<std::string> out;

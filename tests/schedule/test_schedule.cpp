@@ -25,7 +25,7 @@ using Instant = Schedule::Instant;
 
 namespace {
 
-Instant at(const std::string& text) { return schedule_test::time_at<system_clock>(text); }
+const auto at = schedule_test::instant_at;
 using schedule_test::text_of;
 
 // The runs after `after` in turn, as text: at most `count`, fewer when the schedule ends.

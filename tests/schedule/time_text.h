@@ -27,6 +27,11 @@ std::chrono::time_point<Clock, std::chrono::seconds> time_at(const std::string& 
   return time_point<Clock, days>{ymd} + hours{h} + minutes{mi} + seconds{s};
 }
 
+// A UTC date-time as Schedule's instants are.
+inline std::chrono::sys_time<std::chrono::milliseconds> instant_at(const std::string& text) {
+  return time_at<std::chrono::system_clock>(text);
+}
+
 // Milliseconds, if any, follow as " +250ms".
 template <class Clock, class Duration>
 std::string text_of(std::chrono::time_point<Clock, Duration> t) {
