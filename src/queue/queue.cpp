@@ -293,6 +293,17 @@ struct CheckedOffer {
   std::string id;
   int retries;
   milliseconds backoff, backoff_cap;
+  // The store's offer of `json` under this id and retry policy (a view of both).
+  detail::QueueOffer offer(std::string_view json, milliseconds delay) const {
+    detail::QueueOffer o;
+    o.id = id;
+    o.payload = json;
+    o.delay = delay;
+    o.retries = retries;
+    o.backoff = backoff;
+    o.backoff_cap = backoff_cap;
+    return o;
+  }
 };
 
 CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, milliseconds delay, const OfferOptions& o,
@@ -324,7 +335,7 @@ CheckedOffer check_offer(const detail::QueueState& st, std::string_view json, mi
 std::string Queue::offer_json(std::string_view json, milliseconds delay, const OfferOptions& o) {
   const std::shared_ptr<detail::QueueState> st = state();
   CheckedOffer c = check_offer(*st, json, delay, o);
-  const bool added = st->store().offer({c.id, json, delay, c.retries, c.backoff, c.backoff_cap}).added;
+  const bool added = st->store().offer(c.offer(json, delay)).added;
   st->series.counts.add(added ? &detail::QueueCountStripe::offered : &detail::QueueCountStripe::offered_existing);
   return std::move(c.id);
 }
@@ -336,7 +347,7 @@ std::future<std::string> Queue::offer_json_async(std::string_view json, millisec
   std::future<std::string> stored = promise->get_future();
   // The series, never freed, not the state: the last reference to a state
   // must not be dropped on the store's sender thread, which it owns.
-  st->store().offer_async({c.id, json, delay, c.retries, c.backoff, c.backoff_cap},
+  st->store().offer_async(c.offer(json, delay),
                           [promise, series = &st->series, id = c.id](detail::QueueOffered r, std::exception_ptr e) {
                             if (e) return promise->set_exception(e);
                             series->counts.add(r.added ? &detail::QueueCountStripe::offered
@@ -358,7 +369,7 @@ std::vector<std::string> Queue::offer_many_json(std::span<const JsonOffer> messa
   offers.reserve(messages.size());
   for (std::size_t i = 0; i < messages.size(); ++i) {
     const CheckedOffer& c = checked[i];
-    offers.push_back({c.id, messages[i].json, messages[i].delay, c.retries, c.backoff, c.backoff_cap});
+    offers.push_back(c.offer(messages[i].json, messages[i].delay));
   }
   if (!offers.empty()) {
     std::uint64_t added = 0;

@@ -36,6 +36,14 @@ class MemQueue final : public QueueStore {
   QueueOffered offer(const QueueOffer& o) override {
     Guard g(mutex_);
     const std::int64_t now = now_ms();
+    std::int64_t delay = o.delay.count();
+    if (!o.schedule.empty()) {  // a schedule's tick (batch.lua's offer, step for step)
+      auto last = ticks_.find(o.schedule);
+      if (last != ticks_.end() && last->second >= o.tick_ms) return {false};
+      if (last == ticks_.end()) last = ticks_.emplace(std::string(o.schedule), o.tick_ms).first;
+      last->second = o.tick_ms;
+      delay = std::max<std::int64_t>(o.tick_ms - now, 0);
+    }
     if (auto it = messages_.find(o.id); it != messages_.end()) return {false};
     Message& m = messages_[std::string(o.id)];
     m.payload = o.payload;
@@ -43,7 +51,7 @@ class MemQueue final : public QueueStore {
     m.retries = o.retries;
     m.backoff = o.backoff;
     m.cap = o.backoff_cap;
-    schedule(std::string(o.id), m, now + o.delay.count());
+    schedule(std::string(o.id), m, now + delay);
     return {true};
   }
 
@@ -192,6 +200,12 @@ class MemQueue final : public QueueStore {
     return s;
   }
 
+  QueueTicks ticks(std::string_view schedule) override {
+    Guard g(mutex_);
+    const auto last = ticks_.find(schedule);
+    return {last != ticks_.end() ? last->second : -1, now_ms()};
+  }
+
   std::uint64_t purge_dead() override {
     Guard g(mutex_);
     const std::uint64_t n = dead_.size();
@@ -294,6 +308,7 @@ class MemQueue final : public QueueStore {
   std::map<std::string, Message, std::less<>> messages_ WEAVE_GUARDED_BY(mutex_);
   using Order = std::map<std::pair<std::int64_t, std::uint64_t>, std::string>;
   Order scheduled_ WEAVE_GUARDED_BY(mutex_);  // (due, offer seq) -> id
+  std::map<std::string, std::int64_t, std::less<>> ticks_ WEAVE_GUARDED_BY(mutex_);  // schedule -> last tick offered
   Order active_ WEAVE_GUARDED_BY(mutex_);     // (lease deadline, seq) -> id
   Order dead_ WEAVE_GUARDED_BY(mutex_);       // (died at, seq) -> id
 };

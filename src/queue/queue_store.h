@@ -35,10 +35,24 @@ struct QueueOffer {
   std::chrono::milliseconds delay{0};
   int retries = 0;
   std::chrono::milliseconds backoff{0}, backoff_cap{0};
+  // A tick of schedule `schedule` (not empty): due at `tick_ms` on the
+  // store's clock (`delay` unused), and added only if the schedule has
+  // offered no tick at or after it, so every worker may offer the tick it
+  // sees due and the queue holds it once, ever.
+  std::string_view schedule;
+  std::int64_t tick_ms = 0;
 };
 
 struct QueueOffered {
-  bool added = false;  // false: a message with this id is queued already (left as it was)
+  // false: a message with this id is queued already (left as it was), or,
+  // for a tick, its schedule offered this tick or a later one already.
+  bool added = false;
+};
+
+// A schedule's last tick offered (-1: none yet), and the store's clock.
+struct QueueTicks {
+  std::int64_t last_tick_ms = -1;
+  std::int64_t now_ms = 0;
 };
 
 // A delivered message, now in flight under a lease of the given length.
@@ -156,6 +170,7 @@ class QueueStore {
   virtual Edited edit(std::string_view id, EditAction action, std::chrono::milliseconds delay) = 0;
   virtual QueueCounts counts(double jitter) = 0;
   virtual QueueMessageState inspect(std::string_view id) = 0;
+  virtual QueueTicks ticks(std::string_view schedule) = 0;
   // Deletes every dead message; returns how many.
   virtual std::uint64_t purge_dead() = 0;
   // The first `limit` scheduled messages by due time (state 'z'), or the

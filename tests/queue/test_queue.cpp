@@ -26,6 +26,7 @@
 #include "weave/error.h"
 #include "weave/event.h"
 #include "store/open.h"
+#include "queue/queue_runtime.h"
 #include "store/reply.h"
 #include "weave/queue.h"
 
@@ -1063,4 +1064,43 @@ TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a mes
   // A consumer 5 minutes behind gets a due message at once, not 5 minutes later.
   const std::string second = worker_at("+5m", "offer " + common + " 0");
   CHECK(worker_at("-5m", "take " + common + " 20000").rfind(second + " ", 0) == 0);
+}
+
+TEST_CASE("queue: a schedule's tick is queued once, whoever offers it, and never after a later tick or its own ack", "[queue][schedule]") {
+  weave::QueueOptions o;
+  o.url = test_store_url();
+  weave::detail::QueueRuntime rt(o);
+  weave::detail::QueueStore& store = rt.state(fresh_queue("ticks"))->store();
+  const weave::detail::QueueTicks before = store.ticks("nightly");
+  CHECK(before.last_tick_ms == -1);
+  CHECK(before.now_ms > 0);
+  auto offer_tick = [&](std::string_view schedule, std::int64_t tick) {
+    const std::string id = std::string(schedule) + "@" + std::to_string(tick);
+    weave::detail::QueueOffer offer;
+    offer.id = id;
+    offer.payload = "{}";
+    offer.schedule = schedule;
+    offer.tick_ms = tick;
+    return store.offer(offer).added;
+  };
+  // A tick a minute ahead by the store's clock: queued once, due then.
+  const std::int64_t later = before.now_ms + 60'000;
+  CHECK(offer_tick("nightly", later));
+  CHECK_FALSE(offer_tick("nightly", later));            // a second worker offers the same tick
+  CHECK_FALSE(offer_tick("nightly", later - 30'000));   // an older tick, after a later one
+  CHECK(store.ticks("nightly").last_tick_ms == later);
+  CHECK(store.ticks("hourly").last_tick_ms == -1);      // each schedule on its own
+  const weave::detail::QueueTaken none = store.take(30s, 0.5, 10);
+  CHECK(none.messages.empty());
+  CHECK(none.next_ms == later);  // due at the tick, not before
+  // A tick already due is delivered at once; acknowledged, it is not queued again.
+  const std::int64_t due = before.now_ms - 1'000;
+  REQUIRE(offer_tick("hourly", due));
+  const weave::detail::QueueTaken taken = store.take(30s, 0.5, 10);
+  REQUIRE(taken.messages.size() == 1);
+  CHECK(taken.messages[0].id == "hourly@" + std::to_string(due));
+  CHECK(store.settle(taken.messages[0].id, taken.messages[0].token, weave::detail::SettleAction::ack, 0ms, "", 0.5) ==
+        weave::detail::Settled::done);
+  CHECK_FALSE(offer_tick("hourly", due));  // its message is gone, its tick is still known
+  CHECK(offer_tick("hourly", due + 3'600'000));
 }

@@ -55,17 +55,24 @@ class RedisQueue final : public QueueStore {
 
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
 
-  // batch.lua's offer request's arguments, appended to `args`; `numbers`
-  // holds the text of the numbers among them (reserved by the caller: its
-  // elements are viewed, never reallocated).
-  static constexpr std::size_t kOfferArgs = 6, kOfferNumbers = 4;
-  static void offer_args(const QueueOffer& o, std::vector<store::NumberArg>& numbers,
-                         std::vector<std::string_view>& args) {
+  // batch.lua's offer request's arguments, appended to `args` (a tick's
+  // two more at the end); `numbers` holds the text of the numbers among
+  // them (reserved by the caller: its elements are viewed, never
+  // reallocated). Returns how many it appended.
+  static constexpr std::size_t kOfferArgs = 8, kOfferNumbers = 5;
+  static std::size_t offer_args(const QueueOffer& o, std::vector<store::NumberArg>& numbers,
+                                std::vector<std::string_view>& args) {
+    const std::size_t before = args.size();
     args.push_back(o.id);
     args.push_back(o.payload);
     for (long long n : {static_cast<long long>(o.delay.count()), static_cast<long long>(o.retries),
                         static_cast<long long>(o.backoff.count()), static_cast<long long>(o.backoff_cap.count())})
       args.push_back(numbers.emplace_back(n).view());
+    if (!o.schedule.empty()) {
+      args.push_back(o.schedule);
+      args.push_back(numbers.emplace_back(static_cast<long long>(o.tick_ms)).view());
+    }
+    return args.size() - before;
   }
 
   std::vector<QueueOffered> offer_many(std::span<const QueueOffer> offers) override {
@@ -73,12 +80,14 @@ class RedisQueue final : public QueueStore {
     numbers.reserve(offers.size() * kOfferNumbers);
     std::vector<std::string_view> args;
     args.reserve(offers.size() * kOfferArgs);
-    for (const QueueOffer& o : offers) offer_args(o, numbers, args);
+    std::vector<std::size_t> counts;  // each offer's arguments
+    counts.reserve(offers.size());
+    for (const QueueOffer& o : offers) counts.push_back(offer_args(o, numbers, args));
     std::vector<QueueOffered> out(offers.size());
     std::vector<store::RequestBatch::Request> requests(offers.size());
-    for (std::size_t i = 0; i < offers.size(); ++i)
+    for (std::size_t i = 0, at = 0; i < offers.size(); at += counts[i], ++i)
       requests[i] = {.kind = "offer",
-                     .args = std::span(args).subspan(i * kOfferArgs, kOfferArgs),
+                     .args = std::span(args).subspan(at, counts[i]),
                      .what = "queue offer",
                      .read = [&out, i](const store::ReplyView& r) { out[i] = read_offered(r); }};
     batch_->submit(requests);
@@ -224,6 +233,12 @@ class RedisQueue final : public QueueStore {
     s.last_error = r[4].text();
     s.now_ms = r[5].integer();
     return s;
+  }
+
+  QueueTicks ticks(std::string_view schedule) override {
+    const store::Reply reply = run(scripts::ticks, {}, {schedule}, "queue ticks");
+    const store::ReplyView r(reply, "queue ticks");
+    return {r[0].integer(), r[1].integer()};
   }
 
   std::uint64_t purge_dead() override {

@@ -7,6 +7,8 @@ local scheduled, active, dead, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base, wake = ARGV[1], ARGV[2]
 
 local function message_key(id) return base .. ':m:' .. id end
+-- Each schedule's last tick offered (ms): a hash of the queue's hash tag.
+local function ticks_key() return base .. ':ticks' end
 
 -- An integer (ms, counters) as a command argument: formatted as one, not
 -- through Lua's float conversion, which costs more on every call.

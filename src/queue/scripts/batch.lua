@@ -3,8 +3,10 @@
 -- together (store::RequestBatch, src/store/request_batch.h, whose protocol
 -- this script follows). ARGV = {base, wake, count, then per request: kind,
 -- argument count, arguments...}:
---   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms}
---               -> 1 added | 0 already queued
+--   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms
+--               [, schedule, tick ms]} -> 1 added | 0 already queued; with
+--               a schedule, a tick due at `tick` (server clock), added
+--               only if the schedule offered no tick at or after it (0)
 --   take        {lease ms, jitter, n, request id} -> take_due()'s replies:
 --               the delivered messages, then one "nothing due" if fewer
 --               than n. The ids and tokens it delivered are kept for the
@@ -105,7 +107,15 @@ local function serve(r, kind, a, n)
   if kind == 'offer' then
     if oom then error({err = "OOM command not allowed when used memory > 'maxmemory'."}) end
     seq = seq + 1
-    return offer(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
+    local delay = ARGV[a + 2]
+    if n >= 8 then  -- a schedule's tick
+      local schedule, tick = ARGV[a + 6], tonumber(ARGV[a + 7])
+      local last = redis.call('HGET', ticks_key(), schedule)
+      if last and tonumber(last) >= tick then return 0 end
+      redis.call('HSET', ticks_key(), schedule, ARGV[a + 7])
+      delay = tick > now and tick - now or 0
+    end
+    return offer(ARGV[a], ARGV[a + 1], delay, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
   elseif kind == 'settle' then
     return settle(ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], now, tonumber(ARGV[a + 4]))
   elseif kind == 'order' then
