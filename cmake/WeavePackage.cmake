@@ -47,8 +47,9 @@ if(WEAVEGEN_LIBCLANG_VERSION)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libclang1-${WEAVEGEN_LIBCLANG_VERSION}")
 endif()
 # A shared build's libweave.so holds Weave::schedule too, which loads cctz's
-# libcctz.so.2 for its time zones (a static build installs no schedule).
-if(TARGET weave_shared)
+# libcctz.so.2 for its time zones (a static build installs no schedule);
+# weavegen does too, checking a [[scheduled]] time zone (codegen/CMakeLists.txt).
+if(TARGET weave_shared OR WEAVEGEN_LIBCLANG_VERSION)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcctz2")
 endif()
 include(CPack)

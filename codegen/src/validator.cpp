@@ -9,6 +9,8 @@
 #include <optional>
 
 #include "key_template.h"
+#include "schedule/cron.h"
+#include "schedule/schedule.h"
 #include "weave/key.h"
 
 namespace weavegen {
@@ -36,6 +38,8 @@ static const char* expected_name(ArgType t) {
     case ArgType::string: return "a string literal";
     case ArgType::identifier: return "an identifier";
     case ArgType::rate: return "a rate (e.g. 100/s, 6000/min, 10/h)";
+    case ArgType::cron: return "a cron expression string (e.g. \"0 */5 * * * *\")";
+    case ArgType::time_zone: return "a time zone string (e.g. \"Europe/Paris\")";
   }
   return "?";
 }
@@ -74,7 +78,12 @@ class Validator {
   void check_stores_result();
   void check_detaches();
   void check_stores_call();
+  void check_requires_one_of();
+  void check_runs_on_schedule();
+  void check_not_yet_at_run_time();
   void warn_throwing_values();
+  bool only_with_holds(const ArgDef& d) const;
+  std::optional<ArgValue> convert_cron(const ArgDef& d, const RawValue& v);
 
   std::string effective(const std::string& name) const;
   const RawArg* written(const std::string& name) const;
@@ -319,7 +328,10 @@ bool Validator::run() {
   check_stores_result();
   check_detaches();
   check_stores_call();
+  check_requires_one_of();
+  check_runs_on_schedule();
   warn_throwing_values();
+  check_not_yet_at_run_time();
   return ok_;
 }
 
@@ -423,6 +435,16 @@ bool Validator::check_required(const ArgDef& d) {
       return false;
     }
   }
+  if (!d.only_with_arg.empty() && has && !only_with_holds(d)) {
+    std::string with = "'" + d.only_with_arg + "'";
+    if (!d.only_with_values.empty()) {
+      with = d.only_with_arg + "=";
+      for (std::size_t i = 0; i < d.only_with_values.size(); ++i) with += (i ? "|" : "") + d.only_with_values[i];
+    }
+    error(it->second->loc, "argument '" + d.name + "' of '" + raw_.name + "' is only allowed with " + with,
+          static_cast<int>(d.name.size()));
+    return false;
+  }
   if (d.required && !has) {
     error(raw_.loc, "annotation '" + raw_.name + "' requires argument '" + d.name + "'",
           static_cast<int>(raw_.spelled.size()));
@@ -439,7 +461,8 @@ RawValue raw_default(const nlohmann::json& j, ArgType type, Loc loc, int length)
   v.length = length;
   if (j.is_string()) {
     v.text = j.get<std::string>();
-    const bool text = type == ArgType::template_ || type == ArgType::template_list || type == ArgType::string;
+    const bool text = type == ArgType::template_ || type == ArgType::template_list || type == ArgType::string ||
+                      type == ArgType::cron || type == ArgType::time_zone;
     const bool number = (type == ArgType::duration && v.text != "forever") || type == ArgType::rate;
     v.kind = text ? RawValue::string : number ? RawValue::number : RawValue::identifier;
   } else if (j.is_boolean()) {
@@ -464,6 +487,7 @@ RawValue raw_default(const nlohmann::json& j, ArgType type, Loc loc, int length)
 void Validator::convert_default(const ArgDef& d) {
   for (const auto& c : d.conflicts)
     if (written_.count(c)) return;
+  if (!only_with_holds(d)) return;
   if (d.default_qualified_name) {
     result_.model.args.push_back({d.name, arg::Text{facts_.default_key}});
     return;
@@ -554,6 +578,10 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
       std::int64_t ms = 0;
       std::string e = parse_duration(v.text, ms);
       if (!e.empty()) return refuse(v.loc, e, v.length);
+      if (d.min && ms < *d.min)
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be at least " + d.min_text +
+                                 ", not " + v.text,
+                      v.length);
       return arg::DurationMs{ms};
     }
     case ArgType::integer: {
@@ -606,6 +634,17 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
         return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "': " + e, v.length);
       return arg::Rate{permits, per_ms};
     }
+    case ArgType::cron:
+      if (v.kind != RawValue::string) return wrong();
+      return convert_cron(d, v);
+    case ArgType::time_zone:
+      if (v.kind != RawValue::string) return wrong();
+      if (!weave::detail::is_known_time_zone(v.text))
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "': unknown time zone '" + v.text +
+                                 "' (not in the tz database of this machine, /usr/share/zoneinfo; e.g. "
+                                 "\"Europe/Paris\", \"UTC\")",
+                      v.length);
+      return arg::Text{v.text};
     case ArgType::identifier:
       if (v.kind != RawValue::identifier) return wrong();
       if (d.is_fallback) {
@@ -619,6 +658,30 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
       return arg::Text{v.text};
   }
   return std::nullopt;
+}
+
+// A cron expression, parsed as the runtime will parse it: a refused one is
+// reported at the field at fault (CronError::offset() in the expression, the
+// column of that character in the literal, escapes read).
+std::optional<ArgValue> Validator::convert_cron(const ArgDef& d, const RawValue& v) {
+  try {
+    weave::detail::CronExpression::parse(v.text);
+  } catch (const weave::detail::CronError& e) {
+    Loc at = v.loc;
+    if (!v.char_cols.empty())
+      at.col = v.char_cols[std::min(e.offset(), v.char_cols.size() - 1)];
+    return refuse(at, "argument '" + d.name + "' of '" + raw_.name + "': " + e.problem(),
+                  std::max<int>(1, static_cast<int>(e.text().size())));
+  }
+  return arg::Text{v.text};
+}
+
+// An argument with "only_with": whether what it needs is there (the other
+// argument written, or its value, written or default, one of the values).
+bool Validator::only_with_holds(const ArgDef& d) const {
+  if (d.only_with_arg.empty()) return true;
+  if (d.only_with_values.empty()) return written(d.only_with_arg) != nullptr;
+  return std::count(d.only_with_values.begin(), d.only_with_values.end(), effective(d.only_with_arg)) > 0;
 }
 
 // A written value that lets the interceptor skip the method (on_busy=skip)
@@ -769,6 +832,68 @@ void Validator::check_stores_call() {
     f_.stores_call = true;
     result_.model.stores_call = true;
   }
+}
+
+// "requires_one_of" (scheduled's cron / every): none written is an error here;
+// two written, each other's "conflicts", are refused by check_conflicts.
+void Validator::check_requires_one_of() {
+  if (def_.requires_one_of.empty()) return;
+  for (const auto& n : def_.requires_one_of)
+    if (written(n)) return;
+  std::string names;
+  for (std::size_t i = 0; i < def_.requires_one_of.size(); ++i)
+    names += std::string(i == 0 ? "" : i + 1 == def_.requires_one_of.size() ? " or " : ", ") + "'" +
+             def_.requires_one_of[i] + "=...'";
+  error(raw_.loc, "annotation '" + raw_.name + "' needs one of " + names, static_cast<int>(raw_.name.size()));
+}
+
+// weave::Tick as the canonical spelling names it, in Weave's versioned
+// inline namespace (weave::v0::Tick) or not.
+static bool is_tick(const std::string& name) {
+  const std::string prefix = "weave::", suffix = "::Tick";
+  if (name == "weave::Tick") return true;
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  return middle.size() > 1 && middle[0] == 'v' &&
+         std::all_of(middle.begin() + 1, middle.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// A method Weave runs itself on a schedule ("runs_on_schedule": scheduled):
+// nobody receives its result, and it gets no arguments but the run's Tick.
+void Validator::check_runs_on_schedule() {
+  if (!def_.runs_on_schedule) return;
+  const int len = static_cast<int>(raw_.name.size());
+  const std::string runs = "'" + raw_.name + "' runs '" + f_.qualified_name + "' on a schedule, with no caller";
+  if (facts_.async || !f_.ret_void)
+    error(raw_.loc, runs + ": it must return void, not '" + f_.ret + "'", len);
+  const bool one_tick = f_.params.size() == 1 && !facts_.param_types.empty() &&
+                        is_tick(types_.name(facts_.param_types[0])) &&
+                        (types_.passing(facts_.param_types[0]) == Passing::value ||
+                         types_.passing(facts_.param_types[0]) == Passing::const_reference);
+  if (!f_.params.empty() && !one_tick) {
+    std::string what = "it takes " + std::to_string(f_.params.size()) + " parameters";
+    if (f_.params.size() == 1 && !facts_.param_types.empty()) {
+      const TypeId t = facts_.param_types[0];
+      const Passing passing = types_.passing(t);
+      what = "its parameter '" + f_.params[0].name + "' is '" + types_.written(t) +
+             (passing == Passing::reference ? " &" : passing == Passing::rvalue_reference ? " &&" : "") + "'";
+    }
+    error(raw_.loc, runs + ": it must take no parameters, or one weave::Tick (by value or const reference), but " + what,
+          len);
+  }
+}
+
+// An annotation Weave has no interceptor for yet ("not_yet_at_run_time"):
+// refused once everything else about it passed, so the header's other
+// mistakes are all reported first, and no proxy calls a missing interceptor.
+void Validator::check_not_yet_at_run_time() {
+  if (def_.not_yet_at_run_time.empty() || !ok_) return;
+  error(raw_.loc,
+        "'" + raw_.name + "' on '" + f_.qualified_name + "' is checked but not yet supported at run time: " +
+            def_.not_yet_at_run_time,
+        static_cast<int>(raw_.name.size()));
 }
 
 // A value that makes the interceptor throw ("throwing_values": on_busy=throw)

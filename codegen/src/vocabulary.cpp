@@ -23,6 +23,8 @@ const char* to_string(ArgType t) {
     case ArgType::string: return "string";
     case ArgType::identifier: return "identifier";
     case ArgType::rate: return "rate";
+    case ArgType::cron: return "cron";
+    case ArgType::time_zone: return "time_zone";
   }
   return "?";
 }
@@ -33,7 +35,8 @@ static std::optional<ArgType> parse_type(const std::string& s) {
       {"duration", ArgType::duration},  {"integer", ArgType::integer},
       {"enum", ArgType::enumeration},   {"bool", ArgType::boolean},
       {"string", ArgType::string},      {"identifier", ArgType::identifier},
-      {"rate", ArgType::rate}};
+      {"rate", ArgType::rate},          {"cron", ArgType::cron},
+      {"time_zone", ArgType::time_zone}};
   auto it = m.find(s);
   if (it == m.end()) return std::nullopt;
   return it->second;
@@ -128,7 +131,13 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
         if (!a["at_most"].is_string()) return fail("argument '" + d.name + "': \"at_most\" must name another argument");
         d.at_most = a["at_most"].get<std::string>();
       }
-      if (a.contains("min")) {
+      if (a.contains("min") && d.type == ArgType::duration) {
+        std::int64_t ms = 0;
+        if (!a["min"].is_string() || !parse_duration(a["min"].get<std::string>(), ms).empty())
+          return fail("argument '" + d.name + "': \"min\" of a duration must be a duration, e.g. \"1ms\"");
+        d.min = ms;
+        d.min_text = a["min"].get<std::string>();
+      } else if (a.contains("min")) {
         if (d.type != ArgType::integer || !a["min"].is_number_integer())
           return fail("argument '" + d.name + "': \"min\" needs an integer argument and an integer bound");
         d.min = a["min"].get<long long>();
@@ -138,6 +147,15 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
           return fail("argument '" + d.name + "': \"max\" needs an integer argument and an integer bound");
         d.max = a["max"].get<long long>();
         if (d.min && *d.max < *d.min) return fail("argument '" + d.name + "': its \"max\" is less than its \"min\"");
+      }
+      if (a.contains("only_with")) {
+        const auto& w = a["only_with"];
+        if (!w.is_object() || !w.contains("arg") || !w["arg"].is_string() ||
+            (w.contains("values") && (!w["values"].is_array() || w["values"].empty())))
+          return fail("argument '" + d.name +
+                      "': \"only_with\" must be {\"arg\": \"<argument>\"} or {\"arg\": ..., \"values\": [...]}");
+        d.only_with_arg = w["arg"].get<std::string>();
+        if (w.contains("values")) d.only_with_values = w["values"].get<std::vector<std::string>>();
       }
       if (a.contains("names_state")) {
         if (!a["names_state"].is_boolean()) return fail("argument '" + d.name + "': \"names_state\" must be true or false");
@@ -175,6 +193,31 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
       if (def.find(d.name)) return fail("duplicate argument '" + d.name + "'");
       def.args.push_back(std::move(d));
     }
+    for (const auto& d : def.args) {
+      if (d.only_with_arg.empty()) continue;
+      const ArgDef* other = def.find(d.only_with_arg);
+      if (!other || other == &d)
+        return fail("argument '" + d.name + "': \"only_with\" must name another argument, not '" + d.only_with_arg +
+                    "'");
+      for (const auto& v : d.only_with_values)
+        if (!std::count(other->values.begin(), other->values.end(), v))
+          return fail("argument '" + d.name + "': \"only_with\": '" + v + "' is not a value of '" + other->name +
+                      "'");
+    }
+    if (j.contains("requires_one_of")) {
+      const auto& r = j["requires_one_of"];
+      if (!r.is_array() || r.size() < 2) return fail("\"requires_one_of\" must list two or more arguments");
+      def.requires_one_of = r.get<std::vector<std::string>>();
+      for (const auto& n : def.requires_one_of)
+        if (!def.find(n)) return fail("\"requires_one_of\": '" + n + "' is not an argument of '" + def.name + "'");
+    }
+    if (j.contains("runs_on_schedule") && !j["runs_on_schedule"].is_boolean())
+      return fail("\"runs_on_schedule\" must be true or false");
+    def.runs_on_schedule = j.value("runs_on_schedule", false);
+    if (j.contains("not_yet_at_run_time") &&
+        (!j["not_yet_at_run_time"].is_string() || j["not_yet_at_run_time"].get<std::string>().empty()))
+      return fail("\"not_yet_at_run_time\" must say why, as text");
+    def.not_yet_at_run_time = j.value("not_yet_at_run_time", "");
     for (const auto& d : def.args) {
       if (d.at_most.empty()) continue;
       const ArgDef* other = def.find(d.at_most);

@@ -13,7 +13,11 @@
 
 namespace weavegen {
 
-enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier, rate };
+// cron: a string literal holding a cron expression (Spring's six fields,
+// src/schedule/cron.h); time_zone: a string literal naming a zone of the tz
+// database (src/schedule/schedule.h). Both are text to the interceptor.
+enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier, rate, cron,
+                     time_zone };
 
 const char* to_string(ArgType t);
 
@@ -40,9 +44,18 @@ struct ArgDef {
   // duration: at most the value (written or default) of this other duration
   // argument of the annotation (e.g. local_ttl <= ttl).
   std::string at_most;
-  // integer: the least value it may have (retries=-1 means nothing).
+  // integer: the least value it may have (retries=-1 means nothing);
+  // duration: the shortest, in ms (`"min": "1ms"`: every=0s is refused),
+  // written as `min_text`.
   std::optional<long long> min;
+  std::string min_text;
   std::optional<long long> max;  // integer: the greatest value accepted
+  // Allowed only when argument `only_with_arg` is written (zone only with
+  // cron), or, with `only_with_values`, when its value (written or default)
+  // is one of them (max_catch_up only with misfire=run_all). Otherwise
+  // writing it is an error and its default is left out.
+  std::string only_with_arg;
+  std::vector<std::string> only_with_values;
   // When the annotation has this argument (written or by default), its
   // interceptor may run the call again later, detached from the caller, from
   // copies of the arguments (cache's refresh_after): every parameter must be
@@ -79,6 +92,18 @@ struct AnnotationDef {
   // JSON conversion the compiler checks; weavegen emits a StoredCallCodec
   // (weave/generated/stored_call.h). One such annotation per method.
   bool stores_call = false;
+  // Exactly one of these arguments must be written (scheduled's cron and
+  // every; writing two of them is refused as well).
+  std::vector<std::string> requires_one_of;
+  // Weave runs the method itself, on a schedule, with no caller (scheduled):
+  // it must return void (not a task) and take no parameters, or one
+  // weave::Tick by value or const reference.
+  bool runs_on_schedule = false;
+  // Non-empty: Weave has no interceptor for it yet, and this says why. Once
+  // every check passed, weavegen refuses the annotation with this reason,
+  // instead of weaving a call that would fail at run time ("no interceptor
+  // registered").
+  std::string not_yet_at_run_time;
   std::vector<ArgDef> args;
   const ArgDef* find(const std::string& arg) const;
 };

@@ -258,6 +258,38 @@ TEST_CASE("vocabulary: the shipped files load with stores_result, at_most, detac
     }
 }
 
+TEST_CASE("vocabulary: scheduled loads its rules, and its retries and backoff are delay's", "[codegen][validator]") {
+  Vocabulary v;
+  std::ostringstream out;
+  Reporter rep(out);
+  REQUIRE(v.load(WEAVE_ANNOTATIONS, rep));
+  INFO(out.str());
+  const AnnotationDef* scheduled = v.find("scheduled");
+  const AnnotationDef* delay = v.find("delay");
+  REQUIRE(scheduled);
+  REQUIRE(delay);
+  CHECK(scheduled->runs_on_schedule);
+  CHECK(scheduled->requires_one_of == std::vector<std::string>{"cron", "every"});
+  CHECK_FALSE(scheduled->not_yet_at_run_time.empty());
+  CHECK(scheduled->find("cron")->type == ArgType::cron);
+  CHECK(scheduled->find("zone")->type == ArgType::time_zone);
+  CHECK(scheduled->find("zone")->only_with_arg == "cron");
+  CHECK(scheduled->find("every")->min == 1);
+  CHECK(scheduled->find("max_catch_up")->only_with_values == std::vector<std::string>{"run_all"});
+  // The format has no reference to another file's default: the same values, checked here.
+  for (const char* arg : {"retries", "backoff", "backoff_cap"}) {
+    INFO(arg);
+    const ArgDef* mine = scheduled->find(arg);
+    const ArgDef* theirs = delay->find(arg);
+    REQUIRE(mine);
+    REQUIRE(theirs);
+    CHECK(mine->type == theirs->type);
+    CHECK(mine->default_value == theirs->default_value);
+    CHECK(mine->min == theirs->min);
+    CHECK(mine->at_most == theirs->at_most);
+  }
+}
+
 TEST_CASE("vocabulary: malformed stores_result, at_most, detaches and throwing_values are invalid vocabularies", "[codegen][validator]") {
   struct Case {
     const char* json;

@@ -18,12 +18,6 @@ const std::string k_prelude_future =
     "  virtual ~Mailer() = default;\n";   // 5
 // The declaration under test is line 6.
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("vocabulary properties: an argument that detaches refuses a parameter that cannot be copied, the "
@@ -73,7 +67,7 @@ TEST_CASE("vocabulary properties: a user's detaching argument makes the proxy co
   const std::string h = read(r.out_h);
   const std::string cpp = read(r.out_cpp);
   CHECK_THAT(h, Catch::Contains("~Mailer_woven() { ::weave::detail::retire_detached(this); }"));
-  CHECK(count(cpp, "::weave::detail::detachable<void>(this, [this](auto& weave_c0, auto& weave_c1) -> void") == 1);
+  CHECK(occurrences(cpp, "::weave::detail::detachable<void>(this, [this](auto& weave_c0, auto& weave_c1) -> void") == 1);
   const auto ping = cpp.find("Mailer_woven::ping(");
   REQUIRE(ping != std::string::npos);
   CHECK(cpp.find("detachable", ping) == std::string::npos);  // ping comes last: only send copies its call
@@ -105,5 +99,5 @@ TEST_CASE("vocabulary properties: a throwing value on a noexcept method warns, f
                                                "eviction will call std::terminate"));
   CHECK_THAT(r.err, Catch::Contains(r.header + ":10:5: warning: 'C::g' is noexcept but on_duplicate=throw: a "
                                                "duplicate call will call std::terminate"));
-  CHECK(count(r.err, "warning:") == 5);
+  CHECK(occurrences(r.err, "warning:") == 5);
 }

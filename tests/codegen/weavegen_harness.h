@@ -47,6 +47,13 @@ inline std::string read(const fs::path& p) {
 
 inline std::string quote(const std::string& s) { return "'" + s + "'"; }
 
+// How many times `what` occurs in `text` (overlapping ones included).
+inline int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline Result run_args(const std::string& name, const std::string& text, const std::string& extra_before,
                 const std::string& extra_after = "") {
   Result r;
