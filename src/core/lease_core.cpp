@@ -22,18 +22,26 @@ LeaseCore::~LeaseCore() {
 }
 
 LeaseCore::Hold LeaseCore::add_hold() noexcept {
-  // A lent group is pinned while this hold takes its own reference to it.
-  const std::uint32_t pin = terms_.group_lent ? kPin : 0;
+  // A lent group not kept yet is pinned while this hold takes its own
+  // reference to it (once kept, it outlives every hold).
+  const std::uint32_t pin = terms_.group_lent && !group_kept_.load(std::memory_order_acquire) ? kPin : 0;
   std::uint32_t s = state_.load(std::memory_order_acquire);
-  do {
+  for (;;) {
     if ((s & kHolds) == 0) return Hold::released;
     if (s & kLost) return Hold::lost;
-  } while (!state_.compare_exchange_weak(s, s + 1 + pin, std::memory_order_acq_rel));
+    if (pin && (s & kPins) >= kPins - kPin) {  // the pins are full but mark_lost()'s one: wait for room
+      std::this_thread::yield();
+      s = state_.load(std::memory_order_acquire);
+      continue;
+    }
+    if (state_.compare_exchange_weak(s, s + 1 + pin, std::memory_order_acq_rel)) break;
+  }
   if (pin) {
     {
       Guard g(mutex_);
       if (!group_keep_) group_keep_ = terms_.group->owning_ref();  // this hold may outlast the lender's
     }
+    group_kept_.store(true, std::memory_order_release);
     unpin();
   }
   return Hold::added;
@@ -45,8 +53,10 @@ bool LeaseCore::drop_hold() noexcept {
     if ((s & kHolds) == 0) return false;  // released already
   } while (!state_.compare_exchange_weak(s, s - 1));  // seq_cst: see Renewer::watch()
   // The lender's call ends soon after, and its group may go with it: not
-  // while another thread reads it (a pinned hold or loss).
-  if (terms_.group_lent && (s & kPins) != 0)
+  // while another thread reads it (a pinned hold or loss). (A fork()ed
+  // child's copy may keep a pin of a thread it does not have, and the
+  // parent's group is never freed there.)
+  if (terms_.group_lent && (s & kPins) != 0 && pid_ == current_pid())
     while ((state_.load(std::memory_order_acquire) & kPins) != 0) std::this_thread::yield();
   if ((s & kHolds) != 1) return false;
   // (seq_cst, as in unwatch(); a fork()ed child's copy is the parent's)

@@ -318,8 +318,10 @@ class LeaseCore {
   };
   std::unique_ptr<LossState> loss_ WEAVE_GUARDED_BY(mutex_);
   // A lent group's owning reference, taken by the first hold after the
-  // acquiring one (that hold may outlast the lender's).
+  // acquiring one (that hold may outlast the lender's); never dropped
+  // before the lease, so once set (group_kept_) later holds pin nothing.
   std::shared_ptr<const RenewGroup> group_keep_ WEAVE_GUARDED_BY(mutex_);
+  std::atomic<bool> group_kept_{false};
   LossState& loss_locked() WEAVE_REQUIRES(mutex_) {
     if (!loss_) loss_ = std::make_unique<LossState>();
     return *loss_;

@@ -178,14 +178,16 @@ struct LeaseControl {
 
   // LockClient::try_acquire_all, counted in `series` (the interceptor's key
   // template), for the call whose context is `context` (context_head()).
-  // `spec_checked`: spec_is_valid(spec) said so (once per method). The
-  // caller keeps `c` alive until it gives up its hold (a blocking call's
-  // LockRuntimeRef does), so the lease borrows the client's group
-  // (LeaseCore::Terms::group_lent).
+  // `spec_checked`: spec_is_valid(spec) said so (once per method).
+  // `lend_client`: the caller keeps `c` alive until it gives up its hold (a
+  // blocking call's LockRuntimeRef does; an asynchronous call's does not,
+  // as it ends at the first suspension), so the lease borrows the client's
+  // group (LeaseCore::Terms::group_lent).
   static LeaseHandle try_acquire(LockClient& c, std::span<const std::string_view> keys, const LockSpec& spec,
                                  bool spec_checked, std::chrono::milliseconds* waited, std::string* busy_key,
-                                 LockSeries& series, const std::shared_ptr<const ContextLink>& context) {
-    return c.try_acquire_counted(keys, spec, spec_checked, waited, busy_key, series, context, /*lend_client=*/true);
+                                 LockSeries& series, const std::shared_ptr<const ContextLink>& context,
+                                 bool lend_client) {
+    return c.try_acquire_counted(keys, spec, spec_checked, waited, busy_key, series, context, lend_client);
   }
 
   // A copy of `c` for one thread's use (LockRuntime::for_thread): the same

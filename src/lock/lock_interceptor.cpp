@@ -87,7 +87,8 @@ class LockInterceptor final : public Interceptor {
     // The call's context, read once: the call stays on this thread.
     std::shared_ptr<const detail::ContextLink>& context = detail::context_head();
     LeaseHandle lease =
-        detail::LeaseControl::try_acquire(client, keys, spec, p.spec_checked, &waited, &busy_key, *p.series, context);
+        detail::LeaseControl::try_acquire(client, keys, spec, p.spec_checked, &waited, &busy_key, *p.series, context,
+                                          /*lend_client=*/true);  // `rt` outlives the lease's hold
     if (!lease) {
       if (settings.on_busy == OnBusy::fail) detail::throw_busy(spec, busy_key, waited);
       return;  // skip / fallback: the proxy decides what the call returns

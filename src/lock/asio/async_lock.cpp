@@ -321,8 +321,9 @@ class AsyncLockInterceptor final : public AsyncBuiltin {
         // can cancel it midway: the call's cancellations wait for its
         // running handler (CallCell), so one sent meanwhile reaches the
         // body's first co_await, which then gives the key back.
+        // (Not lent: `rt` ends here, the lease is held across suspensions.)
         lease = LeaseControl::try_acquire(rt->client, keys, settings.spec, p.spec_checked, &waited, &busy_key,
-                                          *p.series, context_head());
+                                          *p.series, context_head(), /*lend_client=*/false);
       } else {
         client = rt->client;
       }
