@@ -126,6 +126,17 @@ class Ledger {
     co_return 1;
   }
 
+  // Does not wait, then holds the key across `hold_ms` of suspension.
+  [[lock(key="acct:<id>", wait=0s)]]
+  virtual weave::net::awaitable<long> hold_no_wait(std::string id, int hold_ms) {
+    const std::string key = "acct:" + id;
+    probe_->enter(key);
+    co_await sleep_for(std::chrono::milliseconds(hold_ms));
+    probe_->check(key);
+    probe_->exit();
+    co_return 1;
+  }
+
   // Does not wait: std::nullopt when the key is busy.
   [[lock(key="acct:<id>", wait=0s, on_busy=skip)]]
   virtual weave::net::awaitable<std::optional<long>> try_add([[maybe_unused]] std::string id) {

@@ -185,6 +185,38 @@ TEST_CASE_METHOD(LedgerCase,
   CHECK_FALSE(key_held("acct:" + id));
 }
 
+TEST_CASE_METHOD(LedgerCase,
+                 "async lock: a call that took its key without waiting keeps its client while it holds the key, "
+                 "through a reconfiguration",
+                 "[async]") {
+  // The call's lease is held across suspensions: the runtime it was taken
+  // with must live until its release, though configure_locks() replaced it
+  // and the thread's next call dropped the thread's copy meanwhile (on
+  // mem:// the key is taken inline, on this thread; the sanitizers see a
+  // release through a freed client).
+  const std::string id = account("reconfigured");
+  Outcome holder, other;
+  net::co_spawn(io, ledger.hold_no_wait(id, 200), record(holder));
+  net::co_spawn(
+      io,
+      [&]() -> net::awaitable<long> {
+        while (probe.entered == 0) co_await asynclock::sleep_for(1ms);  // the first call holds the key
+        weave::LockOptions o;
+        o.url = test_store_url();
+        weave::configure_locks(o);
+        const std::optional<long> r = co_await ledger.try_add(account("reconfigured-other"));  // the new runtime's
+        co_return r ? 1L : 0L;
+      },
+      record(other));
+  io.run();
+  REQUIRE(holder.done);
+  CHECK_FALSE(holder.error);
+  REQUIRE(other.done);
+  CHECK_FALSE(other.error);
+  CHECK(probe.wrong_lease == 0);
+  CHECK_FALSE(key_held("acct:" + id));  // given back
+}
+
 TEST_CASE_METHOD(LedgerCase, "async lock: two coroutines on one thread never share a lock", "[async]") {
   const std::string id = account("one-thread");  // (one thread runs both calls)
   Outcome holder;
