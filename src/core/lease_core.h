@@ -96,7 +96,7 @@ class LeaseCore {
     // interceptor's call does), so the lease takes no count, two atomic
     // operations fewer per call. A later hold takes an owning reference
     // (add_hold), and so does whoever reports or renews the lease outside
-    // its holds (group_ref()).
+    // its holds (lent_group_ref()).
     bool group_lent = false;
   };
   // Set once, by the constructor (LeaseCore(fill)): nobody else sees the lease yet.
@@ -206,12 +206,13 @@ class LeaseCore {
   // thread, so a slow on_event cannot delay renewals. The caller keeps the
   // group alive (a kept entry, renewer.h's KeptLease).
   static void mark_lost_later(const std::shared_ptr<LeaseCore>& l, const std::string& cause, bool hold_limit = false);
-  // An owning reference to the lease's group (a lent one's owning_ref()),
-  // for one who may outlive the lease's holds. Only while the group is
-  // known to live: the lease held by the caller, or watched (under the
-  // renewer's shard lock), or its group kept by the caller.
-  std::shared_ptr<const RenewGroup> group_ref() const {
-    return terms_.group_lent ? terms_.group->owning_ref() : terms_.group;
+  // For one who may outlive the lease's holds: an owning reference to its
+  // group when the lease only borrowed it (owning_ref()), else null (the
+  // lease keeps its own). Only while the group is known to live: the lease
+  // held by the caller, or watched (under the renewer's shard lock), or its
+  // group kept by the caller.
+  std::shared_ptr<const RenewGroup> lent_group_ref() const {
+    return terms_.group_lent ? terms_.group->owning_ref() : nullptr;
   }
   // Counts and reports the loss, once per lease, on this thread.
   void report_lost_once() noexcept;

@@ -132,7 +132,7 @@ KeptLease Renewer::entry_of(LeaseCore& lease) {
   if (!lease.wd_asked_.load()) return {};
   Shard& sh = shards_[lease.wd_shard_];
   Guard g(sh.mutex);
-  return lease.wd_linked_ && lease.wd_keep_ ? KeptLease(lease.wd_keep_) : KeptLease();
+  return lease.wd_linked_ ? KeptLease(lease.wd_keep_) : KeptLease();
 }
 
 std::size_t Renewer::size() {

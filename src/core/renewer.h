@@ -36,7 +36,7 @@ struct KeptLease {
   std::shared_ptr<const RenewGroup> lent_group;
   KeptLease() = default;
   explicit KeptLease(std::shared_ptr<LeaseCore> l)
-      : lease(std::move(l)), lent_group(lease && lease->terms().group_lent ? lease->group_ref() : nullptr) {}
+      : lease(std::move(l)), lent_group(lease ? lease->lent_group_ref() : nullptr) {}
 };
 
 class Renewer final : public BackgroundThread {

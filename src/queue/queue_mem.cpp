@@ -38,10 +38,12 @@ class MemQueue final : public QueueStore {
     const std::int64_t now = now_ms();
     std::int64_t delay = o.delay.count();
     if (!o.schedule.empty()) {  // a schedule's tick (batch.lua's offer, step for step)
-      auto last = ticks_.find(o.schedule);
-      if (last != ticks_.end() && last->second >= o.tick_ms) return {false};
-      if (last == ticks_.end()) last = ticks_.emplace(std::string(o.schedule), o.tick_ms).first;
-      last->second = o.tick_ms;
+      if (const auto last = ticks_.find(o.schedule); last == ticks_.end())
+        ticks_.emplace(std::string(o.schedule), o.tick_ms);
+      else if (last->second >= o.tick_ms)
+        return {false};
+      else
+        last->second = o.tick_ms;
       delay = std::max<std::int64_t>(o.tick_ms - now, 0);
     }
     if (auto it = messages_.find(o.id); it != messages_.end()) return {false};
