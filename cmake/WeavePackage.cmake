@@ -15,12 +15,12 @@ if(TARGET weave_shared)
 else()
   get_property(anchors GLOBAL PROPERTY WEAVE_LINK_ANCHORS)
   list(TRANSFORM anchors PREPEND "-Wl,-u,")
-  set(archives quota_redis queue_redis dedupe_redis cache_redis lock_redis quota queue dedupe cache lock store core)
+  set(archives quota_redis queue_redis dedupe_redis cache_redis lock_redis quota schedule queue dedupe cache lock store core)
   if(TARGET weave_asio)
     list(INSERT archives 5 asio store_asio)
   endif()
   list(TRANSFORM archives PREPEND "-lweave_")
-  string(JOIN " " WEAVE_PC_LIBS ${anchors} ${archives})
+  string(JOIN " " WEAVE_PC_LIBS ${anchors} ${archives} -lcctz)  # (cctz has no .pc: named here)
   set(WEAVE_PC_REQUIRES "Requires: hiredis uuid")
 endif()
 set(WEAVE_PC_CFLAGS "")
@@ -46,10 +46,12 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhiredis-dev, uuid-dev, nlohmann-json3-dev, 
 if(WEAVEGEN_LIBCLANG_VERSION)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libclang1-${WEAVEGEN_LIBCLANG_VERSION}")
 endif()
-# A shared build's libweave.so holds Weave::schedule too, which loads cctz's
-# libcctz.so.2 for its time zones (a static build installs no schedule);
-# weavegen does too, checking a [[scheduled]] time zone (codegen/CMakeLists.txt).
-if(TARGET weave_shared OR WEAVEGEN_LIBCLANG_VERSION)
+# Weave::schedule's time zones are cctz's: a shared build's libweave.so loads
+# libcctz.so.2, a static build's consumers link libcctz (libcctz-dev);
+# weavegen loads it too, checking a [[scheduled]] time zone (codegen/CMakeLists.txt).
+if(TARGET weave_shared)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcctz2")
+else()
+  string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcctz-dev")
 endif()
 include(CPack)

@@ -788,14 +788,27 @@ void Validator::check_detaches() {
 }
 
 // A call kept as JSON for a worker to run later, perhaps in another process
-// ("stores_call": delay): the caller gets no result, and every argument must
-// be a value the stored copy can stand for.
+// ("stores_call": delay, scheduled): the caller gets no result, and every
+// argument must be a value the stored copy can stand for. A scheduled
+// method's shape is check_runs_on_schedule's; here only what both share.
 void Validator::check_stores_call() {
   if (!def_.stores_call) return;
   const int len = static_cast<int>(raw_.name.size());
   auto refuse = [&](const std::string& why) { error(raw_.loc, why, len); };
-  const std::string stores = "'" + raw_.name + "' stores the call of '" + f_.qualified_name + "' to run it later";
+  const std::string stores = def_.runs_on_schedule
+                                 ? "'" + raw_.name + "' runs '" + f_.qualified_name + "' on a schedule"
+                                 : "'" + raw_.name + "' stores the call of '" + f_.qualified_name + "' to run it later";
   if (f_.stores_call) return refuse(stores + ", but another of its annotations stores it already; keep one");
+  if (def_.runs_on_schedule) {
+    if (!facts_.member || facts_.is_static)
+      refuse(stores + " on the object a worker serves, but it is a " +
+             (facts_.member ? "static method" : "free function") + ", which has none; make it a non-static method");
+    if (ok_) {
+      f_.stores_call = true;
+      result_.model.stores_call = true;
+    }
+    return;
+  }
   if (facts_.async)
     return refuse(stores + ", but it is asynchronous (it returns '" + f_.ret +
                   "'): a worker runs a stored call to its end and awaits nothing; declare it returning void");

@@ -14,6 +14,10 @@
 //   worker.serve(orders);
 //   worker.run(stop_token);                                 // until stop is requested
 //
+// serve() also serves the object's [[scheduled]] methods (weave/tick.h):
+// every worker process serving one takes its ticks, each tick runs on one of
+// them.
+//
 // A stored call runs with the interceptors after [[delay]] (here the lock),
 // as if called then, on the object given to serve(). Its delivery is a lease
 // (weave/queue.h): a worker that dies mid-call loses it to another worker. A
@@ -38,8 +42,18 @@
 
 namespace WEAVE_NAMESPACE {
 
+namespace detail {
+// DelayWorkerStats as the worker's threads count them.
+struct WorkerCounts {
+  std::atomic<std::uint64_t> ran{0}, failed{0}, rejected{0}, skipped{0};
+};
+class ScheduleServer;  // src/queue/schedule_server.h
+}  // namespace detail
+
 struct DelayWorkerOptions {
-  // Calls of one queue run at once in this worker (threads per queue).
+  // Calls of one queue run at once in this worker (threads per queue; per
+  // schedule for [[scheduled]] methods: more than one lets overlap=allow
+  // runs of one schedule overlap in this process).
   int concurrency = 1;
   // Stored calls a thread takes per round trip (1..1000), run one after
   // another and acknowledged together with the next take: more calls per
@@ -51,7 +65,8 @@ struct DelayWorkerStats {
   std::uint64_t ran = 0;       // acknowledged after the method returned
   std::uint64_t failed = 0;    // threw: a failed attempt
   std::uint64_t rejected = 0;  // dead-lettered: another signature, unreadable arguments, no such method served
-  std::uint64_t skipped = 0;   // an interceptor below skipped the method (acknowledged)
+  std::uint64_t skipped = 0;   // an interceptor below skipped the method (acknowledged), or a
+                               // [[scheduled]] tick was not run (its misfire or overlap policy)
 };
 
 class WEAVE_API DelayWorker {
@@ -62,8 +77,10 @@ class WEAVE_API DelayWorker {
   DelayWorker& operator=(const DelayWorker&) = delete;
 
   // Serves every [[delay]] method of `woven` (a weave::Woven<T>, or an
-  // interface's decorator), each from its queue. `woven` must outlive run().
-  // Throws UsageError when another object already serves one of its methods.
+  // interface's decorator), each from its queue, and every [[scheduled]]
+  // one. `woven` must outlive run(). Throws UsageError when another object
+  // already serves one of its methods or schedules, or a schedule is one
+  // this build cannot run (Weave::schedule not linked).
   template <class W>
   void serve(W& woven) {
     serve_calls(stored_calls_of(woven));
@@ -88,7 +105,9 @@ class WEAVE_API DelayWorker {
   DelayWorkerOptions options_;
   // queue name -> (qualified method name -> the method and its object)
   std::map<std::string, std::map<std::string, Served, std::less<>>, std::less<>> queues_;
-  std::atomic<std::uint64_t> ran_{0}, failed_{0}, rejected_{0}, skipped_{0};
+  // schedule name -> its server
+  std::map<std::string, std::shared_ptr<detail::ScheduleServer>, std::less<>> schedules_;
+  detail::WorkerCounts counts_;
 };
 
 }  // namespace WEAVE_NAMESPACE

@@ -59,7 +59,7 @@ namespace WEAVE_NAMESPACE {
 namespace detail {
 class HeldDelivery;
 class QueueState;
-struct QueueAccess;  // src/queue/queue.cpp: makes deliveries
+struct QueueAccess;  // src/queue/queue_runtime.h: for Weave's own code
 }  // namespace detail
 
 struct WEAVE_API QueueOptions {
@@ -265,6 +265,7 @@ class WEAVE_API Queue {
  private:
   template <class T>
   friend class DelayQueue;
+  friend struct detail::QueueAccess;
   std::vector<QueueDelivery> ack_and_take_pointers(std::span<QueueDelivery* const> done, std::size_t max,
                                                    std::chrono::milliseconds timeout, std::stop_token stop);
   // The state of this name in this process: made anew in a fork()ed child

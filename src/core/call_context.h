@@ -17,7 +17,7 @@
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-enum class HeldKind : std::uint8_t { lock, dedupe, semaphore };
+enum class HeldKind : std::uint8_t { lock, dedupe, semaphore, tick };
 
 struct ContextLink {
   HeldLease* held = nullptr;  // a weave::Lease (lock), weave::DedupeClaim (dedupe) or weave::SemaphorePermit

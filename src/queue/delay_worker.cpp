@@ -1,5 +1,6 @@
 // DelayWorker (weave/delay_worker.h): per queue served, `concurrency`
-// threads take stored calls and run them through core's run_stored_call.
+// threads take stored calls and run them through core's run_stored_call;
+// per schedule, as many run its ScheduleServer (src/schedule/).
 #include "weave/delay_worker.h"
 
 #include <exception>
@@ -9,6 +10,7 @@
 #include "core/option_check.h"
 #include "core/process.h"
 #include "queue/delay_call.h"
+#include "queue/schedule_server.h"
 #include "weave/annotation.h"
 #include "weave/error.h"
 #include "weave/json_codec.h"
@@ -30,9 +32,33 @@ DelayWorker::DelayWorker(DelayWorkerOptions options) : options_(options) {
 
 DelayWorker::~DelayWorker() = default;
 
+namespace detail {
+namespace {
+std::atomic<ScheduleServerFactory>& schedule_factory() noexcept {
+  static std::atomic<ScheduleServerFactory> factory{nullptr};
+  return factory;
+}
+}  // namespace
+
+void register_schedule_server(ScheduleServerFactory factory) { schedule_factory().store(factory); }
+ScheduleServerFactory schedule_server_factory() noexcept { return schedule_factory().load(); }
+}  // namespace detail
+
 void DelayWorker::serve_calls(StoredCalls calls) {
   for (const MethodInfo* m : calls.methods) {
     const AnnotationSpec& spec = m->annotations[m->stored_call->annotation];
+    if (spec.name == "scheduled") {
+      const detail::ScheduleServerFactory make = detail::schedule_server_factory();
+      if (!make)
+        throw UsageError("DelayWorker: " + std::string(m->qualified_name) +
+                         " is [[scheduled]], but Weave::schedule, which runs schedules, is not linked");
+      std::shared_ptr<detail::ScheduleServer> server = make(*m, calls.owner);
+      if (schedules_.contains(server->name()))
+        throw UsageError("DelayWorker: schedule '" + server->name() + "' (" + std::string(m->qualified_name) +
+                         ") is served already");
+      schedules_.emplace(server->name(), std::move(server));
+      continue;
+    }
     const Annotation a(spec, {});
     const std::string queue = a.has("queue") ? std::string(a.text("queue")) : std::string(m->qualified_name);
     auto& methods = queues_[queue];
@@ -44,7 +70,8 @@ void DelayWorker::serve_calls(StoredCalls calls) {
 }
 
 void DelayWorker::run(std::stop_token stop) {
-  if (queues_.empty()) throw UsageError("DelayWorker::run: nothing served (call serve() with a woven object first)");
+  if (queues_.empty() && schedules_.empty())
+    throw UsageError("DelayWorker::run: nothing served (call serve() with a woven object first)");
   // One token for every thread: the caller's stop, or the first thread's
   // failure (a configuration error: the others stop and run() throws it).
   std::stop_source all;
@@ -55,19 +82,24 @@ void DelayWorker::run(std::stop_token stop) {
   } failed;
   {
     std::vector<std::jthread> threads;
+    auto start = [&](auto body, const char* name) {
+      threads.emplace_back([&, body] {
+        try {
+          body(all.get_token());
+        } catch (...) {
+          detail::Guard g(failed.mutex);
+          if (!failed.first) failed.first = std::current_exception();
+          all.request_stop();
+        }
+      });
+      detail::name_thread(threads.back().native_handle(), name);
+    };
     for (const auto& entry : queues_)
-      for (int i = 0; i < options_.concurrency; ++i) {
-        threads.emplace_back([&, queue = &entry.first] {
-          try {
-            work(*queue, all.get_token());
-          } catch (...) {
-            detail::Guard g(failed.mutex);
-            if (!failed.first) failed.first = std::current_exception();
-            all.request_stop();
-          }
-        });
-        detail::name_thread(threads.back().native_handle(), "weave-delay");
-      }
+      for (int i = 0; i < options_.concurrency; ++i)
+        start([this, queue = &entry.first](std::stop_token s) { work(*queue, s); }, "weave-delay");
+    for (const auto& entry : schedules_)
+      for (int i = 0; i < options_.concurrency; ++i)
+        start([this, server = entry.second.get()](std::stop_token s) { server->work(s, counts_); }, "weave-tick");
   }  // joined: the calls running have finished
   const detail::Guard g(failed.mutex);
   if (failed.first) std::rethrow_exception(failed.first);
@@ -110,7 +142,7 @@ bool DelayWorker::run_one(QueueDelivery& d, const std::map<std::string, Served, 
                           const std::string& name) {
   detail::DelayCall call;
   if (!detail::decode_delay_call(d.payload(), call)) {
-    ++rejected_;
+    ++counts_.rejected;
     d.dead(detail::json_deeper_than(d.payload(), detail::kMaxJsonDepth)
                ? "not a stored [[delay]] call: its JSON nests more than " + std::to_string(detail::kMaxJsonDepth) +
                      " levels deep"
@@ -119,7 +151,7 @@ bool DelayWorker::run_one(QueueDelivery& d, const std::map<std::string, Served, 
   }
   auto it = methods.find(call.method);
   if (it == methods.end()) {
-    ++rejected_;
+    ++counts_.rejected;
     d.dead("no method " + call.method + " is served from queue '" + name + "' by this worker");
     return false;
   }
@@ -127,24 +159,24 @@ bool DelayWorker::run_one(QueueDelivery& d, const std::map<std::string, Served, 
   try {
     ran = detail::run_stored_call(*it->second.method, it->second.owner, call.signature_hash, call.args);
   } catch (const StoredCallRejected& e) {
-    ++rejected_;
+    ++counts_.rejected;
     d.dead(e.what());
     return false;
   } catch (const std::exception& e) {
-    ++failed_;
+    ++counts_.failed;
     d.fail(e.what());
     return false;
   } catch (...) {
-    ++failed_;
+    ++counts_.failed;
     d.fail("a non-standard exception");
     return false;
   }
-  ++(ran ? ran_ : skipped_);
+  ++(ran ? counts_.ran : counts_.skipped);
   return true;
 }
 
 DelayWorkerStats DelayWorker::stats() const noexcept {
-  return {ran_.load(), failed_.load(), rejected_.load(), skipped_.load()};
+  return {counts_.ran.load(), counts_.failed.load(), counts_.rejected.load(), counts_.skipped.load()};
 }
 
 }  // namespace weave

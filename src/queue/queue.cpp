@@ -260,10 +260,10 @@ void configure_queues(QueueOptions options) {
 }
 
 namespace detail {
-struct QueueAccess {
-  static QueueDelivery delivery(std::shared_ptr<HeldDelivery> held) { return QueueDelivery(std::move(held)); }
-  static HeldDelivery* held(const QueueDelivery& d) { return d.held_.get(); }
-};
+QueueDelivery QueueAccess::delivery(std::shared_ptr<HeldDelivery> held) { return QueueDelivery(std::move(held)); }
+HeldDelivery* QueueAccess::held(const QueueDelivery& d) { return d.held_.get(); }
+const std::shared_ptr<HeldDelivery>& QueueAccess::shared(const QueueDelivery& d) { return d.held_; }
+std::shared_ptr<QueueState> QueueAccess::state(Queue& q) { return q.state(); }
 }  // namespace detail
 
 // ---- Queue ----

@@ -38,12 +38,12 @@ class MemQueue final : public QueueStore {
     const std::int64_t now = now_ms();
     std::int64_t delay = o.delay.count();
     if (!o.schedule.empty()) {  // a schedule's tick (batch.lua's offer, step for step)
-      if (const auto last = ticks_.find(o.schedule); last == ticks_.end())
-        ticks_.emplace(std::string(o.schedule), o.tick_ms);
-      else if (last->second >= o.tick_ms)
-        return {false};
-      else
-        last->second = o.tick_ms;
+      auto [it, first] = ticks_.try_emplace(std::string(o.schedule));
+      ScheduleTicks& t = it->second;
+      if (!o.last_run.empty()) t.last_run = o.last_run;
+      if (!first && t.last_tick >= o.tick_ms) return {false};
+      t.last_tick = o.tick_ms;
+      t.missed += o.missed;
       delay = std::max<std::int64_t>(o.tick_ms - now, 0);
     }
     if (auto it = messages_.find(o.id); it != messages_.end()) return {false};
@@ -204,8 +204,9 @@ class MemQueue final : public QueueStore {
 
   QueueTicks ticks(std::string_view schedule) override {
     Guard g(mutex_);
-    const auto last = ticks_.find(schedule);
-    return {last != ticks_.end() ? last->second : -1, now_ms()};
+    const auto t = ticks_.find(schedule);
+    if (t == ticks_.end()) return {-1, now_ms(), 0, {}};
+    return {t->second.last_tick, now_ms(), t->second.missed, t->second.last_run};
   }
 
   std::uint64_t purge_dead() override {
@@ -310,7 +311,12 @@ class MemQueue final : public QueueStore {
   std::map<std::string, Message, std::less<>> messages_ WEAVE_GUARDED_BY(mutex_);
   using Order = std::map<std::pair<std::int64_t, std::uint64_t>, std::string>;
   Order scheduled_ WEAVE_GUARDED_BY(mutex_);  // (due, offer seq) -> id
-  std::map<std::string, std::int64_t, std::less<>> ticks_ WEAVE_GUARDED_BY(mutex_);  // schedule -> last tick offered
+  struct ScheduleTicks {
+    std::int64_t last_tick = -1;  // the last tick offered
+    std::uint64_t missed = 0;
+    std::string last_run;
+  };
+  std::map<std::string, ScheduleTicks, std::less<>> ticks_ WEAVE_GUARDED_BY(mutex_);
   Order active_ WEAVE_GUARDED_BY(mutex_);     // (lease deadline, seq) -> id
   Order dead_ WEAVE_GUARDED_BY(mutex_);       // (died at, seq) -> id
 };

@@ -149,6 +149,16 @@ class QueueRuntime {
 using QueueRuntimeSlot = RuntimeSlot<QueueRuntime, QueueOptions>;
 QueueRuntimeSlot& queue_runtime_slot();
 
+// What the queue's public types keep to themselves, for Weave's own code
+// (queue.cpp, the schedule worker).
+struct QueueAccess {
+  static QueueDelivery delivery(std::shared_ptr<HeldDelivery> held);
+  static HeldDelivery* held(const QueueDelivery& d);  // null once moved from
+  static const std::shared_ptr<HeldDelivery>& shared(const QueueDelivery& d);
+  // The queue's state in this process (Queue::state(): anew in a fork()ed child).
+  static std::shared_ptr<QueueState> state(Queue& q);
+};
+
 // Binds a store URL scheme to a queue store (mem is built in; the Redis
 // schemes register when Weave::queue_redis is linked).
 using QueueStoreFactory = std::function<QueueOpener(const QueueOptions&)>;

@@ -41,6 +41,12 @@ struct QueueOffer {
   // sees due and the queue holds it once, ever.
   std::string_view schedule;
   std::int64_t tick_ms = 0;
+  // With `schedule`: ticks the schedule missed before this one, added to
+  // its count only with the tick (so counted once, whoever offers it).
+  std::uint64_t missed = 0;
+  // With `schedule`: the record of its last run (JSON text), kept whether
+  // the tick is added or not; empty leaves the one there.
+  std::string_view last_run;
 };
 
 struct QueueOffered {
@@ -49,10 +55,13 @@ struct QueueOffered {
   bool added = false;
 };
 
-// A schedule's last tick offered (-1: none yet), and the store's clock.
+// A schedule's last tick offered (-1: none yet), the store's clock, the
+// ticks it missed and its last run's record ("" none: QueueOffer's).
 struct QueueTicks {
   std::int64_t last_tick_ms = -1;
   std::int64_t now_ms = 0;
+  std::uint64_t missed = 0;
+  std::string last_run;
 };
 
 // A delivered message, now in flight under a lease of the given length.

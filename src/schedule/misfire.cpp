@@ -63,6 +63,10 @@ DuePlan plan_due(const Schedule& schedule, std::optional<Instant> last_started, 
   plan.missed_at_least = cut_short;
   if (due.latest.empty()) return plan;
   const Instant latest = due.latest.back();
+  if (!last_started) {  // nobody expected the ones before: the latest alone, on time by the window
+    plan.run.push_back(latest);
+    return plan;
+  }
   switch (policy.misfire) {
     case Misfire::skip:
       if (now - latest <= policy.grace) plan.run.push_back(latest);

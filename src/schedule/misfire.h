@@ -17,8 +17,8 @@
 //   run_all   starts each due tick, oldest first, at most `max_catch_up`
 //             of them (the latest ones).
 // Every due tick not started counts in `missed`. A schedule with no tick
-// started yet expects nothing before now - grace: it starts with the ticks
-// since then, and has missed none.
+// started yet expects nothing before now - grace: it starts with the latest
+// tick since then (if any), whatever the policy, and has missed none.
 #pragma once
 
 #include <chrono>

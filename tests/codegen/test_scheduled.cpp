@@ -1,9 +1,9 @@
 // weavegen on [[scheduled]] (annotations/scheduled.json): the cron
 // expression parsed as the runtime parses it (src/schedule/cron.h), the time
-// zone, cron or every, the method's shape; and, once all of that passes, the
-// one refusal that stands until Weave has a scheduler: the annotation is not
-// yet supported at run time. Each case asserts the whole diagnostic, and that
-// it is the only one.
+// zone, cron or every, the method's shape (a non-static method: a worker
+// runs it on the object it serves). A refusal asserts the whole diagnostic,
+// and that it is the only one; what passes is woven, and the generated
+// source compiles.
 #include <catch2/catch.hpp>
 
 #include "weavegen_harness.h"
@@ -13,14 +13,10 @@ using namespace weavegen_test;
 namespace {
 
 const std::string k_reports_prelude =
-    "namespace weave { struct Tick { long long run = 0; }; }\n"  // 1 (Weave has no Tick yet)
-    "struct Reports {\n"                                          // 2
-    "  virtual ~Reports() = default;\n";                          // 3
+    "#include <weave/tick.h>\n"          // 1
+    "struct Reports {\n"                 // 2
+    "  virtual ~Reports() = default;\n";  // 3
 // The declaration under test is line 4.
-
-const std::string k_not_yet =
-    "is checked but not yet supported at run time: Weave has no scheduler yet (src/schedule/ parses cron "
-    "expressions and time zones, nothing runs them); remove the annotation until it comes";
 
 // weavegen on `decl` (line 4): exactly one error, at the column where `at`
 // first appears in `decl` (plus `shift`), whose message is `message`.
@@ -37,8 +33,7 @@ void expect_only_error(const std::string& name, const std::string& decl, const s
 
 }  // namespace
 
-TEST_CASE("scheduled: a valid cron with a zone passes every check and is refused only as not yet run",
-          "[codegen][scheduled]") {
+TEST_CASE("scheduled: a valid cron with a zone is woven, and the generated source compiles", "[codegen][scheduled]") {
   const char* decls[] = {
       "  [[scheduled(cron=\"0 */5 * * * *\", zone=\"Europe/Paris\", misfire=run_once)]]\n  virtual void rollup();",
       "  [[scheduled(cron=\"0 0 12 LW * ?\", zone=\"America/New_York\")]] virtual void rollup(weave::Tick tick);",
@@ -48,15 +43,26 @@ TEST_CASE("scheduled: a valid cron with a zone passes every check and is refused
   };
   for (const char* decl : decls) {
     INFO(decl);
-    expect_only_error("scheduled_valid_cron", decl, "scheduled", "'scheduled' on 'Reports::rollup' " + k_not_yet);
+    expect_woven(run("scheduled_valid_cron", k_reports_prelude + decl + "\n};\n"));
   }
 }
 
-TEST_CASE("scheduled: a valid every with a lock passes every check and is refused only as not yet run",
+TEST_CASE("scheduled: a valid every stacked with a lock is woven, and the generated source compiles",
           "[codegen][scheduled]") {
-  expect_only_error("scheduled_valid_every",
-                    "  [[scheduled(every=30s, misfire=skip)]]\n  [[lock(key=\"reconcile\")]]\n  virtual void reconcile();",
-                    "scheduled", "'scheduled' on 'Reports::reconcile' " + k_not_yet);
+  expect_woven(run("scheduled_valid_every", k_reports_prelude +
+                                                "  [[scheduled(every=30s, misfire=skip, grace=200ms)]]\n"
+                                                "  [[lock(key=\"reconcile\")]]\n  virtual void reconcile();\n};\n"));
+}
+
+TEST_CASE("scheduled: only on a non-static method, and not stacked with another annotation that stores the call",
+          "[codegen][scheduled]") {
+  expect_only_error("scheduled_static", "  [[scheduled(every=30s)]] static void rollup();", "scheduled",
+                    "'scheduled' runs 'Reports::rollup' on a schedule on the object a worker serves, but it is a "
+                    "static method, which has none; make it a non-static method");
+  expect_only_error("scheduled_and_delay", "  [[delay(after=1s)]] [[scheduled(every=30s)]] virtual void rollup();",
+                    "scheduled",
+                    "'scheduled' runs 'Reports::rollup' on a schedule, but another of its annotations stores it "
+                    "already; keep one");
 }
 
 TEST_CASE("scheduled: a bad cron expression is reported at its field", "[codegen][scheduled]") {

@@ -270,7 +270,8 @@ TEST_CASE("vocabulary: scheduled loads its rules, and its retries and backoff ar
   REQUIRE(delay);
   CHECK(scheduled->runs_on_schedule);
   CHECK(scheduled->requires_one_of == std::vector<std::string>{"cron", "every"});
-  CHECK_FALSE(scheduled->not_yet_at_run_time.empty());
+  CHECK(scheduled->not_yet_at_run_time.empty());
+  CHECK(scheduled->stores_call);
   CHECK(scheduled->find("cron")->type == ArgType::cron);
   CHECK(scheduled->find("zone")->type == ArgType::time_zone);
   CHECK(scheduled->find("zone")->only_with_arg == "cron");

@@ -1104,3 +1104,38 @@ TEST_CASE("queue: a schedule's tick is queued once, whoever offers it, and never
   CHECK_FALSE(offer_tick("hourly", due));  // its message is gone, its tick is still known
   CHECK(offer_tick("hourly", due + 3'600'000));
 }
+
+TEST_CASE("queue: a tick offer counts the ticks missed before it once, and keeps the schedule's last run either way", "[queue][schedule]") {
+  weave::QueueOptions o;
+  o.url = test_store_url();
+  weave::detail::QueueRuntime rt(o);
+  weave::detail::QueueStore& store = rt.state(fresh_queue("misses"))->store();
+  const std::int64_t now = store.ticks("report").now_ms;
+  auto offer_tick = [&](std::int64_t tick, std::uint64_t missed, std::string_view record) {
+    const std::string id = std::to_string(tick);
+    weave::detail::QueueOffer offer;
+    offer.id = id;
+    offer.payload = "{}";
+    offer.schedule = "report";
+    offer.tick_ms = tick;
+    offer.missed = missed;
+    offer.last_run = record;
+    return store.offer(offer).added;
+  };
+  CHECK(store.ticks("report").missed == 0);
+  CHECK(store.ticks("report").last_run.empty());
+  REQUIRE(offer_tick(now + 60'000, 3, R"({"outcome":"ran"})"));
+  CHECK_FALSE(offer_tick(now + 60'000, 3, ""));  // a second worker's offer of the same tick: its misses are not added
+  weave::detail::QueueTicks t = store.ticks("report");
+  CHECK(t.missed == 3);
+  CHECK(t.last_run == R"({"outcome":"ran"})");
+  CHECK_FALSE(offer_tick(now + 60'000, 0, R"({"outcome":"failed"})"));  // not added, the record kept
+  t = store.ticks("report");
+  CHECK(t.missed == 3);
+  CHECK(t.last_run == R"({"outcome":"failed"})");
+  REQUIRE(offer_tick(now + 120'000, 2, ""));
+  t = store.ticks("report");
+  CHECK(t.missed == 5);
+  CHECK(t.last_run == R"({"outcome":"failed"})");
+  CHECK(t.last_tick_ms == now + 120'000);
+}

@@ -50,6 +50,7 @@ TEST_CASE("misfire: the ticks due since the last start, per policy", "[schedule]
   const auto once = MisfirePolicy{.misfire = Misfire::run_once, .max_catch_up = 1, .grace = 1s};
   const auto all10 = MisfirePolicy{.misfire = Misfire::run_all, .max_catch_up = 10, .grace = 1s};
   const auto all2 = MisfirePolicy{.misfire = Misfire::run_all, .max_catch_up = 2, .grace = 1s};
+  const auto all10_wide = MisfirePolicy{.misfire = Misfire::run_all, .max_catch_up = 10, .grace = 15s};
   const Row rows[] = {
       // 00:00:40 is due, 0.5 s ago: on time under every policy.
       {"on time, skip", "2026-06-01T00:00:30Z", "2026-06-01T00:00:40Z", skip, {"2026-06-01T00:00:40Z"}, 0},
@@ -82,6 +83,8 @@ TEST_CASE("misfire: the ticks due since the last start, per policy", "[schedule]
       // None started yet: nothing expected before now - grace.
       {"new schedule, a tick within grace", std::nullopt, "2026-06-01T00:00:40Z", skip, {"2026-06-01T00:00:40Z"}, 0},
       {"new schedule, between ticks", std::nullopt, "2026-06-01T00:00:45Z", all10, {}, 0},
+      {"new schedule, two ticks within grace: the latest alone", std::nullopt, "2026-06-01T00:00:50Z", all10_wide,
+       {"2026-06-01T00:00:50Z"}, 0},
   };
   for (const Row& row : rows) {
     INFO(row.what);

@@ -56,10 +56,10 @@ class RedisQueue final : public QueueStore {
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
 
   // batch.lua's offer request's arguments, appended to `args` (a tick's
-  // two more at the end); `numbers` holds the text of the numbers among
+  // four more at the end); `numbers` holds the text of the numbers among
   // them (reserved by the caller: its elements are viewed, never
   // reallocated). Returns how many it appended.
-  static constexpr std::size_t kOfferArgs = 8, kOfferNumbers = 5;
+  static constexpr std::size_t kOfferArgs = 10, kOfferNumbers = 6;
   static std::size_t offer_args(const QueueOffer& o, std::vector<store::NumberArg>& numbers,
                                 std::vector<std::string_view>& args) {
     const std::size_t before = args.size();
@@ -71,6 +71,8 @@ class RedisQueue final : public QueueStore {
     if (!o.schedule.empty()) {
       args.push_back(o.schedule);
       args.push_back(numbers.emplace_back(static_cast<long long>(o.tick_ms)).view());
+      args.push_back(numbers.emplace_back(o.missed).view());
+      args.push_back(o.last_run);
     }
     return args.size() - before;
   }
@@ -238,7 +240,7 @@ class RedisQueue final : public QueueStore {
   QueueTicks ticks(std::string_view schedule) override {
     const store::Reply reply = run(scripts::ticks, {}, {schedule}, "queue ticks");
     const store::ReplyView r(reply, "queue ticks");
-    return {r[0].integer(), r[1].integer()};
+    return {r[0].integer(), r[1].integer(), static_cast<std::uint64_t>(r[2].integer()), std::string(r[3].text())};
   }
 
   std::uint64_t purge_dead() override {

@@ -4,9 +4,12 @@
 -- this script follows). ARGV = {base, wake, count, then per request: kind,
 -- argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms
---               [, schedule, tick ms]} -> 1 added | 0 already queued; with
---               a schedule, a tick due at `tick` (server clock), added
---               only if the schedule offered no tick at or after it (0)
+--               [, schedule, tick ms[, missed, run record]]} -> 1 added |
+--               0 already queued; with a schedule, a tick due at `tick`
+--               (server clock), added only if the schedule offered no tick
+--               at or after it (0); `missed` is added to the schedule's
+--               count with the tick (only then: counted once whoever
+--               offers it), the run record ("" none) kept either way
 --   take        {lease ms, jitter, n, request id} -> take_due()'s replies:
 --               the delivered messages, then one "nothing due" if fewer
 --               than n. The ids and tokens it delivered are kept for the
@@ -110,9 +113,11 @@ local function serve(r, kind, a, n)
     local delay = ARGV[a + 2]
     if n >= 8 then  -- a schedule's tick
       local schedule, tick = ARGV[a + 6], tonumber(ARGV[a + 7])
+      if n >= 10 and ARGV[a + 9] ~= '' then redis.call('HSET', runs_key(), schedule, ARGV[a + 9]) end
       local last = redis.call('HGET', ticks_key(), schedule)
       if last and tonumber(last) >= tick then return 0 end
       redis.call('HSET', ticks_key(), schedule, ARGV[a + 7])
+      if n >= 10 and ARGV[a + 8] ~= '0' then redis.call('HINCRBY', missed_key(), schedule, ARGV[a + 8]) end
       delay = tick > now and tick - now or 0
     end
     return offer(ARGV[a], ARGV[a + 1], delay, ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], now, seq)
