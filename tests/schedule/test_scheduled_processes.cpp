@@ -1,0 +1,213 @@
+// [[scheduled]] across real processes on redis:// (docs/scheduled.md):
+// tick_worker processes (ticker.h: every 250 ms) serve one schedule, some
+// under a wall clock 5 minutes off (faketime), while the test restarts
+// redis-server from its AOF, SIGKILLs or SIGSTOPs a worker in the middle of
+// a run. The oracle is the workers' logs and the schedule's record in the
+// store: no tick starts twice, every tick slot ran or was counted missed,
+// and a run cut short is taken over as the next attempt of the same tick.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "queue/queue_runtime.h"
+#include "redis_server.h"
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr long long kPeriod = 250;  // ticker.h
+constexpr auto kLease = 1000ms;     // the workers' delivery lease (tick_worker's default)
+
+std::string temp_dir() {
+  std::string dir = (fs::temp_directory_path() / "weave-scheduled-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()));
+  return dir;
+}
+
+// tick_worker serving `url`, logging to `log`; under a wall clock `skew`
+// off ("-5m": Debian's libfaketime, preloaded here rather than through the
+// faketime command, whose child would outlive a SIGKILL of it) unless
+// empty; its first attempts working `slow_ms`.
+pid_t spawn_worker(const std::string& url, const std::string& log, const std::string& skew, int slow_ms = 0) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const std::string slow = std::to_string(slow_ms);
+    if (!skew.empty()) {
+      ::setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+      ::setenv("FAKETIME", skew.c_str(), 1);
+      ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+      ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);  // (ASan builds: libfaketime loads first)
+    }
+    ::execl(WEAVE_TICK_WORKER, "tick_worker", url.c_str(), log.c_str(), slow.c_str(), nullptr);
+    ::_exit(127);
+  }
+  return pid;
+}
+
+void kill_all(std::vector<pid_t>& pids) {
+  for (pid_t p : pids) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  pids.clear();
+}
+
+struct Line {
+  char kind = 0;  // S E L
+  long long tick = 0;
+  int attempt = 0;
+  unsigned long long token = 0;
+  pid_t pid = 0;
+  long long clock = 0;  // S: the worker's system clock (ms)
+};
+
+std::vector<Line> read_log(const std::string& path) {
+  std::vector<Line> out;
+  std::ifstream in(path);
+  for (std::string text; std::getline(in, text);) {
+    std::istringstream s(text);
+    Line l;
+    s >> l.kind >> l.tick >> l.attempt;
+    if (l.kind == 'S')
+      s >> l.token >> l.pid >> l.clock;
+    else
+      s >> l.pid;
+    if (s) out.push_back(l);
+  }
+  return out;
+}
+
+// The first line `match` accepts, waiting up to `within` for it.
+template <class Match>
+std::optional<Line> wait_for_line(const std::string& log, Match&& match, std::chrono::milliseconds within = 5s) {
+  const auto until = std::chrono::steady_clock::now() + within;
+  do {
+    for (const Line& l : read_log(log))
+      if (match(l)) return l;
+    std::this_thread::sleep_for(10ms);
+  } while (std::chrono::steady_clock::now() < until);
+  return std::nullopt;
+}
+
+weave::detail::QueueTicks stored(const std::string& url) {
+  weave::QueueOptions o;
+  o.url = url;
+  weave::detail::QueueRuntime rt(o);
+  return rt.state("schedule/ticker")->store().ticks("ticker");
+}
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+TEST_CASE("scheduled processes: three workers, two with clocks 5 min off, start each tick once, across a Redis restart from its AOF",
+          "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  redis_test::RedisServer redis({"--appendonly", "yes", "--appendfsync", "always", "--dir", dir});
+  std::vector<pid_t> workers = {spawn_worker(redis.url(), log, "-5m"), spawn_worker(redis.url(), log, ""),
+                                spawn_worker(redis.url(), log, "+5m")};
+  std::this_thread::sleep_for(2500ms);
+  redis.restart();  // SIGKILL, then back from the AOF on the same port
+  std::this_thread::sleep_for(2500ms);
+  kill_all(workers);
+
+  std::map<long long, std::vector<Line>> starts;  // tick -> its starts
+  std::set<pid_t> ran_by;
+  bool skewed_early = false, skewed_late = false;
+  for (const Line& l : read_log(log)) {
+    if (l.kind != 'S') continue;
+    starts[l.tick].push_back(l);
+    ran_by.insert(l.pid);
+    const long long skew = l.clock - l.tick;  // the worker's clock minus the store's tick time
+    skewed_early |= skew < -240'000;
+    skewed_late |= skew > 240'000;
+  }
+  REQUIRE(starts.size() >= 12);
+  CHECK(ran_by.size() == 3);  // each worker ran ticks
+  CHECK(skewed_early);        // (the workers' clocks were 5 minutes off indeed)
+  CHECK(skewed_late);
+  std::uint64_t first_attempts = 0;
+  for (const auto& [tick, runs] : starts) {
+    INFO("tick " << tick);
+    CHECK(tick % kPeriod == 0);
+    CHECK(runs.front().attempt == 1);
+    first_attempts += std::count_if(runs.begin(), runs.end(), [](const Line& l) { return l.attempt == 1; });
+    for (std::size_t i = 1; i < runs.size(); ++i) {
+      // a second start is the next attempt of the tick (a fault cut the first short), under a newer token
+      CHECK(runs[i].attempt > runs[i - 1].attempt);
+      CHECK(runs[i].token > runs[i - 1].token);
+    }
+  }
+  CHECK(first_attempts == starts.size());  // no tick started twice
+  // Every slot from the first tick run to the last one offered ran or was counted missed.
+  const weave::detail::QueueTicks s = stored(redis.url());
+  const long long first = starts.begin()->first;
+  REQUIRE(s.last_tick_ms > starts.rbegin()->first);
+  CHECK(s.missed == static_cast<std::uint64_t>((s.last_tick_ms - first) / kPeriod) - starts.size());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("scheduled processes: a run whose worker is SIGKILLed runs again on another worker, as attempt 2 of the same tick, within its lease and a second",
+          "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  redis_test::RedisServer redis;
+  std::vector<pid_t> workers = {spawn_worker(redis.url(), log, "", 3000), spawn_worker(redis.url(), log, "", 3000)};
+  const std::optional<Line> first = wait_for_line(log, [](const Line& l) { return l.kind == 'S'; });
+  REQUIRE(first);
+  const pid_t victim = first->pid;
+  ::kill(victim, SIGKILL);
+  const long long killed_at = now_ms();
+  const std::optional<Line> again =
+      wait_for_line(log, [&](const Line& l) { return l.kind == 'S' && l.tick == first->tick && l.attempt == 2; });
+  kill_all(workers);
+  REQUIRE(again);
+  CHECK(again->pid != victim);
+  CHECK(again->token > first->token);
+  CHECK(again->clock - killed_at <= (kLease + 1s).count());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("scheduled processes: a run whose worker is SIGSTOPped runs again elsewhere, and the worker, resumed, finds its lease lost",
+          "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  redis_test::RedisServer redis;
+  std::vector<pid_t> workers = {spawn_worker(redis.url(), log, "", 4000), spawn_worker(redis.url(), log, "", 4000)};
+  const std::optional<Line> first = wait_for_line(log, [](const Line& l) { return l.kind == 'S'; });
+  REQUIRE(first);
+  const pid_t victim = first->pid;
+  ::kill(victim, SIGSTOP);
+  const std::optional<Line> again =
+      wait_for_line(log, [&](const Line& l) { return l.kind == 'S' && l.tick == first->tick && l.attempt == 2; });
+  ::kill(victim, SIGCONT);
+  const std::optional<Line> lost = wait_for_line(
+      log, [&](const Line& l) { return l.kind == 'L' && l.tick == first->tick && l.pid == victim; });
+  std::this_thread::sleep_for(300ms);
+  kill_all(workers);
+  REQUIRE(again);
+  CHECK(again->pid != victim);
+  CHECK(lost);
+  for (const Line& l : read_log(log)) CHECK_FALSE((l.kind == 'E' && l.tick == first->tick && l.attempt == 1));
+  fs::remove_all(dir);
+}
