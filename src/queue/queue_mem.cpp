@@ -42,6 +42,7 @@ class MemQueue final : public QueueStore {
       ScheduleTicks& t = it->second;
       if (!o.last_run.empty()) t.last_run = o.last_run;
       if (!first && t.last_tick >= o.tick_ms) return {false};
+      if (o.if_last_tick && *o.if_last_tick != t.last_tick) return {false};
       t.last_tick = o.tick_ms;
       t.missed += o.missed;
       delay = std::max<std::int64_t>(o.tick_ms - now, 0);
@@ -205,8 +206,9 @@ class MemQueue final : public QueueStore {
   QueueTicks ticks(std::string_view schedule) override {
     Guard g(mutex_);
     const auto t = ticks_.find(schedule);
-    if (t == ticks_.end()) return {-1, now_ms(), 0, {}};
-    return {t->second.last_tick, now_ms(), t->second.missed, t->second.last_run};
+    const std::uint64_t live = scheduled_.size() + active_.size();
+    if (t == ticks_.end()) return {-1, now_ms(), 0, {}, live};
+    return {t->second.last_tick, now_ms(), t->second.missed, t->second.last_run, live};
   }
 
   std::uint64_t purge_dead() override {

@@ -47,6 +47,10 @@ struct QueueOffer {
   // With `schedule`: the record of its last run (JSON text), kept whether
   // the tick is added or not; empty leaves the one there.
   std::string_view last_run;
+  // With `schedule`: added only if the schedule's last tick offered is
+  // still this one (-1: none yet), so of two workers planning from the same
+  // last tick at different times, one adds its tick.
+  std::optional<std::int64_t> if_last_tick;
 };
 
 struct QueueOffered {
@@ -56,12 +60,14 @@ struct QueueOffered {
 };
 
 // A schedule's last tick offered (-1: none yet), the store's clock, the
-// ticks it missed and its last run's record ("" none: QueueOffer's).
+// ticks it missed, its last run's record ("" none: QueueOffer's), and the
+// queue's messages scheduled or in flight, all read in one step.
 struct QueueTicks {
   std::int64_t last_tick_ms = -1;
   std::int64_t now_ms = 0;
   std::uint64_t missed = 0;
   std::string last_run;
+  std::uint64_t live = 0;
 };
 
 // A delivered message, now in flight under a lease of the given length.

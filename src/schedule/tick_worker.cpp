@@ -87,18 +87,21 @@ class TickServer final : public ScheduleServer {
     bool planned = false;
   };
 
-  // After a plan: the first tick to run now, else the next one ahead,
-  // offered with the misses counted, and `record` kept as the last run's.
-  void offer_plan(QueueState& st, const DuePlan& plan, std::string_view record) {
+  // After a plan made from `planned_from`, the schedule's last tick offered
+  // then (-1: none): the first tick to run now, else the next one ahead,
+  // offered with the misses counted, if the last tick is still that one;
+  // `record` kept as the last run's either way.
+  void offer_plan(QueueState& st, const DuePlan& plan, std::int64_t planned_from, std::string_view record) {
     if (!plan.run.empty())
-      offer(st, ms_of(plan.run.front()), true, plan.missed, record);
+      offer(st, ms_of(plan.run.front()), true, plan.missed, record, planned_from);
     else if (plan.next)
-      offer(st, ms_of(*plan.next), false, plan.missed, record);
+      offer(st, ms_of(*plan.next), false, plan.missed, record, planned_from);
     else if (!record.empty())
       offer(st, -1, false, 0, record);  // the schedule has no tick left: the record alone
   }
 
-  void offer(QueueState& st, std::int64_t tick, bool planned, std::uint64_t missed, std::string_view record) {
+  void offer(QueueState& st, std::int64_t tick, bool planned, std::uint64_t missed, std::string_view record,
+             std::optional<std::int64_t> if_last_tick = std::nullopt) {
     const std::string id = std::to_string(tick);
     const std::string payload = nlohmann::json{{"tick", tick}, {"planned", planned}}.dump();
     QueueOffer o;
@@ -111,6 +114,7 @@ class TickServer final : public ScheduleServer {
     o.tick_ms = tick;  // -1 (a record alone) is never after the last tick: nothing is added
     o.missed = missed;
     o.last_run = record;
+    o.if_last_tick = if_last_tick;
     st.store().offer(o);
   }
 
@@ -119,12 +123,11 @@ class TickServer final : public ScheduleServer {
   // dead), the ticks since the last one offered are planned per misfire.
   void plan_if_idle(Queue& queue) {
     const std::shared_ptr<QueueState> st = QueueAccess::state(queue);
-    const QueueCounts c = st->counts();
-    if (c.delayed + c.ready + c.in_flight > 0) return;  // its delivery plans what follows
     const QueueTicks t = st->store().ticks(name_);
+    if (t.live > 0) return;  // its delivery plans what follows
     const std::optional<Instant> last =
         t.last_tick_ms < 0 ? std::nullopt : std::optional<Instant>(instant(t.last_tick_ms));
-    offer_plan(*st, plan_due(schedule_, last, instant(t.now_ms), misfire_), "");
+    offer_plan(*st, plan_due(schedule_, last, instant(t.now_ms), misfire_), t.last_tick_ms, "");
   }
 
   // What follows the run of `tick` that started at `started` (store clock)
@@ -162,14 +165,14 @@ class TickServer final : public ScheduleServer {
       // Taken late (no worker was free at its time): the ticks since it, planned anew.
       const DuePlan plan = plan_due(schedule_, instant(p.tick - 1), instant(now), misfire_);
       if (plan.run.empty() || ms_of(plan.run.front()) != p.tick) {
-        offer_plan(*st, plan, "");
+        offer_plan(*st, plan, p.tick, "");
         d.ack();
         ++counts.skipped;
         return;
       }
     }
     if (overlap_ == Overlap::allow && d.attempt() == 1)  // the next tick may start while this one runs
-      offer_plan(*st, plan_due(schedule_, instant(p.tick), instant(now), misfire_), "");
+      offer_plan(*st, plan_due(schedule_, instant(p.tick), instant(now), misfire_), p.tick, "");
     run(*st, d, p.tick, counts);
   }
 
@@ -222,7 +225,7 @@ class TickServer final : public ScheduleServer {
     if (!ended || overlap_ == Overlap::allow || t.last_tick_ms > tick_ms)
       offer(st, t.last_tick_ms, false, 0, text);  // planned already (or retried): the record alone
     else
-      offer_plan(st, plan_after(tick_ms, started, t.now_ms), text);
+      offer_plan(st, plan_after(tick_ms, started, t.now_ms), tick_ms, text);
     if (outcome == "ran" || outcome == "skipped") d.ack();
   }
 

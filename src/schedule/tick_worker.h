@@ -14,8 +14,11 @@
 //     runs instead: the ticks since it are planned anew from the clock;
 //   - a tick already due that the policy says to run ("planned"): it runs
 //     whenever taken.
-// Misses ride on the offer that follows them (counted once, whoever offers
-// it). A worker whose queue holds no live tick (a new schedule, every
+// Each plan starts from the schedule's last tick offered, and its offer is
+// added only if that is still the last (QueueOffer::if_last_tick): of two
+// workers planning at once from different clocks' moments, one wins, so a
+// schedule never has two ticks live unless overlap=allow. Misses ride on
+// the offer that follows them (counted once, whoever offers it). A worker whose queue holds no live tick (a new schedule, every
 // worker was stopped, the last tick went dead) plans from the last tick
 // offered, at start and whenever a take waits in vain.
 #pragma once

@@ -1139,3 +1139,31 @@ TEST_CASE("queue: a tick offer counts the ticks missed before it once, and keeps
   CHECK(t.last_run == R"({"outcome":"failed"})");
   CHECK(t.last_tick_ms == now + 120'000);
 }
+
+TEST_CASE("queue: a tick offered on condition is added only while the schedule's last tick is the one it planned from", "[queue][schedule]") {
+  weave::QueueOptions o;
+  o.url = test_store_url();
+  weave::detail::QueueRuntime rt(o);
+  weave::detail::QueueStore& store = rt.state(fresh_queue("cas"))->store();
+  const std::int64_t now = store.ticks("s").now_ms;
+  auto offer_tick = [&](std::int64_t tick, std::int64_t if_last, std::uint64_t missed) {
+    const std::string id = std::to_string(tick);
+    weave::detail::QueueOffer offer;
+    offer.id = id;
+    offer.payload = "{}";
+    offer.schedule = "s";
+    offer.tick_ms = tick;
+    offer.missed = missed;
+    offer.if_last_tick = if_last;
+    return store.offer(offer).added;
+  };
+  // Two workers plan a new schedule at two moments: the first offer wins, the later tick is not added.
+  CHECK(offer_tick(now + 1'000, -1, 0));
+  CHECK_FALSE(offer_tick(now + 2'000, -1, 7));
+  CHECK(store.ticks("s").last_tick_ms == now + 1'000);
+  CHECK(store.ticks("s").missed == 0);
+  CHECK(offer_tick(now + 2'000, now + 1'000, 1));  // planned from the last tick: added
+  CHECK_FALSE(offer_tick(now + 3'000, now + 1'000, 1));
+  CHECK(store.ticks("s").missed == 1);
+  CHECK(store.ticks("s").live == 2);  // both scheduled, read with the last tick
+}

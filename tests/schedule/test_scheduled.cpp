@@ -240,17 +240,14 @@ TEST_CASE("scheduled: overlap=skip skips the ticks due while the previous run st
     Running<weave::Woven<scheduletest::LongSkip>> wa(a), wb(b);
     std::this_thread::sleep_for(1600ms);
   }
-  CHECK(a.most_running.load() + b.most_running.load() <= 2);
   std::vector<scheduletest::Ran> ran = a.ran(), more = b.ran();
   ran.insert(ran.end(), more.begin(), more.end());
   const std::vector<std::int64_t> ticks = first_runs(ran);
   REQUIRE(ticks.size() >= 3);
   for (std::size_t i = 1; i < ticks.size(); ++i) CHECK(ticks[i] - ticks[i - 1] >= 300);  // 250 ms runs: 2 ticks skipped
-  for (std::size_t i = 1; i < ran.size(); ++i) {
-    // runs one after another: each started after the one before had ended
-    std::sort(ran.begin(), ran.end(), [](const auto& x, const auto& y) { return x.at < y.at; });
-    CHECK(ran[i].at - ran[i - 1].at >= 250ms);
-  }
+  // Runs one after another, whichever worker: each started after the one before had ended.
+  std::sort(ran.begin(), ran.end(), [](const auto& x, const auto& y) { return x.at < y.at; });
+  for (std::size_t i = 1; i < ran.size(); ++i) CHECK(ran[i].at - ran[i - 1].at >= 250ms);
   check_every_slot_accounted(ticks, 100, "long-skip");
 }
 

@@ -56,10 +56,10 @@ class RedisQueue final : public QueueStore {
   QueueOffered offer(const QueueOffer& o) override { return offer_many({&o, 1}).front(); }
 
   // batch.lua's offer request's arguments, appended to `args` (a tick's
-  // four more at the end); `numbers` holds the text of the numbers among
+  // four or five more at the end); `numbers` holds the text of the numbers among
   // them (reserved by the caller: its elements are viewed, never
   // reallocated). Returns how many it appended.
-  static constexpr std::size_t kOfferArgs = 10, kOfferNumbers = 6;
+  static constexpr std::size_t kOfferArgs = 11, kOfferNumbers = 7;
   static std::size_t offer_args(const QueueOffer& o, std::vector<store::NumberArg>& numbers,
                                 std::vector<std::string_view>& args) {
     const std::size_t before = args.size();
@@ -73,6 +73,7 @@ class RedisQueue final : public QueueStore {
       args.push_back(numbers.emplace_back(static_cast<long long>(o.tick_ms)).view());
       args.push_back(numbers.emplace_back(o.missed).view());
       args.push_back(o.last_run);
+      if (o.if_last_tick) args.push_back(numbers.emplace_back(static_cast<long long>(*o.if_last_tick)).view());
     }
     return args.size() - before;
   }
@@ -240,7 +241,8 @@ class RedisQueue final : public QueueStore {
   QueueTicks ticks(std::string_view schedule) override {
     const store::Reply reply = run(scripts::ticks, {}, {schedule}, "queue ticks");
     const store::ReplyView r(reply, "queue ticks");
-    return {r[0].integer(), r[1].integer(), static_cast<std::uint64_t>(r[2].integer()), std::string(r[3].text())};
+    return {r[0].integer(), r[1].integer(), static_cast<std::uint64_t>(r[2].integer()), std::string(r[3].text()),
+            static_cast<std::uint64_t>(r[4].integer())};
   }
 
   std::uint64_t purge_dead() override {

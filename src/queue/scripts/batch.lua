@@ -4,12 +4,14 @@
 -- this script follows). ARGV = {base, wake, count, then per request: kind,
 -- argument count, arguments...}:
 --   offer       {id, payload, delay ms, retries, backoff ms, backoff cap ms
---               [, schedule, tick ms[, missed, run record]]} -> 1 added |
---               0 already queued; with a schedule, a tick due at `tick`
---               (server clock), added only if the schedule offered no tick
---               at or after it (0); `missed` is added to the schedule's
---               count with the tick (only then: counted once whoever
---               offers it), the run record ("" none) kept either way
+--               [, schedule, tick ms[, missed, run record[, if last]]]} ->
+--               1 added | 0 already queued; with a schedule, a tick due at
+--               `tick` (server clock), added only if the schedule offered
+--               no tick at or after it, and, with `if last`, only if its
+--               last tick offered is that one (-1 none) (else 0);
+--               `missed` is added to the schedule's count with the tick
+--               (only then: counted once whoever offers it), the run
+--               record ("" none) kept either way
 --   take        {lease ms, jitter, n, request id} -> take_due()'s replies:
 --               the delivered messages, then one "nothing due" if fewer
 --               than n. The ids and tokens it delivered are kept for the
@@ -116,6 +118,7 @@ local function serve(r, kind, a, n)
       if n >= 10 and ARGV[a + 9] ~= '' then redis.call('HSET', runs_key(), schedule, ARGV[a + 9]) end
       local last = redis.call('HGET', ticks_key(), schedule)
       if last and tonumber(last) >= tick then return 0 end
+      if n >= 11 and (last and tonumber(last) or -1) ~= tonumber(ARGV[a + 10]) then return 0 end
       redis.call('HSET', ticks_key(), schedule, ARGV[a + 7])
       if n >= 10 and ARGV[a + 8] ~= '0' then redis.call('HINCRBY', missed_key(), schedule, ARGV[a + 8]) end
       delay = tick > now and tick - now or 0
