@@ -5,6 +5,9 @@
 // a run. The oracle is the workers' logs and the schedule's record in the
 // store: no tick starts twice, every tick slot ran or was counted missed,
 // and a run cut short is taken over as the next attempt of the same tick.
+// A cron schedule in a zone whose clocks change runs on mem:// in a
+// tick_worker whose clock (libfaketime) starts just before the change
+// (redis-server's jemalloc does not start under libfaketime).
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -16,7 +19,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <optional>
 #include <set>
@@ -120,6 +125,50 @@ long long now_ms() {
       .count();
 }
 
+long long ms_at(const std::string& iso_utc) {  // "2026-10-25 01:00:00"
+  std::tm tm{};
+  std::istringstream(iso_utc) >> std::get_time(&tm, "%Y-%m-%d %H:%M:%S");
+  return static_cast<long long>(::timegm(&tm)) * 1000;
+}
+
+// tick_worker serving ParisTwoOClock on mem:// (the store's clock is the
+// process's) for `seconds`, its wall clock starting at `start` (UTC):
+// the ticks it ran, and the last tick its schedule offered.
+struct ParisRun {
+  std::vector<long long> ticks;
+  long long last_offered = -2;
+};
+ParisRun run_paris_from(const std::string& start, int seconds) {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
+    ::setenv("FAKETIME", ("@" + start).c_str(), 1);
+    ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
+    ::setenv("TZ", "UTC", 1);
+    ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
+    const std::string s = std::to_string(seconds);
+    ::execl(WEAVE_TICK_WORKER, "tick_worker", "mem://", log.c_str(), "paris", s.c_str(), nullptr);
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  ParisRun r;
+  std::ifstream in(log);
+  for (std::string text; std::getline(in, text);) {
+    std::istringstream s(text);
+    char kind = 0;
+    long long ms = 0;
+    s >> kind >> ms;
+    if (kind == 'S') r.ticks.push_back(ms);
+    if (kind == 'N') r.last_offered = ms;
+  }
+  fs::remove_all(dir);
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("scheduled processes: three workers, two with clocks 5 min off, start each tick once, across a Redis restart from its AOF",
@@ -210,4 +259,24 @@ TEST_CASE("scheduled processes: a run whose worker is SIGSTOPped runs again else
   CHECK(lost);
   for (const Line& l : read_log(log)) CHECK_FALSE((l.kind == 'E' && l.tick == first->tick && l.attempt == 1));
   fs::remove_all(dir);
+}
+
+TEST_CASE("scheduled processes: by a store clock crossing Paris's October change, the repeated hour's ticks run once, in its first pass",
+          "[scheduled]") {
+  // 00:59:45 UTC is 02:59:45 CEST; at 01:00 UTC the clocks go back to 02:00 CET.
+  const ParisRun r = run_paris_from("2026-10-25 00:59:45", 12);
+  REQUIRE_FALSE(r.ticks.empty());
+  for (long long t : r.ticks) {
+    CHECK(t % 5000 == 0);
+    CHECK(t < ms_at("2026-10-25 01:00:00"));  // none in the second pass of 02:xx
+  }
+  CHECK(r.last_offered == ms_at("2026-10-26 01:00:00"));  // next: 02:00:00 CET the next day
+}
+
+TEST_CASE("scheduled processes: by a store clock crossing Paris's March change, the skipped hour's ticks do not run",
+          "[scheduled]") {
+  // 00:59:50 UTC is 01:59:50 CET; at 01:00 UTC the clocks go to 03:00 CEST: no 02:xx that day.
+  const ParisRun r = run_paris_from("2026-03-29 00:59:50", 4);
+  CHECK(r.ticks.empty());
+  CHECK(r.last_offered == ms_at("2026-03-30 00:00:00"));  // next: 02:00 CEST the next day
 }

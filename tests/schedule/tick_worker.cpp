@@ -1,6 +1,8 @@
-// A process serving the schedule of ticker.h until it is killed, for tests
-// that run several of them under other clocks (faketime), kill or stop them:
-//   tick_worker <url> <log file> [slow first attempts ms]
+// A process serving a schedule of ticker.h, for tests that run several of
+// them under other clocks (faketime), kill or stop them:
+//   tick_worker <url> <log file> [slow first attempts ms]   Ticker, until killed
+//   tick_worker <url> <log file> paris <seconds>            ParisTwoOClock for that long, then
+//       N <the schedule's last tick offered, ms>            logged as it leaves
 // Log lines (one write each, O_APPEND: whole lines survive a SIGKILL):
 //   S <tick ms> <attempt> <fencing token> <pid> <this process's system clock ms>   a run started
 //   E <tick ms> <attempt> <pid>                                                    it ended
@@ -15,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "queue/queue_runtime.h"
 #include "ticker.weave.h"
 #include "weave/delay_worker.h"
 #include "weave/queue.h"
@@ -51,6 +54,12 @@ void scheduletest::Ticker::tick() {
   append(fd_, "E " + tick + " " + pid);
 }
 
+void scheduletest::ParisTwoOClock::run(const weave::Tick& t) {
+  append(fd_, "S " + std::to_string(ms_of(t.time)) + " " + std::to_string(t.attempt) + " " +
+                  std::to_string(t.fencing_token) + " " + std::to_string(::getpid()) + " " +
+                  std::to_string(ms_of(std::chrono::system_clock::now())));
+}
+
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   const int fd = ::open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -60,6 +69,18 @@ int main(int argc, char** argv) {
   const char* lease = std::getenv("QUEUE_WORKER_LEASE_MS");
   o.lease = std::chrono::milliseconds(lease ? std::atoi(lease) : 1000);
   weave::configure_queues(o);
+  if (argc > 4 && std::string(argv[3]) == "paris") {
+    weave::Woven<scheduletest::ParisTwoOClock> paris(fd);
+    {
+      weave::DelayWorker worker;
+      worker.serve(paris);
+      std::jthread t([&](std::stop_token stop) { worker.run(stop); });
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(argv[4])));
+    }
+    weave::detail::QueueRuntime rt(o);
+    append(fd, "N " + std::to_string(rt.state("schedule/paris-two")->store().ticks("paris-two").last_tick_ms));
+    return 0;
+  }
   weave::Woven<scheduletest::Ticker> ticker(fd, argc > 3 ? std::atoi(argv[3]) : 0);
   weave::DelayWorker worker;
   worker.serve(ticker);

@@ -1,7 +1,8 @@
-// The schedule tick_worker serves (weavegen weaves it): every 250 ms, each
-// start and end of a run appended to a log, and the tick's first attempt
-// working for TICK_WORKER_SLOW_MS (0 by default) while it keeps its lease,
-// so a test can SIGKILL or SIGSTOP the worker mid-run.
+// The schedules tick_worker serves (weavegen weaves them), each start and
+// end of a run appended to a log: Ticker every 250 ms, its tick's first
+// attempt working for a while (keeping its lease) so a test can SIGKILL or
+// SIGSTOP the worker mid-run; ParisTwoOClock every 5 s of Paris's 2 o'clock
+// hour, which the clocks skip in March and show twice in October.
 #pragma once
 
 #include <string>
@@ -21,6 +22,18 @@ class Ticker {
  private:
   int fd_;
   int slow_first_ms_;
+};
+
+class ParisTwoOClock {
+ public:
+  explicit ParisTwoOClock(int log_fd) : fd_(log_fd) {}
+  virtual ~ParisTwoOClock() = default;
+
+  [[scheduled(cron="*/5 * 2 * * *", zone="Europe/Paris", name="paris-two")]]
+  virtual void run(const weave::Tick& tick);
+
+ private:
+  int fd_;
 };
 
 }  // namespace scheduletest
