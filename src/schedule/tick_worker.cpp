@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "queue/queue_runtime.h"
 #include "schedule/misfire.h"
 #include "schedule/schedule.h"
+#include "schedule/schedule_metrics.h"
 #include "weave/annotation.h"
 #include "weave/error.h"
 #include "weave/generated/stored_call.h"
@@ -60,6 +62,7 @@ class TickServer final : public ScheduleServer {
     backoff_cap_ = a.has("backoff_cap") ? a.duration("backoff_cap") : vocab::backoff_cap;
     queue_ = std::string(kScheduleQueuePrefix) + name_;
     check_queue_text(queue_, "schedule name", name_);
+    series_ = &schedule_series(name_);
   }
 
   const std::string& name() const noexcept override { return name_; }
@@ -115,7 +118,7 @@ class TickServer final : public ScheduleServer {
     o.missed = missed;
     o.last_run = record;
     o.if_last_tick = if_last_tick;
-    st.store().offer(o);
+    if (st.store().offer(o).added && missed > 0) series_->counts.add(&ScheduleCountStripe::missed, missed);
   }
 
   // A worker starting, or one whose take waited in vain: with no live tick
@@ -168,6 +171,7 @@ class TickServer final : public ScheduleServer {
         offer_plan(*st, plan, p.tick, "");
         d.ack();
         ++counts.skipped;
+        series_->counts.add(&ScheduleCountStripe::not_run);
         return;
       }
     }
@@ -187,6 +191,7 @@ class TickServer final : public ScheduleServer {
     link->parent = context_head();
     const std::string args = method_.param_names.empty() ? "[]" : "[" + nlohmann::json(link->tick).dump() + "]";
     const std::int64_t started = held->message.now_ms;
+    if (d.attempt() == 1) series_->lateness.observe(milliseconds(std::max<std::int64_t>(0, started - tick_ms)));
     const auto began = std::chrono::steady_clock::now();
     std::string outcome = "ran", error;
     try {
@@ -207,6 +212,7 @@ class TickServer final : public ScheduleServer {
     bool ended = true;             // false: the tick is tried again
     if (outcome == "failed") {
       ++counts.failed;
+      series_->counts.add(&ScheduleCountStripe::failed);
       ended = d.fail(error);
       if (ended) outcome = "dead";
     } else if (outcome == "rejected") {
@@ -214,6 +220,7 @@ class TickServer final : public ScheduleServer {
       d.dead(error);
     } else {
       ++(outcome == "ran" ? counts.ran : counts.skipped);
+      series_->counts.add(outcome == "ran" ? &ScheduleCountStripe::ran : &ScheduleCountStripe::not_run);
     }
     nlohmann::json record{{"tick_ms", tick_ms},   {"attempt", d.attempt()}, {"worker", worker_name()},
                           {"started_ms", started}, {"took_ms", took.count()}, {"outcome", outcome}};
@@ -237,6 +244,7 @@ class TickServer final : public ScheduleServer {
   Overlap overlap_ = Overlap::skip;
   int retries_ = 0;
   milliseconds backoff_{0}, backoff_cap_{0};
+  ScheduleSeries* series_ = nullptr;  // never freed
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "scheduled_service.weave.h"
 #include "weave/delay_worker.h"
 #include "weave/lock.h"
+#include "weave/metrics.h"
 #include "weave/queue.h"
 #include "weave/tick.h"
 
@@ -86,6 +87,13 @@ void check_every_slot_accounted(const std::vector<std::int64_t>& ticks, std::int
   CHECK(s.missed == slots - ticks.size());
 }
 
+// A weave_schedule_* sample of `schedule` in this process's metrics (-1: none).
+double metric(const std::string& name, const std::string& schedule) {
+  const std::string text = weave::metrics_text(), prefix = name + "{schedule=\"" + schedule + "\"} ";
+  const auto at = text.find(prefix);
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + prefix.size()));
+}
+
 std::vector<scheduletest::Ran> both(weave::Woven<scheduletest::Beat>& a, weave::Woven<scheduletest::Beat>& b) {
   std::vector<scheduletest::Ran> all = a.ran(), more = b.ran();
   all.insert(all.end(), more.begin(), more.end());
@@ -118,6 +126,8 @@ TEST_CASE("scheduled: two workers serving one schedule run each tick once, in or
   const nlohmann::json last = nlohmann::json::parse(stored("beat").last_run);
   CHECK(last["outcome"] == "ran");
   CHECK(last["tick_ms"].get<std::int64_t>() == ticks.back());
+  CHECK(metric("weave_schedule_runs_total", "beat") == static_cast<double>(ran.size()));
+  CHECK(metric("weave_schedule_lateness_seconds_count", "beat") == static_cast<double>(ran.size()));
 }
 
 TEST_CASE("scheduled: a direct call runs the method at once, with no tick", "[scheduled]") {
@@ -183,6 +193,7 @@ TEST_CASE("scheduled: misfire=skip runs none of the ticks missed while no worker
   CHECK(o.gap >= 1000);  // nothing ran for the outage
   CHECK(o.made_up == 0);
   check_every_slot_accounted(o.ticks, 200, "skip-missed");
+  CHECK(metric("weave_schedule_missed_total", "skip-missed") == static_cast<double>(stored("skip-missed").missed));
 }
 
 TEST_CASE("scheduled: misfire=run_once runs one of the ticks missed while no worker ran, and counts the others", "[scheduled]") {
