@@ -41,5 +41,6 @@ void add_dedupe(CLI::App& app, Context& ctx);
 void add_config(CLI::App& app, Context& ctx);
 void add_limits(CLI::App& app, Context& ctx);
 void add_permits(CLI::App& app, Context& ctx);
+void add_schedules(CLI::App& app, Context& ctx);
 
 }  // namespace weave_cli

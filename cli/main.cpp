@@ -31,7 +31,7 @@ void Context::require_remote(const std::string& url, const std::string& what) {
 
 int main(int argc, char** argv) {
   weave_cli::Context ctx;
-  CLI::App app{"weave: see and repair the locks, queues, caches, duplicate guards, rate limits and semaphores Weave keeps in Redis", "weave"};
+  CLI::App app{"weave: see and repair the locks, queues, caches, duplicate guards, rate limits, semaphores and schedules Weave keeps in Redis", "weave"};
   app.require_subcommand(1);
   app.add_option("--url", ctx.url, "The store (redis://, redis+cluster://, redis+sentinel://); default: as the library "
                                    "reads it (WEAVE_LOCK_URL, WEAVE_URL, the config file)");
@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   weave_cli::add_config(app, ctx);
   weave_cli::add_limits(app, ctx);
   weave_cli::add_permits(app, ctx);
+  weave_cli::add_schedules(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

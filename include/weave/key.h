@@ -25,6 +25,7 @@
 #include "weave/abi.h"
 
 #include <charconv>
+#include <optional>
 #include <concepts>
 #include <ostream>
 #include <sstream>
@@ -68,6 +69,29 @@ inline void append_percent_encoded(std::string& out, std::string_view text, std:
     out += hex[c & 15];
   }
   out.append(text.data() + from, text.size() - from);
+}
+
+// append_percent_encoded's inverse: `text` with each %XX decoded; none when
+// a '%' is not followed by two hex digits.
+inline std::optional<std::string> percent_decoded(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size() || hex(text[i + 1]) < 0 || hex(text[i + 2]) < 0) return std::nullopt;
+    out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+    i += 2;
+  }
+  return out;
 }
 
 namespace key_detail {

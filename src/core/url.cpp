@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "weave/error.h"
+#include "weave/key.h"
 
 namespace WEAVE_NAMESPACE {
 namespace {
@@ -18,23 +19,9 @@ bool parse_uint(std::string_view s, long long& out) {
 
 // `url` is the redacted text, for errors.
 std::string percent_decode(std::string_view s, const std::string& url) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    auto hex = [](char c) -> int {
-      if (c >= '0' && c <= '9') return c - '0';
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-    };
-    if (i + 2 >= s.size() + 0 || hex(s[i + 1]) < 0 || hex(s[i + 2]) < 0)
-      throw ConfigError("url '" + url + "': bad %-escape");
-    out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
-    i += 2;
-  }
-  return out;
+  std::optional<std::string> out = percent_decoded(s);
+  if (!out) throw ConfigError("url '" + url + "': bad %-escape");
+  return std::move(*out);
 }
 
 }  // namespace

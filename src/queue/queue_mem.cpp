@@ -30,8 +30,25 @@ struct Message {
   char state = 'z';
 };
 
+// The queues of each mem:// table that hold a schedule's ticks
+// (ticking_queues()), for the process's life.
+struct TickingQueues {
+  Mutex mutex;
+  std::map<std::string, std::set<std::string>, std::less<>> by_table WEAVE_GUARDED_BY(mutex);
+};
+// A fork()ed child starts with none, as with its tables (mem_table).
+TickingQueues& ticking() {
+  static TickingQueues* all = [] {
+    auto* made = new TickingQueues;  // usable during exit
+    guard_across_fork(made->mutex, [made]() WEAVE_NO_THREAD_SAFETY_ANALYSIS { made->by_table.clear(); });
+    return made;
+  }();
+  return *all;
+}
+
 class MemQueue final : public QueueStore {
  public:
+  MemQueue(std::string table, std::string name) : table_(std::move(table)), name_(std::move(name)) {}
   bool in_process() const noexcept override { return true; }
   QueueOffered offer(const QueueOffer& o) override {
     Guard g(mutex_);
@@ -40,7 +57,13 @@ class MemQueue final : public QueueStore {
     if (!o.schedule.empty()) {  // a schedule's tick (batch.lua's offer, step for step)
       auto [it, first] = ticks_.try_emplace(std::string(o.schedule));
       ScheduleTicks& t = it->second;
+      if (first) {
+        TickingQueues& all = ticking();
+        const Guard registry(all.mutex);
+        all.by_table[table_].insert(name_);
+      }
       if (!o.last_run.empty()) t.last_run = o.last_run;
+      if (t.paused) return {false};
       if (!first && t.last_tick >= o.tick_ms) return {false};
       if (o.if_last_tick && *o.if_last_tick != t.last_tick) return {false};
       t.last_tick = o.tick_ms;
@@ -207,8 +230,26 @@ class MemQueue final : public QueueStore {
     Guard g(mutex_);
     const auto t = ticks_.find(schedule);
     const std::uint64_t live = scheduled_.size() + active_.size();
-    if (t == ticks_.end()) return {-1, now_ms(), 0, {}, live};
-    return {t->second.last_tick, now_ms(), t->second.missed, t->second.last_run, live};
+    if (t == ticks_.end()) return {-1, now_ms(), 0, {}, live, false};
+    return {t->second.last_tick, now_ms(), t->second.missed, t->second.last_run, live, t->second.paused};
+  }
+
+  void pause_schedule(std::string_view schedule, bool paused) override {  // (pause.lua, step for step)
+    Guard g(mutex_);
+    ScheduleTicks& t = ticks_[std::string(schedule)];
+    if (paused) {
+      t.paused = true;
+    } else if (t.paused) {
+      t.paused = false;
+      t.last_tick = std::max(t.last_tick, now_ms());
+    }
+  }
+
+  std::vector<std::string> ticking_queues() override {
+    TickingQueues& all = ticking();
+    const Guard registry(all.mutex);
+    const auto it = all.by_table.find(table_);
+    return it == all.by_table.end() ? std::vector<std::string>{} : std::vector<std::string>(it->second.begin(), it->second.end());
   }
 
   std::uint64_t purge_dead() override {
@@ -317,7 +358,9 @@ class MemQueue final : public QueueStore {
     std::int64_t last_tick = -1;  // the last tick offered
     std::uint64_t missed = 0;
     std::string last_run;
+    bool paused = false;
   };
+  const std::string table_, name_;
   std::map<std::string, ScheduleTicks, std::less<>> ticks_ WEAVE_GUARDED_BY(mutex_);
   Order active_ WEAVE_GUARDED_BY(mutex_);     // (lease deadline, seq) -> id
   Order dead_ WEAVE_GUARDED_BY(mutex_);       // (died at, seq) -> id
@@ -329,7 +372,7 @@ std::shared_ptr<QueueStore> make_mem_queue(std::string_view table, std::string_v
   std::string key(table);
   key += '\0';
   key += name;
-  return mem_table<MemQueue>(key, [] { return std::make_shared<MemQueue>(); });
+  return mem_table<MemQueue>(key, [&] { return std::make_shared<MemQueue>(std::string(table), std::string(name)); });
 }
 
 }  // namespace weave::detail

@@ -68,6 +68,7 @@ struct QueueTicks {
   std::uint64_t missed = 0;
   std::string last_run;
   std::uint64_t live = 0;
+  bool paused = false;  // pause_schedule(): no tick of it is added, a tick taken is not run
 };
 
 // A delivered message, now in flight under a lease of the given length.
@@ -186,6 +187,14 @@ class QueueStore {
   virtual QueueCounts counts(double jitter) = 0;
   virtual QueueMessageState inspect(std::string_view id) = 0;
   virtual QueueTicks ticks(std::string_view schedule) = 0;
+  // Pauses the schedule (its tick offers are refused), or resumes it: then
+  // its last tick offered becomes the store's now (if earlier), so the next
+  // tick planned is the first after the resume, and none is counted missed
+  // for the pause.
+  virtual void pause_schedule(std::string_view schedule, bool paused) = 0;
+  // The names of this store's queues (every queue of its URL, or of its
+  // mem:// table) that hold a schedule's ticks, in no order.
+  virtual std::vector<std::string> ticking_queues() = 0;
   // Deletes every dead message; returns how many.
   virtual std::uint64_t purge_dead() = 0;
   // The first `limit` scheduled messages by due time (state 'z'), or the

@@ -121,13 +121,15 @@ class TickServer final : public ScheduleServer {
     if (st.store().offer(o).added && missed > 0) series_->counts.add(&ScheduleCountStripe::missed, missed);
   }
 
-  // A worker starting, or one whose take waited in vain: with no live tick
-  // in the queue (none ever, every worker stopped, or the last one went
-  // dead), the ticks since the last one offered are planned per misfire.
-  void plan_if_idle(Queue& queue) {
+  // A worker starting, one whose take waited in vain, or one holding the
+  // message resume_schedule() sends (`holding`: 1, that message): with no
+  // live tick in the queue (none ever, every worker stopped, the last one
+  // went dead, or the schedule was paused), the ticks since the last one
+  // offered are planned per misfire.
+  void plan_if_idle(Queue& queue, std::uint64_t holding = 0) {
     const std::shared_ptr<QueueState> st = QueueAccess::state(queue);
     const QueueTicks t = st->store().ticks(name_);
-    if (t.live > 0) return;  // its delivery plans what follows
+    if (t.live > holding) return;  // its delivery plans what follows
     const std::optional<Instant> last =
         t.last_tick_ms < 0 ? std::nullopt : std::optional<Instant>(instant(t.last_tick_ms));
     offer_plan(*st, plan_due(schedule_, last, instant(t.now_ms), misfire_), t.last_tick_ms, "");
@@ -156,6 +158,11 @@ class TickServer final : public ScheduleServer {
     TickPayload p;
     try {
       const nlohmann::json j = nlohmann::json::parse(d.payload());
+      if (j.value("plan", false)) {  // resume_schedule(): plan now rather than at the next idle look
+        plan_if_idle(queue, 1);
+        d.ack();
+        return;
+      }
       p.tick = j.at("tick").get<std::int64_t>();
       p.planned = j.at("planned").get<bool>();
     } catch (const nlohmann::json::exception& e) {
@@ -163,7 +170,17 @@ class TickServer final : public ScheduleServer {
       d.dead("not a tick of schedule '" + name_ + "' (written by something else?): " + e.what());
       return;
     }
-    const std::int64_t now = held.message.now_ms;
+    std::int64_t now = held.message.now_ms;
+    if (d.attempt() == 1) {
+      const QueueTicks t = st->store().ticks(name_);
+      if (t.paused) {  // (paused after it was offered) not run; resumed, the schedule plans anew
+        d.ack();
+        ++counts.skipped;
+        series_->counts.add(&ScheduleCountStripe::not_run);
+        return;
+      }
+      now = t.now_ms;
+    }
     if (d.attempt() == 1 && !p.planned && now - p.tick > misfire_.grace.count()) {
       // Taken late (no worker was free at its time): the ticks since it, planned anew.
       const DuePlan plan = plan_due(schedule_, instant(p.tick - 1), instant(now), misfire_);

@@ -20,7 +20,8 @@
 // schedule never has two ticks live unless overlap=allow. Misses ride on
 // the offer that follows them (counted once, whoever offers it). A worker whose queue holds no live tick (a new schedule, every
 // worker was stopped, the last tick went dead) plans from the last tick
-// offered, at start and whenever a take waits in vain.
+// offered, at start, whenever a take waits in vain, and when it takes the
+// message resume_schedule() queues ({"plan": true}).
 #pragma once
 
 #include <memory>

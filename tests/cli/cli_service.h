@@ -1,6 +1,8 @@
 // What test_cli.cpp stores through the features before `weave` looks at it.
 #pragma once
 
+#include <atomic>
+#include <stdexcept>
 #include <string>
 
 namespace clitest {
@@ -19,6 +21,17 @@ class Shop {
   virtual int pay(const std::string& order) { return static_cast<int>(order.size()) * 10; }
 
   int loads = 0;
+};
+
+class Reports {
+ public:
+  virtual ~Reports() = default;
+  // Throws on its first attempts, so its last run's record has an error to show.
+  [[scheduled(every=100ms, retries=1, backoff=10ms, name="cli-report")]]
+  virtual void run() {
+    if (++runs == 1) throw std::runtime_error("not yet");
+  }
+  std::atomic<int> runs{0};
 };
 
 }  // namespace clitest

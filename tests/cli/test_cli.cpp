@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -23,8 +24,10 @@
 #include "sentinel_fixture.h"
 #include "weave/cache.h"
 #include "weave/dedupe.h"
+#include "weave/delay_worker.h"
 #include "weave/error.h"
 #include "weave/lock.h"
+#include "weave/schedules.h"
 #include "weave/queue.h"
 #include "weave/rate_limit.h"
 #include "weave/semaphore.h"
@@ -216,6 +219,40 @@ TEST_CASE("weave queue: stats, peek, dead, show, requeue and purge of a dead mes
   const auto purged = nlohmann::json::parse(weave_cli({"--url", url, "--json", "queue", "purge", name}).out);
   CHECK(purged["deleted"] == 2);
   CHECK(q.stats().dead == 0);
+}
+
+TEST_CASE("weave schedules: the next tick, misses and last run of each schedule, pause and resume") {
+  weave::configure_queues({.url = server().url()});
+  const auto url = server().url();
+  weave::Woven<clitest::Reports> reports;
+  {
+    weave::DelayWorker worker;
+    worker.serve(reports);
+    std::jthread t([&](std::stop_token stop) { worker.run(stop); });
+    std::this_thread::sleep_for(600ms);
+  }
+  REQUIRE(reports.runs.load() >= 2);
+  auto find = [](const nlohmann::json& all) {
+    for (const auto& s : all)
+      if (s["name"] == "cli-report") return s;
+    return nlohmann::json();
+  };
+  const nlohmann::json listed = find(nlohmann::json::parse(weave_cli({"--url", url, "--json", "schedules"}).out));
+  REQUIRE(listed.is_object());
+  CHECK(listed["paused"] == false);
+  CHECK(listed.contains("next_tick_unix_ms"));  // queued before the worker stopped
+  CHECK(listed["last_run"]["outcome"] == "ran");
+  CHECK_THAT(listed["last_run"]["worker"].get<std::string>(), Catch::Contains("/" + std::to_string(::getpid())));
+  const Ran table = weave_cli({"--url", url, "schedules", "list"});
+  CHECK(table.code == 0);
+  CHECK_THAT(table.out, Catch::Contains("cli-report") && Catch::Contains("running"));
+
+  CHECK(weave_cli({"--url", url, "schedules", "pause", "cli-report"}).code == 0);
+  CHECK(find(nlohmann::json::parse(weave_cli({"--url", url, "--json", "schedules"}).out))["paused"] == true);
+  CHECK(weave::schedule_status("cli-report").paused);
+  CHECK(weave_cli({"--url", url, "schedules", "resume", "cli-report"}).code == 0);
+  CHECK_FALSE(weave::schedule_status("cli-report").paused);
+  CHECK(weave_cli({"--url", url, "schedules", "pause"}).code == 2);  // no name: a bad command line
 }
 
 TEST_CASE("weave check and weave locks on redis+cluster:// reach every master") {

@@ -91,6 +91,13 @@ class Flaky : public Recorder {
   }
 };
 
+class Pausable : public Recorder {
+ public:
+  virtual ~Pausable() = default;
+  [[scheduled(every=100ms, grace=50ms, name="pausable")]]
+  virtual void run() { note(*weave::current_tick()); }
+};
+
 // Each runs 250 ms on a 100 ms period.
 class LongSkip : public Recorder {
  public:

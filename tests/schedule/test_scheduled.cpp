@@ -22,6 +22,7 @@
 #include "weave/lock.h"
 #include "weave/metrics.h"
 #include "weave/queue.h"
+#include "weave/schedules.h"
 #include "weave/tick.h"
 
 using namespace std::chrono_literals;
@@ -295,4 +296,39 @@ TEST_CASE("scheduled: overlap=allow starts each tick on time while earlier runs 
   const std::vector<std::int64_t> ticks = first_runs(jobs.ran());
   REQUIRE(ticks.size() >= 8);
   check_every_slot_accounted(ticks, 100, "long-allow");
+}
+
+TEST_CASE("scheduled: a paused schedule runs no tick and counts none missed, resumed it goes on after the resume, and list_schedules() shows it", "[scheduled]") {
+  use_store();
+  weave::Woven<scheduletest::Pausable> jobs;
+  Running<weave::Woven<scheduletest::Pausable>> w(jobs);
+  std::this_thread::sleep_for(500ms);
+  weave::pause_schedule("pausable");
+  const auto paused_at = std::chrono::system_clock::now();
+  const std::uint64_t missed_before = stored("pausable").missed;
+  std::this_thread::sleep_for(800ms);
+  const std::vector<weave::ScheduleStatus> listed = weave::list_schedules();
+  const auto it = std::find_if(listed.begin(), listed.end(), [](const auto& s) { return s.name == "pausable"; });
+  REQUIRE(it != listed.end());
+  CHECK(it->paused);
+  REQUIRE(it->last_run);
+  CHECK(it->last_run->outcome == "ran");
+  CHECK(it->last_run->attempt == 1);
+  CHECK_FALSE(it->last_run->worker.empty());
+  weave::resume_schedule("pausable");
+  const auto resumed_at = std::chrono::system_clock::now();
+  std::this_thread::sleep_for(1500ms);
+  w.stop();
+  int during = 0, after = 0;
+  for (const auto& r : jobs.ran()) {
+    during += r.tick.time > paused_at + 100ms && r.tick.time < resumed_at ? 1 : 0;
+    after += r.tick.time >= resumed_at ? 1 : 0;
+  }
+  CHECK(during == 0);
+  CHECK(after >= 10);
+  const weave::ScheduleStatus s = weave::schedule_status("pausable");
+  CHECK_FALSE(s.paused);
+  CHECK(s.missed == missed_before);  // the pause's ticks are not misses
+  REQUIRE(s.next_tick);              // queued before the workers stopped
+  CHECK(*s.next_tick > resumed_at);
 }

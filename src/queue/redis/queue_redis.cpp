@@ -6,6 +6,7 @@
 // store::RequestBatch (store/request_batch.h): those that arrive while two
 // of the queue's sends are in flight go together in the next, as requests of
 // scripts/batch.lua.
+#include <algorithm>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/glob.h"
 #include "core/unique_token.h"
 #include "queue/queue_runtime.h"
 #include "queue/queue_store.h"
@@ -36,7 +38,7 @@ class RedisQueue final : public QueueStore {
   // The name %-encoded in the keys' hash tag: a '{' or '}' in it cannot
   // reach another queue's keys or slot.
   RedisQueue(std::shared_ptr<store::Executor> exec, const std::string& prefix, std::string_view name)
-      : exec_(std::move(exec)) {
+      : exec_(std::move(exec)), prefix_(prefix) {
     base_.append("{").append(prefix);
     append_percent_encoded(base_, name, "%{}");
     base_ += '}';
@@ -242,7 +244,29 @@ class RedisQueue final : public QueueStore {
     const store::Reply reply = run(scripts::ticks, {}, {schedule}, "queue ticks");
     const store::ReplyView r(reply, "queue ticks");
     return {r[0].integer(), r[1].integer(), static_cast<std::uint64_t>(r[2].integer()), std::string(r[3].text()),
-            static_cast<std::uint64_t>(r[4].integer())};
+            static_cast<std::uint64_t>(r[4].integer()), r[5].integer() == 1};
+  }
+
+  void pause_schedule(std::string_view schedule, bool paused) override {
+    run(scripts::pause, {}, {schedule, paused ? "1" : "0"}, "queue pause schedule");
+  }
+
+  // Every "{<prefix><name>}:ticks" of the store (each master), the name
+  // %-decoded as the constructor encoded it.
+  std::vector<std::string> ticking_queues() override {
+    const std::string head = "{" + prefix_, tail = "}:ticks";
+    std::vector<std::string> names;
+    store::scan_keys(*exec_, "{" + glob_literal(prefix_) + "*" + tail, [&](const std::vector<std::string>& page) {
+      for (const std::string& key : page) {
+        if (!key.starts_with(head) || !key.ends_with(tail) || key.size() < head.size() + tail.size()) continue;
+        if (std::optional<std::string> name =
+                percent_decoded(std::string_view(key).substr(head.size(), key.size() - head.size() - tail.size())))
+          names.push_back(std::move(*name));
+      }
+    }, "queue list schedules");
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());  // (a resharding cluster may list a key twice)
+    return names;
   }
 
   std::uint64_t purge_dead() override {
@@ -386,6 +410,7 @@ class RedisQueue final : public QueueStore {
   }
 
   std::shared_ptr<store::Executor> exec_;
+  std::string prefix_;
   std::string base_, scheduled_, active_, dead_, counter_, wake_;
   detail::Mutex unanswered_mutex_;
   std::string unanswered_take_ WEAVE_GUARDED_BY(unanswered_mutex_);  // take_id()

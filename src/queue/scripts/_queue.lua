@@ -7,11 +7,13 @@ local scheduled, active, dead, counter = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base, wake = ARGV[1], ARGV[2]
 
 local function message_key(id) return base .. ':m:' .. id end
--- Each schedule's last tick offered (ms), its missed ticks counted, and its
--- last run's record (JSON from the worker): hashes of the queue's hash tag.
+-- Each schedule's last tick offered (ms), its missed ticks counted, its
+-- last run's record (JSON from the worker) and whether it is paused: hashes
+-- of the queue's hash tag.
 local function ticks_key() return base .. ':ticks' end
 local function missed_key() return base .. ':missed' end
 local function runs_key() return base .. ':runs' end
+local function paused_key() return base .. ':paused' end
 
 -- An integer (ms, counters) as a command argument: formatted as one, not
 -- through Lua's float conversion, which costs more on every call.

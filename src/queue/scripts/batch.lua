@@ -8,7 +8,8 @@
 --               1 added | 0 already queued; with a schedule, a tick due at
 --               `tick` (server clock), added only if the schedule offered
 --               no tick at or after it, and, with `if last`, only if its
---               last tick offered is that one (-1 none) (else 0);
+--               last tick offered is that one (-1 none), and not while
+--               the schedule is paused (else 0);
 --               `missed` is added to the schedule's count with the tick
 --               (only then: counted once whoever offers it), the run
 --               record ("" none) kept either way
@@ -116,6 +117,7 @@ local function serve(r, kind, a, n)
     if n >= 8 then  -- a schedule's tick
       local schedule, tick = ARGV[a + 6], tonumber(ARGV[a + 7])
       if n >= 10 and ARGV[a + 9] ~= '' then redis.call('HSET', runs_key(), schedule, ARGV[a + 9]) end
+      if redis.call('HEXISTS', paused_key(), schedule) == 1 then return 0 end
       local last = redis.call('HGET', ticks_key(), schedule)
       if last and tonumber(last) >= tick then return 0 end
       if n >= 11 and (last and tonumber(last) or -1) ~= tonumber(ARGV[a + 10]) then return 0 end
