@@ -55,16 +55,10 @@ class MemQueue final : public QueueStore {
     const std::int64_t now = now_ms();
     std::int64_t delay = o.delay.count();
     if (!o.schedule.empty()) {  // a schedule's tick (batch.lua's offer, step for step)
-      auto [it, first] = ticks_.try_emplace(std::string(o.schedule));
-      ScheduleTicks& t = it->second;
-      if (first) {
-        TickingQueues& all = ticking();
-        const Guard registry(all.mutex);
-        all.by_table[table_].insert(name_);
-      }
+      ScheduleTicks& t = schedule_ticks(o.schedule);
       if (!o.last_run.empty()) t.last_run = o.last_run;
-      if (t.paused) return {false};
-      if (!first && t.last_tick >= o.tick_ms) return {false};
+      if (o.tick_ms < 0 || t.paused || messages_.contains(o.id)) return {false};
+      if (t.last_tick >= o.tick_ms) return {false};
       if (o.if_last_tick && *o.if_last_tick != t.last_tick) return {false};
       t.last_tick = o.tick_ms;
       t.missed += o.missed;
@@ -236,7 +230,7 @@ class MemQueue final : public QueueStore {
 
   void pause_schedule(std::string_view schedule, bool paused) override {  // (pause.lua, step for step)
     Guard g(mutex_);
-    ScheduleTicks& t = ticks_[std::string(schedule)];
+    ScheduleTicks& t = schedule_ticks(schedule);
     if (paused) {
       t.paused = true;
     } else if (t.paused) {
@@ -341,6 +335,17 @@ class MemQueue final : public QueueStore {
       if (fail_attempt(id, messages_.at(id), now, kStalled, jitter)) dead.push_back(id);
     }
     return dead;
+  }
+  // The schedule's record, made (and its queue listed: ticking_queues()) on first use.
+  struct ScheduleTicks;
+  ScheduleTicks& schedule_ticks(std::string_view schedule) WEAVE_REQUIRES(mutex_) {
+    auto [it, made] = ticks_.try_emplace(std::string(schedule));
+    if (made) {
+      TickingQueues& all = ticking();
+      const Guard registry(all.mutex);
+      all.by_table[table_].insert(name_);
+    }
+    return it->second;
   }
   void unlink(const Message& m) WEAVE_REQUIRES(mutex_) {
     if (m.state == 'z') scheduled_.erase(std::make_pair(m.due, m.seq));

@@ -68,9 +68,12 @@ void resume_schedule(std::string_view name) {
   q->store().pause_schedule(name, false);
   // A message a waiting worker takes at once: it plans the schedule's next
   // tick now, not at its next idle look (tick_worker.h).
+  // Its own id each time: one left dead by a crash never shadows a later one.
+  const std::string id = "plan-" + detail::new_id();
   detail::QueueOffer plan;
-  plan.id = "plan";
+  plan.id = id;
   plan.payload = R"({"plan":true})";
+  plan.retries = 3;
   q->store().offer(plan);
 }
 

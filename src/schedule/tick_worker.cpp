@@ -75,7 +75,7 @@ class TickServer final : public ScheduleServer {
         if (look) plan_if_idle(queue);
         std::vector<QueueDelivery> taken = queue.take_many_json(1, kIdleLook, stop);
         look = taken.empty();
-        for (QueueDelivery& d : taken) serve(queue, d, counts);
+        for (QueueDelivery& d : taken) serve(queue, d, counts);  // (a lost delivery is left to its new holder)
       } catch (const Error& e) {
         if (!e.retryable()) throw;
         look = true;
@@ -94,16 +94,16 @@ class TickServer final : public ScheduleServer {
   // then (-1: none): the first tick to run now, else the next one ahead,
   // offered with the misses counted, if the last tick is still that one;
   // `record` kept as the last run's either way.
-  void offer_plan(QueueState& st, const DuePlan& plan, std::int64_t planned_from, std::string_view record) {
-    if (!plan.run.empty())
-      offer(st, ms_of(plan.run.front()), true, plan.missed, record, planned_from);
-    else if (plan.next)
-      offer(st, ms_of(*plan.next), false, plan.missed, record, planned_from);
-    else if (!record.empty())
-      offer(st, -1, false, 0, record);  // the schedule has no tick left: the record alone
+  // True when the tick was added.
+  bool offer_plan(QueueState& st, const DuePlan& plan, std::int64_t planned_from, std::string_view record) {
+    if (!plan.run.empty()) return offer(st, ms_of(plan.run.front()), true, plan.missed, record, planned_from);
+    if (plan.next) return offer(st, ms_of(*plan.next), false, plan.missed, record, planned_from);
+    if (!record.empty()) offer(st, -1, false, 0, record);  // the schedule has no tick left: the record alone
+    return false;
   }
 
-  void offer(QueueState& st, std::int64_t tick, bool planned, std::uint64_t missed, std::string_view record,
+  // A tick before 0 is never added: the record alone.
+  bool offer(QueueState& st, std::int64_t tick, bool planned, std::uint64_t missed, std::string_view record,
              std::optional<std::int64_t> if_last_tick = std::nullopt) {
     const std::string id = std::to_string(tick);
     const std::string payload = nlohmann::json{{"tick", tick}, {"planned", planned}}.dump();
@@ -118,7 +118,9 @@ class TickServer final : public ScheduleServer {
     o.missed = missed;
     o.last_run = record;
     o.if_last_tick = if_last_tick;
-    if (st.store().offer(o).added && missed > 0) series_->counts.add(&ScheduleCountStripe::missed, missed);
+    const bool added = st.store().offer(o).added;
+    if (added && missed > 0) series_->counts.add(&ScheduleCountStripe::missed, missed);
+    return added;
   }
 
   // A worker starting, one whose take waited in vain, or one holding the
@@ -152,52 +154,80 @@ class TickServer final : public ScheduleServer {
     return plan_due(schedule_, instant(tick), instant(now), p);
   }
 
+  // Runs `step` (store calls about the tick `d` holds) until it answers,
+  // sending it again after a retryable store error while the lease holds
+  // (a settle sent again answers as its first send). False when the lease
+  // was lost first: the attempt holding the tick now decides what follows.
+  template <class Step>
+  static bool while_held(QueueDelivery& d, Step&& step) {
+    for (;;) {
+      if (d.lease().lost()) return false;
+      try {
+        step();
+        return true;
+      } catch (const DeliveryLost&) {
+        return false;
+      } catch (const Error& e) {
+        if (!e.retryable()) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the store is away: it comes back
+      }
+    }
+  }
+
+  // plan_if_idle() where a worker's offer was refused (the last tick moved
+  // on meanwhile: a resume, or another worker's plan): if that left no live
+  // tick, one is planned now rather than at the next idle look. A store
+  // error leaves it to that look.
+  void plan_again(Queue& queue) noexcept {
+    try {
+      plan_if_idle(queue);
+    } catch (...) {
+    }
+  }
+
+  void not_run(QueueDelivery& d, WorkerCounts& counts) {
+    if (!while_held(d, [&] { d.ack(); })) return;
+    ++counts.skipped;
+    series_->counts.add(&ScheduleCountStripe::not_run);
+  }
+
   void serve(Queue& queue, QueueDelivery& d, WorkerCounts& counts) {
     const std::shared_ptr<QueueState> st = QueueAccess::state(queue);
-    const HeldDelivery& held = *QueueAccess::held(d);
     TickPayload p;
     try {
       const nlohmann::json j = nlohmann::json::parse(d.payload());
       if (j.value("plan", false)) {  // resume_schedule(): plan now rather than at the next idle look
-        plan_if_idle(queue, 1);
-        d.ack();
+        if (while_held(d, [&] { plan_if_idle(queue, 1); })) while_held(d, [&] { d.ack(); });
         return;
       }
       p.tick = j.at("tick").get<std::int64_t>();
       p.planned = j.at("planned").get<bool>();
     } catch (const nlohmann::json::exception& e) {
       ++counts.rejected;
-      d.dead("not a tick of schedule '" + name_ + "' (written by something else?): " + e.what());
+      while_held(d, [&] { d.dead("not a tick of schedule '" + name_ + "' (written by something else?): " + e.what()); });
       return;
     }
-    std::int64_t now = held.message.now_ms;
-    if (d.attempt() == 1) {
-      const QueueTicks t = st->store().ticks(name_);
-      if (t.paused) {  // (paused after it was offered) not run; resumed, the schedule plans anew
-        d.ack();
-        ++counts.skipped;
-        series_->counts.add(&ScheduleCountStripe::not_run);
-        return;
-      }
-      now = t.now_ms;
-    }
-    if (d.attempt() == 1 && !p.planned && now - p.tick > misfire_.grace.count()) {
+    QueueTicks t;
+    if (!while_held(d, [&] { t = st->store().ticks(name_); })) return;
+    if (t.paused) return not_run(d, counts);  // paused after it was offered: resumed, the schedule plans anew
+    if (d.attempt() == 1 && !p.planned && t.now_ms - p.tick > misfire_.grace.count()) {
       // Taken late (no worker was free at its time): the ticks since it, planned anew.
-      const DuePlan plan = plan_due(schedule_, instant(p.tick - 1), instant(now), misfire_);
+      const DuePlan plan = plan_due(schedule_, instant(p.tick - 1), instant(t.now_ms), misfire_);
       if (plan.run.empty() || ms_of(plan.run.front()) != p.tick) {
-        offer_plan(*st, plan, p.tick, "");
-        d.ack();
-        ++counts.skipped;
-        series_->counts.add(&ScheduleCountStripe::not_run);
+        bool added = false;
+        if (!while_held(d, [&] { added = offer_plan(*st, plan, p.tick, ""); })) return;
+        not_run(d, counts);
+        if (!added) plan_again(queue);
         return;
       }
     }
-    if (overlap_ == Overlap::allow && d.attempt() == 1)  // the next tick may start while this one runs
-      offer_plan(*st, plan_due(schedule_, instant(p.tick), instant(now), misfire_), p.tick, "");
-    run(*st, d, p.tick, counts);
+    if (overlap_ == Overlap::allow &&  // the next tick may start while this one runs (each attempt: a crash before)
+        !while_held(d, [&] { offer_plan(*st, plan_due(schedule_, instant(p.tick), instant(t.now_ms), misfire_), p.tick, ""); }))
+      return;
+    run(queue, *st, d, p.tick, counts);
   }
 
-  void run(QueueState& st, QueueDelivery& d, std::int64_t tick_ms, WorkerCounts& counts) {
+  void run(Queue& queue, QueueState& st, QueueDelivery& d, std::int64_t tick_ms, WorkerCounts& counts) {
     auto link = std::make_shared<TickLink>();
     link->kind = HeldKind::tick;
     link->tick = Tick{name_, std::chrono::system_clock::time_point(milliseconds(tick_ms)), d.attempt(),
@@ -230,11 +260,11 @@ class TickServer final : public ScheduleServer {
     if (outcome == "failed") {
       ++counts.failed;
       series_->counts.add(&ScheduleCountStripe::failed);
-      ended = d.fail(error);
+      if (!while_held(d, [&] { ended = d.fail(error); })) return;
       if (ended) outcome = "dead";
     } else if (outcome == "rejected") {
       ++counts.rejected;
-      d.dead(error);
+      if (!while_held(d, [&] { d.dead(error); })) return;
     } else {
       ++(outcome == "ran" ? counts.ran : counts.skipped);
       series_->counts.add(outcome == "ran" ? &ScheduleCountStripe::ran : &ScheduleCountStripe::not_run);
@@ -242,15 +272,32 @@ class TickServer final : public ScheduleServer {
     nlohmann::json record{{"tick_ms", tick_ms},   {"attempt", d.attempt()}, {"worker", worker_name()},
                           {"started_ms", started}, {"took_ms", took.count()}, {"outcome", outcome}};
     if (!error.empty()) record["error"] = error;
-    const std::string text = record.dump();
+    // (an exception's text need not be UTF-8: its bad bytes are replaced, never thrown over)
+    const std::string text = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // The next tick is offered before this one's ack, so the queue always
-    // holds a live tick (an idle worker finding none would plan too).
-    const QueueTicks t = st.store().ticks(name_);
-    if (!ended || overlap_ == Overlap::allow || t.last_tick_ms > tick_ms)
-      offer(st, t.last_tick_ms, false, 0, text);  // planned already (or retried): the record alone
-    else
-      offer_plan(st, plan_after(tick_ms, started, t.now_ms), tick_ms, text);
-    if (outcome == "ran" || outcome == "skipped") d.ack();
+    // holds a live tick (an idle worker finding none would plan too). A
+    // failed attempt that goes dead is settled already: the next tick then
+    // follows it at once.
+    bool added = false, planned = false;
+    const bool settled = outcome != "ran" && outcome != "skipped";
+    auto plan_next = [&] {
+      const QueueTicks t = st.store().ticks(name_);
+      planned = ended && overlap_ != Overlap::allow && t.last_tick_ms <= tick_ms;
+      if (planned)
+        added = offer_plan(st, plan_after(tick_ms, started, t.now_ms), tick_ms, text);
+      else
+        offer(st, t.last_tick_ms, false, 0, text);  // planned already, or tried again: the record alone
+    };
+    if (settled) {
+      try {
+        plan_next();  // (not held any more: one try, else the idle look plans)
+      } catch (const Error& e) {
+        if (!e.retryable()) throw;
+      }
+    } else if (!while_held(d, plan_next) || !while_held(d, [&] { d.ack(); })) {
+      return;
+    }
+    if (planned && !added) plan_again(queue);
   }
 
   const MethodInfo& method_;

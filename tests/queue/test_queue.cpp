@@ -1166,4 +1166,16 @@ TEST_CASE("queue: a tick offered on condition is added only while the schedule's
   CHECK_FALSE(offer_tick(now + 3'000, now + 1'000, 1));
   CHECK(store.ticks("s").missed == 1);
   CHECK(store.ticks("s").live == 2);  // both scheduled, read with the last tick
+  // A tick before 0 is never added; an id queued already leaves the schedule as it was.
+  CHECK_FALSE(offer_tick(-1, now + 2'000, 0));
+  const std::string first_id = std::to_string(now + 1'000);  // the first tick's message, still queued
+  weave::detail::QueueOffer taken_id;
+  taken_id.id = first_id;
+  taken_id.payload = "{}";
+  taken_id.schedule = "s";
+  taken_id.tick_ms = now + 5'000;
+  taken_id.missed = 4;
+  CHECK_FALSE(store.offer(taken_id).added);
+  CHECK(store.ticks("s").last_tick_ms == now + 2'000);
+  CHECK(store.ticks("s").missed == 1);
 }

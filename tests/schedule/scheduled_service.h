@@ -98,6 +98,17 @@ class Pausable : public Recorder {
   virtual void run() { note(*weave::current_tick()); }
 };
 
+// Throws text that is not UTF-8 on every attempt, once.
+class Garbled : public Recorder {
+ public:
+  virtual ~Garbled() = default;
+  [[scheduled(every=100ms, retries=0, name="garbled")]]
+  virtual void run() {
+    note(*weave::current_tick());
+    if (ran().size() == 1) throw std::runtime_error("caf\xe9 \xff\xfe");
+  }
+};
+
 // Each runs 250 ms on a 100 ms period.
 class LongSkip : public Recorder {
  public:

@@ -332,3 +332,21 @@ TEST_CASE("scheduled: a paused schedule runs no tick and counts none missed, res
   REQUIRE(s.next_tick);              // queued before the workers stopped
   CHECK(*s.next_tick > resumed_at);
 }
+
+TEST_CASE("scheduled: a run whose error is not UTF-8 is recorded dead with its text repaired, and the schedule goes on", "[scheduled]") {
+  use_store();
+  weave::Woven<scheduletest::Garbled> jobs;
+  weave::DelayWorkerStats stats;
+  {
+    Running<weave::Woven<scheduletest::Garbled>> w(jobs);
+    std::this_thread::sleep_for(800ms);
+    w.stop();
+    stats = w.worker.stats();
+  }
+  CHECK(stats.failed == 1);
+  CHECK(stats.ran >= 3);  // the worker went on after it
+  CHECK(weave::Queue("schedule/garbled").stats().dead == 1);
+  const std::vector<std::int64_t> ticks = first_runs(jobs.ran());
+  REQUIRE(ticks.size() >= 4);
+  for (std::size_t i = 1; i < ticks.size(); ++i) CHECK(ticks[i] - ticks[i - 1] == 100);  // the dead tick's next followed
+}

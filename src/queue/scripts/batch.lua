@@ -9,7 +9,8 @@
 --               `tick` (server clock), added only if the schedule offered
 --               no tick at or after it, and, with `if last`, only if its
 --               last tick offered is that one (-1 none), and not while
---               the schedule is paused (else 0);
+--               the schedule is paused, nor for a tick before 0, nor
+--               with an id queued already (else 0, the schedule as it was);
 --               `missed` is added to the schedule's count with the tick
 --               (only then: counted once whoever offers it), the run
 --               record ("" none) kept either way
@@ -117,7 +118,9 @@ local function serve(r, kind, a, n)
     if n >= 8 then  -- a schedule's tick
       local schedule, tick = ARGV[a + 6], tonumber(ARGV[a + 7])
       if n >= 10 and ARGV[a + 9] ~= '' then redis.call('HSET', runs_key(), schedule, ARGV[a + 9]) end
-      if redis.call('HEXISTS', paused_key(), schedule) == 1 then return 0 end
+      if tick < 0 or redis.call('HEXISTS', paused_key(), schedule) == 1 then return 0 end
+      local held = redis.call('HGET', message_key(ARGV[a]), 's')
+      if held and held ~= 'c' then return 0 end  -- its id queued already: the schedule left as it was
       local last = redis.call('HGET', ticks_key(), schedule)
       if last and tonumber(last) >= tick then return 0 end
       if n >= 11 and (last and tonumber(last) or -1) ~= tonumber(ARGV[a + 10]) then return 0 end
