@@ -1,4 +1,5 @@
-// [[scheduled]] across real processes on redis:// (docs/scheduled.md):
+// [[scheduled]] across real processes on redis://, redis+cluster:// and
+// redis+sentinel:// (docs/scheduled.md):
 // tick_worker processes (ticker.h: every 250 ms) serve one schedule, some
 // under a wall clock 5 minutes off (faketime), while the test restarts
 // redis-server from its AOF, SIGKILLs or SIGSTOPs a worker in the middle of
@@ -30,8 +31,10 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_fixture.h"
 #include "queue/queue_runtime.h"
 #include "redis_server.h"
+#include "sentinel_fixture.h"
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -171,32 +174,22 @@ ParisRun run_paris_from(const std::string& start, int seconds) {
 
 }  // namespace
 
-TEST_CASE("scheduled processes: three workers, two with clocks 5 min off, start each tick once, across a Redis restart from its AOF",
-          "[scheduled][redis]") {
-  const std::string dir = temp_dir(), log = dir + "/log";
-  redis_test::RedisServer redis({"--appendonly", "yes", "--appendfsync", "always", "--dir", dir});
-  std::vector<pid_t> workers = {spawn_worker(redis.url(), log, "-5m"), spawn_worker(redis.url(), log, ""),
-                                spawn_worker(redis.url(), log, "+5m")};
-  std::this_thread::sleep_for(2500ms);
-  redis.restart();  // SIGKILL, then back from the AOF on the same port
-  std::this_thread::sleep_for(2500ms);
-  kill_all(workers);
+namespace {
 
+// The oracle of workers that logged to `log` on `url`: no tick started twice
+// (a second start is a later attempt under a newer token), every slot from
+// the first tick run to the last offered ran or was counted missed; at
+// least `min_ticks` ran, by `workers` processes.
+void check_each_tick_once(const std::string& log, const std::string& url, std::size_t min_ticks, std::size_t workers) {
   std::map<long long, std::vector<Line>> starts;  // tick -> its starts
   std::set<pid_t> ran_by;
-  bool skewed_early = false, skewed_late = false;
   for (const Line& l : read_log(log)) {
     if (l.kind != 'S') continue;
     starts[l.tick].push_back(l);
     ran_by.insert(l.pid);
-    const long long skew = l.clock - l.tick;  // the worker's clock minus the store's tick time
-    skewed_early |= skew < -240'000;
-    skewed_late |= skew > 240'000;
   }
-  REQUIRE(starts.size() >= 12);
-  CHECK(ran_by.size() == 3);  // each worker ran ticks
-  CHECK(skewed_early);        // (the workers' clocks were 5 minutes off indeed)
-  CHECK(skewed_late);
+  REQUIRE(starts.size() >= min_ticks);
+  CHECK(ran_by.size() == workers);  // each worker ran ticks
   std::uint64_t first_attempts = 0;
   for (const auto& [tick, runs] : starts) {
     INFO("tick " << tick);
@@ -210,11 +203,56 @@ TEST_CASE("scheduled processes: three workers, two with clocks 5 min off, start 
     }
   }
   CHECK(first_attempts == starts.size());  // no tick started twice
-  // Every slot from the first tick run to the last one offered ran or was counted missed.
-  const weave::detail::QueueTicks s = stored(redis.url());
+  const weave::detail::QueueTicks s = stored(url);
   const long long first = starts.begin()->first;
   REQUIRE(s.last_tick_ms > starts.rbegin()->first);
   CHECK(s.missed == static_cast<std::uint64_t>((s.last_tick_ms - first) / kPeriod) - starts.size());
+}
+
+// Whether a worker's clock (its S lines) was `skew_ms` off the store's, in either direction.
+bool some_worker_skewed(const std::string& log, long long skew_ms) {
+  for (const Line& l : read_log(log))
+    if (l.kind == 'S' && (skew_ms < 0 ? l.clock - l.tick < skew_ms : l.clock - l.tick > skew_ms)) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("scheduled processes: three workers, two with clocks 5 min off, start each tick once, across a Redis restart from its AOF",
+          "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  redis_test::RedisServer redis({"--appendonly", "yes", "--appendfsync", "always", "--dir", dir});
+  std::vector<pid_t> workers = {spawn_worker(redis.url(), log, "-5m"), spawn_worker(redis.url(), log, ""),
+                                spawn_worker(redis.url(), log, "+5m")};
+  std::this_thread::sleep_for(2500ms);
+  redis.restart();  // SIGKILL, then back from the AOF on the same port
+  std::this_thread::sleep_for(2500ms);
+  kill_all(workers);
+  check_each_tick_once(log, redis.url(), 12, 3);
+  CHECK(some_worker_skewed(log, -240'000));  // (the workers' clocks were 5 minutes off indeed)
+  CHECK(some_worker_skewed(log, 240'000));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("scheduled processes: on redis+cluster:// three workers start each tick once", "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  cluster_test::Cluster cluster;
+  std::vector<pid_t> workers = {spawn_worker(cluster.url(), log, "-5m"), spawn_worker(cluster.url(), log, ""),
+                                spawn_worker(cluster.url(), log, "")};
+  std::this_thread::sleep_for(4s);
+  kill_all(workers);
+  check_each_tick_once(log, cluster.url(), 10, 3);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("scheduled processes: on redis+sentinel:// three workers start each tick once", "[scheduled][redis]") {
+  const std::string dir = temp_dir(), log = dir + "/log";
+  sentinel_test::Sentinels sentinels;
+  std::vector<pid_t> workers = {spawn_worker(sentinels.url(), log, ""), spawn_worker(sentinels.url(), log, "+5m"),
+                                spawn_worker(sentinels.url(), log, "")};
+  std::this_thread::sleep_for(4s);
+  kill_all(workers);
+  check_each_tick_once(log, sentinels.url(), 10, 3);
   fs::remove_all(dir);
 }
 

@@ -118,7 +118,7 @@ local function serve(r, kind, a, n)
     if n >= 8 then  -- a schedule's tick
       local schedule, tick = ARGV[a + 6], tonumber(ARGV[a + 7])
       if n >= 10 and ARGV[a + 9] ~= '' then redis.call('HSET', runs_key(), schedule, ARGV[a + 9]) end
-      if tick < 0 or redis.call('HEXISTS', paused_key(), schedule) == 1 then return 0 end
+      if tick < 0 or redis.call('HGET', paused_key(), schedule) then return 0 end
       local held = redis.call('HGET', message_key(ARGV[a]), 's')
       if held and held ~= 'c' then return 0 end  -- its id queued already: the schedule left as it was
       local last = redis.call('HGET', ticks_key(), schedule)

@@ -10,4 +10,4 @@ local last = redis.call('HGET', ticks_key(), ARGV[3])
 local missed = redis.call('HGET', missed_key(), ARGV[3])
 return {last and tonumber(last) or -1, now_ms(), missed and tonumber(missed) or 0,
         redis.call('HGET', runs_key(), ARGV[3]) or '', redis.call('ZCARD', scheduled) + redis.call('ZCARD', active),
-        redis.call('HEXISTS', paused_key(), ARGV[3])}
+        redis.call('HGET', paused_key(), ARGV[3]) and 1 or 0}
