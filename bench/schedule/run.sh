@@ -9,6 +9,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 need=()
 [ -x /usr/bin/redis-server ] || need+=(redis-server)
 for p in node:nodejs npm:npm; do command -v "${p%%:*}" >/dev/null || need+=("${p#*:}"); done
+# (python3-munkres: as bench/queue/run.sh says, matplotlib's fonttools then needs no scipy)
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || need+=(python3-matplotlib python3-munkres)  # the chart
 if ((${#need[@]})); then
   SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get install -y "${need[@]}"
@@ -22,3 +24,5 @@ if [ "${SKIP_WEAVE_BUILD:-0}" != 1 ]; then
   set -- --weave-bin "$BUILD_DIR/bench/schedule/bench_schedule_weave" "$@"
 fi
 /usr/bin/python3 "$HERE/schedule_bench.py" "$@"
+latest=$(ls -t "$HERE/../results"/schedule-*.json 2>/dev/null | head -1)
+if [ -n "$latest" ]; then /usr/bin/python3 "$HERE/plot.py" "$latest" --out "${latest%.json}.png"; fi

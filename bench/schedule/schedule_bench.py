@@ -199,7 +199,8 @@ def main():
         os.makedirs(args.out, exist_ok=True)
         stem = os.path.join(args.out, "schedule-%s%s" % (datetime.date.today().isoformat(), "-quick" if Q else ""))
         meta = {"machine": platform.machine(), "cpus": os.cpu_count(), "kernel": platform.release(),
-                "command": " ".join(shlex.quote(a) for a in sys.argv), "every_ms": EVERY_MS}
+                "command": " ".join(shlex.quote(a) for a in sys.argv), "every_ms": EVERY_MS,
+                "kill_every_s": KILL_EVERY}
         with open(stem + ".json", "w") as f:
             json.dump({"meta": meta, "results": results}, f, indent=1)
         with open(stem + ".md", "w") as f:
