@@ -1066,6 +1066,31 @@ TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a mes
   CHECK(worker_at("-5m", "take " + common + " 20000").rfind(second + " ", 0) == 0);
 }
 
+namespace {
+
+// A worker's offer of tick `tick` of `schedule` (its message id the tick in
+// ms, or `id`), with what the worker adds to it.
+struct TickOffer {
+  std::uint64_t missed = 0;
+  std::string_view last_run;
+  std::optional<std::int64_t> if_last_tick;
+  std::string id;
+};
+bool offer_tick(weave::detail::QueueStore& store, std::string_view schedule, std::int64_t tick, const TickOffer& extra) {
+  const std::string id = extra.id.empty() ? std::to_string(tick) : extra.id;
+  weave::detail::QueueOffer offer;
+  offer.id = id;
+  offer.payload = "{}";
+  offer.schedule = schedule;
+  offer.tick_ms = tick;
+  offer.missed = extra.missed;
+  offer.last_run = extra.last_run;
+  offer.if_last_tick = extra.if_last_tick;
+  return store.offer(offer).added;
+}
+
+}  // namespace
+
 TEST_CASE("queue: a schedule's tick is queued once, whoever offers it, and never after a later tick or its own ack", "[queue][schedule]") {
   weave::QueueOptions o;
   o.url = test_store_url();
@@ -1074,20 +1099,16 @@ TEST_CASE("queue: a schedule's tick is queued once, whoever offers it, and never
   const weave::detail::QueueTicks before = store.ticks("nightly");
   CHECK(before.last_tick_ms == -1);
   CHECK(before.now_ms > 0);
-  auto offer_tick = [&](std::string_view schedule, std::int64_t tick) {
-    const std::string id = std::string(schedule) + "@" + std::to_string(tick);
-    weave::detail::QueueOffer offer;
-    offer.id = id;
-    offer.payload = "{}";
-    offer.schedule = schedule;
-    offer.tick_ms = tick;
-    return store.offer(offer).added;
+  auto offer = [&](std::string_view schedule, std::int64_t tick) {
+    TickOffer extra;
+    extra.id = std::string(schedule) + "@" + std::to_string(tick);
+    return offer_tick(store, schedule, tick, extra);
   };
   // A tick a minute ahead by the store's clock: queued once, due then.
   const std::int64_t later = before.now_ms + 60'000;
-  CHECK(offer_tick("nightly", later));
-  CHECK_FALSE(offer_tick("nightly", later));            // a second worker offers the same tick
-  CHECK_FALSE(offer_tick("nightly", later - 30'000));   // an older tick, after a later one
+  CHECK(offer("nightly", later));
+  CHECK_FALSE(offer("nightly", later));            // a second worker offers the same tick
+  CHECK_FALSE(offer("nightly", later - 30'000));   // an older tick, after a later one
   CHECK(store.ticks("nightly").last_tick_ms == later);
   CHECK(store.ticks("hourly").last_tick_ms == -1);      // each schedule on its own
   const weave::detail::QueueTaken none = store.take(30s, 0.5, 10);
@@ -1095,14 +1116,14 @@ TEST_CASE("queue: a schedule's tick is queued once, whoever offers it, and never
   CHECK(none.next_ms == later);  // due at the tick, not before
   // A tick already due is delivered at once; acknowledged, it is not queued again.
   const std::int64_t due = before.now_ms - 1'000;
-  REQUIRE(offer_tick("hourly", due));
+  REQUIRE(offer("hourly", due));
   const weave::detail::QueueTaken taken = store.take(30s, 0.5, 10);
   REQUIRE(taken.messages.size() == 1);
   CHECK(taken.messages[0].id == "hourly@" + std::to_string(due));
   CHECK(store.settle(taken.messages[0].id, taken.messages[0].token, weave::detail::SettleAction::ack, 0ms, "", 0.5) ==
         weave::detail::Settled::done);
-  CHECK_FALSE(offer_tick("hourly", due));  // its message is gone, its tick is still known
-  CHECK(offer_tick("hourly", due + 3'600'000));
+  CHECK_FALSE(offer("hourly", due));  // its message is gone, its tick is still known
+  CHECK(offer("hourly", due + 3'600'000));
 }
 
 TEST_CASE("queue: a tick offer counts the ticks missed before it once, and keeps the schedule's last run either way", "[queue][schedule]") {
@@ -1111,29 +1132,24 @@ TEST_CASE("queue: a tick offer counts the ticks missed before it once, and keeps
   weave::detail::QueueRuntime rt(o);
   weave::detail::QueueStore& store = rt.state(fresh_queue("misses"))->store();
   const std::int64_t now = store.ticks("report").now_ms;
-  auto offer_tick = [&](std::int64_t tick, std::uint64_t missed, std::string_view record) {
-    const std::string id = std::to_string(tick);
-    weave::detail::QueueOffer offer;
-    offer.id = id;
-    offer.payload = "{}";
-    offer.schedule = "report";
-    offer.tick_ms = tick;
-    offer.missed = missed;
-    offer.last_run = record;
-    return store.offer(offer).added;
+  auto offer = [&](std::int64_t tick, std::uint64_t missed, std::string_view record) {
+    TickOffer extra;
+    extra.missed = missed;
+    extra.last_run = record;
+    return offer_tick(store, "report", tick, extra);
   };
   CHECK(store.ticks("report").missed == 0);
   CHECK(store.ticks("report").last_run.empty());
-  REQUIRE(offer_tick(now + 60'000, 3, R"({"outcome":"ran"})"));
-  CHECK_FALSE(offer_tick(now + 60'000, 3, ""));  // a second worker's offer of the same tick: its misses are not added
+  REQUIRE(offer(now + 60'000, 3, R"({"outcome":"ran"})"));
+  CHECK_FALSE(offer(now + 60'000, 3, ""));  // a second worker's offer of the same tick: its misses are not added
   weave::detail::QueueTicks t = store.ticks("report");
   CHECK(t.missed == 3);
   CHECK(t.last_run == R"({"outcome":"ran"})");
-  CHECK_FALSE(offer_tick(now + 60'000, 0, R"({"outcome":"failed"})"));  // not added, the record kept
+  CHECK_FALSE(offer(now + 60'000, 0, R"({"outcome":"failed"})"));  // not added, the record kept
   t = store.ticks("report");
   CHECK(t.missed == 3);
   CHECK(t.last_run == R"({"outcome":"failed"})");
-  REQUIRE(offer_tick(now + 120'000, 2, ""));
+  REQUIRE(offer(now + 120'000, 2, ""));
   t = store.ticks("report");
   CHECK(t.missed == 5);
   CHECK(t.last_run == R"({"outcome":"failed"})");
@@ -1146,28 +1162,23 @@ TEST_CASE("queue: a tick offered on condition is added only while the schedule's
   weave::detail::QueueRuntime rt(o);
   weave::detail::QueueStore& store = rt.state(fresh_queue("cas"))->store();
   const std::int64_t now = store.ticks("s").now_ms;
-  auto offer_tick = [&](std::int64_t tick, std::int64_t if_last, std::uint64_t missed) {
-    const std::string id = std::to_string(tick);
-    weave::detail::QueueOffer offer;
-    offer.id = id;
-    offer.payload = "{}";
-    offer.schedule = "s";
-    offer.tick_ms = tick;
-    offer.missed = missed;
-    offer.if_last_tick = if_last;
-    return store.offer(offer).added;
+  auto offer = [&](std::int64_t tick, std::int64_t if_last, std::uint64_t missed) {
+    TickOffer extra;
+    extra.missed = missed;
+    extra.if_last_tick = if_last;
+    return offer_tick(store, "s", tick, extra);
   };
   // Two workers plan a new schedule at two moments: the first offer wins, the later tick is not added.
-  CHECK(offer_tick(now + 1'000, -1, 0));
-  CHECK_FALSE(offer_tick(now + 2'000, -1, 7));
+  CHECK(offer(now + 1'000, -1, 0));
+  CHECK_FALSE(offer(now + 2'000, -1, 7));
   CHECK(store.ticks("s").last_tick_ms == now + 1'000);
   CHECK(store.ticks("s").missed == 0);
-  CHECK(offer_tick(now + 2'000, now + 1'000, 1));  // planned from the last tick: added
-  CHECK_FALSE(offer_tick(now + 3'000, now + 1'000, 1));
+  CHECK(offer(now + 2'000, now + 1'000, 1));  // planned from the last tick: added
+  CHECK_FALSE(offer(now + 3'000, now + 1'000, 1));
   CHECK(store.ticks("s").missed == 1);
   CHECK(store.ticks("s").live == 2);  // both scheduled, read with the last tick
   // A tick before 0 is never added; an id queued already leaves the schedule as it was.
-  CHECK_FALSE(offer_tick(-1, now + 2'000, 0));
+  CHECK_FALSE(offer(-1, now + 2'000, 0));
   const std::string first_id = std::to_string(now + 1'000);  // the first tick's message, still queued
   weave::detail::QueueOffer taken_id;
   taken_id.id = first_id;
