@@ -209,6 +209,14 @@ void check_each_tick_once(const std::string& log, const std::string& url, std::s
   CHECK(s.missed == static_cast<std::uint64_t>((s.last_tick_ms - first) / kPeriod) - starts.size());
 }
 
+// No tick has two first attempts in the log.
+bool no_tick_started_twice(const std::string& log) {
+  std::set<long long> started;
+  for (const Line& l : read_log(log))
+    if (l.kind == 'S' && l.attempt == 1 && !started.insert(l.tick).second) return false;
+  return true;
+}
+
 // Whether a worker's clock (its S lines) was `skew_ms` off the store's, in either direction.
 bool some_worker_skewed(const std::string& log, long long skew_ms) {
   for (const Line& l : read_log(log))
@@ -268,10 +276,12 @@ TEST_CASE("scheduled processes: a run whose worker is SIGKILLed runs again on an
   const long long killed_at = now_ms();
   const std::optional<Line> again =
       wait_for_line(log, [&](const Line& l) { return l.kind == 'S' && l.tick == first->tick && l.attempt == 2; });
+  std::this_thread::sleep_for(1s);  // (runs of 3 s on a 250 ms period: the next ticks must wait, not start twice)
   kill_all(workers);
   REQUIRE(again);
   CHECK(again->pid != victim);
   CHECK(again->token > first->token);
+  CHECK(no_tick_started_twice(log));
   CHECK(again->clock - killed_at <= (kLease + 1s).count());
   fs::remove_all(dir);
 }
@@ -296,6 +306,7 @@ TEST_CASE("scheduled processes: a run whose worker is SIGSTOPped runs again else
   CHECK(again->pid != victim);
   CHECK(lost);
   for (const Line& l : read_log(log)) CHECK_FALSE((l.kind == 'E' && l.tick == first->tick && l.attempt == 1));
+  CHECK(no_tick_started_twice(log));
   fs::remove_all(dir);
 }
 
