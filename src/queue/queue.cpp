@@ -252,6 +252,8 @@ std::shared_ptr<QueueState> QueueRuntime::state(const std::string& name) {
   return it->second;
 }
 
+std::vector<std::string> QueueRuntime::ticking_queues() { return open_("")->ticking_queues(); }
+
 }  // namespace detail
 
 void configure_queues(QueueOptions options) {

@@ -135,6 +135,10 @@ class QueueRuntime {
   const QueueOptions& options() const noexcept { return options_; }
   // The state of queue `name` (made on first use, kept for the runtime's life).
   std::shared_ptr<QueueState> state(const std::string& name);
+  // QueueStore::ticking_queues() of this runtime's store, asked through a
+  // store opened for that alone: no queue state is kept for it (so none is
+  // read at every metrics scrape).
+  std::vector<std::string> ticking_queues();
   // weave_queue_* of every queue of this runtime: the series, and each
   // queue's counts per state read from its store (queue_metrics.cpp).
   void write_metrics(MetricsWriter& w);

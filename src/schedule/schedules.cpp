@@ -56,7 +56,7 @@ ScheduleStatus schedule_status(std::string_view name) {
 std::vector<ScheduleStatus> list_schedules() {
   std::vector<ScheduleStatus> out;
   const std::string_view prefix = detail::kScheduleQueuePrefix;
-  for (const std::string& queue : schedule_queue("")->store().ticking_queues())
+  for (const std::string& queue : detail::queue_runtime_slot().get()->ticking_queues())
     if (queue.starts_with(prefix) && queue.size() > prefix.size()) out.push_back(schedule_status(queue.substr(prefix.size())));
   std::sort(out.begin(), out.end(), [](const ScheduleStatus& a, const ScheduleStatus& b) { return a.name < b.name; });
   return out;

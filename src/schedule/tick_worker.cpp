@@ -45,13 +45,23 @@ std::string worker_name() {
   return std::string(host) + "/" + std::to_string(current_pid());
 }
 
+// The method's [[scheduled]] annotation (as weavegen emitted it).
+Annotation scheduled_of(const MethodInfo& method) {
+  return Annotation(method.annotations[method.stored_call->annotation], {});
+}
+
+// Its cron expression in its zone, or its period from the epoch.
+Schedule schedule_of(const Annotation& a) {
+  return a.has("cron") ? Schedule::cron(a.text("cron"), a.has("zone") ? a.text("zone") : "UTC")
+                       : Schedule::every(a.duration("every"), Instant{});
+}
+
 class TickServer final : public ScheduleServer {
  public:
-  TickServer(const MethodInfo& method, void* owner) : method_(method), owner_(owner) {
-    const Annotation a(method.annotations[method.stored_call->annotation], {});
+  TickServer(const MethodInfo& method, void* owner)
+      : method_(method), owner_(owner), schedule_(schedule_of(scheduled_of(method))) {
+    const Annotation a = scheduled_of(method);
     name_ = a.has("name") ? std::string(a.text("name")) : std::string(method.qualified_name);
-    schedule_ = a.has("cron") ? Schedule::cron(a.text("cron"), a.has("zone") ? a.text("zone") : "UTC")
-                              : Schedule::every(a.duration("every"), Instant{});
     misfire_.misfire = static_cast<Misfire>(a.has("misfire") ? a.enum_index("misfire") : vocab::misfire);
     misfire_.max_catch_up =
         static_cast<std::uint32_t>(a.has("max_catch_up") ? a.integer("max_catch_up") : vocab::max_catch_up);
@@ -302,8 +312,8 @@ class TickServer final : public ScheduleServer {
 
   const MethodInfo& method_;
   void* const owner_;
+  const Schedule schedule_;
   std::string name_, queue_;
-  Schedule schedule_ = Schedule::every(milliseconds(1), Instant{});
   MisfirePolicy misfire_;
   Overlap overlap_ = Overlap::skip;
   int retries_ = 0;
