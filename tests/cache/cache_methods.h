@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "eventually.h"
 #include "weave/generated.h"
 #include "weave/json_codec.h"
 
@@ -160,16 +161,6 @@ struct Catalog {
   }
 };
 
-// Polls `done` every millisecond for up to `limit` (generous: a loaded
-// machine is slow, not wrong); true once it held.
-template <class F>
-bool eventually(F done, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
+using test_support::eventually;
 
 }  // namespace cache_test

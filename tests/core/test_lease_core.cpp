@@ -23,6 +23,7 @@
 #include "core/lease_core.h"
 #include "core/renewer.h"
 #include "weave/held_lease.h"
+#include "eventually.h"
 
 using namespace std::chrono_literals;
 using weave::detail::LeaseCore;
@@ -162,15 +163,7 @@ std::shared_ptr<TestLease> hold(const std::shared_ptr<TableGroup>& group, const 
   return l;
 }
 
-template <class F>
-bool eventually(F&& f, std::chrono::milliseconds within = 5s) {
-  const auto until = Clock::now() + within;
-  while (Clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using test_support::eventually;
 
 }  // namespace
 

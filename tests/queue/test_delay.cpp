@@ -16,6 +16,7 @@
 #include "weave/lock.h"
 #include "weave/queue.h"
 #include "weave_vocabulary.h"
+#include "eventually.h"
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -42,15 +43,7 @@ struct Running {
   std::jthread thread;
 };
 
-template <class F>
-bool eventually(F&& f, std::chrono::milliseconds within = 10s) {
-  const auto until = Clock::now() + within;
-  while (Clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return f();
-}
+using test_support::eventually;
 
 }  // namespace
 
