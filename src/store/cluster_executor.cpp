@@ -559,6 +559,10 @@ std::vector<store::Reply> ClusterExecutor::run(const std::vector<store::ScriptCa
   return std::move(r.replies);
 }
 
+std::unique_ptr<store::BlockingPop> ClusterExecutor::blocking_pop(const std::string& key) {
+  return route(key_slot(key))->blocking_pop(key);
+}
+
 store::Reply ClusterExecutor::command(const store::Command& c, std::string_view key, const char* what) {
   CommandRequest r{c, key_slot(key), nullptr};
   follow(r, what);

@@ -246,44 +246,62 @@ Pool::Pool(Endpoint endpoint, int size) : endpoint_(std::move(endpoint)), size_(
 Pool::~Pool() = default;
 
 Pool::Borrowed Pool::borrow() {
-  detail::Guard g(mutex_);
-  auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
-  for (;;) {
-    if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
-      idle_.pop_back();
-      return Borrowed(this, std::move(c), false);
-    }
-    if (open_ < size_) {
-      ++open_;
-      g.unlock();
-      try {
-        auto fresh = std::make_unique<Connection>(endpoint_);
-        std::string failed;
-        {
-          detail::Guard again(mutex_);
-          failed.swap(failed_);
-        }
-        if (!failed.empty())
-          detail::emit_notice(EventKind::reconnected, "store", endpoint_.describe(),
-                              "connected again (the last connection " + failed + ")");
-        return Borrowed(this, std::move(fresh), true);
-      } catch (const std::exception& e) {
-        g.lock();
-        failed_ = std::string("could not connect: ") + e.what();
-        --open_;
-        cv_.notify_one();
-        throw;
-      } catch (...) {
-        g.lock();
-        --open_;
-        cv_.notify_one();
-        throw;
+  {
+    detail::Guard g(mutex_);
+    auto deadline = std::chrono::steady_clock::now() + endpoint_.connect_timeout + endpoint_.command_timeout;
+    for (;;) {
+      if (!idle_.empty()) return take_idle();
+      if (open_ < size_) {
+        ++open_;
+        break;
       }
+      if (mutex_.wait_until(cv_, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= size_)
+        throw TimeoutError("weave redis: no free connection to " + endpoint_.describe() +
+                           " (pool_size " + std::to_string(size_) + ")");
     }
-    if (mutex_.wait_until(cv_, deadline) == std::cv_status::timeout && idle_.empty() && open_ >= size_)
-      throw TimeoutError("weave redis: no free connection to " + endpoint_.describe() +
-                         " (pool_size " + std::to_string(size_) + ")");
+  }
+  return open_counted();
+}
+
+std::optional<Pool::Borrowed> Pool::try_borrow() {
+  {
+    detail::Guard g(mutex_);
+    if (!idle_.empty()) return take_idle();
+    if (open_ >= size_) return std::nullopt;
+    ++open_;
+  }
+  return open_counted();
+}
+
+Pool::Borrowed Pool::take_idle() {
+  auto c = std::move(idle_.back());
+  idle_.pop_back();
+  return Borrowed(this, std::move(c), false);
+}
+
+Pool::Borrowed Pool::open_counted() {
+  try {
+    auto fresh = std::make_unique<Connection>(endpoint_);
+    std::string failed;
+    {
+      detail::Guard g(mutex_);
+      failed.swap(failed_);
+    }
+    if (!failed.empty())
+      detail::emit_notice(EventKind::reconnected, "store", endpoint_.describe(),
+                          "connected again (the last connection " + failed + ")");
+    return Borrowed(this, std::move(fresh), true);
+  } catch (const std::exception& e) {
+    detail::Guard g(mutex_);
+    failed_ = std::string("could not connect: ") + e.what();
+    --open_;
+    cv_.notify_one();
+    throw;
+  } catch (...) {
+    detail::Guard g(mutex_);
+    --open_;
+    cv_.notify_one();
+    throw;
   }
 }
 

@@ -177,6 +177,8 @@ class Pool {
   // An idle connection, a new one, or waits (up to the command timeout) for
   // one to come back. Throws BackendUnavailable / TimeoutError.
   Borrowed borrow();
+  // The same without waiting: nothing when all `size` are borrowed.
+  std::optional<Borrowed> try_borrow();
   // An idle connection taken out of the pool for good (the pool may open
   // another in its place), or nothing: never connects and never waits.
   std::unique_ptr<Connection> try_take();
@@ -190,6 +192,10 @@ class Pool {
 
  private:
   void give_back(std::unique_ptr<Connection> c);
+  Borrowed take_idle() WEAVE_REQUIRES(mutex_);
+  // Connects the one more already counted in open_ (uncounted on failure);
+  // called without the lock.
+  Borrowed open_counted();
   Endpoint endpoint_;
   int size_;
   detail::Mutex mutex_;

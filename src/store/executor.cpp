@@ -58,7 +58,16 @@ void scan_keys(Executor& exec, std::string_view pattern,
 }
 
 NodeExecutor::NodeExecutor(Endpoint endpoint, int pool_size, bool sharded)
-    : pool_(std::make_shared<Pool>(endpoint, pool_size)), sub_(std::make_shared<Subscriber>(endpoint, sharded)), sharded_(sharded) {}
+    : pool_(std::make_shared<Pool>(endpoint, pool_size)),
+      sub_(std::make_shared<Subscriber>(endpoint, sharded)),
+      waits_(std::make_shared<Pool>(endpoint, kWaitingConnections)),
+      sharded_(sharded) {}
+
+std::unique_ptr<BlockingPop> NodeExecutor::blocking_pop(const std::string& key) {
+  std::optional<Pool::Borrowed> conn = waits_->try_borrow();
+  if (!conn) return nullptr;
+  return std::make_unique<BlockingPop>(waits_, std::move(*conn), key);
+}
 
 std::vector<Reply> NodeExecutor::run(const std::vector<ScriptCall>& calls, const char* what) {
   std::vector<Reply> replies = run_raw(calls);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/change_waiter.h"
+#include "store/blocking_pop.h"
 #include "store/connection.h"
 #include "store/subscriber.h"
 
@@ -112,7 +113,18 @@ class Executor {
     std::shared_ptr<NodeExecutor> keep{};
   };
   virtual Direct direct(const std::vector<ScriptCall>& /*calls*/) { return {}; }
+
+  // Blocking pops of the list `key` on a connection of its own to the node
+  // that serves it (store/blocking_pop.h), or null when that node has no
+  // waiting connection free (kWaitingConnections) or this executor has none.
+  // Throws BackendUnavailable when it cannot connect.
+  virtual std::unique_ptr<BlockingPop> blocking_pop(const std::string& /*key*/) { return nullptr; }
 };
+
+// How many threads of a process may wait on a connection of their own to
+// one Redis node at once (Executor::blocking_pop); more wait on its
+// subscriber.
+inline constexpr int kWaitingConnections = 16;
 
 // exec.run() of one call: its reply.
 Reply run_one(Executor& exec, ScriptCall call, const char* what);
@@ -154,6 +166,7 @@ class NodeExecutor final : public Executor {
   const Endpoint& endpoint() const { return pool_->endpoint(); }
   const std::shared_ptr<Subscriber>& subscriber() const { return sub_; }
   Direct direct(const std::vector<ScriptCall>&) override { return {this, false}; }
+  std::unique_ptr<BlockingPop> blocking_pop(const std::string& key) override;
 
   // run_raw in steps, for run_on_each: open() borrows a connection, start()
   // writes the calls without reading; the caller may feed replies in
@@ -222,6 +235,7 @@ class NodeExecutor final : public Executor {
 
   std::shared_ptr<Pool> pool_;  // (shared: store/asio/direct_links.h hands connections back to it)
   std::shared_ptr<Subscriber> sub_;
+  std::shared_ptr<Pool> waits_;  // blocking_pop(): connections apart from pool_, which they never hold up
   bool sharded_;
   std::once_flag broadcast_once_;
   std::shared_ptr<Subscriber> broadcast_sub_;  // sharded_: classic SUBSCRIBE, made at first use

@@ -161,6 +161,10 @@ std::unique_ptr<store::Subscriber::Interest> SentinelExecutor::subscribe(const s
   return on_master([&](store::NodeExecutor& n) { return n.subscribe(channel, bell, feed); });
 }
 
+std::unique_ptr<store::BlockingPop> SentinelExecutor::blocking_pop(const std::string& key) {
+  return master()->blocking_pop(key);
+}
+
 store::Reply SentinelExecutor::command(const store::Command& c, std::string_view key, const char* what) {
   return on_master([&](store::NodeExecutor& n) { return n.command(c, key, what); });
 }

@@ -32,6 +32,7 @@ class SentinelExecutor final : public store::Executor {
                                                          std::shared_ptr<store::Feed> feed = nullptr) override;
   long long publish(std::string_view channel, std::string_view message) override;
   store::Reply command(const store::Command& c, std::string_view key, const char* what) override;
+  std::unique_ptr<store::BlockingPop> blocking_pop(const std::string& key) override;
   void for_each_master(const std::function<void(store::NodeExecutor&)>& f) override;
 
   // For tests: "host:port" of the master in use ("" before the first call),
