@@ -4,7 +4,7 @@
 // ChangeWaiter::wake_on_change (src/quota/asio/).
 //
 //   PermitAttempt a(rt, key, spec, series);          // checks the request (UsageError)
-//   PermitWaiter* waiter = a.waits() ? &a.prepare_wait() : nullptr;   // before the first step
+//   PermitWaiter* waiter = a.waits() ? &a.prepare_wait(WaitOn::this_thread) : nullptr;   // before the first step
 //   for (;;) {
 //     std::optional<Clock::time_point> again;
 //     if (Permit p = a.step(again)) return p;        // granted (by the store, or a release)
@@ -41,9 +41,10 @@ class PermitAttempt {
   PermitAttempt& operator=(const PermitAttempt&) = delete;
 
   bool waits() const noexcept { return place_.count() > 0; }
+  using WaitOn = SemaphoreStore::WaitOn;
   // The waiter the caller waits on between steps (kept by the attempt): made
   // before the first step, so a release in between is not missed.
-  PermitWaiter& prepare_wait();
+  PermitWaiter& prepare_wait(WaitOn how);
   // The permit a release granted this caller (told by the waiter), else one
   // request to the store: the permit, or an empty Permit with `again` set
   // to when to ask again at the latest (woken sooner by a release), or left

@@ -65,8 +65,8 @@ void PermitAttempt::leave_line() noexcept {
   }
 }
 
-PermitWaiter& PermitAttempt::prepare_wait() {
-  waiter_ = rt_.semaphores().prepare_wait(key_, owner_);
+PermitWaiter& PermitAttempt::prepare_wait(WaitOn how) {
+  waiter_ = rt_.semaphores().prepare_wait(key_, owner_, how);
   return *waiter_;
 }
 
@@ -121,7 +121,7 @@ Permit PermitAttempt::step(std::optional<Clock::time_point>& again) {
 }
 
 Permit take_on_this_thread(PermitAttempt& a) {
-  PermitWaiter* waiter = a.waits() ? &a.prepare_wait() : nullptr;
+  PermitWaiter* waiter = a.waits() ? &a.prepare_wait(PermitAttempt::WaitOn::this_thread) : nullptr;
   for (;;) {
     std::optional<Clock::time_point> again;
     Permit p = a.step(again);

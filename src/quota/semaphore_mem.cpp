@@ -149,7 +149,7 @@ class MemSemaphores final : public SemaphoreStore {
 
   // The waiter sees a release's grant when it asks again (acquire: the
   // holder's grant, extended): no request crosses a network here.
-  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view, std::string_view) override {
+  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view, std::string&, WaitOn) override {
     return std::make_unique<BellWaiter>(changes_->waiter());
   }
 

@@ -76,8 +76,15 @@ class SemaphoreStore {
   // A waiter that gives up leaves the line (those behind it are woken), or
   // gives back the permit a release granted it meanwhile.
   virtual void leave_line(const PermitRequest& r) = 0;
+  // How a caller waits between its requests: blocking its thread
+  // (wait_until), or woken by a callback (wake_on_change: asynchronous
+  // methods).
+  enum class WaitOn { this_thread, callback };
   // `owner`'s waiter, made before the acquire() whose refusal it waits out.
-  virtual std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string_view owner) = 0;
+  // A store may mark `owner` first (before any request is sent with it) to
+  // say how its waiter is told: on Redis, the owner of a thread waiting on a
+  // connection of its own ends in '+' (scripts/_permit.lua, tell()).
+  virtual std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string& owner, WaitOn how) = 0;
   // The keys matching the glob `pattern` with live holders or waiters, in any order.
   virtual std::vector<SemaphoreState> list(std::string_view pattern) = 0;
   virtual bool in_process() const noexcept { return false; }

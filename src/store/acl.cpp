@@ -22,6 +22,7 @@ constexpr std::string_view kCommands[] = {
     "publish", "spublish",                                                     // (also inside scripts)
     "get", "set", "pttl", "scan",                                              // cache reads, dedupe claims, evict all
     "asking", "cluster|slots", "role",                                         // cluster routing, Sentinel's master check
+    "blpop",                                                                   // a waiting thread's own inbox
     "time", "del", "exists", "pexpire",                                        // inside scripts
     "incr", "incrby", "hget", "hmget", "hset", "hdel", "hincrby",              // inside scripts
     "lindex", "lpop", "lrem", "rpush",                                         // inside scripts (fair locks)
@@ -33,7 +34,7 @@ constexpr std::string_view kCommands[] = {
 // as commands (the subscriptions on a connection of their own), the rest
 // from one probe script with redis.pcall. Probe keys and channel are under
 // "{weave:check}" (covered by the default patterns; cleaned up after).
-constexpr std::size_t kSentDirectly = 18;
+constexpr std::size_t kSentDirectly = 19;
 static_assert(kCommands[kSentDirectly] == "time");
 
 constexpr const char* kProbeKey = "{weave:check}:probe";
@@ -113,6 +114,8 @@ std::vector<std::string> refused_commands(NodeExecutor& node) {
       {"asking", Command{"ASKING"}},
       {"cluster|slots", Command{"CLUSTER", "SLOTS"}},
       {"role", Command{"ROLE"}},
+      // (the probe key holds a string by now: WRONGTYPE at once, never a wait)
+      {"blpop", Command{"BLPOP", probe_key, "0.01"}},
   };
   for (const auto& [command, c] : sent) note(command, node.command(c));
   static_assert(std::size(sent) + 4 == kSentDirectly);

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,9 +21,14 @@
 #include "quota_suite.h"
 #include "weave/error.h"
 #include "weave/quota.h"
+#include "weave/redis_acl.h"
 #include "weave/semaphore.h"
 
+#include "eventually.h"
 #include "redis_server.h"
+#include "store/executor.h"
+#include "store/open.h"
+#include "store/reply.h"
 
 using namespace std::chrono_literals;
 using quota_test::fresh_key;
@@ -117,12 +123,22 @@ TEST_CASE("semaphore: a waiter that gives up leaves the line") {
 
 TEST_CASE("semaphore store: a release grants its permit to the first waiter, which passes it on if it gives up") {
   using weave::detail::PermitRequest;
+  using WaitOn = weave::detail::SemaphoreStore::WaitOn;
   const auto rt = std::make_shared<weave::detail::QuotaRuntime>(weave::QuotaOptions{.url = test_store_url()});
   weave::detail::SemaphoreStore& store = rt->semaphores();
+  // A thread waits on a connection of its own (Redis: its inbox); a
+  // coroutine's waiter is the key's subscription.
+  const WaitOn how = GENERATE(WaitOn::this_thread, WaitOn::callback);
+  CAPTURE(how == WaitOn::this_thread ? "this_thread" : "callback");
   const std::string key = fresh_key("granted");
-  const PermitRequest a{key, "owner-a", 1, 30s, 3s}, b{key, "owner-b", 1, 30s, 3s}, c{key, "owner-c", 1, 30s, 3s};
+  std::string b_owner = "owner-b";
+  const std::unique_ptr<weave::detail::PermitWaiter> b_waits = store.prepare_wait(key, b_owner, how);
+  if (how == WaitOn::this_thread && !test_store_is_mem())
+    CHECK(b_owner == "owner-b+");  // marked: told in its inbox
+  else
+    CHECK(b_owner == "owner-b");
+  const PermitRequest a{key, "owner-a", 1, 30s, 3s}, b{key, b_owner, 1, 30s, 3s}, c{key, "owner-c", 1, 30s, 3s};
   REQUIRE(store.acquire(a).granted);
-  const std::unique_ptr<weave::detail::PermitWaiter> b_waits = store.prepare_wait(key, "owner-b");
   CHECK_FALSE(store.acquire(b).granted);  // first in line
   CHECK_FALSE(store.acquire(c).granted);  // behind it
   CHECK(store.release(a));
@@ -133,7 +149,7 @@ TEST_CASE("semaphore store: a release grants its permit to the first waiter, whi
     return states[0].holders;
   };
   REQUIRE(holders().size() == 1);
-  CHECK(holders()[0].owner == "owner-b");
+  CHECK(holders()[0].owner == b_owner);
   CHECK(holders()[0].expires_in <= 3s);
   const std::uint64_t b_token = holders()[0].fencing_token;
   REQUIRE(b_waits->wait_until(Clock::now() + 5s));
@@ -155,6 +171,113 @@ TEST_CASE("semaphore store: a release grants its permit to the first waiter, whi
   CHECK(holders()[0].expires_in > 3s);
   CHECK(store.release(c));
   CHECK(store.list(key).empty());
+}
+
+TEST_CASE("semaphore: more waiting threads than own connections are all served, in order, one at a time") {
+  auto sem = semaphore();
+  const std::string key = fresh_key("crowd");
+  weave::Permit holder = sem.acquire(key, {.permits = 1});
+  // Those past the node's own connections wait on the subscription.
+  constexpr int kWaiters = weave::store::kWaitingConnections + 4;
+  std::mutex m;
+  std::vector<int> order;
+  std::atomic<int> inside{0}, most{0};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.emplace_back([&, i] {
+      weave::Permit p = sem.acquire(key, {.permits = 1, .wait = 60s});
+      most = std::max(most.load(), ++inside);
+      {
+        const std::lock_guard<std::mutex> lock(m);
+        order.push_back(i);
+      }
+      --inside;
+    });
+    // Each in line before the next comes (two lines: the waiter's place).
+    REQUIRE(test_support::eventually([&] {
+      const auto states = sem.list(key);
+      return states.size() == 1 && states[0].waiting == static_cast<std::size_t>(i + 1);
+    }));
+  }
+  holder.release();
+  for (std::thread& t : waiters) t.join();
+  std::vector<int> arrival(kWaiters);
+  for (int i = 0; i < kWaiters; ++i) arrival[i] = i;
+  CHECK(order == arrival);
+  CHECK(most.load() == 1);
+}
+
+TEST_CASE("semaphore: a thread waiting on its own connection still gets the permit when that connection is cut",
+          "[redis]") {
+  auto sem = semaphore(30s, 30s);  // places asked for again every 10 s: not what lets it in
+  const std::string key = fresh_key("cut-inbox");
+  weave::Permit holder = sem.acquire(key, {.permits = 1});
+  std::atomic<bool> got{false};
+  std::jthread waiter([&] { got = static_cast<bool>(sem.try_acquire(key, {.permits = 1, .wait = 20s})); });
+  const auto admin = weave::store::open_executor(test_admin_url(), {});
+  // The waiter's blocking pop, cut by the server (the client sees EOF).
+  auto cut_pops = [&] {
+    int cut = 0;
+    admin->for_each_master([&](weave::store::NodeExecutor& n) {
+      const weave::store::Reply list = n.command(weave::store::Command{"CLIENT", "LIST"});
+      const std::string text(weave::store::ReplyView(list, "client list").text());
+      std::size_t at = 0;
+      while ((at = text.find("id=", at)) != std::string::npos) {
+        const std::size_t end = text.find('\n', at);
+        const std::string line = text.substr(at, end - at);
+        at = end;
+        if (line.find("cmd=blpop") == std::string::npos) continue;
+        const std::string id = line.substr(3, line.find(' ') - 3);
+        n.command(weave::store::Command{"CLIENT", "KILL", "ID", id});
+        ++cut;
+      }
+    });
+    return cut;
+  };
+  REQUIRE(test_support::eventually([&] { return cut_pops() == 1; }));
+  // It waits on again (a new connection of its own) before the release.
+  REQUIRE(test_support::eventually([&] {
+    const auto states = sem.list(key);
+    return states.size() == 1 && states[0].waiting == 1 && cut_pops() == 0;
+  }));
+  const auto released = Clock::now();
+  holder.release();
+  waiter.join();
+  CHECK(got.load());
+  CHECK(Clock::now() - released < 5s);  // woken by the release, not at its next ask 10 s away
+}
+
+TEST_CASE("semaphore: with an ACL rule without BLPOP a waiting thread is still granted the permit", "[redis]") {
+  const std::string admin = test_admin_url();
+  if (!admin.starts_with("redis://")) return;  // (one server: the user is made on it)
+  // The rule of a Weave from before waiting threads popped their inboxes.
+  std::vector<std::string> setuser{"ACL", "SETUSER", "weave-no-blpop", "reset", "on", ">pw"};
+  std::istringstream rule(weave::redis_acl_rule());
+  for (std::string token; rule >> token;)
+    if (token != "+blpop") setuser.push_back(token);
+  const auto exec = weave::store::open_executor(admin, {});
+  weave::store::Command c;
+  for (const std::string& s : setuser) c.add(s);
+  exec->for_each_master([&](weave::store::NodeExecutor& n) { n.command(c); });
+  std::string address = admin.substr(std::string_view("redis://").size());
+  address = address.substr(address.find('@') + 1);  // (npos + 1: from the start)
+  weave::Semaphore sem(weave::QuotaOptions{.url = "redis://weave-no-blpop:pw@" + address, .line_place = 3s});
+  const std::string key = fresh_key("no-blpop");
+  for (int round = 0; round < 2; ++round) {  // the first waiter meets the refusal, the second subscribes
+    weave::Permit holder = sem.acquire(key, {.permits = 1});
+    std::atomic<bool> got{false};
+    std::jthread waiter([&] { got = static_cast<bool>(sem.try_acquire(key, {.permits = 1, .wait = 20s})); });
+    REQUIRE(test_support::eventually([&] {
+      const auto states = sem.list(key);
+      return states.size() == 1 && states[0].waiting == 1;
+    }));
+    std::this_thread::sleep_for(100ms);  // (in its wait)
+    const auto released = Clock::now();
+    holder.release();
+    waiter.join();
+    CHECK(got.load());
+    CHECK(Clock::now() - released < 5s);  // at its next request at the latest (a third of its place), not its wait's end
+  }
 }
 
 TEST_CASE("semaphore: a held permit is renewed past its lease, and stays exclusive") {

@@ -36,7 +36,7 @@ class AsyncSemaphoreInterceptor final : public AsyncBuiltin {
     const bool in_process = rt->semaphores().in_process();
     PermitAttempt a(*rt, p.key(AsyncCallAccess::invocation(inv)), p.spec, *p.series);
     PermitWaiter* waiter = nullptr;  // (a subscription on Redis: made before the first step)
-    if (a.waits()) waiter = co_await store_call(in_process, [&a] { return &a.prepare_wait(); });
+    if (a.waits()) waiter = co_await store_call(in_process, [&a] { return &a.prepare_wait(PermitAttempt::WaitOn::callback); });
     Permit permit;
     for (;;) {
       std::optional<PermitAttempt::Clock::time_point> again;

@@ -1,17 +1,22 @@
 // Semaphores on Redis: for key K, five keys in one slot around
 // S = "{<prefix>sem:<K>}" (holders; :fence, :tokens, :line, :line:until) and
 // the channel S:free, on which a release announces its grant to the first
-// waiter ("<owner> <token>") or wakes the line ("1"). Every step is one
-// script (src/quota/scripts/permit_*.lua) on the server's clock.
+// waiter ("<owner> <token>") or wakes the line ("1"). A thread that waits on
+// a connection of its own (its owner ends in '+') is told the same in its
+// inbox, the list S:inbox:<owner>, and wakes straight from its BLPOP. Every
+// step is one script (src/quota/scripts/permit_*.lua) on the server's clock.
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "quota/redis/redis_stores.h"
 #include "quota/scripts.h"
 #include "store/open.h"
 #include "store/reply.h"
+#include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
 namespace {
@@ -27,7 +32,23 @@ struct SemaphoreKeys {
     places = holders + ":line:until";
     channel = holders + ":free";
   }
+  std::string inbox(std::string_view owner) const { return holders + ":inbox:" + std::string(owner); }
   std::string holders, fence, tokens, line, places, channel;
+};
+
+// A message of a release or a wake-up: "<owner> <token>" grants owner a
+// permit (its fencing token), anything else wakes.
+struct PermitMessage {
+  explicit PermitMessage(std::string_view message) {
+    const std::size_t space = message.rfind(' ');
+    if (space == std::string_view::npos) return;
+    owner = message.substr(0, space);
+    const std::string_view digits = message.substr(space + 1);
+    std::uint64_t t = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), t).ec == std::errc()) token = t;
+  }
+  std::string_view owner;
+  std::optional<std::uint64_t> token;  // a grant to `owner`
 };
 
 // A waiter over the key's channel. A message granting its owner a permit is
@@ -61,15 +82,72 @@ class PermitSubscription final : public store::SubscriptionWaiter<PermitWaiter> 
  private:
   // Keeps the token of a grant to this owner; true for a grant to another.
   bool someone_elses_grant(std::string_view message) {
-    const std::size_t space = message.rfind(' ');
-    if (space == std::string_view::npos) return false;
-    if (message.substr(0, space) != owner_) return true;
-    std::uint64_t token = 0;
-    const std::string_view digits = message.substr(space + 1);
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), token).ec == std::errc()) grant_ = token;
+    const PermitMessage m(message);
+    if (m.owner.empty()) return false;
+    if (m.owner != owner_) return true;
+    if (m.token) grant_ = m.token;
     return false;
   }
   std::string owner_;
+  std::optional<std::uint64_t> grant_;
+};
+
+// A thread's waiter on its own connection, blocked in a pop of its inbox:
+// a release's grant wakes this thread directly (no reader thread, no
+// subscription), and a grant pushed while no pop was pending waits in the
+// list. A failed pop (a cut connection, a moved slot, a failover) is a
+// wake-up: the next request learns what it missed (a grant is returned to
+// the holder asking again), and the next wait pops on a new connection.
+// Without one (none to be had, or the server refuses BLPOP: an ACL rule
+// from before it was needed), the thread sleeps to its next request.
+class InboxWaiter final : public PermitWaiter {
+ public:
+  // `pops_refused` is the store's: set here once the server refuses BLPOP,
+  // so that later waiters subscribe instead.
+  InboxWaiter(std::shared_ptr<store::Executor> exec, std::string inbox, std::unique_ptr<store::BlockingPop> pop,
+              std::shared_ptr<std::atomic<bool>> pops_refused)
+      : exec_(std::move(exec)), inbox_(std::move(inbox)), pop_(std::move(pop)), pops_refused_(std::move(pops_refused)) {}
+
+  bool wait_until(std::chrono::steady_clock::time_point deadline) override {
+    if (!pop_ && !refused_) {
+      try {
+        pop_ = exec_->blocking_pop(inbox_);
+      } catch (const Error&) {
+      }
+    }
+    if (!pop_) {
+      std::this_thread::sleep_until(deadline);
+      return false;
+    }
+    std::optional<std::string> message;
+    try {
+      message = pop_->pop_until(deadline);
+    } catch (const ReplyError& e) {
+      pop_.reset();
+      refused_ = !moved(e.code());
+      if (refused_) *pops_refused_ = true;
+      return true;
+    } catch (const Error&) {
+      pop_.reset();
+      return true;
+    }
+    if (!message) return false;
+    grant_ = PermitMessage(*message).token;
+    return true;
+  }
+  std::optional<std::uint64_t> take_grant() override { return std::exchange(grant_, std::nullopt); }
+
+ private:
+  // A reply of a node that no longer serves the key (routed anew next time).
+  static bool moved(std::string_view code) {
+    return code == "MOVED" || code == "ASK" || code == "UNBLOCKED" || code == "TRYAGAIN" || code == "CLUSTERDOWN" ||
+           code == "READONLY";
+  }
+  std::shared_ptr<store::Executor> exec_;
+  std::string inbox_;
+  std::unique_ptr<store::BlockingPop> pop_;
+  std::shared_ptr<std::atomic<bool>> pops_refused_;
+  bool refused_ = false;  // the server refuses BLPOP (not the node moving): not asked again
   std::optional<std::uint64_t> grant_;
 };
 
@@ -126,8 +204,21 @@ class RedisSemaphores final : public SemaphoreStore {
     give_back(quota_redis::scripts::permit_leave, r, "semaphore leave line");
   }
 
-  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string_view owner) override {
-    return std::make_unique<PermitSubscription>(exec_, SemaphoreKeys(prefix_, key).channel, owner);
+  std::unique_ptr<PermitWaiter> prepare_wait(std::string_view key, std::string& owner, WaitOn how) override {
+    const SemaphoreKeys k(prefix_, key);
+    if (how == WaitOn::this_thread && !*pops_refused_) {
+      owner += '+';  // (tried first: the inbox's name has the mark)
+      std::string inbox = k.inbox(owner);
+      std::unique_ptr<store::BlockingPop> pop;
+      try {
+        pop = exec_->blocking_pop(inbox);
+      } catch (const Error&) {
+        // No connection now: the subscription (the next request reports the failure).
+      }
+      if (pop) return std::make_unique<InboxWaiter>(exec_, std::move(inbox), std::move(pop), pops_refused_);
+      owner.pop_back();
+    }
+    return std::make_unique<PermitSubscription>(exec_, k.channel, owner);
   }
 
   std::vector<SemaphoreState> list(std::string_view pattern) override {
@@ -169,6 +260,8 @@ class RedisSemaphores final : public SemaphoreStore {
 
   std::shared_ptr<store::Executor> exec_;
   std::string prefix_;
+  // The server refused a waiter's BLPOP (InboxWaiter): threads wait on the subscription.
+  std::shared_ptr<std::atomic<bool>> pops_refused_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 }  // namespace

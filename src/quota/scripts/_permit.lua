@@ -34,10 +34,27 @@ local function grant(owner, now, lease, first)
   keep(lease, first)
   return token
 end
+-- A waiter whose owner ends in '+' waits on its inbox, the list
+-- S:inbox:<owner>, blocked on a connection of its own (BLPOP): it is told
+-- there, not on the channel. What nobody pops is gone after `ttl` ms.
+local function tell(owner, message, ttl)
+  if string.sub(owner, -1) ~= '+' then return false end
+  local inbox = KEYS[1] .. ':inbox:' .. owner
+  redis.call('RPUSH', inbox, message)
+  redis.call('PEXPIRE', inbox, ttl)
+  return true
+end
+-- Wakes the line to ask again: '1' on the channel, and in the inboxes of
+-- the first `n` waiters (those that may take a permit now).
+local function wake_line(channel, n, ttl)
+  redis.call('PUBLISH', channel, '1')
+  for _, o in ipairs(redis.call('ZRANGE', KEYS[4], 0, n - 1)) do tell(o, '1', ttl) end
+end
 -- Takes owner's permit back. With fewer than `permits` then held, it goes
 -- straight to the first waiter in line, announced on `channel` as
--- "<owner> <token>": that waiter starts without a request of its own, and the
--- others are not woken for a permit they could not take. The grant lasts
+-- "<owner> <token>" (or told in its inbox): that waiter starts without a
+-- request of its own, and the others are not woken for a permit they could
+-- not take. The grant lasts
 -- `place` ms (as the waiter's place would have), until the waiter's first
 -- renewal: a waiter that died since holds it up no longer. Otherwise the
 -- line is woken ("1") to ask again.
@@ -52,8 +69,9 @@ local function give_back(owner, now, permits, place, channel)
   if held < permits then
     redis.call('ZREM', KEYS[4], first)
     redis.call('ZREM', KEYS[5], first)
-    redis.call('PUBLISH', channel, first .. ' ' .. int(grant(first, now, place, held == 0)))
+    local message = first .. ' ' .. int(grant(first, now, place, held == 0))
+    if not tell(first, message, place) then redis.call('PUBLISH', channel, message) end
   else
-    redis.call('PUBLISH', channel, '1')
+    wake_line(channel, 1, place)
   end
 end
