@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
               bench::percentile(permit_ratios, 0.9));
   // Hand-offs: the holder releases, the waiter (in line, subscribed) gets it.
   const int handoffs = flag(argc, argv, "--handoffs", 500);
-  std::vector<double> handoff_us;
+  std::vector<double> handoff_us, idle_floor_us;
   {
     std::atomic<std::int64_t> released_at{0};
     std::atomic<int> turn{0};  // 1: the waiter asks; 2: it holds; 3: it gives back (waits block, never spin)
@@ -224,6 +224,13 @@ int main(int argc, char** argv) {
       until(2);
       set(3);
       first = sem.acquire("bench:handoff", {.permits = 1, .wait = std::chrono::seconds(10)});
+      // The floor in the same state: after the same pause (threads and
+      // Redis idle), two raw round trips.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      const std::int64_t t0 = mono_ns();
+      evalsha();
+      evalsha();
+      idle_floor_us.push_back(double(mono_ns() - t0) / 1e3);
     }
     waiter.join();
   }
@@ -232,6 +239,11 @@ int main(int argc, char** argv) {
               "trips (a round trip: raw EVALSHA p50 %.1f us)\n",
               handoffs, bench::percentile(handoff_us, 0.5), bench::percentile(handoff_us, 0.5) / rtt,
               bench::percentile(handoff_us, 0.99), bench::percentile(handoff_us, 0.99) / rtt, rtt);
+  std::printf("  two raw EVALSHA after the same 2 ms pause, alternating with the hand-offs: p50 %.1f us, p99 %.1f us; "
+              "hand-off / that floor: p50 %.2fx, p99 %.2fx\n",
+              bench::percentile(idle_floor_us, 0.5), bench::percentile(idle_floor_us, 0.99),
+              bench::percentile(handoff_us, 0.5) / bench::percentile(idle_floor_us, 0.5),
+              bench::percentile(handoff_us, 0.99) / bench::percentile(idle_floor_us, 0.99));
 
   // One hot key, many threads (in P processes), a limit far under what they ask for.
   const weave::RateLimit hot{.permits = 5000, .per = std::chrono::seconds(1), .burst = 100};
