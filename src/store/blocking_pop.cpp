@@ -16,7 +16,7 @@ BlockingPop::BlockingPop(std::shared_ptr<Pool> pool, Pool::Borrowed conn, std::s
 BlockingPop::~BlockingPop() {
   // The server may still hand a pushed element to this connection: nobody
   // else may read it.
-  if (pending_) conn_->abandon();
+  if (pending_) conn_.close();
 }
 
 std::optional<std::string> BlockingPop::pop_until(std::chrono::steady_clock::time_point deadline) {
@@ -33,8 +33,13 @@ std::optional<std::string> BlockingPop::pop_until(std::chrono::steady_clock::tim
     const timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
     pollfd p{conn_->fd(), POLLIN, 0};
     const int ready = ::ppoll(&p, 1, &wait, nullptr);
-    if (ready < 0 && errno != EINTR) conn_->lost("waiting for a blocking pop");
-    if (ready > 0) conn_->read_available(replies);  // (throws IoError when the server closed it)
+    try {
+      if (ready < 0 && errno != EINTR) conn_->lost("waiting for a blocking pop");
+      if (ready > 0) conn_->read_available(replies);  // (throws IoError when the server closed it)
+    } catch (...) {
+      pending_ = false;  // (the connection failed: its pool drops it, counted as a failure)
+      throw;
+    }
   }
   pending_ = false;
   const redisReply* r = replies.front().get();

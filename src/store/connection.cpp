@@ -338,6 +338,15 @@ void Pool::give_back(std::unique_ptr<Connection> c) {
   cv_.notify_one();
 }
 
+void Pool::forget(std::unique_ptr<Connection> c) {
+  {
+    detail::Guard g(mutex_);
+    --open_;
+    cv_.notify_one();
+  }
+  c.reset();  // (closed after the lock is let go)
+}
+
 void Pool::drop_idle() {
   std::vector<std::unique_ptr<Connection>> dead;
   {

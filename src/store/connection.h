@@ -167,6 +167,11 @@ class Pool {
     Connection& operator*() { return *conn_; }
     // True when just opened (not reused from the idle list).
     bool fresh() const { return fresh_; }
+    // Closes the connection on purpose (replies its user will not read are
+    // still due): gone from the pool, not counted as a failure.
+    void close() {
+      if (conn_) pool_->forget(std::move(conn_));
+    }
 
    private:
     Pool* pool_;
@@ -192,6 +197,7 @@ class Pool {
 
  private:
   void give_back(std::unique_ptr<Connection> c);
+  void forget(std::unique_ptr<Connection> c);
   Borrowed take_idle() WEAVE_REQUIRES(mutex_);
   // Connects the one more already counted in open_ (uncounted on failure);
   // called without the lock.

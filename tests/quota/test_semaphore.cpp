@@ -213,32 +213,32 @@ TEST_CASE("semaphore: a thread waiting on its own connection still gets the perm
   const std::string key = fresh_key("cut-inbox");
   weave::Permit holder = sem.acquire(key, {.permits = 1});
   std::atomic<bool> got{false};
-  std::jthread waiter([&] { got = static_cast<bool>(sem.try_acquire(key, {.permits = 1, .wait = 20s})); });
+  std::jthread waiter([&] { got = static_cast<bool>(sem.try_acquire(key, {.permits = 1, .wait = 120s})); });
   const auto admin = weave::store::open_executor(test_admin_url(), {});
-  // The waiter's blocking pop, cut by the server (the client sees EOF).
-  auto cut_pops = [&] {
-    int cut = 0;
-    admin->for_each_master([&](weave::store::NodeExecutor& n) {
-      const weave::store::Reply list = n.command(weave::store::Command{"CLIENT", "LIST"});
+  // The waiter's blocking pops (`kill`: each cut by the server, so the
+  // client sees EOF).
+  auto pops = [&](bool kill) {
+    int n = 0;
+    admin->for_each_master([&](weave::store::NodeExecutor& node) {
+      const weave::store::Reply list = node.command(weave::store::Command{"CLIENT", "LIST"});
       const std::string text(weave::store::ReplyView(list, "client list").text());
       std::size_t at = 0;
       while ((at = text.find("id=", at)) != std::string::npos) {
         const std::size_t end = text.find('\n', at);
         const std::string line = text.substr(at, end - at);
         at = end;
-        if (line.find("cmd=blpop") == std::string::npos) continue;
-        const std::string id = line.substr(3, line.find(' ') - 3);
-        n.command(weave::store::Command{"CLIENT", "KILL", "ID", id});
-        ++cut;
+        if (line.find("cmd=blpop") == std::string::npos || line.find("flags=b") == std::string::npos) continue;
+        if (kill) node.command(weave::store::Command{"CLIENT", "KILL", "ID", line.substr(3, line.find(' ') - 3)});
+        ++n;
       }
     });
-    return cut;
+    return n;
   };
-  REQUIRE(test_support::eventually([&] { return cut_pops() == 1; }));
-  // It waits on again (a new connection of its own) before the release.
+  REQUIRE(test_support::eventually([&] { return pops(/*kill=*/true) == 1; }));
+  // It waits again, blocked on a new connection, before the release.
   REQUIRE(test_support::eventually([&] {
     const auto states = sem.list(key);
-    return states.size() == 1 && states[0].waiting == 1 && cut_pops() == 0;
+    return states.size() == 1 && states[0].waiting == 1 && pops(/*kill=*/false) == 1;
   }));
   const auto released = Clock::now();
   holder.release();
