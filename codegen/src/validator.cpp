@@ -366,8 +366,9 @@ void Validator::collect_arguments() {
   }
 }
 
-// `order=`, which every annotation accepts.
+// `order=`, which every annotation accepts; unwritten, the vocabulary's.
 void Validator::read_order() {
+  result_.model.order = def_.order;
   auto it = written_.find("order");
   if (it == written_.end()) return;
   const RawValue& v = it->second->value;

@@ -75,6 +75,10 @@ struct AnnotationDef {
   // Its effect ends when the call returns (a lock is released): refused on
   // methods whose result is still being computed then (std::future, a coroutine).
   bool synchronous = false;
+  // Where it runs among a method's annotations when `order=` is not
+  // written: lowest outermost, ties in written order (docs/interceptors.md,
+  // "Order").
+  int order = 0;
   // It keeps the method's result as JSON (weave/json_codec.h: cache, dedupe's
   // replay): always (`"stores_result": true`), or only when enum argument
   // `stores_result_arg` (written or default) has one of `stores_result_values`

@@ -26,6 +26,8 @@
 //   │                          says when it would be admitted (retryable)
 //   ├── SemaphoreBusy          no permit of a semaphore came free within the
 //   │                          wait (retryable)
+//   ├── BulkheadFull           no slot of an in-process bulkhead came free
+//   │                          within the wait (retryable)
 //   ├── QueueError             a queue refused a request (bad name, id, delay,
 //   │   │                      payload); carries the queue's name
 //   │   └── DeliveryLost       settling a delivery no longer this worker's
@@ -236,6 +238,22 @@ class WEAVE_API SemaphoreBusy : public Error {
   SemaphoreBusy(std::string key, std::uint32_t permits, std::chrono::milliseconds waited)
       : Error(key,
               "weave: semaphore '" + key + "' has all " + std::to_string(permits) + " permits held (waited " +
+                  std::to_string(waited.count()) + " ms)",
+              true),
+        waited_(waited) {}
+  std::chrono::milliseconds waited() const noexcept { return waited_; }
+
+ private:
+  std::chrono::milliseconds waited_;
+};
+
+// No slot of a bulkhead (weave/bulkhead.h) came free within the wait;
+// key() is the bulkhead's name. Retryable: slots come free as calls end.
+class WEAVE_API BulkheadFull : public Error {
+ public:
+  BulkheadFull(std::string name, std::uint32_t max, std::chrono::milliseconds waited)
+      : Error(name,
+              "weave: bulkhead '" + name + "' has all " + std::to_string(max) + " slots taken (waited " +
                   std::to_string(waited.count()) + " ms)",
               true),
         waited_(waited) {}

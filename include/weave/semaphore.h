@@ -18,8 +18,9 @@
 // permits exist. Each grant gets a fencing token, increasing per key.
 //
 // Callers that wait are served in arrival order (FIFO): a freed permit goes
-// to the longest waiting caller, woken by the release itself (Pub/Sub on
-// Redis), not by polling. A waiter keeps its place by asking again within
+// to the longest waiting caller, woken by the release itself (on Redis a
+// waiting thread blocks on its own inbox, a coroutine hears the key's
+// channel), not by polling. A waiter keeps its place by asking again within
 // QuotaOptions::line_place; one that dies holds the line up for that long at
 // most. A caller that does not wait takes a permit only when nobody waits.
 #pragma once

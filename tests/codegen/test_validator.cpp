@@ -291,7 +291,18 @@ TEST_CASE("vocabulary: scheduled loads its rules, and its retries and backoff ar
   }
 }
 
-TEST_CASE("vocabulary: malformed stores_result, at_most, detaches and throwing_values are invalid vocabularies", "[codegen][validator]") {
+TEST_CASE("vocabulary: an annotation's default order is its file's, 0 when it gives none", "[codegen][validator]") {
+  Vocabulary v;
+  std::ostringstream out;
+  Reporter rep(out);
+  REQUIRE(v.load(std::string(WEAVE_ANNOTATIONS), rep));
+  CHECK(v.find("rate_limit")->order == -30);
+  CHECK(v.find("bulkhead")->order == -10);
+  CHECK(v.find("lock")->order == 0);
+  CHECK(v.find("semaphore")->order == 0);
+}
+
+TEST_CASE("vocabulary: malformed stores_result, at_most, detaches, throwing_values and order are invalid vocabularies", "[codegen][validator]") {
   struct Case {
     const char* json;
     const char* error;
@@ -317,6 +328,7 @@ TEST_CASE("vocabulary: malformed stores_result, at_most, detaches and throwing_v
        "argument 'a': \"throwing_values\": 'throw' is not one of its values"},
       {R"({"name": "x", "args": [{"name": "a", "type": "enum", "values": ["throw"], "throwing_values": {"throw": ""}}]})",
        "argument 'a': \"throwing_values\": 'throw' needs the text of what then throws"},
+      {R"({"name": "x", "order": "outer"})", "\"order\" must be an integer"},
   };
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("weavegen_vocab_" + std::to_string(::getpid()) + ".json")).string();

@@ -41,14 +41,9 @@ TEST_CASE_METHOD(ApiCase, "async rate limit: calls waiting for their turns are s
   for (std::size_t i = 0; i < 4; ++i)
     net::co_spawn(io, api.send(tenant, static_cast<long>(i)), async_test::record(outcomes[i]));
   int ticks = 0;
-  net::co_spawn(io, [&]() -> net::awaitable<void> {
-    net::steady_timer tick(co_await net::this_coro::executor);
-    while (std::any_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return !o.done; })) {
-      tick.expires_after(50ms);
-      co_await tick.async_wait(net::use_awaitable);
-      ++ticks;
-    }
-  }, net::detached);
+  async_test::tick_until(
+      io, 50ms, [&] { return std::all_of(outcomes.begin(), outcomes.end(), [](const auto& o) { return o.done.load(); }); },
+      ticks);
   async_test::run_threads(io, 1);
   for (const auto& o : outcomes) {
     REQUIRE(o.done);

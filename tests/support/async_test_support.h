@@ -76,6 +76,21 @@ auto record(Outcome& o) {
   };
 }
 
+// Spawns a timer on `io` that ticks every `every` until `done()`, counting
+// its ticks in `ticks`: calls that wait suspended leave the io thread free to
+// tick; a wait that held the thread would leave it none.
+template <class Done>
+void tick_until(weave::net::io_context& io, std::chrono::milliseconds every, Done done, int& ticks) {
+  weave::net::co_spawn(io, [every, done, &ticks]() -> weave::net::awaitable<void> {
+    weave::net::steady_timer tick(co_await weave::net::this_coro::executor);
+    while (!done()) {
+      tick.expires_after(every);
+      co_await tick.async_wait(weave::net::use_awaitable);
+      ++ticks;
+    }
+  }, weave::net::detached);
+}
+
 // `name` made unique to this process and moment (keys no earlier run left behind).
 inline std::string unique_name(const std::string& name) {
   static const std::string run = std::to_string(::getpid()) + "-" +

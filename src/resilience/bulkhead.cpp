@@ -1,0 +1,129 @@
+// weave::Bulkhead: slots and a FIFO line in this process (BulkheadState),
+// and the process-wide bulkheads by name.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "resilience/bulkhead_state.h"
+#include "weave/bulkhead.h"
+#include "weave/error.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+
+bool BulkheadState::enter_or_queue(Waiter& w, bool queue) {
+  Guard g(mutex_);
+  if (running_ < max_ && line_.empty()) {
+    ++running_;
+    return true;
+  }
+  if (queue) line_.push_back(&w);
+  return false;
+}
+
+void BulkheadState::wait(Waiter& w, Clock::time_point deadline) {
+  std::condition_variable cv;
+  Guard g(mutex_);
+  w.wake = [&cv] { cv.notify_one(); };
+  mutex_.wait_until(cv, deadline, [&]() WEAVE_REQUIRES(mutex_) { return w.granted; });
+  w.wake = nullptr;  // (cv goes with this frame)
+}
+
+bool BulkheadState::granted_or_leave(Waiter& w) {
+  Guard g(mutex_);
+  if (w.granted) return true;
+  line_.remove(&w);
+  return false;
+}
+
+void BulkheadState::release() noexcept {
+  Guard g(mutex_);
+  if (line_.empty()) {
+    --running_;
+    return;
+  }
+  Waiter* next = line_.front();  // the slot passes to it: running_ stays
+  line_.pop_front();
+  next->granted = true;
+  if (next->wake) next->wake();
+}
+
+std::uint32_t BulkheadState::running() const {
+  Guard g(mutex_);
+  return running_;
+}
+
+std::uint32_t BulkheadState::waiting() const {
+  Guard g(mutex_);
+  return static_cast<std::uint32_t>(line_.size());
+}
+
+namespace {
+
+std::shared_ptr<BulkheadState> make_state(std::string name, std::uint32_t max) {
+  if (name.empty()) throw UsageError("bulkhead: the name is empty");
+  if (max < 1 || max > kMaxBulkheadSlots)
+    throw UsageError("bulkhead '" + name + "': max must be 1 to " + std::to_string(kMaxBulkheadSlots) + ", not " +
+                     std::to_string(max));
+  return std::make_shared<BulkheadState>(std::move(name), max);
+}
+
+}  // namespace
+}  // namespace detail
+
+BulkheadSlot::BulkheadSlot(BulkheadSlot&& other) noexcept : state_(std::move(other.state_)) {}
+
+BulkheadSlot& BulkheadSlot::operator=(BulkheadSlot&& other) noexcept {
+  if (this != &other) {
+    release();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+BulkheadSlot::~BulkheadSlot() { release(); }
+
+void BulkheadSlot::release() noexcept {
+  if (const std::shared_ptr<detail::BulkheadState> s = std::exchange(state_, nullptr)) s->release();
+}
+
+Bulkhead::Bulkhead(std::string name, std::uint32_t max) : state_(detail::make_state(std::move(name), max)) {}
+
+BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) {
+  detail::BulkheadState::Waiter w;
+  const auto deadline = detail::BulkheadState::Clock::now() + wait;
+  if (state_->enter_or_queue(w, wait.count() > 0)) return BulkheadSlot(state_);
+  if (wait.count() <= 0) return {};
+  state_->wait(w, deadline);
+  if (state_->granted_or_leave(w)) return BulkheadSlot(state_);
+  return {};
+}
+
+BulkheadSlot Bulkhead::enter(std::chrono::milliseconds wait) {
+  BulkheadSlot slot = try_enter(wait);
+  if (!slot) throw BulkheadFull(name(), max(), wait);
+  return slot;
+}
+
+const std::string& Bulkhead::name() const noexcept { return state_->name(); }
+std::uint32_t Bulkhead::max() const noexcept { return state_->max(); }
+std::uint32_t Bulkhead::running() const noexcept { return state_->running(); }
+std::uint32_t Bulkhead::waiting() const noexcept { return state_->waiting(); }
+
+Bulkhead bulkhead(std::string_view name, std::uint32_t max) {
+  static detail::Mutex mutex;
+  static std::map<std::string, std::shared_ptr<detail::BulkheadState>, std::less<>> named;
+  detail::Guard g(mutex);
+  if (auto it = named.find(name); it != named.end()) {
+    if (it->second->max() != max)
+      throw UsageError("bulkhead '" + std::string(name) + "' has max " + std::to_string(it->second->max()) +
+                       " already, not " + std::to_string(max) + " (every user of a name must give the same)");
+    return Bulkhead(it->second);
+  }
+  auto state = detail::make_state(std::string(name), max);
+  named.emplace(std::string(name), state);
+  return Bulkhead(std::move(state));
+}
+
+}  // namespace weave
