@@ -1,0 +1,32 @@
+// weave/retry.h: the backoff's random waits, and the policy's range.
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "weave/error.h"
+#include "weave/retry.h"
+
+namespace WEAVE_NAMESPACE {
+
+std::chrono::nanoseconds retry_delay(const RetryPolicy& p, int done) {
+  using std::chrono::nanoseconds;
+  const nanoseconds base = p.backoff, most = p.max_backoff;
+  // backoff * 2^(done - 1), stopped at the cap before it could overflow.
+  nanoseconds cap = base;
+  for (int i = 1; i < done && cap < most; ++i) cap *= 2;
+  cap = std::min(cap, most);
+  if (cap <= nanoseconds::zero()) return nanoseconds::zero();
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return nanoseconds(std::uniform_int_distribution<nanoseconds::rep>(0, cap.count())(random));
+}
+
+void check_retry_policy(const RetryPolicy& p) {
+  if (p.attempts < 1 || p.attempts > 100)
+    throw UsageError("retry: attempts must be 1 to 100, not " + std::to_string(p.attempts));
+  if (p.backoff.count() < 0) throw UsageError("retry: backoff must not be negative");
+  if (p.max_backoff < p.backoff)
+    throw UsageError("retry: max_backoff (" + std::to_string(p.max_backoff.count()) + " ms) is under backoff (" +
+                     std::to_string(p.backoff.count()) + " ms)");
+}
+
+}  // namespace weave

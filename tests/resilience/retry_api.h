@@ -1,0 +1,47 @@
+// Methods under [[retry]], woven by weavegen, for test_retry.cpp: each
+// throws what `fail` says for its first `failures` runs.
+#pragma once
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "weave/error.h"
+
+namespace resilient {
+
+class Flaky {
+ public:
+  virtual ~Flaky() = default;
+
+  // Up to 4 runs, waits capped at 5 ms then 10 ms (then 10 ms).
+  [[retry(attempts=4, backoff=5ms, max_backoff=10ms)]]
+  virtual int call() {
+    const int run = ++runs;
+    if (run <= failures) fail(run);
+    return run;
+  }
+
+  // Written before the lock, and outside it by default order (-50 < 0): each
+  // run takes the lock anew.
+  [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
+  [[lock(key="flaky:locked")]]
+  virtual int locked() {
+    const int run = ++runs;
+    if (run <= failures) fail(run);
+    return run;
+  }
+
+  std::atomic<int> runs{0};
+  int failures = 0;
+  // retryable: a weave::IoError (retryable()); else a std::runtime_error.
+  bool retryable = true;
+
+ private:
+  void fail(int run) {
+    if (retryable) throw weave::IoError("run " + std::to_string(run) + " failed");
+    throw std::runtime_error("run " + std::to_string(run) + " failed for good");
+  }
+};
+
+}  // namespace resilient
