@@ -19,6 +19,7 @@ struct ParamModel {
   std::string type;          // spelling usable in the generated code
   std::string default_text;  // default argument source text, or ""
   bool move = false;         // forward to the target with std::move
+  bool rvalue_ref = false;   // declared T&&
 };
 
 // An annotation argument's value, checked and typed: what the interceptor

@@ -403,8 +403,8 @@ bool ModelBuilder::read_signature(CXCursor c, bool nested, bool with_defaults, F
     CXType pt = clang_getCursorType(p);
     pm.type = type_text(pt);
     CXType canon = clang_getCanonicalType(pt);
-    pm.move = pt.kind == CXType_RValueReference || canon.kind == CXType_RValueReference ||
-              canon.kind == CXType_Record;
+    pm.rvalue_ref = pt.kind == CXType_RValueReference || canon.kind == CXType_RValueReference;
+    pm.move = pm.rvalue_ref || canon.kind == CXType_Record;
     if (with_defaults && has_default_argument(p)) {
       // The text after the parameter's top-level '=', as written.
       CXSourceRange r = clang_getCursorExtent(p);
@@ -524,6 +524,26 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
         ok = false;
       }
       fallback = va.fallback;
+    }
+    // An annotation that runs the method again (retry) needs each run to
+    // get the caller's arguments: by-value ones are copied to the target,
+    // never moved, and an rvalue reference, whose object a run may have
+    // moved from, is refused.
+    if (vocab_.find(a->name)->reruns) {
+      for (std::size_t i = 0; i < f.params.size(); ++i) {
+        ParamModel& pm = f.params[i];
+        const bool copyable = i >= facts.param_types.size() || types_.copyable(facts.param_types[i]);
+        if (pm.rvalue_ref || (pm.move && !copyable)) {
+          rep_.error(src_.path, a->loc,
+                     "'" + a->name + "' runs the method again, but its parameter '" + pm.name + "' (" + pm.type +
+                         (pm.rvalue_ref ? ") is an rvalue reference a run may move from"
+                                        : ") cannot be copied to each run") +
+                         "; take it by const reference",
+                     static_cast<int>(a->name.size()));
+          ok = false;
+        }
+        pm.move = false;
+      }
     }
     list.push_back(std::move(va.model));
   }

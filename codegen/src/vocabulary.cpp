@@ -101,6 +101,8 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
     def.synchronous = j.value("synchronous", false);
     if (j.contains("order") && !j["order"].is_number_integer()) return fail("\"order\" must be an integer");
     def.order = j.value("order", 0);
+    if (j.contains("reruns") && !j["reruns"].is_boolean()) return fail("\"reruns\" must be true or false");
+    def.reruns = j.value("reruns", false);
     if (j.contains("stores_call") && !j["stores_call"].is_boolean()) return fail("\"stores_call\" must be true or false");
     def.stores_call = j.value("stores_call", false);
     if (def.name.empty() || !(std::isalpha(static_cast<unsigned char>(def.name[0])) || def.name[0] == '_'))

@@ -79,6 +79,10 @@ struct AnnotationDef {
   // written: lowest outermost, ties in written order (docs/interceptors.md,
   // "Order").
   int order = 0;
+  // It may run the rest of the chain, and so the method, more than once
+  // (retry): the proxy copies by-value arguments to each run instead of
+  // moving them, and refuses rvalue-reference parameters.
+  bool reruns = false;
   // It keeps the method's result as JSON (weave/json_codec.h: cache, dedupe's
   // replay): always (`"stores_result": true`), or only when enum argument
   // `stores_result_arg` (written or default) has one of `stores_result_values`

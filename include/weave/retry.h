@@ -34,23 +34,32 @@ struct RetryPolicy {
 // uniformly random in [0, min(max_backoff, backoff * 2^(done - 1))].
 WEAVE_API std::chrono::nanoseconds retry_delay(const RetryPolicy& p, int done);
 
-// Throws UsageError for attempts outside 1 to 100, a negative backoff, or a
-// max_backoff under the backoff.
+// Throws UsageError for attempts outside 1 to 100, a negative backoff, a
+// max_backoff under the backoff or over weave::max_duration.
 WEAVE_API void check_retry_policy(const RetryPolicy& p);
 
-// f(), run again after a retryable weave::Error as the policy says; its
-// result, or its last error.
-template <class F>
-auto retry(const RetryPolicy& p, F&& f) -> std::invoke_result_t<F&> {
+namespace detail {
+// retry(), asking `again()` too before each further run (the interceptor:
+// not once the method itself has returned).
+template <class F, class Again>
+auto retry_while(const RetryPolicy& p, F& f, Again&& again) -> std::invoke_result_t<F&> {
   check_retry_policy(p);
   for (int done = 1;; ++done) {
     try {
       return f();
     } catch (const Error& e) {
-      if (!e.retryable() || done >= p.attempts) throw;
+      if (!e.retryable() || done >= p.attempts || !again()) throw;
     }
     std::this_thread::sleep_for(retry_delay(p, done));
   }
+}
+}  // namespace detail
+
+// f(), run again after a retryable weave::Error as the policy says; its
+// result, or its last error.
+template <class F>
+auto retry(const RetryPolicy& p, F&& f) -> std::invoke_result_t<F&> {
+  return detail::retry_while(p, f, [] { return true; });
 }
 
 }  // namespace weave

@@ -7,6 +7,7 @@
 
 #include "resilience/bulkhead_state.h"
 #include "weave/bulkhead.h"
+#include "weave/duration.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE {
@@ -92,7 +93,8 @@ Bulkhead::Bulkhead(std::string name, std::uint32_t max) : state_(detail::make_st
 
 BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) {
   detail::BulkheadState::Waiter w;
-  const auto deadline = detail::BulkheadState::Clock::now() + wait;
+  using Clock = detail::BulkheadState::Clock;
+  const auto deadline = wait >= max_duration ? Clock::time_point::max() : Clock::now() + wait;
   if (state_->enter_or_queue(w, wait.count() > 0)) return BulkheadSlot(state_);
   if (wait.count() <= 0) return {};
   state_->wait(w, deadline);

@@ -3,6 +3,7 @@
 #include <random>
 #include <string>
 
+#include "weave/duration.h"
 #include "weave/error.h"
 #include "weave/retry.h"
 
@@ -10,7 +11,10 @@ namespace WEAVE_NAMESPACE {
 
 std::chrono::nanoseconds retry_delay(const RetryPolicy& p, int done) {
   using std::chrono::nanoseconds;
-  const nanoseconds base = p.backoff, most = p.max_backoff;
+  // (clamped in milliseconds first: a policy nobody checked must not
+  // overflow nanoseconds)
+  const std::chrono::milliseconds most_ms = std::clamp(p.max_backoff, std::chrono::milliseconds(0), max_duration);
+  const nanoseconds most = most_ms, base = std::clamp(p.backoff, std::chrono::milliseconds(0), most_ms);
   // backoff * 2^(done - 1), stopped at the cap before it could overflow.
   nanoseconds cap = base;
   for (int i = 1; i < done && cap < most; ++i) cap *= 2;
@@ -24,6 +28,9 @@ void check_retry_policy(const RetryPolicy& p) {
   if (p.attempts < 1 || p.attempts > 100)
     throw UsageError("retry: attempts must be 1 to 100, not " + std::to_string(p.attempts));
   if (p.backoff.count() < 0) throw UsageError("retry: backoff must not be negative");
+  if (p.max_backoff > max_duration)
+    throw UsageError("retry: max_backoff is over weave::max_duration (" + std::to_string(max_duration.count()) +
+                     " ms)");
   if (p.max_backoff < p.backoff)
     throw UsageError("retry: max_backoff (" + std::to_string(p.max_backoff.count()) + " ms) is under backoff (" +
                      std::to_string(p.backoff.count()) + " ms)");

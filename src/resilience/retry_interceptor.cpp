@@ -31,7 +31,12 @@ class RetryInterceptor final : public Interceptor {
  public:
   std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return detail::parse_retry(spec); }
 
-  void around(Invocation& inv) override { retry(*inv.prepared<RetryPolicy>(), [&inv] { inv.proceed(); }); }
+  void around(Invocation& inv) override {
+    auto run = [&inv] { inv.proceed(); };
+    // An error after the method itself returned (a result the store could
+    // not keep) is not the method's to run again: it passes on.
+    detail::retry_while(*inv.prepared<RetryPolicy>(), run, [&inv] { return !inv.proceeded(); });
+  }
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ std::optional<std::string> BlockingPop::pop_until(std::chrono::steady_clock::tim
       if (ready > 0) conn_->read_available(replies);  // (throws IoError when the server closed it)
     } catch (...) {
       pending_ = false;  // (the connection failed: its pool drops it, counted as a failure)
+      pool_->drop_idle();  // the idle ones probably died with it (a server restart)
       throw;
     }
   }

@@ -569,3 +569,22 @@ TEST_CASE("a standalone Asio awaitable method is woven as a coroutine awaiting i
       "  [[lock(key=\"k\")]] asio::awaitable<int, asio::io_context::executor_type> f();", "lock",
       "an awaitable on another executor: Weave weaves boost::asio::awaitable<T> and asio::awaitable<T>");
 }
+
+TEST_CASE("diagnostic: [[retry]] refuses parameters a second run could not get again", "[codegen][diagnostics]") {
+  expect_error(run("retry_rvalue", std::string(k_prelude) +
+                                       "struct C {\n  [[retry(attempts=2)]] virtual void f(Item&& i);\n};\n"),
+               4, 5, "'retry' runs the method again, but its parameter 'i' (Item &&) is an rvalue reference a run may "
+                     "move from; take it by const reference");
+  expect_error(run("retry_move_only", std::string(k_prelude) +
+                                          "struct Once { Once(Once&&) = default; };\n"
+                                          "struct C {\n  [[retry(attempts=2)]] virtual void f(Once o);\n};\n"),
+               5, 5, "'retry' runs the method again, but its parameter 'o' (Once) cannot be copied to each run");
+  // By value and copyable: copied to each run, never moved.
+  auto r = run("retry_copies", std::string(k_prelude) +
+                                   "struct C {\n  [[retry(attempts=2)]] virtual int f(std::string s, Item i);\n};\n");
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  const std::string cpp = read(r.out_cpp) + read(r.out_h);
+  CHECK_THAT(cpp, !Catch::Contains("::std::move(s)") && !Catch::Contains("::std::move(i)"));
+  CHECK(compile_errors(r).empty());
+}

@@ -32,6 +32,15 @@ class Flaky {
     return run;
   }
 
+  // Each run gets the caller's arguments (copied to it, never moved away).
+  [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
+  virtual std::string echo(std::string text) {
+    const int run = ++runs;
+    std::string mine = std::move(text);  // a run that moves from its argument
+    if (run <= failures) fail(run);
+    return mine;
+  }
+
   std::atomic<int> runs{0};
   int failures = 0;
   // retryable: a weave::IoError (retryable()); else a std::runtime_error.

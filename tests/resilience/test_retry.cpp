@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "retry_api.weave.h"
+#include "weave/duration.h"
 #include "weave/error.h"
 #include "weave/retry.h"
 #include "weave/woven.h"
@@ -33,6 +34,8 @@ TEST_CASE("retry delay: uniformly random under a cap that doubles from backoff t
   }
   CHECK(weave::retry_delay({.attempts = 3, .backoff = 0ms, .max_backoff = 0ms}, 2) == 0ns);
   CHECK(weave::retry_delay({.attempts = 100, .backoff = 1ms, .max_backoff = 1h}, 99) <= 1h);  // no overflow
+  using ms = std::chrono::milliseconds;
+  CHECK(weave::retry_delay({.attempts = 100, .backoff = ms::max(), .max_backoff = ms::max()}, 99) <= weave::max_duration);
 }
 
 TEST_CASE("retry: a retryable error runs the call again, up to attempts in all, the last error passing on") {
@@ -68,6 +71,8 @@ TEST_CASE("retry: a policy out of range is a UsageError") {
   CHECK_THROWS_AS(weave::retry({.attempts = 0}, nothing), weave::UsageError);
   CHECK_THROWS_AS(weave::retry({.attempts = 101}, nothing), weave::UsageError);
   CHECK_THROWS_AS(weave::retry({.attempts = 2, .backoff = 2s, .max_backoff = 1s}, nothing), weave::UsageError);
+  CHECK_THROWS_AS(weave::retry({.attempts = 2, .max_backoff = std::chrono::milliseconds::max()}, nothing),
+                  weave::UsageError);
 }
 
 TEST_CASE("retry annotation: the method runs again after a retryable error, up to attempts") {
@@ -90,4 +95,11 @@ TEST_CASE("retry annotation: by default it runs outside a lock, which each run t
   CHECK(flaky.locked() == 3);
   // Each run held the lock and gave it back: free now.
   CHECK(flaky.locked() == 4);
+}
+
+TEST_CASE("retry annotation: each run gets the caller's arguments, even after a run moved from its own") {
+  weave::Woven<resilient::Flaky> flaky;
+  flaky.failures = 2;
+  CHECK(flaky.echo(std::string(64, 'x')) == std::string(64, 'x'));
+  CHECK(flaky.runs == 3);
 }

@@ -98,8 +98,9 @@ class PermitSubscription final : public store::SubscriptionWaiter<PermitWaiter> 
 // list. A failed pop (a cut connection, a moved slot, a failover) is a
 // wake-up: the next request learns what it missed (a grant is returned to
 // the holder asking again), and the next wait pops on a new connection.
-// Without one (none to be had, or the server refuses BLPOP: an ACL rule
-// from before it was needed), the thread sleeps to its next request.
+// Without one (none to be had, the ACL refuses BLPOP: a rule from before it
+// was needed, or the key's slot migrating), the thread sleeps to its next
+// request.
 class InboxWaiter final : public PermitWaiter {
  public:
   // `pops_refused` is the store's: set here once the server refuses BLPOP,
@@ -124,9 +125,16 @@ class InboxWaiter final : public PermitWaiter {
       message = pop_->pop_until(deadline);
     } catch (const ReplyError& e) {
       pop_.reset();
-      refused_ = !moved(e.code());
-      if (refused_) *pops_refused_ = true;
-      return true;
+      if (e.code() == "NOPERM") {  // the ACL: not asked again
+        refused_ = true;
+        *pops_refused_ = true;
+      } else if (e.code() == "ASK" || e.code() == "TRYAGAIN") {
+        // The slot is migrating: the map still names the old node, and a
+        // pop there would be sent back at once. Wait out this turn instead.
+        std::this_thread::sleep_until(deadline);
+        return false;
+      }
+      return true;  // (MOVED, a failover: routed anew at the next wait)
     } catch (const Error&) {
       pop_.reset();
       return true;
@@ -138,16 +146,11 @@ class InboxWaiter final : public PermitWaiter {
   std::optional<std::uint64_t> take_grant() override { return std::exchange(grant_, std::nullopt); }
 
  private:
-  // A reply of a node that no longer serves the key (routed anew next time).
-  static bool moved(std::string_view code) {
-    return code == "MOVED" || code == "ASK" || code == "UNBLOCKED" || code == "TRYAGAIN" || code == "CLUSTERDOWN" ||
-           code == "READONLY";
-  }
   std::shared_ptr<store::Executor> exec_;
   std::string inbox_;
   std::unique_ptr<store::BlockingPop> pop_;
   std::shared_ptr<std::atomic<bool>> pops_refused_;
-  bool refused_ = false;  // the server refuses BLPOP (not the node moving): not asked again
+  bool refused_ = false;  // the server's ACL refuses BLPOP: not asked again
   std::optional<std::uint64_t> grant_;
 };
 

@@ -36,18 +36,24 @@ local function grant(owner, now, lease, first)
 end
 -- A waiter whose owner ends in '+' waits on its inbox, the list
 -- S:inbox:<owner>, blocked on a connection of its own (BLPOP): it is told
--- there, not on the channel. What nobody pops is gone after `ttl` ms.
+-- there, not on the channel. What nobody pops is gone after `ttl` ms. The
+-- inbox is not among KEYS (its name is the waiter's): while the slot
+-- migrates the server may refuse it, and the waiter then learns what it
+-- missed at its next request (pcall: the step stands either way).
 local function tell(owner, message, ttl)
   if string.sub(owner, -1) ~= '+' then return false end
   local inbox = KEYS[1] .. ':inbox:' .. owner
-  redis.call('RPUSH', inbox, message)
-  redis.call('PEXPIRE', inbox, ttl)
+  local pushed = redis.pcall('RPUSH', inbox, message)
+  if type(pushed) == 'table' and pushed.err then return true end
+  redis.pcall('PEXPIRE', inbox, ttl)
   return true
 end
 -- Wakes the line to ask again: '1' on the channel, and in the inboxes of
--- the first `n` waiters (those that may take a permit now).
-local function wake_line(channel, n, ttl)
+-- the first waiters, as many as permits are free of `permits` (at least
+-- one): those that may take one now.
+local function wake_line(channel, permits, ttl)
   redis.call('PUBLISH', channel, '1')
+  local n = math.max(1, permits - redis.call('ZCARD', KEYS[1]))
   for _, o in ipairs(redis.call('ZRANGE', KEYS[4], 0, n - 1)) do tell(o, '1', ttl) end
 end
 -- Takes owner's permit back. With fewer than `permits` then held, it goes
@@ -72,6 +78,6 @@ local function give_back(owner, now, permits, place, channel)
     local message = first .. ' ' .. int(grant(first, now, place, held == 0))
     if not tell(first, message, place) then redis.call('PUBLISH', channel, message) end
   else
-    wake_line(channel, 1, place)
+    wake_line(channel, permits, place)
   end
 end

@@ -50,7 +50,7 @@ if ahead < free then
   end
   local token = grant(owner, now, lease, held == 0)
   -- Reclaimed permits beyond this one: the waiters behind may take them.
-  if #dead > 1 and redis.call('EXISTS', KEYS[4]) == 1 then wake_line(ARGV[5], #dead - 1, lease) end
+  if #dead > 1 and redis.call('EXISTS', KEYS[4]) == 1 then wake_line(ARGV[5], permits, lease) end
   return {1, token, #dead}
 end
 if place > 0 then

@@ -10,6 +10,6 @@ if redis.call('ZSCORE', KEYS[1], owner) then
   give_back(owner, now_ms(), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
 elseif redis.call('ZREM', KEYS[4], owner) == 1 then
   redis.call('ZREM', KEYS[5], owner)
-  if redis.call('EXISTS', KEYS[4]) == 1 then wake_line(ARGV[4], 1, tonumber(ARGV[3])) end
+  if redis.call('EXISTS', KEYS[4]) == 1 then wake_line(ARGV[4], tonumber(ARGV[2]), tonumber(ARGV[3])) end
 end
 return 1

@@ -21,7 +21,8 @@ class AsyncRetryInterceptor final : public AsyncBuiltin {
         co_await inv.proceed();
         co_return;
       } catch (const Error& e) {
-        if (!e.retryable() || done >= p.attempts) throw;
+        // (after the method itself returned: not the method's to run again)
+        if (!e.retryable() || done >= p.attempts || inv.proceeded()) throw;
       }
       // (the wait is out of the handler: no co_await may stand in one)
       net::steady_timer backoff(co_await net::this_coro::executor, retry_delay(p, done));
