@@ -56,9 +56,9 @@ class WEAVE_API Bulkhead {
 
   // A slot, waiting up to `wait` for one (0: only a free one); an empty
   // slot when none came.
-  BulkheadSlot try_enter(std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  BulkheadSlot try_enter(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) const;
   // The same; none within `wait` throws weave::BulkheadFull (retryable).
-  BulkheadSlot enter(std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  BulkheadSlot enter(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) const;
 
   const std::string& name() const noexcept;
   std::uint32_t max() const noexcept;

@@ -91,7 +91,7 @@ void BulkheadSlot::release() noexcept {
 
 Bulkhead::Bulkhead(std::string name, std::uint32_t max) : state_(detail::make_state(std::move(name), max)) {}
 
-BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) {
+BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) const {
   detail::BulkheadState::Waiter w;
   using Clock = detail::BulkheadState::Clock;
   const auto deadline = wait >= max_duration ? Clock::time_point::max() : Clock::now() + wait;
@@ -102,7 +102,7 @@ BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) {
   return {};
 }
 
-BulkheadSlot Bulkhead::enter(std::chrono::milliseconds wait) {
+BulkheadSlot Bulkhead::enter(std::chrono::milliseconds wait) const {
   BulkheadSlot slot = try_enter(wait);
   if (!slot) throw BulkheadFull(name(), max(), wait);
   return slot;

@@ -3,22 +3,24 @@
 // methods (src/resilience/asio/):
 //
 //   const ParsedBulkhead& p = *inv.prepared<ParsedBulkhead>();
-//   BulkheadState::Waiter w;
-//   if (!p.state->enter_or_queue(w, p.wait.count() > 0)) ... wait, then granted_or_leave(w)
+//   BulkheadSlot slot = p.bulkhead.try_enter(p.wait);   // (a coroutine waits on p.bulkhead.state())
 //   no slot within wait: p.full() throws BulkheadFull, or the call is skipped (on_full=skip)
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <utility>
 
 #include "resilience/bulkhead_state.h"
 #include "weave/annotation.h"
+#include "weave/bulkhead.h"
 #include "weave/error.h"
 
 namespace WEAVE_NAMESPACE::detail {
 
 struct ParsedBulkhead {
-  std::shared_ptr<BulkheadState> state;  // the process-wide bulkhead of the name
+  explicit ParsedBulkhead(Bulkhead b) : bulkhead(std::move(b)) {}
+  Bulkhead bulkhead;  // the process-wide one of the name
   std::chrono::milliseconds wait{0};
   bool skip_when_full = false;  // on_full=skip
 
@@ -27,7 +29,7 @@ struct ParsedBulkhead {
   static std::shared_ptr<const ParsedBulkhead> parse(const AnnotationSpec& spec);
   // No slot came within the wait: BulkheadFull, unless the call is skipped (returns).
   void full() const {
-    if (!skip_when_full) throw BulkheadFull(state->name(), state->max(), wait);
+    if (!skip_when_full) throw BulkheadFull(bulkhead.name(), bulkhead.max(), wait);
   }
 };
 

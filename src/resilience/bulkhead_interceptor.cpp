@@ -22,8 +22,8 @@ std::shared_ptr<const ParsedBulkhead> ParsedBulkhead::parse(const AnnotationSpec
   if (max < 1 || max > kMaxBulkheadSlots)
     throw UsageError("bulkhead max must be 1 to " + std::to_string(kMaxBulkheadSlots) + ", not " +
                      std::to_string(max));
-  auto p = std::make_shared<ParsedBulkhead>();
-  p->state = bulkhead(a.text("name"), static_cast<std::uint32_t>(max)).state();
+  // (weave::bulkhead(): the member `bulkhead` hides it here)
+  auto p = std::make_shared<ParsedBulkhead>(::weave::bulkhead(a.text("name"), static_cast<std::uint32_t>(max)));
   p->wait = a.has("wait") ? a.duration("wait") : vocab::wait;
   p->skip_when_full = (a.has("on_full") ? a.choice("on_full", vocab::on_full_values) : vocab::on_full) == 1;
   return p;
@@ -39,18 +39,8 @@ class BulkheadInterceptor final : public Interceptor {
 
   void around(Invocation& inv) override {
     const detail::ParsedBulkhead& p = *inv.prepared<detail::ParsedBulkhead>();
-    detail::BulkheadState& state = *p.state;
-    detail::BulkheadState::Waiter w;
-    const bool waits = p.wait.count() > 0;
-    const auto deadline = detail::BulkheadState::Clock::now() + p.wait;
-    if (!state.enter_or_queue(w, waits)) {
-      if (waits) state.wait(w, deadline);
-      if (!waits || !state.granted_or_leave(w)) return p.full();  // skipped: the proxy decides what the call returns
-    }
-    struct Slot {
-      detail::BulkheadState& state;
-      ~Slot() { state.release(); }
-    } slot{state};
+    const BulkheadSlot slot = p.bulkhead.try_enter(p.wait);  // given back as the call returns or unwinds
+    if (!slot) return p.full();  // skipped: the proxy decides what the call returns
     inv.proceed();
   }
 };

@@ -21,7 +21,7 @@ class AsyncBulkheadInterceptor final : public AsyncBuiltin {
 
   net::awaitable<void> around_async(AsyncInvocation& inv) override {
     const ParsedBulkhead& p = *inv.prepared<ParsedBulkhead>();
-    const std::shared_ptr<BulkheadState> state = p.state;
+    const std::shared_ptr<BulkheadState> state = p.bulkhead.state();
     // The waiter lives in this frame; a cancelled wait takes it out of line
     // before the frame goes.
     BulkheadState::Waiter w;
