@@ -14,11 +14,22 @@
 // the coroutine across every co_await, whichever thread resumes it.
 // Installing a context transfers nothing: the leases stay owned by the call
 // that took them, which releases them as usual.
+//
+// weave::current_stop_token() is the call's one signal to stop early: it
+// fires when a lease the call holds is lost (a lock, a [[dedupe]] claim, a
+// semaphore permit, a scheduled tick) or a [[timeout]] deadline it runs
+// under passes (weave/timeout.h):
+//
+//   for (const Row& row : rows) {
+//     if (weave::current_stop_token().stop_requested()) return;  // lost, or out of time
+//     copy(row);
+//   }
 #pragma once
 
 #include "weave/abi.h"
 
 #include <memory>
+#include <stop_token>
 
 namespace WEAVE_NAMESPACE {
 
@@ -51,5 +62,11 @@ class WEAVE_API CallContext {
   friend struct detail::CallContextAccess;
   std::shared_ptr<const detail::ContextLink> head_;
 };
+
+// The running call's stop token (above), from this thread's context: one
+// that never fires (stop_possible() false) outside a woven call, or in one
+// that holds no lease and has no deadline. An `awaitable` method's deadline
+// reaches its body as cancellation, not here.
+WEAVE_API std::stop_token current_stop_token();
 
 }  // namespace weave

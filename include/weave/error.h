@@ -28,6 +28,8 @@
 //   │                          wait (retryable)
 //   ├── BulkheadFull           no slot of an in-process bulkhead came free
 //   │                          within the wait (retryable)
+//   ├── TimeoutExceeded        a call ran past its [[timeout]] deadline
+//   │                          (retryable; not the store's TimeoutError)
 //   ├── QueueError             a queue refused a request (bad name, id, delay,
 //   │   │                      payload); carries the queue's name
 //   │   └── DeliveryLost       settling a delivery no longer this worker's
@@ -261,6 +263,24 @@ class WEAVE_API BulkheadFull : public Error {
 
  private:
   std::chrono::milliseconds waited_;
+};
+
+// A call ran past the deadline of its [[timeout]] or weave::timeout()
+// (weave/timeout.h): key() names the method ("the call" from code). When the
+// body threw past the deadline (perhaps because its stop token fired), its
+// exception is nested in this one (std::rethrow_if_nested). Retryable: a
+// later run may finish in time. The store not answering in time is
+// TimeoutError, an IoError.
+class WEAVE_API TimeoutExceeded : public Error {
+ public:
+  TimeoutExceeded(std::string name, std::chrono::milliseconds after)
+      : Error(name, "weave: " + name + " did not finish within " + std::to_string(after.count()) + " ms", true),
+        after_(after) {}
+  // The time the call had.
+  std::chrono::milliseconds after() const noexcept { return after_; }
+
+ private:
+  std::chrono::milliseconds after_;
 };
 
 // A delay queue refused a request (weave/queue.h): a bad name, id, delay or

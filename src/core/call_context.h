@@ -13,16 +13,29 @@
 #include "weave/call_context.h"
 #include "weave/held_lease.h"
 #include "core/process.h"
+#include "core/stop_join.h"
 
 namespace WEAVE_NAMESPACE {
 namespace detail {
 
-enum class HeldKind : std::uint8_t { lock, dedupe, semaphore, tick };
+enum class HeldKind : std::uint8_t { lock, dedupe, semaphore, tick, deadline };
+
+class CallDeadline;  // core/call_stop.h
 
 struct ContextLink {
-  HeldLease* held = nullptr;  // a weave::Lease (lock), weave::DedupeClaim (dedupe) or weave::SemaphorePermit
+  // A weave::Lease (lock), weave::DedupeClaim (dedupe), weave::SemaphorePermit
+  // or a tick's lease; null for a deadline.
+  HeldLease* held = nullptr;
   HeldKind kind = HeldKind::lock;
   std::shared_ptr<const ContextLink> parent;
+  const CallDeadline* deadline = nullptr;  // kind deadline: a [[timeout]]'s scope
+  // The call's stop token from this link outward, when it joins several
+  // (core/call_stop.cpp): made on first ask.
+  StopJoinCache joined;
+
+  ContextLink() = default;
+  ContextLink(HeldLease* h, HeldKind k, std::shared_ptr<const ContextLink> p) noexcept
+      : held(h), kind(k), parent(std::move(p)) {}
 };
 
 // The context of one asynchronous call between its resumptions (src/async:
@@ -75,7 +88,7 @@ inline void set_context_head(std::shared_ptr<const ContextLink> head) noexcept {
 template <class Pred>
 const ContextLink* find_in_context(HeldKind kind, Pred&& pred) noexcept {
   for (const ContextLink* n = context_head().get(); n; n = n->parent.get())
-    if (n->kind == kind && pred(*n->held)) return n;
+    if (n->kind == kind && n->held && pred(*n->held)) return n;
   return nullptr;
 }
 

@@ -1,0 +1,172 @@
+// The running call's stop token, the deadlines that fire it, and the
+// deadline scope of [[timeout]] and weave::timeout() (core/call_stop.h).
+#include "core/call_stop.h"
+
+#include <string>
+#include <vector>
+
+#include "weave/call_context.h"
+#include "weave/duration.h"
+#include "weave/error.h"
+#include "weave/held_lease.h"
+#include "weave/timeout.h"
+
+namespace WEAVE_NAMESPACE {
+namespace detail {
+
+DeadlineTimer::Armed DeadlineTimer::arm(Clock::time_point at, std::stop_source source) {
+  Armed armed;
+  bool earliest = false;
+  {
+    Guard g(mutex_);
+    if (stop_) {  // exiting: nobody is left to wait for it
+      source.request_stop();
+      return armed;
+    }
+    armed = {at, ++last_id_};
+    earliest = due_.empty() || at < due_.begin()->first.first;
+    due_.emplace(std::pair{at, armed.id}, std::move(source));
+    start_locked();
+  }
+  if (earliest) cv_.notify_one();
+  return armed;
+}
+
+void DeadlineTimer::disarm(const Armed& armed) {
+  if (armed.id == 0) return;
+  std::stop_source dropped;  // (its last reference may go: outside the lock)
+  Guard g(mutex_);
+  auto it = due_.find({armed.at, armed.id});
+  if (it == due_.end()) return;
+  dropped = std::move(it->second);
+  due_.erase(it);
+}
+
+std::size_t DeadlineTimer::size() {
+  Guard g(mutex_);
+  return due_.size();
+}
+
+void DeadlineTimer::forget_in_child() {
+  // The parent's deadlines are its calls': none of them runs in the child.
+  due_.clear();
+}
+
+void DeadlineTimer::run() {
+  std::vector<std::stop_source> fired;
+  Guard g(mutex_);
+  for (;;) {
+    if (stop_) return;
+    if (due_.empty()) {
+      mutex_.wait(cv_);
+      continue;
+    }
+    const Clock::time_point next = due_.begin()->first.first;
+    if (Clock::now() < next) {
+      mutex_.wait_until(cv_, next);
+      continue;
+    }
+    const Clock::time_point now = Clock::now();
+    while (!due_.empty() && due_.begin()->first.first <= now) {
+      fired.push_back(std::move(due_.begin()->second));
+      due_.erase(due_.begin());
+    }
+    g.unlock();
+    for (std::stop_source& s : fired) s.request_stop();  // (runs the followers' callbacks)
+    fired.clear();
+    g.lock();
+  }
+}
+
+CallDeadline::~CallDeadline() {
+  if (!asked_.load(std::memory_order_acquire)) return;
+  Guard g(mutex_);
+  DeadlineTimer::instance().disarm(armed_);
+}
+
+std::stop_token CallDeadline::token(const ContextLink* outside) const {
+  Guard g(mutex_);
+  if (!join_) {
+    auto join = std::make_unique<StopJoin>();
+    join->follow(call_stop_token(outside));
+    armed_ = DeadlineTimer::instance().arm(at_, join->source());
+    join_ = std::move(join);
+    asked_.store(true, std::memory_order_release);
+  }
+  return join_->token();
+}
+
+std::stop_token call_stop_token(const ContextLink* head) {
+  if (!head) return {};
+  if (const StopJoin* j = head->joined.peek()) return j->token();
+  // Innermost first: the leases, up to the first deadline, whose token
+  // covers everything outside it.
+  std::vector<std::stop_token> tokens;
+  for (const ContextLink* n = head; n; n = n->parent.get()) {
+    if (n->kind == HeldKind::deadline) {
+      tokens.push_back(n->deadline->token(n->parent.get()));
+      break;
+    }
+    if (n->held) tokens.push_back(n->held->stop_token());
+  }
+  if (tokens.empty()) return {};
+  if (tokens.size() == 1) return std::move(tokens.front());
+  return head->joined
+      .get([&] {
+        auto join = std::make_unique<StopJoin>();
+        for (const std::stop_token& t : tokens) join->follow(t);
+        return join.release();
+      })
+      .token();
+}
+
+namespace {
+// A deadline scope's link: the link and the deadline it names, in one block.
+struct DeadlineLink {
+  ContextLink link;
+  CallDeadline deadline;
+  explicit DeadlineLink(CallDeadline::Clock::time_point at) : deadline(at) {
+    link.kind = HeldKind::deadline;
+    link.deadline = &deadline;
+  }
+};
+}  // namespace
+
+DeadlineScope::DeadlineScope(std::chrono::milliseconds after, std::string_view name)
+    : at_(std::chrono::steady_clock::now() + after), after_(after), name_(name) {
+  check_timeout(after);
+  std::shared_ptr<const ContextLink>& here = context_head();  // (a blocking call: read once)
+  auto made = std::make_shared<DeadlineLink>(at_);
+  made->link.parent = here;
+  pushed_ = std::shared_ptr<const ContextLink>(made, &made->link);
+  previous_ = std::move(here);
+  set_context_head(here, pushed_);
+}
+
+DeadlineScope::~DeadlineScope() {
+  std::shared_ptr<const ContextLink>& here = context_head();
+  if (here == pushed_) set_context_head(here, std::move(previous_));
+}
+
+bool DeadlineScope::passed() const noexcept { return std::chrono::steady_clock::now() >= at_; }
+
+void DeadlineScope::throw_if_passed() const {
+  if (passed()) throw TimeoutExceeded(std::string(name_), after_);
+}
+
+void DeadlineScope::rethrow() const {
+  if (passed()) std::throw_with_nested(TimeoutExceeded(std::string(name_), after_));
+  throw;
+}
+
+}  // namespace detail
+
+void check_timeout(std::chrono::milliseconds after) {
+  if (after.count() <= 0 || after > max_duration)
+    throw UsageError("timeout: after must be 1 ms to weave::max_duration (" + std::to_string(max_duration.count()) +
+                     " ms), not " + std::to_string(after.count()) + " ms");
+}
+
+std::stop_token current_stop_token() { return detail::call_stop_token(detail::context_head().get()); }
+
+}  // namespace weave

@@ -1,0 +1,62 @@
+// [[timeout]] on asynchronous methods (src/resilience/asio/): at the deadline
+// the body's pending co_await ends with operation_aborted, the caller gets
+// weave::TimeoutExceeded, and nothing is left on the io_context.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "async_test_support.h"
+#include "async_timeout_api.weave.h"
+#include "weave/asio.h"
+#include "weave/error.h"
+#include "weave/woven.h"
+
+namespace net = weave::net;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+TEST_CASE("async timeout: a body waiting on a 10 s timer is cancelled at the deadline", "[async]") {
+  weave::Woven<asyncresilient::Sleepy> sleepy;
+  net::io_context io;
+  async_test::Outcome out;
+  const auto t0 = Clock::now();
+  net::co_spawn(io, sleepy.sleep(10'000), async_test::record(out));
+  io.run();  // returns once nothing is left on it: the body's timer was cancelled
+  const auto took = Clock::now() - t0;
+  REQUIRE(out.done);
+  CHECK(sleepy.aborted);
+  REQUIRE(out.error);
+  try {
+    std::rethrow_exception(out.error);
+  } catch (const weave::TimeoutExceeded& e) {
+    CHECK(e.after() == 100ms);
+    CHECK(e.key() == "asyncresilient::Sleepy::sleep");
+  }
+  CHECK(took >= 100ms);
+  CHECK(took < 5s);  // (bench_resilience measures how soon after the deadline)
+}
+
+TEST_CASE("async timeout: a body that ends in time keeps its result or its error, its deadline timer gone", "[async]") {
+  weave::Woven<asyncresilient::Sleepy> sleepy;
+  CHECK(async_test::run(1, sleepy.sleep(1)) == 1);
+  CHECK_FALSE(sleepy.aborted);
+  const auto t0 = Clock::now();
+  CHECK(async_test::run(1, sleepy.quick(5)) == 5);
+  CHECK(Clock::now() - t0 < 5s);  // the io_context ran dry long before the 10 s deadline: its timer was cancelled
+  CHECK_THROWS_WITH(async_test::run(1, sleepy.fail()), "failed in time");
+}
+
+TEST_CASE("async timeout: a caller's cancellation passes on as the body's, not as a timeout", "[async]") {
+  weave::Woven<asyncresilient::Sleepy> sleepy;
+  net::io_context io;
+  async_test::Outcome out;
+  net::cancellation_signal cancel;
+  net::co_spawn(io, sleepy.sleep(10'000), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
+  net::steady_timer soon(io, 10ms);
+  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
+  io.run();
+  REQUIRE(out.done);
+  CHECK(out.aborted());
+  CHECK(sleepy.aborted);
+}
