@@ -6,6 +6,7 @@
 # instead of restating them (annotations/ is the one source of each default):
 #   duration   inline constexpr std::chrono::milliseconds <arg>{<ms>};
 #   integer    inline constexpr std::int64_t <arg> = <n>;
+#   percent    inline constexpr std::int64_t <arg> = <n>;  // "<n>%"
 #   bool       inline constexpr bool <arg> = true|false;
 #   enum       inline constexpr std::string_view <arg>_values[] = {"a", "b"};
 #              inline constexpr std::size_t <arg> = <index of the default>;
@@ -82,6 +83,11 @@ function(weave_vocabulary_header header folder)
           string(APPEND out "inline constexpr std::chrono::milliseconds ${arg}{${ms}};  // ${default}\n")
         elseif(type STREQUAL "integer")
           string(APPEND out "inline constexpr std::int64_t ${arg} = ${default};\n")
+        elseif(type STREQUAL "percent")
+          if(NOT default MATCHES "^([0-9]+)%$")
+            message(FATAL_ERROR "${file}: ${arg}: default '${default}' is not a percentage like 50%")
+          endif()
+          string(APPEND out "inline constexpr std::int64_t ${arg} = ${CMAKE_MATCH_1};  // ${default}\n")
         elseif(type STREQUAL "bool")
           if(default)
             string(APPEND out "inline constexpr bool ${arg} = true;\n")

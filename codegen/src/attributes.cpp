@@ -298,6 +298,10 @@ class Parser {
           v.text += "/" + toks_[j + 2].text;
           v.length = static_cast<int>(toks_[j + 2].offset + toks_[j + 2].text.size() - t.offset);
           j += 2;
+        } else if (is(j + 1, "%")) {  // a percentage, `50%`: one value of two tokens
+          v.text += "%";
+          v.length = static_cast<int>(toks_[j + 1].offset + 1 - t.offset);
+          j += 1;
         }
       }
       ++j;

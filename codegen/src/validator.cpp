@@ -40,6 +40,7 @@ static const char* expected_name(ArgType t) {
     case ArgType::rate: return "a rate (e.g. 100/s, 6000/min, 10/h)";
     case ArgType::cron: return "a cron expression string (e.g. \"0 */5 * * * *\")";
     case ArgType::time_zone: return "a time zone string (e.g. \"Europe/Paris\")";
+    case ArgType::percent: return "a percentage (e.g. 50%)";
   }
   return "?";
 }
@@ -464,7 +465,8 @@ RawValue raw_default(const nlohmann::json& j, ArgType type, Loc loc, int length)
     v.text = j.get<std::string>();
     const bool text = type == ArgType::template_ || type == ArgType::template_list || type == ArgType::string ||
                       type == ArgType::cron || type == ArgType::time_zone;
-    const bool number = (type == ArgType::duration && v.text != "forever") || type == ArgType::rate;
+    const bool number =
+        (type == ArgType::duration && v.text != "forever") || type == ArgType::rate || type == ArgType::percent;
     v.kind = text ? RawValue::string : number ? RawValue::number : RawValue::identifier;
   } else if (j.is_boolean()) {
     v.kind = RawValue::boolean;
@@ -634,6 +636,17 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
       if (std::string e = parse_rate(v.text, permits, per_ms); !e.empty())
         return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "': " + e, v.length);
       return arg::Rate{permits, per_ms};
+    }
+    case ArgType::percent: {
+      // 1% to 100%, whole: what the interceptor reads as an integer.
+      if (v.kind != RawValue::number || v.text.size() < 2 || v.text.back() != '%') return wrong();
+      const std::string digits = v.text.substr(0, v.text.size() - 1);
+      if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 3 || std::stoi(digits) < 1 ||
+          std::stoi(digits) > 100)
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' must be a whole percentage from 1% to 100%, not " +
+                                 v.text,
+                      v.length);
+      return arg::Integer{std::stoi(digits)};
     }
     case ArgType::cron:
       if (v.kind != RawValue::string) return wrong();

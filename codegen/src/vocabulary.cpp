@@ -25,6 +25,7 @@ const char* to_string(ArgType t) {
     case ArgType::rate: return "rate";
     case ArgType::cron: return "cron";
     case ArgType::time_zone: return "time_zone";
+    case ArgType::percent: return "percent";
   }
   return "?";
 }
@@ -36,7 +37,7 @@ static std::optional<ArgType> parse_type(const std::string& s) {
       {"enum", ArgType::enumeration},   {"bool", ArgType::boolean},
       {"string", ArgType::string},      {"identifier", ArgType::identifier},
       {"rate", ArgType::rate},          {"cron", ArgType::cron},
-      {"time_zone", ArgType::time_zone}};
+      {"time_zone", ArgType::time_zone}, {"percent", ArgType::percent}};
   auto it = m.find(s);
   if (it == m.end()) return std::nullopt;
   return it->second;

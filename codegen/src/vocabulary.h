@@ -17,7 +17,7 @@ namespace weavegen {
 // src/schedule/cron.h); time_zone: a string literal naming a zone of the tz
 // database (src/schedule/schedule.h). Both are text to the interceptor.
 enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier, rate, cron,
-                     time_zone };
+                     time_zone, percent };
 
 const char* to_string(ArgType t);
 

@@ -30,6 +30,8 @@
 //   │                          within the wait (retryable)
 //   ├── TimeoutExceeded        a call ran past its [[timeout]] deadline
 //   │                          (retryable; not the store's TimeoutError)
+//   ├── CircuitOpen            a circuit breaker refused the call (not
+//   │                          retryable: it fails fast); retry_after()
 //   ├── QueueError             a queue refused a request (bad name, id, delay,
 //   │   │                      payload); carries the queue's name
 //   │   └── DeliveryLost       settling a delivery no longer this worker's
@@ -281,6 +283,25 @@ class WEAVE_API TimeoutExceeded : public Error {
 
  private:
   std::chrono::milliseconds after_;
+};
+
+// A circuit breaker (weave/circuit_breaker.h) refused the call: open, or
+// half-open with every probe out. key() names the breaker; retry_after() is
+// the time until it lets a probe through (0 when half-open). Not retryable:
+// the breaker is there to fail fast, and a [[retry]] around it would only
+// spend its backoff; try again after retry_after().
+class WEAVE_API CircuitOpen : public Error {
+ public:
+  CircuitOpen(std::string name, std::chrono::milliseconds retry_after)
+      : Error(name,
+              "weave: circuit breaker '" + name + "' is open (a probe may pass in " +
+                  std::to_string(retry_after.count()) + " ms)",
+              false),
+        retry_after_(retry_after) {}
+  std::chrono::milliseconds retry_after() const noexcept { return retry_after_; }
+
+ private:
+  std::chrono::milliseconds retry_after_;
 };
 
 // A delay queue refused a request (weave/queue.h): a bad name, id, delay or

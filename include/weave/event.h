@@ -51,6 +51,10 @@ enum class EventKind {
                       // key: "queue/message id", cause: its last error
   quota_error,        // warning: a rate limit's store failed and on_store_error=allow let the call
                       // run unlimited; key: the limited key
+  circuit_opened,     // warning: a circuit breaker opened (its window over a threshold, or a probe
+                      // failed): its calls are refused for open_for; key: the breaker's name
+  circuit_half_open,  // info: an open breaker lets its probe calls through
+  circuit_closed,     // info: a half-open breaker's probes passed: calls go through again
 };
 
 // How much an operator should care; the default handler writes it first.
@@ -58,13 +62,16 @@ enum class EventLevel { info, warning, error };
 
 constexpr EventLevel level_of(EventKind kind) noexcept {
   switch (kind) {
-    case EventKind::reconnected: return EventLevel::info;
+    case EventKind::reconnected:
+    case EventKind::circuit_half_open:
+    case EventKind::circuit_closed: return EventLevel::info;
     case EventKind::release_failed:
     case EventKind::cache_error:
     case EventKind::renewal_failed:
     case EventKind::failover_followed:
     case EventKind::feed_gap:
-    case EventKind::quota_error: return EventLevel::warning;
+    case EventKind::quota_error:
+    case EventKind::circuit_opened: return EventLevel::warning;
     case EventKind::lease_lost:
     case EventKind::dedupe_error:
     case EventKind::dead_lettered: return EventLevel::error;
@@ -84,6 +91,9 @@ inline std::string_view to_string(EventKind kind) noexcept {
     case EventKind::feed_gap: return "feed_gap";
     case EventKind::dead_lettered: return "dead_lettered";
     case EventKind::quota_error: return "quota_error";
+    case EventKind::circuit_opened: return "circuit_opened";
+    case EventKind::circuit_half_open: return "circuit_half_open";
+    case EventKind::circuit_closed: return "circuit_closed";
   }
   return "unknown";
 }
@@ -99,7 +109,7 @@ inline std::string_view to_string(EventLevel level) noexcept {
 
 struct WEAVE_API Event {
   EventKind kind;
-  std::string_view feature;  // "lock", "cache", "dedupe", "queue", "quota", "store"
+  std::string_view feature;  // "lock", "cache", "dedupe", "queue", "quota", "store", "circuit_breaker"
   std::string_view key;      // the key concerned
   std::string_view cause;    // why, in words (e.g. the backend's error text)
   const Error& error;        // the typed error that is (or, by policy, is not) thrown; names the key

@@ -12,6 +12,7 @@
 //   weave_cache_*   per cache name, hits and misses per tier
 //   weave_dedupe_*  per key template
 //   weave_queue_*   per queue name; weave_queue_messages reads the store
+//   weave_circuit_* per circuit breaker name
 //   weave_events_total per feature and event kind
 // Labels are names from code, never a rendered key, so series stay few.
 // Counters count since the process started; durations are histograms in

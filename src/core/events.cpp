@@ -16,7 +16,8 @@
 namespace WEAVE_NAMESPACE {
 namespace {
 
-constexpr int kEventKinds = static_cast<int>(EventKind::dead_lettered) + 1;
+// (the last enumerator of EventKind: a kind added after it must move this)
+constexpr int kEventKinds = static_cast<int>(EventKind::circuit_closed) + 1;
 constexpr int kLinesPerSecond = 10;
 
 struct Handler {

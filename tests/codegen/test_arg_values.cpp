@@ -195,6 +195,33 @@ TEST_CASE("arg values: a rate is permits per period in milliseconds, a unit alon
   }
 }
 
+TEST_CASE("arg values: a percentage is a whole number from 1% to 100%, read as an integer", "[codegen][validator]") {
+  const char* const vocab = R"({"name": "breaker", "args": [{"name": "rate", "type": "percent", "default": "50%"}]})";
+  for (const auto& [text, n] : {std::pair{"1%", 1}, {"50%", 50}, {"100%", 100}}) {
+    INFO(text);
+    const Run r = validate(vocab, {{"rate", value(RawValue::number, text)}});
+    INFO(r.errors);
+    REQUIRE(r.ok);
+    CHECK(*find(r, "rate") == ArgValue{arg::Integer{n}});
+  }
+  const Run defaulted = validate(vocab, {});
+  REQUIRE(defaulted.ok);
+  CHECK(*find(defaulted, "rate") == ArgValue{arg::Integer{50}});
+  const std::pair<RawValue, const char*> bad[] = {
+      {value(RawValue::number, "0%"), "must be a whole percentage from 1% to 100%, not 0%"},
+      {value(RawValue::number, "101%"), "not 101%"},
+      {value(RawValue::number, "2.5%"), "not 2.5%"},
+      {value(RawValue::number, "50"), "expects a percentage (e.g. 50%)"},
+      {value(RawValue::string, "50%"), "expects a percentage (e.g. 50%), not a string"},
+  };
+  for (const auto& [v, error] : bad) {
+    INFO(v.text);
+    const Run r = validate(vocab, {{"rate", v}});
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.errors, Catch::Contains(error));
+  }
+}
+
 TEST_CASE("arg values: a default the vocabulary gets wrong is refused as a written value would be, not dropped",
           "[codegen][validator]") {
   struct Case {

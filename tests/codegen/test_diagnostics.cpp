@@ -46,6 +46,15 @@ TEST_CASE("diagnostic: bad duration unit", "[codegen][diagnostics]") {
   expect_error(r, 4, 15, "unknown duration unit 'sec'");
 }
 
+TEST_CASE("diagnostic: a percentage out of range, or without its %", "[codegen][diagnostics]") {
+  expect_error(run("percent_range", std::string(k_prelude) +
+                                        "struct C {\n  [[circuit_breaker(failure_rate=150%)]] virtual void f();\n};\n"),
+               4, 34, "must be a whole percentage from 1% to 100%, not 150%");
+  expect_error(run("percent_sign", std::string(k_prelude) +
+                                       "struct C {\n  [[circuit_breaker(failure_rate=50)]] virtual void f();\n};\n"),
+               4, 34, "expects a percentage (e.g. 50%)");
+}
+
 TEST_CASE("diagnostic: a rate without a unit, with an unknown unit, or admitting nothing", "[codegen][diagnostics]") {
   expect_error(run("rate_no_unit", std::string(k_prelude) + "struct C {\n  [[rate_limit(rate=100)]] virtual void f();\n};\n"),
                4, 21, "rate '100' names no unit");

@@ -296,7 +296,10 @@ TEST_CASE("vocabulary: an annotation's default order is its file's, 0 when it gi
   std::ostringstream out;
   Reporter rep(out);
   REQUIRE(v.load(std::string(WEAVE_ANNOTATIONS), rep));
+  CHECK(v.find("retry")->order == -50);
+  CHECK(v.find("circuit_breaker")->order == -40);
   CHECK(v.find("rate_limit")->order == -30);
+  CHECK(v.find("timeout")->order == -20);
   CHECK(v.find("bulkhead")->order == -10);
   CHECK(v.find("lock")->order == 0);
   CHECK(v.find("semaphore")->order == 0);

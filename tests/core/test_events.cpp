@@ -77,11 +77,25 @@ TEST_CASE("events: every kind has a documented level and a name", "[core][events
                                    {K::cache_error, L::warning},    {K::dedupe_error, L::error},
                                    {K::renewal_failed, L::warning}, {K::reconnected, L::info},
                                    {K::failover_followed, L::warning}, {K::feed_gap, L::warning},
-                                   {K::dead_lettered, L::error},    {K::quota_error, L::warning}};
+                                   {K::dead_lettered, L::error},    {K::quota_error, L::warning},
+                                   {K::circuit_opened, L::warning}, {K::circuit_half_open, L::info},
+                                   {K::circuit_closed, L::info}};
   for (const auto& [kind, level] : kinds) {
     CHECK(weave::level_of(kind) == level);
     CHECK(weave::to_string(kind) != "unknown");
   }
+}
+
+TEST_CASE("events: the default handler writes every kind, the last ones too", "[core][events]") {
+  DefaultHandlerAfter restore;
+  weave::set_event_handler(weave::write_event_to_stderr);
+  StderrCapture err;
+  weave::detail::emit_notice(weave::EventKind::quota_error, "quota", "api:1", "store down: let through");
+  weave::detail::emit_notice(weave::EventKind::circuit_closed, "circuit_breaker", "psp", "its probes passed");
+  const auto lines = err.lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "weave: warning: quota \"api:1\": quota_error: store down: let through");
+  CHECK(lines[1] == "weave: info: circuit_breaker \"psp\": circuit_closed: its probes passed");
 }
 
 TEST_CASE("events: the default handler writes at most 10 lines a second of a kind and then says how many it left out",

@@ -1,0 +1,352 @@
+// weave/circuit_breaker.h: the state machine (circuit_state.h), passes,
+// breakers shared by name, their events and metrics.
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "core/events.h"
+#include "core/metrics.h"
+#include "resilience/circuit_state.h"
+#include "weave/circuit_breaker.h"
+#include "weave/duration.h"
+#include "weave/error.h"
+#include "weave/event.h"
+
+namespace WEAVE_NAMESPACE {
+
+namespace {
+constexpr std::uint32_t kMaxWindowCalls = 100'000;
+constexpr std::uint32_t kMaxMinCalls = 1'000'000;
+constexpr std::uint32_t kMaxHalfOpenCalls = 10'000;
+constexpr int kBuckets = 10;
+
+std::int64_t steady_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void check_circuit_breaker_policy(const CircuitBreakerPolicy& p) {
+  auto bad = [](const std::string& what) { throw UsageError("circuit_breaker: " + what); };
+  auto ms = [](std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; };
+  if (p.failure_rate < 1 || p.failure_rate > 100)
+    bad("failure_rate must be 1 to 100 %, not " + std::to_string(p.failure_rate));
+  if (p.slow_call_rate < 1 || p.slow_call_rate > 100)
+    bad("slow_call_rate must be 1 to 100 %, not " + std::to_string(p.slow_call_rate));
+  if (p.slow_call.count() < 0 || p.slow_call > max_duration)
+    bad("slow_call must be 0 (none) to weave::max_duration, not " + ms(p.slow_call));
+  if (p.window_calls > kMaxWindowCalls)
+    bad("window_calls must be at most " + std::to_string(kMaxWindowCalls) + ", not " + std::to_string(p.window_calls));
+  if (p.window_calls == 0 && (p.window < std::chrono::milliseconds(100) || p.window > max_duration))
+    bad("window must be 100 ms to weave::max_duration, not " + ms(p.window));
+  if (p.min_calls < 1 || p.min_calls > kMaxMinCalls)
+    bad("min_calls must be 1 to " + std::to_string(kMaxMinCalls) + ", not " + std::to_string(p.min_calls));
+  if (p.window_calls > 0 && p.min_calls > p.window_calls)
+    bad("min_calls (" + std::to_string(p.min_calls) + ") is over window_calls (" + std::to_string(p.window_calls) +
+        "): it could never open");
+  if (p.open_for.count() < 1 || p.open_for > max_duration)
+    bad("open_for must be 1 ms to weave::max_duration, not " + ms(p.open_for));
+  if (p.half_open_calls < 1 || p.half_open_calls > kMaxHalfOpenCalls)
+    bad("half_open_calls must be 1 to " + std::to_string(kMaxHalfOpenCalls) + ", not " +
+        std::to_string(p.half_open_calls));
+}
+
+std::string_view to_string(CircuitState s) noexcept {
+  switch (s) {
+    case CircuitState::closed: return "closed";
+    case CircuitState::open: return "open";
+    case CircuitState::half_open: return "half_open";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+std::int64_t CircuitBreakerState::coarse_now_ns() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+CircuitBreakerState::CircuitBreakerState(std::string name, const CircuitBreakerPolicy& policy, NowNs now)
+    : name_(std::move(name)),
+      policy_(policy),
+      now_(now),
+      bucket_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(policy.window).count() / kBuckets),
+      phase_(1 << 2 | static_cast<std::uint64_t>(CircuitState::closed)) {  // (generation 1: a phase is never 0)
+  if (name_.empty()) throw UsageError("circuit_breaker: the name is empty");
+  check_circuit_breaker_policy(policy_);
+  if (policy_.window_calls > 0) {
+    ring_ = std::make_unique<std::atomic<std::uint8_t>[]>(policy_.window_calls);
+    for (std::uint32_t i = 0; i < policy_.window_calls; ++i) ring_[i].store(0, std::memory_order_relaxed);
+  }
+}
+
+std::uint64_t CircuitBreakerState::admit() noexcept {
+  for (;;) {
+    const std::uint64_t p = phase_.load(std::memory_order_acquire);
+    switch (state_of(p)) {
+      case CircuitState::closed: return p;
+      case CircuitState::open:
+        if (now_() < open_until_ns_.load(std::memory_order_acquire)) {
+          counts_.refused.fetch_add(1, std::memory_order_relaxed);
+          return 0;
+        }
+        move(p, CircuitState::half_open);
+        continue;  // (half-open now, or moved on by another thread)
+      case CircuitState::half_open: {
+        Guard g(mutex_);
+        if (phase_.load(std::memory_order_relaxed) != p) continue;
+        if (probes_out_.load(std::memory_order_relaxed) < policy_.half_open_calls) {
+          probes_out_.fetch_add(1, std::memory_order_relaxed);
+          return p;
+        }
+        counts_.refused.fetch_add(1, std::memory_order_relaxed);
+        return 0;
+      }
+    }
+  }
+}
+
+void CircuitBreakerState::record(std::uint64_t phase, int outcome, bool slow) noexcept {
+  const bool failed = outcome == 2;
+  if (outcome != 0) {
+    (failed ? counts_.failed : counts_.succeeded).fetch_add(1, std::memory_order_relaxed);
+    if (slow) counts_.slow.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (phase_.load(std::memory_order_acquire) != phase) return;  // let through before a change: not counted
+  if (state_of(phase) == CircuitState::closed) {
+    if (outcome == 0) return;
+    add_to_window(failed, slow);
+    if ((failed || slow) && over_threshold(window_totals(), policy_.min_calls)) move(phase, CircuitState::open);
+    return;
+  }
+  // A probe of a half-open breaker.
+  CircuitState next = CircuitState::half_open;
+  {
+    Guard g(mutex_);
+    if (phase_.load(std::memory_order_relaxed) != phase) return;
+    if (outcome == 0) {  // its place goes to another call
+      probes_out_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    const Totals t{probes_done_.fetch_add(1, std::memory_order_relaxed) + 1ull,
+                   probe_failures_.fetch_add(failed ? 1 : 0, std::memory_order_relaxed) + (failed ? 1ull : 0ull),
+                   probe_slows_.fetch_add(slow ? 1 : 0, std::memory_order_relaxed) + (slow ? 1ull : 0ull)};
+    // Over the threshold of all the probes already: open again at once.
+    const Totals of_all{policy_.half_open_calls, t.failures, t.slows};
+    if (over_threshold(of_all, 1)) next = CircuitState::open;
+    else if (t.calls >= policy_.half_open_calls) next = over_threshold(t, 1) ? CircuitState::open : CircuitState::closed;
+  }
+  if (next != CircuitState::half_open) move(phase, next);
+}
+
+void CircuitBreakerState::add_to_window(bool failed, bool slow) noexcept {
+  const auto f = static_cast<std::uint8_t>(failed ? 1 : 0), s = static_cast<std::uint8_t>(slow ? 1 : 0);
+  if (ring_) {
+    const std::uint64_t i = ring_next_.fetch_add(1, std::memory_order_relaxed) % policy_.window_calls;
+    const std::uint8_t old =
+        ring_[i].exchange(static_cast<std::uint8_t>(1 | f << 1 | s << 2), std::memory_order_acq_rel);
+    if (!(old & 1)) ring_calls_.fetch_add(1, std::memory_order_relaxed);
+    if (const int d = f - ((old >> 1) & 1)) ring_failures_.fetch_add(d, std::memory_order_relaxed);
+    if (const int d = s - ((old >> 2) & 1)) ring_slows_.fetch_add(d, std::memory_order_relaxed);
+    return;
+  }
+  const std::int64_t epoch = now_() / bucket_ns_;
+  Bucket& b = buckets_[epoch % kBuckets];
+  std::int64_t seen = b.epoch.load(std::memory_order_acquire);
+  if (seen > epoch) return;  // (a clock read before another thread's: its bucket has moved on)
+  if (seen < epoch && b.epoch.compare_exchange_strong(seen, epoch, std::memory_order_acq_rel)) {
+    b.calls.store(0, std::memory_order_relaxed);
+    b.failures.store(0, std::memory_order_relaxed);
+    b.slows.store(0, std::memory_order_relaxed);
+  }
+  b.calls.fetch_add(1, std::memory_order_relaxed);
+  if (f) b.failures.fetch_add(1, std::memory_order_relaxed);
+  if (s) b.slows.fetch_add(1, std::memory_order_relaxed);
+}
+
+CircuitBreakerState::Totals CircuitBreakerState::window_totals() const noexcept {
+  Totals t;
+  if (ring_) {
+    t.calls = static_cast<std::uint64_t>(std::max<std::int64_t>(0, ring_calls_.load(std::memory_order_relaxed)));
+    t.failures = static_cast<std::uint64_t>(std::max<std::int64_t>(0, ring_failures_.load(std::memory_order_relaxed)));
+    t.slows = static_cast<std::uint64_t>(std::max<std::int64_t>(0, ring_slows_.load(std::memory_order_relaxed)));
+    return t;
+  }
+  const std::int64_t now = now_() / bucket_ns_;
+  for (const Bucket& b : buckets_) {
+    const std::int64_t e = b.epoch.load(std::memory_order_acquire);
+    if (e < 0 || e <= now - kBuckets || e > now) continue;
+    t.calls += b.calls.load(std::memory_order_relaxed);
+    t.failures += b.failures.load(std::memory_order_relaxed);
+    t.slows += b.slows.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
+void CircuitBreakerState::clear_window() noexcept {
+  if (ring_) {
+    for (std::uint32_t i = 0; i < policy_.window_calls; ++i) ring_[i].store(0, std::memory_order_relaxed);
+    ring_next_.store(0, std::memory_order_relaxed);
+    ring_calls_.store(0, std::memory_order_relaxed);
+    ring_failures_.store(0, std::memory_order_relaxed);
+    ring_slows_.store(0, std::memory_order_relaxed);
+  }
+  for (Bucket& b : buckets_) {
+    b.epoch.store(-1, std::memory_order_relaxed);
+    b.calls.store(0, std::memory_order_relaxed);
+    b.failures.store(0, std::memory_order_relaxed);
+    b.slows.store(0, std::memory_order_relaxed);
+  }
+}
+
+bool CircuitBreakerState::over_threshold(const Totals& t, std::uint64_t min_calls) const noexcept {
+  if (t.calls == 0 || t.calls < min_calls) return false;
+  if (t.failures * 100 >= static_cast<std::uint64_t>(policy_.failure_rate) * t.calls) return true;
+  return policy_.slow_call.count() > 0 && t.slows * 100 >= static_cast<std::uint64_t>(policy_.slow_call_rate) * t.calls;
+}
+
+void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {
+  std::chrono::milliseconds open_for{0};
+  {
+    Guard g(mutex_);
+    if (phase_.load(std::memory_order_relaxed) != from) return;  // another thread moved first
+    if (to == CircuitState::open) {
+      open_until_ns_.store(now_() + std::chrono::duration_cast<std::chrono::nanoseconds>(policy_.open_for).count(),
+                           std::memory_order_release);
+      counts_.opened.fetch_add(1, std::memory_order_relaxed);
+      open_for = policy_.open_for;
+    }
+    if (to == CircuitState::closed) clear_window();
+    probes_out_.store(0, std::memory_order_relaxed);
+    probes_done_.store(0, std::memory_order_relaxed);
+    probe_failures_.store(0, std::memory_order_relaxed);
+    probe_slows_.store(0, std::memory_order_relaxed);
+    phase_.store(((from >> 2) + 1) << 2 | static_cast<std::uint64_t>(to), std::memory_order_release);
+  }
+  // (the hook runs outside the lock: it may ask the breaker anything)
+  switch (to) {
+    case CircuitState::open:
+      emit_notice(EventKind::circuit_opened, "circuit_breaker", name_,
+                  "circuit breaker '" + name_ + "' opened: calls are refused for " +
+                      std::to_string(open_for.count()) + " ms");
+      break;
+    case CircuitState::half_open:
+      emit_notice(EventKind::circuit_half_open, "circuit_breaker", name_,
+                  "circuit breaker '" + name_ + "' is half-open: it lets probes through (at most " +
+                      std::to_string(policy_.half_open_calls) + ")");
+      break;
+    case CircuitState::closed:
+      emit_notice(EventKind::circuit_closed, "circuit_breaker", name_,
+                  "circuit breaker '" + name_ + "' closed: its probes passed");
+      break;
+  }
+}
+
+std::chrono::milliseconds CircuitBreakerState::retry_after() const noexcept {
+  if (state() != CircuitState::open) return std::chrono::milliseconds(0);
+  const std::int64_t left = open_until_ns_.load(std::memory_order_acquire) - now_();
+  return std::chrono::milliseconds(left <= 0 ? 0 : (left + 999'999) / 1'000'000);
+}
+
+}  // namespace detail
+
+CircuitPass::CircuitPass(CircuitPass&& other) noexcept
+    : state_(std::move(other.state_)), phase_(other.phase_), started_ns_(other.started_ns_) {}
+
+CircuitPass& CircuitPass::operator=(CircuitPass&& other) noexcept {
+  if (this != &other) {
+    end(0);
+    state_ = std::move(other.state_);
+    phase_ = other.phase_;
+    started_ns_ = other.started_ns_;
+  }
+  return *this;
+}
+
+CircuitPass::~CircuitPass() { end(0); }
+
+void CircuitPass::succeeded() noexcept { end(1); }
+void CircuitPass::failed() noexcept { end(2); }
+
+void CircuitPass::end(int outcome) noexcept {
+  if (!state_) return;
+  const std::chrono::milliseconds slow_call = state_->policy().slow_call;
+  const bool slow = outcome != 0 && slow_call.count() > 0 &&
+                    steady_ns() - started_ns_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(slow_call).count();
+  state_->record(phase_, outcome, slow);
+  state_.reset();
+}
+
+CircuitBreaker::CircuitBreaker(std::string name, const CircuitBreakerPolicy& policy)
+    : state_(std::make_shared<detail::CircuitBreakerState>(std::move(name), policy)) {}
+
+CircuitPass CircuitBreaker::try_pass() const {
+  CircuitPass pass;
+  const std::uint64_t phase = state_->admit();
+  if (phase == 0) return pass;
+  pass.state_ = state_;
+  pass.phase_ = phase;
+  if (state_->policy().slow_call.count() > 0) pass.started_ns_ = steady_ns();
+  return pass;
+}
+
+CircuitPass CircuitBreaker::pass() const {
+  CircuitPass p = try_pass();
+  if (!p) throw CircuitOpen(name(), retry_after());
+  return p;
+}
+
+CircuitState CircuitBreaker::state() const noexcept { return state_->state(); }
+std::chrono::milliseconds CircuitBreaker::retry_after() const noexcept { return state_->retry_after(); }
+const std::string& CircuitBreaker::name() const noexcept { return state_->name(); }
+const CircuitBreakerPolicy& CircuitBreaker::policy() const noexcept { return state_->policy(); }
+
+namespace {
+struct NamedBreakers {
+  detail::Mutex mutex;
+  std::map<std::string, std::shared_ptr<detail::CircuitBreakerState>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
+};
+NamedBreakers& named_breakers() { return detail::fork_guarded<NamedBreakers>(); }
+
+[[maybe_unused]] const bool circuit_metrics_registered = [] {
+  detail::register_metrics_source([](detail::MetricsWriter& w) {
+    NamedBreakers& all = named_breakers();
+    detail::Guard g(all.mutex);
+    for (const auto& [name, s] : all.by_name) {
+      const auto& c = s->counts();
+      auto n = [](const std::atomic<std::uint64_t>& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); };
+      w.counter("weave_circuit_calls_total", "Calls through a circuit breaker, by outcome.",
+                {{"breaker", name}, {"outcome", "succeeded"}}, n(c.succeeded));
+      w.counter("weave_circuit_calls_total", "Calls through a circuit breaker, by outcome.",
+                {{"breaker", name}, {"outcome", "failed"}}, n(c.failed));
+      w.counter("weave_circuit_calls_total", "Calls through a circuit breaker, by outcome.",
+                {{"breaker", name}, {"outcome", "refused"}}, n(c.refused));
+      w.counter("weave_circuit_slow_calls_total", "Calls that took slow_call or more.", {{"breaker", name}}, n(c.slow));
+      w.counter("weave_circuit_opened_total", "Times the breaker opened.", {{"breaker", name}}, n(c.opened));
+      w.gauge("weave_circuit_state", "0 closed, 1 open, 2 half-open.", {{"breaker", name}},
+              static_cast<double>(static_cast<int>(s->state())));
+    }
+  });
+  return true;
+}();
+}  // namespace
+
+CircuitBreaker circuit_breaker(std::string_view name, const CircuitBreakerPolicy& policy) {
+  NamedBreakers& all = named_breakers();
+  detail::Guard g(all.mutex);
+  if (auto it = all.by_name.find(name); it != all.by_name.end()) {
+    if (!(it->second->policy() == policy))
+      throw UsageError("circuit breaker '" + std::string(name) +
+                       "' exists already with another policy (every user of a name must give the same)");
+    return CircuitBreaker(it->second);
+  }
+  auto state = std::make_shared<detail::CircuitBreakerState>(std::string(name), policy);
+  all.by_name.emplace(std::string(name), state);
+  return CircuitBreaker(std::move(state));
+}
+
+}  // namespace weave

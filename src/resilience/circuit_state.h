@@ -1,0 +1,83 @@
+// One circuit breaker's state (weave/circuit_breaker.h): the phase (state
+// and generation in one word), the closed window, the half-open probes.
+//
+// The closed path is lock-free: a pass reads the phase; an outcome adds to
+// the window (a ring of the last calls, or ten time buckets read by a
+// coarse clock) and, when it failed or was slow, sums the window to decide.
+// Changes of state take the mutex, start a new generation and an empty
+// window: outcomes of passes from another generation are dropped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/process.h"
+#include "weave/circuit_breaker.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+class CircuitBreakerState {
+ public:
+  using NowNs = std::int64_t (*)() noexcept;
+  // CLOCK_MONOTONIC_COARSE (a few ns; ticks of a few ms): the window's and
+  // open_for's clock.
+  static std::int64_t coarse_now_ns() noexcept;
+
+  // `now`: the clock (tests pass a fake one).
+  CircuitBreakerState(std::string name, const CircuitBreakerPolicy& policy, NowNs now = &coarse_now_ns);
+
+  // The phase a call is let through in, or 0 when refused.
+  std::uint64_t admit() noexcept;
+  // A call let through in `phase` ended: outcome 0 (nothing: cancelled), 1
+  // (succeeded), 2 (failed); `slow` when it took slow_call or more.
+  void record(std::uint64_t phase, int outcome, bool slow) noexcept;
+
+  CircuitState state() const noexcept { return state_of(phase_.load(std::memory_order_acquire)); }
+  std::chrono::milliseconds retry_after() const noexcept;
+  const std::string& name() const noexcept { return name_; }
+  const CircuitBreakerPolicy& policy() const noexcept { return policy_; }
+
+  // Counts since the breaker was made (metrics, tests).
+  struct Counts {
+    std::atomic<std::uint64_t> succeeded{0}, failed{0}, slow{0}, refused{0}, opened{0};
+  };
+  const Counts& counts() const noexcept { return counts_; }
+
+ private:
+  static CircuitState state_of(std::uint64_t phase) noexcept { return static_cast<CircuitState>(phase & 3); }
+  struct Bucket {
+    std::atomic<std::int64_t> epoch{-1};
+    std::atomic<std::uint32_t> calls{0}, failures{0}, slows{0};
+  };
+  struct Totals {
+    std::uint64_t calls = 0, failures = 0, slows = 0;
+  };
+  void add_to_window(bool failed, bool slow) noexcept;
+  Totals window_totals() const noexcept;
+  void clear_window() noexcept WEAVE_REQUIRES(mutex_);
+  bool over_threshold(const Totals& t, std::uint64_t min_calls) const noexcept;
+  // Moves from `from` to `to` unless another thread moved first.
+  void move(std::uint64_t from, CircuitState to) noexcept;
+
+  const std::string name_;
+  const CircuitBreakerPolicy policy_;
+  const NowNs now_;
+  const std::int64_t bucket_ns_;  // time-based window: a tenth of it
+  std::atomic<std::uint64_t> phase_;  // generation << 2 | state
+  std::atomic<std::int64_t> open_until_ns_{0};
+  // Count-based window: outcome codes (bit 0 a call, 1 failed, 2 slow).
+  std::unique_ptr<std::atomic<std::uint8_t>[]> ring_;
+  std::atomic<std::uint64_t> ring_next_{0};
+  std::atomic<std::int64_t> ring_calls_{0}, ring_failures_{0}, ring_slows_{0};
+  // Time-based window.
+  Bucket buckets_[10];
+  // Half-open probes.
+  std::atomic<std::uint32_t> probes_out_{0}, probes_done_{0}, probe_failures_{0}, probe_slows_{0};
+  Mutex mutex_;  // changes of state
+  Counts counts_;
+};
+
+}  // namespace weave::detail

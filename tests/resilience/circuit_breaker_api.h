@@ -1,0 +1,41 @@
+// Methods under [[circuit_breaker]], woven by weavegen, for
+// test_circuit_breaker.cpp.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+
+#include "weave/error.h"
+
+namespace resilient {
+
+class Dependency {
+ public:
+  virtual ~Dependency() = default;
+
+  // The last 4 calls; open at 50 % failed of at least 4; one probe after 50 ms.
+  [[circuit_breaker(name="dep:call", window_calls=4, min_calls=4, failure_rate=50%, open_for=50ms, half_open_calls=1)]]
+  virtual int call(bool fail) { return run(fail); }
+
+  // The same breaker by name; refused calls are skipped.
+  [[circuit_breaker(name="dep:call", window_calls=4, min_calls=4, failure_rate=50%, open_for=50ms, half_open_calls=1,
+                    on_open=skip)]]
+  virtual std::optional<int> maybe(bool fail) { return run(fail); }
+
+  // Under a retry (outside by default, -50 < -40): a refusal is not retried.
+  [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
+  [[circuit_breaker(name="dep:retried", window_calls=2, min_calls=2, failure_rate=100%, open_for=10s)]]
+  virtual int retried(bool fail) { return run(fail); }
+
+  std::atomic<int> runs{0};
+
+ private:
+  int run(bool fail) {
+    const int n = ++runs;
+    if (fail) throw weave::IoError("dependency down (run " + std::to_string(n) + ")");
+    return n;
+  }
+};
+
+}  // namespace resilient

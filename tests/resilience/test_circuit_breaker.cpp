@@ -1,0 +1,227 @@
+// weave::CircuitBreaker and [[circuit_breaker]] on synchronous methods: the
+// state machine's table on a fake clock (src/resilience/circuit_state.h),
+// then passes, names, events and woven methods on real time.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "circuit_breaker_api.weave.h"
+#include "resilience/circuit_state.h"
+#include "weave/circuit_breaker.h"
+#include "weave/error.h"
+#include "weave/event.h"
+#include "weave/woven.h"
+
+using namespace std::chrono_literals;
+using weave::CircuitState;
+using State = weave::detail::CircuitBreakerState;
+
+namespace {
+std::int64_t fake_ns = 0;
+std::int64_t fake_now() noexcept { return fake_ns; }
+constexpr std::int64_t kMs = 1'000'000;
+
+// One call let through and ended: true when it was let through.
+bool call(State& s, int outcome, bool slow = false) {
+  const std::uint64_t phase = s.admit();
+  if (phase == 0) return false;
+  s.record(phase, outcome, slow);
+  return true;
+}
+constexpr int kSucceeded = 1, kFailed = 2, kCancelled = 0;
+}  // namespace
+
+TEST_CASE("circuit breaker: a count window opens on the failure that reaches the rate over min_calls") {
+  fake_ns = 0;
+  State s("t:count", {.failure_rate = 50, .window_calls = 10, .min_calls = 5, .open_for = 1000ms}, &fake_now);
+  for (int i = 0; i < 4; ++i) REQUIRE(call(s, kFailed));
+  CHECK(s.state() == CircuitState::closed);  // 4 calls: under min_calls
+  REQUIRE(call(s, kSucceeded));
+  CHECK(s.state() == CircuitState::closed);  // a success never opens it
+  REQUIRE(call(s, kFailed));                 // 6 calls, 5 failed
+  CHECK(s.state() == CircuitState::open);
+  CHECK(s.retry_after() == 1000ms);
+  CHECK_FALSE(call(s, kSucceeded));  // refused
+  fake_ns = 400 * kMs;
+  CHECK(s.retry_after() == 600ms);
+  CHECK(s.counts().refused == 1);
+  CHECK(s.counts().opened == 1);
+}
+
+TEST_CASE("circuit breaker: the count window keeps the last calls only") {
+  fake_ns = 0;
+  State s("t:ring", {.failure_rate = 50, .window_calls = 4, .min_calls = 4}, &fake_now);
+  // f s s s s f: the first failure has left the window when the second comes
+  for (int o : {kFailed, kSucceeded, kSucceeded, kSucceeded, kSucceeded, kFailed}) REQUIRE(call(s, o));
+  CHECK(s.state() == CircuitState::closed);  // 1 of the last 4
+  REQUIRE(call(s, kFailed));                 // 2 of the last 4: 50 %
+  CHECK(s.state() == CircuitState::open);
+}
+
+TEST_CASE("circuit breaker: a time window forgets calls older than the window") {
+  fake_ns = 0;
+  State s("t:time", {.failure_rate = 100, .window = 1000ms, .min_calls = 3}, &fake_now);
+  REQUIRE(call(s, kFailed));
+  fake_ns = 500 * kMs;
+  REQUIRE(call(s, kFailed));
+  fake_ns = 1600 * kMs;  // the first two are out of the window
+  REQUIRE(call(s, kFailed));
+  CHECK(s.state() == CircuitState::closed);
+  fake_ns = 1700 * kMs;
+  REQUIRE(call(s, kFailed));
+  REQUIRE(call(s, kFailed));
+  CHECK(s.state() == CircuitState::open);
+}
+
+TEST_CASE("circuit breaker: after open_for, half_open_calls probes pass and their success closes it") {
+  fake_ns = 0;
+  State s("t:probe", {.failure_rate = 50, .window_calls = 4, .min_calls = 2, .open_for = 100ms, .half_open_calls = 2},
+          &fake_now);
+  REQUIRE(call(s, kFailed));
+  REQUIRE(call(s, kFailed));
+  REQUIRE(s.state() == CircuitState::open);
+  fake_ns = 99 * kMs;
+  CHECK(s.admit() == 0);
+  fake_ns = 100 * kMs;
+  const std::uint64_t a = s.admit(), b = s.admit();
+  CHECK(s.state() == CircuitState::half_open);
+  REQUIRE(a != 0);
+  REQUIRE(b != 0);
+  CHECK(s.admit() == 0);  // every probe is out
+  CHECK(s.retry_after() == 0ms);
+  s.record(a, kCancelled, false);  // a cancelled probe gives its place back
+  const std::uint64_t c = s.admit();
+  REQUIRE(c != 0);
+  s.record(b, kSucceeded, false);
+  CHECK(s.state() == CircuitState::half_open);
+  s.record(c, kSucceeded, false);
+  CHECK(s.state() == CircuitState::closed);
+  // A new window: one failure is under min_calls.
+  REQUIRE(call(s, kFailed));
+  CHECK(s.state() == CircuitState::closed);
+}
+
+TEST_CASE("circuit breaker: probes that fail as often as the rate open it again at once") {
+  fake_ns = 0;
+  State s("t:reopen", {.failure_rate = 50, .window_calls = 2, .min_calls = 2, .open_for = 100ms, .half_open_calls = 4},
+          &fake_now);
+  REQUIRE(call(s, kFailed));
+  REQUIRE(call(s, kFailed));
+  fake_ns = 100 * kMs;
+  REQUIRE(call(s, kFailed));  // 1 of 4 probes
+  CHECK(s.state() == CircuitState::half_open);
+  REQUIRE(call(s, kFailed));  // 2 of 4: 50 % of every probe whatever the others do
+  CHECK(s.state() == CircuitState::open);
+  CHECK(s.retry_after() == 100ms);
+  CHECK(s.counts().opened == 2);
+}
+
+TEST_CASE("circuit breaker: outcomes of calls let through before a change of state are not counted") {
+  fake_ns = 0;
+  State s("t:stale", {.failure_rate = 50, .window_calls = 4, .min_calls = 2, .open_for = 100ms, .half_open_calls = 1},
+          &fake_now);
+  const std::uint64_t early = s.admit();  // let through while closed, ends later
+  REQUIRE(call(s, kFailed));
+  REQUIRE(call(s, kFailed));
+  REQUIRE(s.state() == CircuitState::open);
+  fake_ns = 100 * kMs;
+  REQUIRE(call(s, kSucceeded));  // the probe
+  REQUIRE(s.state() == CircuitState::closed);
+  s.record(early, kFailed, false);  // from the first window: dropped
+  REQUIRE(call(s, kFailed));        // one failure in the new window
+  CHECK(s.state() == CircuitState::closed);
+}
+
+TEST_CASE("circuit breaker: slow calls open it at slow_call_rate") {
+  weave::CircuitBreaker b("t:slow", {.slow_call = 20ms, .slow_call_rate = 50, .window_calls = 4, .min_calls = 2});
+  b.call([] { std::this_thread::sleep_for(25ms); });  // slow, though it succeeded
+  CHECK(b.state() == CircuitState::closed);
+  b.call([] {});
+  CHECK(b.state() == CircuitState::closed);  // only a failure or a slow call can open it
+  b.call([] { std::this_thread::sleep_for(25ms); });
+  CHECK(b.state() == CircuitState::open);
+  CHECK_THROWS_AS(b.call([] {}), weave::CircuitOpen);
+}
+
+TEST_CASE("circuit breaker: call() passes results and errors, and refuses with CircuitOpen") {
+  weave::CircuitBreaker b("t:call", {.failure_rate = 100, .window_calls = 2, .min_calls = 2, .open_for = 10s});
+  CHECK(b.call([] { return 3; }) == 3);
+  CHECK_THROWS_AS(b.call([]() -> int { throw std::runtime_error("down"); }), std::runtime_error);
+  CHECK_THROWS_AS(b.call([]() -> int { throw std::runtime_error("down"); }), std::runtime_error);
+  REQUIRE(b.state() == CircuitState::open);
+  try {
+    b.call([] {});
+    FAIL("not refused");
+  } catch (const weave::CircuitOpen& e) {
+    CHECK_FALSE(e.retryable());
+    CHECK(e.key() == "t:call");
+    CHECK(e.retry_after() > 9s);
+  }
+  CHECK_FALSE(b.try_pass());
+}
+
+TEST_CASE("circuit breaker: breakers are shared by name, with one policy") {
+  weave::CircuitBreaker a = weave::circuit_breaker("t:named", {.min_calls = 3});
+  weave::CircuitBreaker b = weave::circuit_breaker("t:named", {.min_calls = 3});
+  CHECK(a.state_ptr() == b.state_ptr());
+  CHECK_THROWS_AS(weave::circuit_breaker("t:named", {.min_calls = 4}), weave::UsageError);
+}
+
+TEST_CASE("circuit breaker: a policy out of range is a UsageError") {
+  using P = weave::CircuitBreakerPolicy;
+  for (const P& p : {P{.failure_rate = 0}, P{.failure_rate = 101}, P{.slow_call_rate = 0}, P{.slow_call = -1ms},
+                     P{.window = 99ms}, P{.window_calls = 100'001}, P{.min_calls = 0},
+                     P{.window_calls = 5, .min_calls = 6}, P{.open_for = 0ms}, P{.half_open_calls = 0}})
+    CHECK_THROWS_AS(weave::check_circuit_breaker_policy(p), weave::UsageError);
+  CHECK_NOTHROW(weave::check_circuit_breaker_policy({}));
+  CHECK_THROWS_AS(weave::CircuitBreaker("", {}), weave::UsageError);
+}
+
+TEST_CASE("circuit breaker: each change of state is an event") {
+  std::mutex m;
+  std::vector<std::string> seen;
+  weave::set_event_handler([&](const weave::Event& e) {
+    if (e.key != "t:events") return;
+    const std::lock_guard<std::mutex> g(m);
+    seen.emplace_back(weave::to_string(e.kind));
+  });
+  weave::CircuitBreaker b("t:events", {.failure_rate = 100, .window_calls = 1, .min_calls = 1, .open_for = 30ms,
+                                       .half_open_calls = 1});
+  CHECK_THROWS(b.call([] { throw std::runtime_error("down"); }));
+  std::this_thread::sleep_for(40ms);
+  b.call([] {});
+  weave::set_event_handler(weave::write_event_to_stderr);
+  CHECK(seen == std::vector<std::string>{"circuit_opened", "circuit_half_open", "circuit_closed"});
+}
+
+TEST_CASE("circuit breaker: on a woven method, refused calls throw or are skipped without running it") {
+  weave::Woven<resilient::Dependency> dep;
+  CHECK(dep.call(false) == 1);
+  CHECK(dep.call(false) == 2);
+  CHECK_THROWS_AS(dep.call(true), weave::IoError);
+  CHECK_THROWS_AS(dep.call(true), weave::IoError);  // 2 of the last 4 failed: open
+  CHECK_THROWS_AS(dep.call(false), weave::CircuitOpen);
+  CHECK(dep.maybe(false) == std::nullopt);  // the same breaker, skipping
+  CHECK(dep.runs == 4);
+  std::this_thread::sleep_for(60ms);
+  CHECK(dep.call(false) == 5);  // the probe passes: closed
+  CHECK(weave::circuit_breaker("dep:call", {.failure_rate = 50, .window_calls = 4, .min_calls = 4,
+                                            .open_for = 50ms, .half_open_calls = 1})
+            .state() == CircuitState::closed);
+}
+
+TEST_CASE("circuit breaker: a retry outside it does not retry its refusals") {
+  weave::Woven<resilient::Dependency> dep;
+  // Two runs fail (a retryable IoError) and open it; the third is refused,
+  // and that refusal, not retryable, ends the retries.
+  CHECK_THROWS_AS(dep.retried(true), weave::CircuitOpen);
+  CHECK(dep.runs == 2);
+  dep.runs = 0;
+  CHECK_THROWS_AS(dep.retried(false), weave::CircuitOpen);
+  CHECK(dep.runs == 0);
+}
