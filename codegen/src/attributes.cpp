@@ -313,10 +313,22 @@ class Parser {
       ++j;
       return true;
     }
-    if (t.kind == Token::ident || t.kind == Token::keyword) {
+    // An identifier, qualified perhaps (`pay::Transient`, `::std::system_error`):
+    // one value of its tokens.
+    const bool rooted = is(j, "::") && j + 1 < e && toks_[j + 1].kind == Token::ident;
+    if (rooted || t.kind == Token::ident || t.kind == Token::keyword) {
       v.kind = RawValue::identifier;
-      v.text = t.text;
+      if (rooted) {
+        v.text = "::";
+        ++j;
+      }
+      v.text += toks_[j].text;
       ++j;
+      while (is(j, "::") && j + 1 < e && toks_[j + 1].kind == Token::ident) {
+        v.text += "::" + toks_[j + 1].text;
+        j += 2;
+      }
+      v.length = static_cast<int>(toks_[j - 1].offset + toks_[j - 1].text.size() - t.offset);
       return true;
     }
     error(t, "expected a value (string, number, duration, rate, identifier, true/false or [list])");

@@ -383,6 +383,11 @@ std::string arg_value_code(const ArgValue& v) {
     std::string operator()(const arg::Rate& r) const {
       return of + "rate(" + std::to_string(r.permits) + ", " + std::to_string(r.per_ms) + ")";
     }
+    std::string operator()(const arg::ExceptionTypes& e) const {
+      std::string types;
+      for (const std::string& t : e.types) types += (types.empty() ? "" : ", ") + t;
+      return of + "exception_types(&::weave::error_is<" + types + ">, " + cpp_string_literal(e.written) + ")";
+    }
     std::string operator()(const arg::TemplateList& l) const {
       return of + "template_list(" + std::to_string(l.first) + ", " + std::to_string(l.n) + ", " +
              cpp_string_literal(l.sources) + ")";

@@ -67,10 +67,17 @@ struct Rate {
   std::int64_t per_ms = 0;
   bool operator==(const Rate&) const = default;
 };
+// Exception types (`retry_on=[std::system_error, pay::Transient]`): each
+// fully qualified as weavegen found it, and the whole as written.
+struct ExceptionTypes {
+  std::vector<std::string> types;
+  std::string written;
+  bool operator==(const ExceptionTypes&) const = default;
+};
 }  // namespace arg
 
 using ArgValue = std::variant<arg::Forever, arg::DurationMs, arg::Integer, arg::Bool, arg::Text, arg::Enum,
-                              arg::Template, arg::TemplateList, arg::Rate>;
+                              arg::Template, arg::TemplateList, arg::Rate, arg::ExceptionTypes>;
 
 struct ArgModel {
   std::string name;

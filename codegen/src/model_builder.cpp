@@ -280,6 +280,36 @@ bool ModelBuilder::has_function(CXCursor fn, const std::string& name) {
   return found;
 }
 
+std::string ModelBuilder::resolve_type(CXCursor fn, const std::string& name) {
+  if (!type_names_read_) {
+    type_names_read_ = true;
+    std::function<void(CXCursor)> walk = [&](CXCursor p) {
+      visit(p, [&](CXCursor c) {
+        const CXCursorKind k = clang_getCursorKind(c);
+        if (k == CXCursor_Namespace || k == CXCursor_LinkageSpec) {
+          walk(c);
+        } else if (k == CXCursor_ClassDecl || k == CXCursor_StructDecl || k == CXCursor_UnionDecl ||
+                   k == CXCursor_EnumDecl || k == CXCursor_TypedefDecl || k == CXCursor_TypeAliasDecl) {
+          if (std::string q = fully_qualified(c); !q.empty()) type_names_.insert(std::move(q));
+          if (k != CXCursor_TypedefDecl && k != CXCursor_TypeAliasDecl && k != CXCursor_EnumDecl) walk(c);
+        }
+        return CXChildVisit_Continue;
+      });
+    };
+    walk(clang_getTranslationUnitCursor(tu_));
+  }
+  if (name.rfind("::", 0) == 0) return type_names_.count(name) ? name : "";
+  for (CXCursor s = clang_getCursorSemanticParent(fn); !clang_Cursor_isNull(s); s = clang_getCursorSemanticParent(s)) {
+    const CXCursorKind k = clang_getCursorKind(s);
+    const std::string scope = k == CXCursor_TranslationUnit ? "" : fully_qualified(s);
+    if (k != CXCursor_TranslationUnit && scope.empty()) continue;  // (an unnamed scope)
+    const std::string candidate = scope + "::" + name;
+    if (type_names_.count(candidate)) return candidate;
+    if (k == CXCursor_TranslationUnit) break;
+  }
+  return "";
+}
+
 std::string ModelBuilder::qualified_text(std::vector<Token>::const_iterator from, unsigned end) const {
   std::string out;
   unsigned at = from == src_.tokens.end() ? end : from->offset;
@@ -505,6 +535,7 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
   }
   facts.is_noexcept = f.is_noexcept;
   facts.has_function = [&](const std::string& name) { return has_function(c, name); };
+  facts.resolve_type = [&](const std::string& name) { return resolve_type(c, name); };
 
   bool ok = true;
   std::vector<AnnotationModel> list;
@@ -554,6 +585,20 @@ void ModelBuilder::add(const DeclEntry& d, const std::vector<const RawAnnotation
   }
   std::stable_sort(list.begin(), list.end(),
                    [](const AnnotationModel& a, const AnnotationModel& b) { return a.order < b.order; });
+  // An order that cannot work (a retry inside its own timeout): the
+  // vocabulary says which, and why.
+  for (std::size_t inner = 0; inner < list.size(); ++inner) {
+    const AnnotationDef* def = vocab_.find(list[inner].name);
+    if (!def) continue;
+    for (std::size_t outer = 0; outer < inner; ++outer) {
+      const auto why = def->warn_inside.find(list[outer].name);
+      if (why == def->warn_inside.end()) continue;
+      rep_.warning(src_.path, Loc{list[inner].line, list[inner].col},
+                   "'" + list[inner].name + "' (order " + std::to_string(list[inner].order) + ") runs inside '" +
+                       list[outer].name + "' (order " + std::to_string(list[outer].order) + "): " + why->second,
+                   static_cast<int>(list[inner].name.size()));
+    }
+  }
   f.annotations = std::move(list);
   if (f.stores_call) {
     for (std::size_t i = 0; i < f.annotations.size(); ++i)

@@ -44,6 +44,10 @@ class ModelBuilder {
   bool async_parameters_owned(const FunctionModel& f, const FunctionFacts& facts, Loc at);
   bool is_overloaded(CXCursor fn);
   bool has_function(CXCursor fn, const std::string& name);
+  // What a type name written at `fn` means, fully qualified ("::pay::Transient"),
+  // looked up from fn's scope outward as C++ would (using-directives aside);
+  // "" when the translation unit declares no such type.
+  std::string resolve_type(CXCursor fn, const std::string& name);
   void add_forwarders(ClassModel& cls, CXCursor cursor);
   void warn_mixed_access();
   // The source of [from-token, end) with every unqualified name replaced by
@@ -61,6 +65,8 @@ class ModelBuilder {
   std::map<std::string, CXCursor> class_cursor_;    // usr -> the class
   std::map<std::string, std::set<std::string>> annotated_;  // decorator class usr -> annotated method signatures
   int next_id_ = 0;
+  std::set<std::string> type_names_;  // every type the translation unit declares, fully qualified (resolve_type)
+  bool type_names_read_ = false;
 };
 
 }  // namespace weavegen

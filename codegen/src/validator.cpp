@@ -41,6 +41,7 @@ static const char* expected_name(ArgType t) {
     case ArgType::cron: return "a cron expression string (e.g. \"0 */5 * * * *\")";
     case ArgType::time_zone: return "a time zone string (e.g. \"Europe/Paris\")";
     case ArgType::percent: return "a percentage (e.g. 50%)";
+    case ArgType::exception_types: return "exception types (e.g. [std::system_error, pay::Transient])";
   }
   return "?";
 }
@@ -647,6 +648,27 @@ std::optional<ArgValue> Validator::convert(const ArgDef& d, const RawValue& v) {
                                  v.text,
                       v.length);
       return arg::Integer{std::stoi(digits)};
+    }
+    case ArgType::exception_types: {
+      // One type, or a list of them: each must name a type where the method
+      // is declared (the generated code catches them by these names).
+      const std::vector<RawValue> one{v};
+      const std::vector<RawValue>& items = v.kind == RawValue::list ? v.items : one;
+      if (items.empty())
+        return refuse(v.loc, "argument '" + d.name + "' of '" + raw_.name + "' names no exception type", v.length);
+      arg::ExceptionTypes out;
+      for (const RawValue& item : items) {
+        if (item.kind != RawValue::identifier) return wrong();
+        const std::string q = facts_.resolve_type ? facts_.resolve_type(item.text) : std::string();
+        if (q.empty())
+          return refuse(item.loc, "argument '" + d.name + "' of '" + raw_.name + "': '" + item.text +
+                                      "' does not name a type declared before '" + f_.qualified_name +
+                                      "' (declare it, or include its header, first)",
+                        item.length);
+        out.types.push_back(q);
+        out.written += (out.written.empty() ? "" : ", ") + item.text;
+      }
+      return out;
     }
     case ArgType::cron:
       if (v.kind != RawValue::string) return wrong();

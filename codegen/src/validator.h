@@ -28,6 +28,9 @@ struct FunctionFacts {
   bool returns_reference = false;   // `T&` or `T&&` (after aliases)
   bool is_noexcept = false;         // really noexcept (noexcept(false) is not)
   std::function<bool(const std::string&)> has_function;  // a function of that name in the same scope
+  // The type a name written at the method means, fully qualified
+  // ("::pay::Transient"), or "" when it names none declared before it.
+  std::function<std::string(const std::string&)> resolve_type;
 };
 
 struct ValidatedAnnotation {

@@ -26,6 +26,7 @@ const char* to_string(ArgType t) {
     case ArgType::cron: return "cron";
     case ArgType::time_zone: return "time_zone";
     case ArgType::percent: return "percent";
+    case ArgType::exception_types: return "exception_types";
   }
   return "?";
 }
@@ -37,7 +38,8 @@ static std::optional<ArgType> parse_type(const std::string& s) {
       {"enum", ArgType::enumeration},   {"bool", ArgType::boolean},
       {"string", ArgType::string},      {"identifier", ArgType::identifier},
       {"rate", ArgType::rate},          {"cron", ArgType::cron},
-      {"time_zone", ArgType::time_zone}, {"percent", ArgType::percent}};
+      {"time_zone", ArgType::time_zone}, {"percent", ArgType::percent},
+      {"exception_types", ArgType::exception_types}};
   auto it = m.find(s);
   if (it == m.end()) return std::nullopt;
   return it->second;
@@ -104,6 +106,14 @@ bool Vocabulary::load_file(const std::string& path, Reporter& rep) {
     def.order = j.value("order", 0);
     if (j.contains("reruns") && !j["reruns"].is_boolean()) return fail("\"reruns\" must be true or false");
     def.reruns = j.value("reruns", false);
+    if (j.contains("warn_inside")) {
+      const auto& w = j["warn_inside"];
+      if (!w.is_object()) return fail("\"warn_inside\" must map annotation names to the reason");
+      for (const auto& [outer, why] : w.items()) {
+        if (!why.is_string()) return fail("\"warn_inside\": the reason for '" + outer + "' must be a string");
+        def.warn_inside[outer] = why.get<std::string>();
+      }
+    }
     if (j.contains("stores_call") && !j["stores_call"].is_boolean()) return fail("\"stores_call\" must be true or false");
     def.stores_call = j.value("stores_call", false);
     if (def.name.empty() || !(std::isalpha(static_cast<unsigned char>(def.name[0])) || def.name[0] == '_'))

@@ -17,7 +17,7 @@ namespace weavegen {
 // src/schedule/cron.h); time_zone: a string literal naming a zone of the tz
 // database (src/schedule/schedule.h). Both are text to the interceptor.
 enum class ArgType { template_, template_list, duration, integer, enumeration, boolean, string, identifier, rate, cron,
-                     time_zone, percent };
+                     time_zone, percent, exception_types };
 
 const char* to_string(ArgType t);
 
@@ -83,6 +83,9 @@ struct AnnotationDef {
   // (retry): the proxy copies by-value arguments to each run instead of
   // moving them, and refuses rvalue-reference parameters.
   bool reruns = false;
+  // Annotations it cannot work inside, and why (`"warn_inside": {"timeout":
+  // "..."}`): weavegen warns when the chain's order puts it inside one.
+  std::map<std::string, std::string> warn_inside;
   // It keeps the method's result as JSON (weave/json_codec.h: cache, dedupe's
   // replay): always (`"stores_result": true`), or only when enum argument
   // `stores_result_arg` (written or default) has one of `stores_result_values`

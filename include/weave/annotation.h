@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "weave/error.h"
+
 namespace WEAVE_NAMESPACE {
 
 // The duration value written as `forever` (e.g. `wait=forever`).
@@ -39,13 +41,15 @@ struct ArgRate {
 
 // One argument value exactly as weavegen emitted it (all compile-time data).
 struct WEAVE_API ArgValue {
-  enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list, rate };
+  enum class Kind { text, enumerator, duration, integer, boolean, key_template, key_template_list, rate,
+                    exception_types };
   Kind kind = Kind::text;
   std::string_view text{};               // text, enumerator; key_template(_list): as written (",": a list)
   std::chrono::milliseconds duration{};  // duration (may be weave::forever); rate: its period
   std::int64_t integer = 0;              // integer, boolean (0/1), enumerator (its index in the vocabulary, or -1),
                                          // rate: its permits per period
   int first = 0, count = 0;              // key_template(_list): slots in the rendered array
+  ExceptionMatcher matches = nullptr;    // exception_types (text: the types as written)
 
   static constexpr ArgValue of_text(std::string_view s) { return {Kind::text, s}; }
   // `index`: the value's position in the vocabulary's "values" (weavegen
@@ -70,6 +74,9 @@ struct WEAVE_API ArgValue {
   }
   static constexpr ArgValue of_template_list(int first_slot, int n, std::string_view sources = {}) {
     return {Kind::key_template_list, sources, {}, 0, first_slot, n};
+  }
+  static constexpr ArgValue of_exception_types(ExceptionMatcher m, std::string_view written) {
+    return {Kind::exception_types, written, {}, 0, 0, 0, m};
   }
 };
 
@@ -108,6 +115,8 @@ class WEAVE_API Annotation {
   std::int64_t integer(std::string_view arg) const;
   bool boolean(std::string_view arg) const;
   ArgRate rate(std::string_view arg) const;
+  // Whether an exception is of the types the argument names.
+  ExceptionMatcher exception_types(std::string_view arg) const;
   // An enumerator's index in the vocabulary's "values" (-1 when unknown).
   std::int64_t enum_index(std::string_view arg) const;
   // An enumerator as its index in `values` (list them in the vocabulary's

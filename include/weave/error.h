@@ -56,6 +56,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -379,5 +380,26 @@ class WEAVE_API TimeoutError : public IoError {
  public:
   explicit TimeoutError(const std::string& what) : IoError(what) {}
 };
+
+// Whether an exception is of chosen types (`retry_on=[std::system_error,
+// pay::Transient]` is weave::error_is<std::system_error, pay::Transient>).
+using ExceptionMatcher = bool (*)(const std::exception_ptr&) noexcept;
+
+// True when `e` holds an exception of one of the types E (or derived from
+// one): what `retry_on=[...]`, `record_on=` and `ignore_on=` name, and the
+// same for code:
+//   weave::RetryPolicy p{.attempts = 4, .retry_on = &weave::error_is<std::system_error, pay::Transient>};
+template <class First, class... Rest>
+bool error_is(const std::exception_ptr& e) noexcept {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const First&) {
+    return true;
+  } catch (...) {
+    if constexpr (sizeof...(Rest) > 0) return error_is<Rest...>(e);
+    return false;
+  }
+}
 
 }  // namespace weave

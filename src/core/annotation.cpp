@@ -16,6 +16,7 @@ const char* kind_name(ArgValue::Kind k) {
     case ArgValue::Kind::key_template: return "template";
     case ArgValue::Kind::key_template_list: return "template list";
     case ArgValue::Kind::rate: return "rate";
+    case ArgValue::Kind::exception_types: return "exception types";
   }
   return "?";
 }
@@ -71,6 +72,10 @@ bool Annotation::boolean(std::string_view arg) const {
 ArgRate Annotation::rate(std::string_view arg) const {
   const ArgValue& v = require(arg, {ArgValue::Kind::rate});
   return {v.integer, v.duration};
+}
+
+ExceptionMatcher Annotation::exception_types(std::string_view arg) const {
+  return require(arg, {ArgValue::Kind::exception_types}).matches;
 }
 
 std::string_view Annotation::rendered(int slot) const {

@@ -1,6 +1,7 @@
 // The built-in `circuit_breaker` interceptor: reads the annotation once (the
 // process-wide breaker of its name), asks it for a pass, and tells it how
-// the rest of the call ended: an exception is a failure.
+// the rest of the call ended: an exception is a failure (record_on and
+// ignore_on may say otherwise).
 #include <string>
 
 #include "core/builtin.h"
@@ -31,6 +32,8 @@ std::shared_ptr<const ParsedCircuitBreaker> ParsedCircuitBreaker::parse(const An
   // (weave::circuit_breaker(): the member `breaker` hides nothing here, but spelled alike)
   auto parsed = std::make_shared<ParsedCircuitBreaker>(::weave::circuit_breaker(a.text("name"), p));
   parsed->skip_when_open = (a.has("on_open") ? a.choice("on_open", vocab::on_open_values) : vocab::on_open) == 1;
+  if (a.has("record_on")) parsed->record_on = a.exception_types("record_on");
+  if (a.has("ignore_on")) parsed->ignore_on = a.exception_types("ignore_on");
   return parsed;
 }
 
@@ -51,7 +54,7 @@ class CircuitBreakerInterceptor final : public Interceptor {
     try {
       inv.proceed();
     } catch (...) {
-      pass.failed();
+      p.end_with(pass, std::current_exception());
       throw;
     }
     pass.succeeded();

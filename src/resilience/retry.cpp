@@ -24,6 +24,18 @@ std::chrono::nanoseconds retry_delay(const RetryPolicy& p, int done) {
   return nanoseconds(std::uniform_int_distribution<nanoseconds::rep>(0, cap.count())(random));
 }
 
+bool retries(const RetryPolicy& p, const std::exception_ptr& e) noexcept {
+  if (!e) return false;
+  if (p.retry_on) return p.retry_on(e);
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    return err.retryable();
+  } catch (...) {
+    return false;
+  }
+}
+
 void check_retry_policy(const RetryPolicy& p) {
   if (p.attempts < 1 || p.attempts > 100)
     throw UsageError("retry: attempts must be 1 to 100, not " + std::to_string(p.attempts));

@@ -1,6 +1,7 @@
 // The built-in `retry` interceptor: reads the annotation once (a
 // RetryPolicy), then runs the rest of the chain under weave::retry() (again
-// after a retryable weave::Error, the backoff's wait slept on this thread).
+// after an error the policy retries, the backoff's wait slept on this
+// thread); spent runs go to the fallback when there is one.
 #include <memory>
 
 #include "core/builtin.h"
@@ -13,13 +14,15 @@ namespace detail {
 
 namespace vocab = vocabulary::retry;
 
-std::shared_ptr<const RetryPolicy> parse_retry(const AnnotationSpec& spec) {
+std::shared_ptr<const ParsedRetry> ParsedRetry::parse(const AnnotationSpec& spec) {
   const Annotation a(spec, {});
-  auto p = std::make_shared<RetryPolicy>();
-  p->attempts = static_cast<int>(a.has("attempts") ? a.integer("attempts") : vocab::attempts);
-  p->backoff = a.has("backoff") ? a.duration("backoff") : vocab::backoff;
-  p->max_backoff = a.has("max_backoff") ? a.duration("max_backoff") : vocab::max_backoff;
-  check_retry_policy(*p);
+  auto p = std::make_shared<ParsedRetry>();
+  p->policy.attempts = static_cast<int>(a.has("attempts") ? a.integer("attempts") : vocab::attempts);
+  p->policy.backoff = a.has("backoff") ? a.duration("backoff") : vocab::backoff;
+  p->policy.max_backoff = a.has("max_backoff") ? a.duration("max_backoff") : vocab::max_backoff;
+  if (a.has("retry_on")) p->policy.retry_on = a.exception_types("retry_on");
+  p->falls_back = a.has("fallback");
+  check_retry_policy(p->policy);
   return p;
 }
 
@@ -29,13 +32,19 @@ namespace {
 
 class RetryInterceptor final : public Interceptor {
  public:
-  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return detail::parse_retry(spec); }
+  std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return detail::ParsedRetry::parse(spec); }
 
   void around(Invocation& inv) override {
+    const detail::ParsedRetry& p = *inv.prepared<detail::ParsedRetry>();
     auto run = [&inv] { inv.proceed(); };
-    // An error after the method itself returned (a result the store could
-    // not keep) is not the method's to run again: it passes on.
-    detail::retry_while(*inv.prepared<RetryPolicy>(), run, [&inv] { return !inv.proceeded(); });
+    try {
+      // An error after the method itself returned (a result the store could
+      // not keep) is not the method's to run again: it passes on.
+      detail::retry_while(p.policy, run, [&inv] { return !inv.proceeded(); });
+    } catch (...) {
+      if (!p.to_fallback(std::current_exception(), inv.proceeded())) throw;
+      // The runs are spent: returning without the method skips to the fallback.
+    }
   }
 };
 

@@ -97,6 +97,13 @@ Run validate(const std::string& json, const std::vector<std::pair<std::string, R
   facts.param_types = {0, 0};
   facts.member = true;
   facts.default_key = "Order::m";
+  // The types this translation unit "declares", as weavegen would find them
+  // from Order::m's scope.
+  facts.resolve_type = [](const std::string& name) -> std::string {
+    if (name == "std::system_error" || name == "::std::system_error") return "::std::system_error";
+    if (name == "Transient" || name == "pay::Transient") return "::pay::Transient";
+    return "";
+  };
   NoTypes types;
   ValidatedAnnotation va;
   Run run;
@@ -222,6 +229,33 @@ TEST_CASE("arg values: a percentage is a whole number from 1% to 100%, read as a
   }
 }
 
+TEST_CASE("arg values: exception types are one type or a list, each named as weavegen resolved it",
+          "[codegen][validator]") {
+  const char* const vocab = R"({"name": "retry", "args": [{"name": "retry_on", "type": "exception_types"}]})";
+  const Run one = validate(vocab, {{"retry_on", value(RawValue::identifier, "Transient")}});
+  INFO(one.errors);
+  REQUIRE(one.ok);
+  CHECK(*find(one, "retry_on") == ArgValue{arg::ExceptionTypes{{"::pay::Transient"}, "Transient"}});
+  const Run two = validate(vocab, {{"retry_on", list({value(RawValue::identifier, "std::system_error"),
+                                                      value(RawValue::identifier, "pay::Transient")})}});
+  INFO(two.errors);
+  REQUIRE(two.ok);
+  CHECK(*find(two, "retry_on") == ArgValue{arg::ExceptionTypes{{"::std::system_error", "::pay::Transient"},
+                                                                "std::system_error, pay::Transient"}});
+  const std::pair<RawValue, const char*> bad[] = {
+      {value(RawValue::identifier, "pay::Permanent"),
+       "argument 'retry_on' of 'retry': 'pay::Permanent' does not name a type declared before 'Order::m'"},
+      {list({}), "argument 'retry_on' of 'retry' names no exception type"},
+      {value(RawValue::string, "std::system_error"), "expects exception types (e.g. [std::system_error, pay::Transient]), not a string"},
+  };
+  for (const auto& [v, error] : bad) {
+    INFO(v.text);
+    const Run r = validate(vocab, {{"retry_on", v}});
+    CHECK_FALSE(r.ok);
+    CHECK_THAT(r.errors, Catch::Contains(error));
+  }
+}
+
 TEST_CASE("arg values: a default the vocabulary gets wrong is refused as a written value would be, not dropped",
           "[codegen][validator]") {
   struct Case {
@@ -257,6 +291,8 @@ TEST_CASE("arg values: the emitter writes each kind as the weave::ArgValue of th
       {arg::Enum{"on_return", 0}, R"(::weave::ArgValue::of_enum("on_return", 0))"},
       {arg::Template{3, "o:<order.id>"}, R"(::weave::ArgValue::of_template(3, "o:<order.id>"))"},
       {arg::TemplateList{1, 2, "a:<x>,b:<y>"}, R"(::weave::ArgValue::of_template_list(1, 2, "a:<x>,b:<y>"))"},
+      {arg::ExceptionTypes{{"::std::system_error", "::pay::Transient"}, "std::system_error, pay::Transient"},
+       R"(::weave::ArgValue::of_exception_types(&::weave::error_is<::std::system_error, ::pay::Transient>, "std::system_error, pay::Transient"))"},
       {arg::Rate{6000, 60000}, "::weave::ArgValue::of_rate(6000, 60000)"},
   };
   for (const auto& c : cases) CHECK(arg_value_code(c.first) == c.second);

@@ -46,6 +46,32 @@ TEST_CASE("diagnostic: bad duration unit", "[codegen][diagnostics]") {
   expect_error(r, 4, 15, "unknown duration unit 'sec'");
 }
 
+TEST_CASE("diagnostic: exception types must name types weavegen finds from the method's scope", "[codegen][diagnostics]") {
+  expect_error_in_declaration("exception_unknown",
+                              std::string(k_prelude) + "namespace pay { struct Transient {}; }\nstruct C {\n", 5,
+                              "  [[retry(retry_on=[pay::Transient, pay::Permanent])]] virtual void f();",
+                              "pay::Permanent", "'pay::Permanent' does not name a type declared before 'C::f'");
+}
+
+TEST_CASE("diagnostic: exception types found from the method's scope, std's too, make code that compiles",
+          "[codegen][diagnostics]") {
+  auto r = run("exception_types", std::string(k_prelude) +
+                                      "#include <stdexcept>\n"
+                                      "namespace pay {\n"
+                                      "struct Transient {};\n"
+                                      "struct Client {\n"
+                                      "  virtual ~Client() = default;\n"
+                                      "  [[retry(retry_on=[Transient, std::runtime_error, ::pay::Transient])]]\n"
+                                      "  [[circuit_breaker(record_on=Transient, ignore_on=[std::logic_error])]]\n"
+                                      "  virtual int f();\n"
+                                      "};\n"
+                                      "}  // namespace pay\n");
+  INFO(r.err);
+  REQUIRE(r.exit == 0);
+  CHECK(compile_errors(r).empty());
+  CHECK_THAT(read(r.out_cpp), Catch::Contains("::weave::error_is<::pay::Transient, ::std::runtime_error, ::pay::Transient>"));
+}
+
 TEST_CASE("diagnostic: a percentage out of range, or without its %", "[codegen][diagnostics]") {
   expect_error(run("percent_range", std::string(k_prelude) +
                                         "struct C {\n  [[circuit_breaker(failure_rate=150%)]] virtual void f();\n};\n"),
@@ -253,6 +279,20 @@ TEST_CASE("diagnostic: lock on a method whose result is still computed after it 
                                           "};\n");
   INFO(audit.err);
   CHECK(audit.exit == 0);
+}
+
+TEST_CASE("warning: an order the vocabulary says cannot work, a retry inside its timeout", "[codegen][diagnostics]") {
+  auto r = run("retry_inside_timeout", std::string(k_prelude) +
+                                           "struct C {\n"
+                                           "  virtual ~C() = default;\n"
+                                           "  [[timeout(after=1s)]] [[retry(order=-10)]] virtual int f();\n"  // line 5
+                                           "  [[retry]] [[timeout(after=1s)]] virtual int g();\n"                // default order: fine
+                                           "};\n");
+  INFO(r.err);
+  CHECK(r.exit == 0);
+  CHECK_THAT(r.err, Catch::Contains(r.header + ":5:27: warning: 'retry' (order -10) runs inside 'timeout' (order -20): "
+                                               "every run then shares the one deadline"));
+  CHECK(r.err.find(":6:") == std::string::npos);
 }
 
 TEST_CASE("warning: public and protected annotated overloads share one public using", "[codegen][diagnostics]") {

@@ -305,12 +305,14 @@ TEST_CASE("vocabulary: an annotation's default order is its file's, 0 when it gi
   CHECK(v.find("semaphore")->order == 0);
 }
 
-TEST_CASE("vocabulary: malformed stores_result, at_most, detaches, throwing_values and order are invalid vocabularies", "[codegen][validator]") {
+TEST_CASE("vocabulary: malformed stores_result, at_most, detaches, throwing_values, order and warn_inside are invalid vocabularies", "[codegen][validator]") {
   struct Case {
     const char* json;
     const char* error;
   } cases[] = {
       {R"({"name": "x", "stores_result": "yes"})", "\"stores_result\" must be true, false or"},
+      {R"({"name": "x", "warn_inside": ["timeout"]})", "\"warn_inside\" must map annotation names to the reason"},
+      {R"({"name": "x", "warn_inside": {"timeout": 3}})", "\"warn_inside\": the reason for 'timeout' must be a string"},
       {R"({"name": "x", "stores_result": {"arg": "mode", "values": ["keep"]}})", "'mode' is not an enum argument of 'x'"},
       {R"({"name": "x", "stores_result": {"arg": "mode", "values": ["kept"]},
            "args": [{"name": "mode", "type": "enum", "values": ["keep", "drop"]}]})",

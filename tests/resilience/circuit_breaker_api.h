@@ -5,6 +5,8 @@
 #include <atomic>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 
 #include "weave/error.h"
 
@@ -27,6 +29,18 @@ class Dependency {
   [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
   [[circuit_breaker(name="dep:retried", window_calls=2, min_calls=2, failure_rate=100%, open_for=10s)]]
   virtual int retried(bool fail) { return run(fail); }
+
+  // Only a std::system_error is a failure; a std::invalid_argument (the
+  // caller's mistake) counts for nothing; anything else is a success.
+  [[circuit_breaker(name="dep:narrow", window_calls=2, min_calls=2, failure_rate=100%, open_for=10s,
+                    record_on=std::system_error, ignore_on=[std::invalid_argument])]]
+  virtual int narrow(int kind) {
+    ++runs;
+    if (kind == 1) throw std::system_error(std::make_error_code(std::errc::connection_refused));
+    if (kind == 2) throw std::invalid_argument("bad request");
+    if (kind == 3) throw std::runtime_error("not recorded");
+    return 0;
+  }
 
   std::atomic<int> runs{0};
 

@@ -5,10 +5,16 @@
 #include <atomic>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include "weave/error.h"
 
 namespace resilient {
+
+// An error of the service's own, not a weave::Error.
+struct Transient : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Flaky {
  public:
@@ -40,6 +46,20 @@ class Flaky {
     if (run <= failures) fail(run);
     return mine;
   }
+
+  // Retries what retry_on names (and what derives from it), nothing else;
+  // once its runs are spent, the fallback answers.
+  [[retry(attempts=3, backoff=1ms, max_backoff=1ms, retry_on=[Transient, std::system_error], fallback=cached)]]
+  virtual int picky(int failing_kind) {
+    const int run = ++runs;
+    if (run <= failures) {
+      if (failing_kind == 0) throw Transient("transient " + std::to_string(run));
+      if (failing_kind == 1) throw std::system_error(std::make_error_code(std::errc::connection_refused));
+      throw weave::IoError("retryable by default, not named");
+    }
+    return run;
+  }
+  virtual int cached(int) { return -1; }
 
   std::atomic<int> runs{0};
   int failures = 0;

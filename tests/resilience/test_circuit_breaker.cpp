@@ -225,3 +225,18 @@ TEST_CASE("circuit breaker: a retry outside it does not retry its refusals") {
   CHECK_THROWS_AS(dep.retried(false), weave::CircuitOpen);
   CHECK(dep.runs == 0);
 }
+
+TEST_CASE("circuit breaker: record_on and ignore_on decide which exceptions are failures") {
+  weave::Woven<resilient::Dependency> dep;
+  const weave::CircuitBreaker b = weave::circuit_breaker(
+      "dep:narrow", {.failure_rate = 100, .window_calls = 2, .min_calls = 2, .open_for = 10s});
+  CHECK_THROWS_AS(dep.narrow(1), std::system_error);      // a failure
+  CHECK_THROWS_AS(dep.narrow(2), std::invalid_argument);  // nothing
+  CHECK_THROWS_AS(dep.narrow(2), std::invalid_argument);
+  CHECK(b.state() == weave::CircuitState::closed);  // one call in the window
+  CHECK_THROWS_AS(dep.narrow(3), std::runtime_error);  // a success: 1 of 2 failed
+  CHECK(b.state() == weave::CircuitState::closed);
+  CHECK_THROWS_AS(dep.narrow(1), std::system_error);
+  CHECK_THROWS_AS(dep.narrow(1), std::system_error);  // the last two failed: 100 %
+  CHECK(b.state() == weave::CircuitState::open);
+}

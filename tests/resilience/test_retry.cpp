@@ -103,3 +103,34 @@ TEST_CASE("retry annotation: each run gets the caller's arguments, even after a 
   CHECK(flaky.echo(std::string(64, 'x')) == std::string(64, 'x'));
   CHECK(flaky.runs == 3);
 }
+
+TEST_CASE("retry: retry_on names the types retried, and spent runs go to the fallback") {
+  weave::Woven<resilient::Flaky> flaky;
+  flaky.failures = 2;
+  CHECK(flaky.picky(0) == 3);  // Transient: retried
+  flaky.runs = 0;
+  CHECK(flaky.picky(1) == 3);  // std::system_error: retried
+  flaky.runs = 0;
+  CHECK_THROWS_AS(flaky.picky(2), weave::IoError);  // retryable by default, but not named: passes on at once
+  CHECK(flaky.runs == 1);
+  flaky.runs = 0;
+  flaky.failures = 100;
+  CHECK(flaky.picky(0) == -1);  // three runs spent: the fallback answers
+  CHECK(flaky.runs == 3);
+}
+
+TEST_CASE("retry: a policy's retry_on from code") {
+  int runs = 0;
+  const weave::RetryPolicy p{.attempts = 3, .backoff = 1ms, .max_backoff = 1ms,
+                             .retry_on = &weave::error_is<std::out_of_range>};
+  CHECK(weave::retry(p, [&] {
+          if (++runs < 3) throw std::out_of_range("not yet");
+          return runs;
+        }) == 3);
+  runs = 0;
+  CHECK_THROWS_AS(weave::retry(p, [&]() -> int { ++runs; throw weave::IoError("not named"); }), weave::IoError);
+  CHECK(runs == 1);
+  CHECK(weave::error_is<std::logic_error>(std::make_exception_ptr(std::out_of_range("derived"))));
+  CHECK_FALSE(weave::error_is<std::out_of_range>(std::make_exception_ptr(std::logic_error("base"))));
+  CHECK_FALSE(weave::error_is<std::exception>(std::exception_ptr{}));
+}

@@ -9,7 +9,7 @@
 
 #include "weave/abi.h"
 
-#define WEAVE_GENERATED_REVISION 6
+#define WEAVE_GENERATED_REVISION 7
 
 namespace WEAVE_NAMESPACE::detail {
 

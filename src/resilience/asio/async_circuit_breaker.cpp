@@ -42,7 +42,7 @@ class AsyncCircuitBreakerInterceptor final : public AsyncBuiltin {
       pass.succeeded();
       co_return;
     }
-    if (!cancelled(error)) pass.failed();
+    if (!cancelled(error)) p.end_with(pass, error);
     std::rethrow_exception(error);
   }
 };

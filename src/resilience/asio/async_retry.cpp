@@ -1,5 +1,5 @@
 // The `retry` interceptor of asynchronous methods: the rest of the chain
-// again after a retryable weave::Error, the backoff's wait a timer on the
+// again after an error the policy retries, the backoff's wait a timer on the
 // call's executor (no thread held). A call cancelled while it waits ends
 // with operation_aborted.
 #include "async/async_call.h"
@@ -15,14 +15,23 @@ class AsyncRetryInterceptor final : public AsyncBuiltin {
   using AsyncBuiltin::AsyncBuiltin;
 
   net::awaitable<void> around_async(AsyncInvocation& inv) override {
-    const RetryPolicy& p = *inv.prepared<RetryPolicy>();
+    const ParsedRetry& parsed = *inv.prepared<ParsedRetry>();
+    const RetryPolicy& p = parsed.policy;
     for (int done = 1;; ++done) {
+      std::exception_ptr error;
       try {
         co_await inv.proceed();
         co_return;
-      } catch (const Error& e) {
-        // (after the method itself returned: not the method's to run again)
-        if (!e.retryable() || done >= p.attempts || inv.proceeded()) throw;
+      } catch (...) {
+        error = std::current_exception();
+      }
+      // A cancelled call is not run again, whatever retry_on says.
+      const net::cancellation_state cancel = co_await net::this_coro::cancellation_state;
+      if (cancel.cancelled() != net::cancellation_type::none) std::rethrow_exception(error);
+      // (after the method itself returned: not the method's to run again)
+      if (done >= p.attempts || !retries(p, error) || inv.proceeded()) {
+        if (parsed.to_fallback(error, inv.proceeded())) co_return;  // spent: skipped to the fallback
+        std::rethrow_exception(error);
       }
       // (the wait is out of the handler: no co_await may stand in one)
       net::steady_timer backoff(co_await net::this_coro::executor, retry_delay(p, done));
