@@ -58,7 +58,8 @@ class WEAVE_API DeadlineScope {
   std::chrono::steady_clock::time_point at_;
   std::chrono::milliseconds after_;
   std::string_view name_;
-  std::shared_ptr<const ContextLink> pushed_, previous_;
+  const ContextLink* pushed_;  // owned by this thread's context while it is the head
+  std::shared_ptr<const ContextLink> previous_;
 };
 }  // namespace detail
 

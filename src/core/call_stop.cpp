@@ -2,6 +2,8 @@
 // deadline scope of [[timeout]] and weave::timeout() (core/call_stop.h).
 #include "core/call_stop.h"
 
+#include "core/recycled.h"
+
 #include <string>
 #include <vector>
 
@@ -132,23 +134,30 @@ struct DeadlineLink {
 };
 }  // namespace
 
+// The deadline is read off the coarse clock (3 ns, not 25) rounded up by its
+// tick: never early while the tick is on time, up to a tick (~4 ms) late.
 DeadlineScope::DeadlineScope(std::chrono::milliseconds after, std::string_view name)
-    : at_(std::chrono::steady_clock::now() + after), after_(after), name_(name) {
+    : at_(coarse_now() + coarse_tick() + after), after_(after), name_(name) {
   check_timeout(after);
   std::shared_ptr<const ContextLink>& here = context_head();  // (a blocking call: read once)
-  auto made = std::make_shared<DeadlineLink>(at_);
+  auto made = std::allocate_shared<DeadlineLink>(Recycled<DeadlineLink>{}, at_);
   made->link.parent = here;
-  pushed_ = std::shared_ptr<const ContextLink>(made, &made->link);
+  pushed_ = &made->link;
   previous_ = std::move(here);
-  set_context_head(here, pushed_);
+  // (moved, not copied: the head is the link's one owner, no count changes hands)
+  set_context_head(here, std::shared_ptr<const ContextLink>(std::move(made), pushed_));
 }
 
 DeadlineScope::~DeadlineScope() {
   std::shared_ptr<const ContextLink>& here = context_head();
-  if (here == pushed_) set_context_head(here, std::move(previous_));
+  if (here.get() == pushed_) set_context_head(here, std::move(previous_));
 }
 
-bool DeadlineScope::passed() const noexcept { return std::chrono::steady_clock::now() >= at_; }
+bool DeadlineScope::passed() const noexcept {
+  // (steady_clock is at most a tick ahead of the coarse clock: no need to read it)
+  if (coarse_now() + coarse_tick() < at_) return false;
+  return std::chrono::steady_clock::now() >= at_;
+}
 
 void DeadlineScope::throw_if_passed() const {
   if (passed()) throw TimeoutExceeded(std::string(name_), after_);

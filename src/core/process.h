@@ -61,6 +61,16 @@ inline std::chrono::steady_clock::time_point coarse_now() noexcept {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return std::chrono::steady_clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
 }
+// That clock's tick (its clock_getres, read once): how far steady_clock::now()
+// may be ahead of coarse_now() while the tick is on time.
+inline std::chrono::nanoseconds coarse_tick() noexcept {
+  static const std::chrono::nanoseconds tick = [] {
+    timespec ts{};
+    clock_getres(CLOCK_MONOTONIC_COARSE, &ts);
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+  }();
+  return tick;
+}
 
 // A lock held for a few pointer moves and map lookups, nearly always by one
 // thread at a time: one atomic exchange to take, a plain store to give back

@@ -94,9 +94,10 @@ Bulkhead::Bulkhead(std::string name, std::uint32_t max) : state_(detail::make_st
 BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) const {
   detail::BulkheadState::Waiter w;
   using Clock = detail::BulkheadState::Clock;
+  if (wait.count() <= 0) return state_->enter_or_queue(w, false) ? BulkheadSlot(state_) : BulkheadSlot();
+  // (the clock is read only for a wait: the free path stays a lock's worth)
   const auto deadline = wait >= max_duration ? Clock::time_point::max() : Clock::now() + wait;
-  if (state_->enter_or_queue(w, wait.count() > 0)) return BulkheadSlot(state_);
-  if (wait.count() <= 0) return {};
+  if (state_->enter_or_queue(w, true)) return BulkheadSlot(state_);
   state_->wait(w, deadline);
   if (state_->granted_or_leave(w)) return BulkheadSlot(state_);
   return {};

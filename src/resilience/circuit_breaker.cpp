@@ -1,7 +1,5 @@
 // weave/circuit_breaker.h: the state machine (circuit_state.h), passes,
 // breakers shared by name, their events and metrics.
-#include <time.h>
-
 #include <algorithm>
 #include <map>
 #include <string>
@@ -65,9 +63,7 @@ std::string_view to_string(CircuitState s) noexcept {
 namespace detail {
 
 std::int64_t CircuitBreakerState::coarse_now_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(coarse_now().time_since_epoch()).count();
 }
 
 CircuitBreakerState::CircuitBreakerState(std::string name, const CircuitBreakerPolicy& policy, NowNs now)

@@ -22,8 +22,8 @@ namespace WEAVE_NAMESPACE::detail {
 class CircuitBreakerState {
  public:
   using NowNs = std::int64_t (*)() noexcept;
-  // CLOCK_MONOTONIC_COARSE (a few ns; ticks of a few ms): the window's and
-  // open_for's clock.
+  // core's coarse_now() in ns (a few ns; ticks of a few ms): the window's
+  // and open_for's clock.
   static std::int64_t coarse_now_ns() noexcept;
 
   // `now`: the clock (tests pass a fake one).
