@@ -87,4 +87,9 @@ net::awaitable<void> proceed_async(AsyncCall& call);
 // cancelled coroutine throws at once and would skip those store calls.
 net::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception_ptr& error);
 
+// True when `e` is a cancellation's error (net::system_error with
+// operation_aborted): how an interceptor outside frames that reset the
+// cancellation state (proceed_before_cleanup) still tells one.
+bool is_operation_aborted(const std::exception_ptr& e) noexcept;
+
 }  // namespace weave::detail

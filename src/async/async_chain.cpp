@@ -150,6 +150,17 @@ net::awaitable<void> proceed_before_cleanup(AsyncInvocation& inv, std::exception
   return rest_of_sync_call(AsyncCallAccess::invocation(inv), &error);
 }
 
+bool is_operation_aborted(const std::exception_ptr& e) noexcept {
+  if (!e) return false;
+  try {
+    std::rethrow_exception(e);
+  } catch (const net::system_error& se) {
+    return se.code() == net::error::operation_aborted;
+  } catch (...) {
+    return false;
+  }
+}
+
 void target_returned(TargetEnd end) noexcept {
   if (end.call) InvocationAccess::set_done(static_cast<AsyncCall*>(end.call)->inv);
 }

@@ -18,6 +18,10 @@ namespace detail {
 
 DeadlineTimer::Armed DeadlineTimer::arm(Clock::time_point at, std::stop_source source) {
   Armed armed;
+  if (at <= Clock::now()) {  // passed already: stopped now, not at the thread's next turn
+    source.request_stop();
+    return armed;
+  }
   bool earliest = false;
   {
     Guard g(mutex_);
@@ -87,6 +91,9 @@ CallDeadline::~CallDeadline() {
 }
 
 std::stop_token CallDeadline::token(const ContextLink* outside) const {
+  if (asked_.load(std::memory_order_acquire))  // (the leases outside check their deadlines, as above)
+    for (const ContextLink* n = outside; n; n = n->parent.get())
+      if (n->held) (void)n->held->stop_token();
   Guard g(mutex_);
   if (!join_) {
     auto join = std::make_unique<StopJoin>();
@@ -100,7 +107,13 @@ std::stop_token CallDeadline::token(const ContextLink* outside) const {
 
 std::stop_token call_stop_token(const ContextLink* head) {
   if (!head) return {};
-  if (const StopJoin* j = head->joined.peek()) return j->token();
+  if (const StopJoin* j = head->joined.peek()) {
+    // Each lease's stop_token() also checks its local deadline (a holder
+    // back from a pause learns of the loss at once): asked every time.
+    for (const ContextLink* n = head; n; n = n->parent.get())
+      if (n->held) (void)n->held->stop_token();
+    return j->token();
+  }
   // Innermost first: the leases, up to the first deadline, whose token
   // covers everything outside it.
   std::vector<std::stop_token> tokens;
@@ -135,8 +148,9 @@ struct DeadlineLink {
 }  // namespace
 
 DeadlineScope::DeadlineScope(std::chrono::milliseconds after, std::string_view name)
-    : at_(std::chrono::steady_clock::now() + after), after_(after), name_(name) {
-  check_timeout(after);
+    : after_(after), name_(name) {
+  check_timeout(after);  // (before the sum: an `after` out of range could overflow it)
+  at_ = std::chrono::steady_clock::now() + after;
   std::shared_ptr<const ContextLink>& here = context_head();  // (a blocking call: read once)
   auto made = std::allocate_shared<DeadlineLink>(Recycled<DeadlineLink>{}, at_);
   made->link.parent = here;
@@ -154,8 +168,12 @@ DeadlineScope::~DeadlineScope() {
 bool DeadlineScope::passed() const noexcept {
   // Far from the deadline the coarse clock (3 ns, not 21) answers: steady_clock
   // runs about a tick ahead of it, more when the tick is late (measured: a
-  // little more on this VM), so it answers only with two ticks to spare.
-  if (coarse_now() + 2 * coarse_tick() < at_) return false;
+  // little more on this VM), so it answers only with two ticks to spare, and
+  // never once the body asked for its token (which the timer fires by
+  // steady_clock: the verdict must agree with what the body saw).
+  if (!pushed_->deadline->asked() &&
+      coarse_now() + 2 * coarse_tick() < at_)
+    return false;
   return std::chrono::steady_clock::now() >= at_;
 }
 

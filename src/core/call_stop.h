@@ -55,6 +55,8 @@ class CallDeadline {
   CallDeadline& operator=(const CallDeadline&) = delete;
 
   Clock::time_point at() const noexcept { return at_; }
+  // Someone asked for its token: it is armed.
+  bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
   // Stops at the deadline or when the call's token outside the scope
   // (`outside`, the link's parent) does. The first ask arms the timer.
   std::stop_token token(const ContextLink* outside) const;

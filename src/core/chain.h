@@ -28,10 +28,6 @@ struct InvocationAccess {
   static std::size_t depth(const Invocation& inv) noexcept { return inv.depth_; }
   static void at_level(Invocation& inv, std::size_t depth) noexcept { inv.at_level(depth); }
   static void set_done(Invocation& inv) noexcept { inv.target_done_ = true; }
-  // The method returned, but an interceptor counts its run a failure (a
-  // [[timeout]] past its deadline): the call is not done, an outer
-  // interceptor may run it again ([[retry]]).
-  static void set_run_failed(Invocation& inv) noexcept { inv.target_done_ = false; }
   static const MethodInfo& method(const Invocation& inv) noexcept { return *inv.method_; }
   static std::span<const std::string> rendered(const Invocation& inv) noexcept { return inv.rendered_; }
   static void* result_slot(const Invocation& inv) noexcept { return inv.result_slot_; }

@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "core/builtin.h"
-#include "core/chain.h"
 #include "resilience/timeout_call.h"
 #include "weave/interceptor.h"
 #include "weave/timeout.h"
@@ -34,8 +33,8 @@ class TimeoutInterceptor final : public Interceptor {
     } catch (...) {
       scope.rethrow();
     }
-    if (!scope.passed()) return;
-    detail::InvocationAccess::set_run_failed(inv);  // too late is a failed run: a retry may run it again
+    // (a late return stays a return: its work is done, a retry will not run
+    // it again; a body that stops at its token should throw)
     scope.throw_if_passed();
   }
 };

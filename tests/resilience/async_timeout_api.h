@@ -27,6 +27,14 @@ class Sleepy {
     co_return ms;
   }
 
+  // The same with a 5 ms deadline.
+  [[timeout(after=5ms)]]
+  virtual weave::net::awaitable<int> nap(int ms) {
+    weave::net::steady_timer t(co_await weave::net::this_coro::executor, std::chrono::milliseconds(ms));
+    co_await t.async_wait(weave::net::use_awaitable);
+    co_return ms;
+  }
+
   // Returns at once, with 10 s to spare.
   [[timeout(after=10s)]]
   virtual weave::net::awaitable<int> quick(int n) { co_return n; }

@@ -42,3 +42,17 @@ TEST_CASE("async retry: a call cancelled in its backoff ends at once", "[async]"
   CHECK(out.aborted());
   CHECK(flaky.runs < 5);
 }
+
+TEST_CASE("async retry: a cancelled call is never run again, even when retry_on names its error's type", "[async]") {
+  weave::Woven<asyncresilient::Flaky> flaky;
+  net::io_context io;
+  async_test::Outcome out;
+  net::cancellation_signal cancel;
+  net::co_spawn(io, flaky.locked_wait(10'000), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
+  net::steady_timer soon(io, 20ms);
+  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
+  io.run();
+  REQUIRE(out.done);
+  CHECK(out.aborted());
+  CHECK(flaky.runs == 1);
+}

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <vector>
 
 #include "async_test_support.h"
 #include "async_timeout_api.weave.h"
@@ -59,4 +60,17 @@ TEST_CASE("async timeout: a caller's cancellation passes on as the body's, not a
   REQUIRE(out.done);
   CHECK(out.aborted());
   CHECK(sleepy.aborted);
+}
+
+TEST_CASE("async timeout: on an io_context run by four threads, every call times out cleanly", "[async]") {
+  weave::Woven<asyncresilient::Sleepy> sleepy;
+  net::io_context io;
+  constexpr int kCalls = 40;
+  std::vector<async_test::Outcome> outs(kCalls);
+  for (int i = 0; i < kCalls; ++i) net::co_spawn(io, sleepy.nap(10'000), async_test::record(outs[i]));
+  async_test::run_threads(io, 4);
+  for (auto& out : outs) {
+    REQUIRE(out.done);
+    CHECK_THROWS_AS(std::rethrow_exception(out.error), weave::TimeoutExceeded);
+  }
 }

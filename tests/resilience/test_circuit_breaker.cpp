@@ -3,6 +3,7 @@
 // then passes, names, events and woven methods on real time.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -239,4 +240,32 @@ TEST_CASE("circuit breaker: record_on and ignore_on decide which exceptions are 
   CHECK_THROWS_AS(dep.narrow(1), std::system_error);
   CHECK_THROWS_AS(dep.narrow(1), std::system_error);  // the last two failed: 100 %
   CHECK(b.state() == weave::CircuitState::open);
+}
+
+TEST_CASE("circuit breaker: threads through one breaker lose no outcome, and it opens and closes under them") {
+  weave::CircuitBreaker b("t:threads", {.failure_rate = 50, .window_calls = 50, .min_calls = 20, .open_for = 2ms,
+                                        .half_open_calls = 3});
+  constexpr int kThreads = 8, kCalls = 4000;
+  std::atomic<long> ran{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        weave::CircuitPass p = b.try_pass();
+        if (!p) {
+          ++refused;
+          continue;
+        }
+        ++ran;
+        // Bursts of failures, then of successes: the breaker opens and closes.
+        if (((i / 200) + t) % 2 == 0) p.failed();
+        else p.succeeded();
+      }
+    });
+  for (auto& th : threads) th.join();
+  const auto& c = b.state_ptr()->counts();
+  CHECK(ran + refused == kThreads * kCalls);
+  CHECK(c.succeeded + c.failed == static_cast<std::uint64_t>(ran.load()));
+  CHECK(c.refused == static_cast<std::uint64_t>(refused.load()));
+  CHECK(c.opened > 0);
 }

@@ -123,7 +123,7 @@ TEST_CASE("timeout: a lease and a deadline share the call's one stop token") {
   CHECK(Clock::now() - t0 < 4s);
 }
 
-TEST_CASE("timeout: under [[retry]] each run has its own deadline, and TimeoutExceeded is retried") {
+TEST_CASE("timeout: under [[retry]] each run has its own deadline, and a run that threw past it is retried") {
   weave::Woven<resilient::Slow> slow;
   slow.slow_runs = 1;
   CHECK(slow.retried() == 2);
@@ -131,6 +131,13 @@ TEST_CASE("timeout: under [[retry]] each run has its own deadline, and TimeoutEx
   slow.slow_runs = 3;
   CHECK_THROWS_AS(slow.retried(), weave::TimeoutExceeded);
   CHECK(slow.runs == 3);
+}
+
+TEST_CASE("timeout: a run that returned past its deadline is not run again: its work is done") {
+  weave::Woven<resilient::Slow> slow;
+  slow.slow_runs = 1;
+  CHECK_THROWS_AS(slow.returns_late(), weave::TimeoutExceeded);
+  CHECK(slow.runs == 1);
 }
 
 TEST_CASE("timeout: after must be 1 ms to weave::max_duration") {

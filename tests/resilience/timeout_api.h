@@ -35,10 +35,22 @@ class Slow {
   virtual int locked(int steps) { return run(steps); }
 
   // Each run has its own deadline (the retry, -50, is outside): the first
-  // runs are slow, then they are quick.
+  // runs are slow and throw once stopped, then they are quick.
   [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
   [[timeout(after=30ms)]]
   virtual int retried() {
+    const int run_number = ++runs;
+    if (run_number <= slow_runs) {
+      run(1000);
+      throw std::runtime_error("stopped at the deadline");
+    }
+    return run_number;
+  }
+
+  // The same, but a slow run returns (late) instead of throwing.
+  [[retry(attempts=3, backoff=1ms, max_backoff=1ms)]]
+  [[timeout(after=30ms)]]
+  virtual int returns_late() {
     const int run_number = ++runs;
     run(run_number <= slow_runs ? 1000 : 0);
     return run_number;

@@ -11,16 +11,6 @@
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-bool cancelled(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const net::system_error& se) {
-    return se.code() == net::error::operation_aborted;
-  } catch (...) {
-    return false;
-  }
-}
-
 class AsyncCircuitBreakerInterceptor final : public AsyncBuiltin {
  public:
   using AsyncBuiltin::AsyncBuiltin;
@@ -42,7 +32,7 @@ class AsyncCircuitBreakerInterceptor final : public AsyncBuiltin {
       pass.succeeded();
       co_return;
     }
-    if (!cancelled(error)) p.end_with(pass, error);
+    if (!is_operation_aborted(error)) p.end_with(pass, error);
     std::rethrow_exception(error);
   }
 };

@@ -25,9 +25,11 @@ class AsyncRetryInterceptor final : public AsyncBuiltin {
       } catch (...) {
         error = std::current_exception();
       }
-      // A cancelled call is not run again, whatever retry_on says.
+      // A cancelled call is not run again, whatever retry_on says (inner
+      // interceptors may have reset the cancellation state: its error tells).
       const net::cancellation_state cancel = co_await net::this_coro::cancellation_state;
-      if (cancel.cancelled() != net::cancellation_type::none) std::rethrow_exception(error);
+      if (cancel.cancelled() != net::cancellation_type::none || is_operation_aborted(error))
+        std::rethrow_exception(error);
       // (after the method itself returned: not the method's to run again)
       if (done >= p.attempts || !retries(p, error) || inv.proceeded()) {
         if (parsed.to_fallback(error, inv.proceeded())) co_return;  // spent: skipped to the fallback

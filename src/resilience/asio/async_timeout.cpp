@@ -5,6 +5,7 @@
 // whole call reaches both and passes on as the body's error.
 #include <array>
 #include <exception>
+#include <utility>
 
 #include "async/async_call.h"
 #include "resilience/timeout_call.h"
@@ -15,9 +16,11 @@
 #if defined(WEAVE_ASIO_STANDALONE)
 #  include <asio/experimental/deferred.hpp>
 #  include <asio/experimental/parallel_group.hpp>
+#  include <asio/strand.hpp>
 #else
 #  include <boost/asio/deferred.hpp>
 #  include <boost/asio/experimental/parallel_group.hpp>
+#  include <boost/asio/strand.hpp>
 #endif
 
 namespace WEAVE_NAMESPACE::detail {
@@ -36,15 +39,20 @@ class AsyncTimeoutInterceptor final : public AsyncBuiltin {
   net::awaitable<void> around_async(AsyncInvocation& inv) override {
     const ParsedTimeout& p = *inv.prepared<ParsedTimeout>();
     const net::any_io_executor ex = co_await net::this_coro::executor;
-    net::steady_timer deadline(ex, p.after);
+    // The child and the timer on one strand: the timer's handler cancels the
+    // child, which must not be running on another thread of the io_context
+    // then (a cancellation slot is not thread-safe).
+    const net::strand<net::any_io_executor> strand = net::make_strand(ex);
+    net::steady_timer deadline(strand, p.after);
+    // (named, not temporaries across the co_await: docs/async.md, g++ 12)
+    net::awaitable<void> rest = inv.proceed();
+    auto body = net::co_spawn(strand, std::move(rest), deferred);
+    auto timer = deadline.async_wait(deferred);
+    auto group = net::experimental::make_parallel_group(std::move(body), std::move(timer));
     // (the group waits for both: the child has unwound when it completes)
     auto [order, body_error, timer_error] =
-        co_await net::experimental::make_parallel_group(net::co_spawn(ex, inv.proceed(), deferred),
-                                                        deadline.async_wait(deferred))
-            .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
+        co_await std::move(group).async_wait(net::experimental::wait_for_one(), net::use_awaitable);
     if (order[0] == 1 && !timer_error) {  // the deadline came first
-      // (a run that returned too late failed: a retry may run it again)
-      InvocationAccess::set_run_failed(AsyncCallAccess::invocation(inv));
       if (!body_error) throw TimeoutExceeded(std::string(inv.method()), p.after);
       try {
         std::rethrow_exception(body_error);
