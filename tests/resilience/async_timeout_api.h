@@ -35,6 +35,18 @@ class Sleepy {
     co_return ms;
   }
 
+  // Under a far deadline, a nested woven call with a near one (and a lock,
+  // which finds the caller's context through the deadline's strand).
+  [[timeout(after=10s)]]
+  virtual weave::net::awaitable<int> outer(int ms) { co_return co_await inner(ms); }
+  [[timeout(after=20ms)]]
+  [[lock(key="async:timeout:inner")]]
+  virtual weave::net::awaitable<int> inner(int ms) {
+    weave::net::steady_timer t(co_await weave::net::this_coro::executor, std::chrono::milliseconds(ms));
+    co_await t.async_wait(weave::net::use_awaitable);
+    co_return ms;
+  }
+
   // Returns at once, with 10 s to spare.
   [[timeout(after=10s)]]
   virtual weave::net::awaitable<int> quick(int n) { co_return n; }

@@ -74,3 +74,16 @@ TEST_CASE("async timeout: on an io_context run by four threads, every call times
     CHECK_THROWS_AS(std::rethrow_exception(out.error), weave::TimeoutExceeded);
   }
 }
+
+TEST_CASE("async timeout: a nested woven call's nearer deadline ends it, the outer call passing that on", "[async]") {
+  weave::Woven<asyncresilient::Sleepy> sleepy;
+  CHECK(async_test::run(2, sleepy.outer(1)) == 1);  // in time for both, its lock taken and given back
+  try {
+    async_test::run(2, sleepy.outer(10'000));
+    FAIL("no TimeoutExceeded");
+  } catch (const weave::TimeoutExceeded& e) {
+    CHECK(e.key() == "asyncresilient::Sleepy::inner");
+    CHECK(e.after() == 20ms);
+  }
+  CHECK(async_test::run(2, sleepy.outer(1)) == 1);  // the lock was given back
+}
