@@ -13,6 +13,7 @@
 //   weave_dedupe_*  per key template
 //   weave_queue_*   per queue name; weave_queue_messages reads the store
 //   weave_circuit_* per circuit breaker name
+//   weave_bulkhead_* per bulkhead name
 //   weave_events_total per feature and event kind
 // Labels are names from code, never a rendered key, so series stay few.
 // Counters count since the process started; durations are histograms in

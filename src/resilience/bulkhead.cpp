@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/metrics.h"
 #include "resilience/bulkhead_state.h"
 #include "weave/bulkhead.h"
 #include "weave/duration.h"
@@ -17,9 +18,11 @@ bool BulkheadState::enter_or_queue(Waiter& w, bool queue) {
   Guard g(mutex_);
   if (running_ < max_ && line_.empty()) {
     ++running_;
+    ++entered_;
     return true;
   }
   if (queue) line_.push_back(&w);
+  else ++full_;
   return false;
 }
 
@@ -31,10 +34,15 @@ void BulkheadState::wait(Waiter& w, Clock::time_point deadline) {
   w.wake = nullptr;  // (cv goes with this frame)
 }
 
-bool BulkheadState::granted_or_leave(Waiter& w) {
+bool BulkheadState::granted_or_leave(Waiter& w, bool gave_up) {
   Guard g(mutex_);
-  if (w.granted) return true;
+  if (w.granted) {
+    ++entered_;
+    ++waited_;
+    return true;
+  }
   line_.remove(&w);
+  if (!gave_up) ++full_;
   return false;
 }
 
@@ -53,6 +61,11 @@ void BulkheadState::release() noexcept {
 std::uint32_t BulkheadState::running() const {
   Guard g(mutex_);
   return running_;
+}
+
+BulkheadState::Counts BulkheadState::counts() const {
+  Guard g(mutex_);
+  return {entered_, waited_, full_, running_, static_cast<std::uint32_t>(line_.size())};
 }
 
 std::uint32_t BulkheadState::waiting() const {
@@ -114,10 +127,38 @@ std::uint32_t Bulkhead::max() const noexcept { return state_->max(); }
 std::uint32_t Bulkhead::running() const noexcept { return state_->running(); }
 std::uint32_t Bulkhead::waiting() const noexcept { return state_->waiting(); }
 
+namespace {
+struct NamedBulkheads {
+  detail::Mutex mutex;
+  std::map<std::string, std::shared_ptr<detail::BulkheadState>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
+};
+NamedBulkheads& named_bulkheads() { return detail::fork_guarded<NamedBulkheads>(); }
+
+// weave_bulkhead_*: the bulkheads named through weave::bulkhead() or an annotation.
+[[maybe_unused]] const bool bulkhead_metrics_registered = [] {
+  detail::register_metrics_source([](detail::MetricsWriter& w) {
+    NamedBulkheads& all = named_bulkheads();
+    detail::Guard g(all.mutex);
+    for (const auto& [name, state] : all.by_name) {
+      const detail::BulkheadState::Counts c = state->counts();
+      w.counter("weave_bulkhead_calls_total", "Calls at a bulkhead: entered (a slot), full (none within the wait).",
+                {{"bulkhead", name}, {"outcome", "entered"}}, static_cast<double>(c.entered));
+      w.counter("weave_bulkhead_calls_total", "Calls at a bulkhead: entered (a slot), full (none within the wait).",
+                {{"bulkhead", name}, {"outcome", "full"}}, static_cast<double>(c.full));
+      w.counter("weave_bulkhead_waited_total", "Slots taken after waiting in line.", {{"bulkhead", name}},
+                static_cast<double>(c.waited));
+      w.gauge("weave_bulkhead_running", "Slots held now.", {{"bulkhead", name}}, static_cast<double>(c.running));
+      w.gauge("weave_bulkhead_waiting", "Calls in line now.", {{"bulkhead", name}}, static_cast<double>(c.waiting));
+    }
+  });
+  return true;
+}();
+}  // namespace
+
 Bulkhead bulkhead(std::string_view name, std::uint32_t max) {
-  static detail::Mutex mutex;
-  static std::map<std::string, std::shared_ptr<detail::BulkheadState>, std::less<>> named;
-  detail::Guard g(mutex);
+  NamedBulkheads& all = named_bulkheads();
+  detail::Guard g(all.mutex);
+  auto& named = all.by_name;
   if (auto it = named.find(name); it != named.end()) {
     if (it->second->max() != max)
       throw UsageError("bulkhead '" + std::string(name) + "' has max " + std::to_string(it->second->max()) +

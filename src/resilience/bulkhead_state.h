@@ -41,8 +41,9 @@ class BulkheadState : public std::enable_shared_from_this<BulkheadState> {
   bool enter_or_queue(Waiter& w, bool queue);
   // Blocks the thread until `w` is granted or `deadline`.
   void wait(Waiter& w, Clock::time_point deadline);
-  // True when `w` was granted its slot; otherwise takes it out of line.
-  bool granted_or_leave(Waiter& w);
+  // True when `w` was granted its slot; otherwise takes it out of line
+  // (counted full, unless the caller `gave_up`: a cancelled coroutine).
+  bool granted_or_leave(Waiter& w, bool gave_up = false);
   // Gives a slot back: to the first waiter in line, else held no more.
   void release() noexcept;
 
@@ -51,12 +52,22 @@ class BulkheadState : public std::enable_shared_from_this<BulkheadState> {
   std::uint32_t running() const;
   std::uint32_t waiting() const;
 
+  // Since the bulkhead was made (weave_bulkhead_* metrics): slots taken, of
+  // which after a wait, and calls that found none within their wait.
+  struct Counts {
+    std::uint64_t entered = 0, waited = 0, full = 0;
+    std::uint32_t running = 0, waiting = 0;
+  };
+  Counts counts() const;
+
  private:
   const std::string name_;
   const std::uint32_t max_;
   mutable Mutex mutex_;
   std::uint32_t running_ WEAVE_GUARDED_BY(mutex_) = 0;
   std::list<Waiter*> line_ WEAVE_GUARDED_BY(mutex_);
+  std::uint64_t entered_ WEAVE_GUARDED_BY(mutex_) = 0, waited_ WEAVE_GUARDED_BY(mutex_) = 0,
+                full_ WEAVE_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace weave::detail

@@ -16,6 +16,7 @@
 
 #include "bulkhead_api.weave.h"
 #include "eventually.h"
+#include "weave/metrics.h"
 #include "weave/bulkhead.h"
 #include "weave/error.h"
 #include "weave/woven.h"
@@ -167,4 +168,21 @@ TEST_CASE("bulkhead annotation: by default it runs outside a lock written before
   CHECK_THROWS_AS(api.stacked({}), weave::BulkheadFull);
   leave.count_down();
   holder.join();
+}
+
+TEST_CASE("bulkhead: a named bulkhead's calls, waits and refusals are metrics") {
+  weave::Bulkhead b = weave::bulkhead("metrics:bh", 1);
+  weave::BulkheadSlot first = b.enter();
+  CHECK_FALSE(b.try_enter());  // full at once
+  std::thread waiter([&] {
+    const weave::BulkheadSlot second = b.enter(std::chrono::seconds(5));  // handed the slot on release
+  });
+  while (b.waiting() == 0) std::this_thread::yield();
+  first.release();
+  waiter.join();
+  const std::string text = weave::metrics_text();
+  CHECK_THAT(text, Catch::Contains("weave_bulkhead_calls_total{bulkhead=\"metrics:bh\",outcome=\"entered\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("weave_bulkhead_calls_total{bulkhead=\"metrics:bh\",outcome=\"full\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_bulkhead_waited_total{bulkhead=\"metrics:bh\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_bulkhead_running{bulkhead=\"metrics:bh\"} 0\n"));
 }

@@ -16,6 +16,7 @@
 #include "weave/circuit_breaker.h"
 #include "weave/error.h"
 #include "weave/event.h"
+#include "weave/metrics.h"
 #include "weave/woven.h"
 
 using namespace std::chrono_literals;
@@ -268,4 +269,18 @@ TEST_CASE("circuit breaker: threads through one breaker lose no outcome, and it 
   CHECK(c.succeeded + c.failed == static_cast<std::uint64_t>(ran.load()));
   CHECK(c.refused == static_cast<std::uint64_t>(refused.load()));
   CHECK(c.opened > 0);
+}
+
+TEST_CASE("circuit breaker: a named breaker's outcomes and state are metrics") {
+  const weave::CircuitBreaker b =
+      weave::circuit_breaker("metrics:cb", {.failure_rate = 100, .window_calls = 1, .min_calls = 1, .open_for = 10s});
+  b.call([] {});
+  CHECK_THROWS(b.call([] { throw std::runtime_error("down"); }));
+  CHECK_THROWS_AS(b.call([] {}), weave::CircuitOpen);
+  const std::string text = weave::metrics_text();
+  CHECK_THAT(text, Catch::Contains("weave_circuit_calls_total{breaker=\"metrics:cb\",outcome=\"succeeded\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_calls_total{breaker=\"metrics:cb\",outcome=\"failed\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_calls_total{breaker=\"metrics:cb\",outcome=\"refused\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_opened_total{breaker=\"metrics:cb\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_state{breaker=\"metrics:cb\"} 1\n"));
 }

@@ -35,7 +35,7 @@ class AsyncBulkheadInterceptor final : public AsyncBuiltin {
         BulkheadState::Waiter& w;
         bool done = false;
         ~LeaveLine() {
-          if (!done && state.granted_or_leave(w)) state.release();  // granted as it was cancelled: passed on
+          if (!done && state.granted_or_leave(w, /*gave_up=*/true)) state.release();  // granted as it was cancelled: passed on
         }
       } leave{*state, w};
       if (waits) co_await wakeup->wait_until(deadline);
