@@ -15,7 +15,8 @@
 // `open_for` every call is refused at once with weave::CircuitOpen. Then it
 // is half-open: `half_open_calls` calls go through as probes (others are
 // refused); once they all ended, it closes unless they reached a threshold
-// themselves, which opens it again. Each change of state starts an empty
+// themselves, which opens it again (as do probes still out after another
+// `open_for`). Each change of state starts an empty
 // window, and outcomes of calls let through before it are not counted.
 // State changes are events (weave/event.h) and metrics (weave_circuit_*).
 // Thread-safe; this process only.

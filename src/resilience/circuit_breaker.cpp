@@ -93,13 +93,21 @@ std::uint64_t CircuitBreakerState::admit() noexcept {
         move(p, CircuitState::half_open);
         continue;  // (half-open now, or moved on by another thread)
       case CircuitState::half_open: {
-        Guard g(mutex_);
-        if (phase_.load(std::memory_order_relaxed) != p) continue;
-        if (probes_out_.load(std::memory_order_relaxed) < policy_.half_open_calls) {
-          probes_out_.fetch_add(1, std::memory_order_relaxed);
-          return p;
+        bool overdue = false;
+        {
+          Guard g(mutex_);
+          if (phase_.load(std::memory_order_relaxed) != p) continue;
+          if (probes_out_.load(std::memory_order_relaxed) < policy_.half_open_calls) {
+            probes_out_.fetch_add(1, std::memory_order_relaxed);
+            return p;
+          }
+          // Every probe is out: past open_for since they went, they are
+          // overdue (a body that never ends must not hold it half-open).
+          overdue = now_() - half_open_since_ns_.load(std::memory_order_relaxed) >=
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(policy_.open_for).count();
         }
         counts_.refused.fetch_add(1, std::memory_order_relaxed);
+        if (overdue) move(p, CircuitState::open);
         return 0;
       }
     }
@@ -217,6 +225,7 @@ void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {
       open_for = policy_.open_for;
     }
     if (to == CircuitState::closed) clear_window();
+    if (to == CircuitState::half_open) half_open_since_ns_.store(now_(), std::memory_order_relaxed);
     probes_out_.store(0, std::memory_order_relaxed);
     probes_done_.store(0, std::memory_order_relaxed);
     probe_failures_.store(0, std::memory_order_relaxed);

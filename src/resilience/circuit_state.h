@@ -68,6 +68,7 @@ class CircuitBreakerState {
   const std::int64_t bucket_ns_;  // time-based window: a tenth of it
   std::atomic<std::uint64_t> phase_;  // generation << 2 | state
   std::atomic<std::int64_t> open_until_ns_{0};
+  std::atomic<std::int64_t> half_open_since_ns_{0};
   // Count-based window: outcome codes (bit 0 a call, 1 failed, 2 slow).
   std::unique_ptr<std::atomic<std::uint8_t>[]> ring_;
   std::atomic<std::uint64_t> ring_next_{0};

@@ -123,6 +123,29 @@ TEST_CASE("circuit breaker: probes that fail as often as the rate open it again 
   CHECK(s.counts().opened == 2);
 }
 
+TEST_CASE("circuit breaker: probes still out open_for after it became half-open open it again") {
+  fake_ns = 0;
+  State s("t:overdue", {.failure_rate = 50, .window_calls = 2, .min_calls = 2, .open_for = 100ms, .half_open_calls = 1},
+          &fake_now);
+  REQUIRE(call(s, kFailed));
+  REQUIRE(call(s, kFailed));
+  fake_ns = 100 * kMs;
+  const std::uint64_t stuck = s.admit();  // a probe that does not come back
+  REQUIRE(stuck != 0);
+  fake_ns = 150 * kMs;
+  CHECK(s.admit() == 0);
+  CHECK(s.state() == CircuitState::half_open);  // not overdue yet
+  fake_ns = 200 * kMs;
+  CHECK(s.admit() == 0);
+  CHECK(s.state() == CircuitState::open);  // overdue: open again, for open_for
+  CHECK(s.retry_after() == 100ms);
+  s.record(stuck, kSucceeded, false);  // its late outcome counts for nothing
+  CHECK(s.state() == CircuitState::open);
+  fake_ns = 300 * kMs;
+  CHECK(call(s, kSucceeded));  // a new probe
+  CHECK(s.state() == CircuitState::closed);
+}
+
 TEST_CASE("circuit breaker: outcomes of calls let through before a change of state are not counted") {
   fake_ns = 0;
   State s("t:stale", {.failure_rate = 50, .window_calls = 4, .min_calls = 2, .open_for = 100ms, .half_open_calls = 1},
