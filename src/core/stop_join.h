@@ -62,7 +62,11 @@ class StopJoinCache {
   }
 
  private:
-  void reset() noexcept { delete join_.exchange(nullptr, std::memory_order_acq_rel); }
+  // (no exchange when none was made, the common case: an owner resets its
+  // link only once nobody else reads it)
+  void reset() noexcept {
+    if (join_.load(std::memory_order_acquire)) delete join_.exchange(nullptr, std::memory_order_acq_rel);
+  }
   mutable std::atomic<StopJoin*> join_{nullptr};
 };
 
