@@ -124,7 +124,8 @@ void CircuitBreakerState::record(std::uint64_t phase, int outcome, bool slow) no
   if (state_of(phase) == CircuitState::closed) {
     if (outcome == 0) return;
     add_to_window(failed, slow);
-    if ((failed || slow) && over_threshold(window_totals(), policy_.min_calls)) move(phase, CircuitState::open);
+    if ((failed || slow) && circuit_over_threshold(policy_, window_totals(), policy_.min_calls))
+      move(phase, CircuitState::open);
     return;
   }
   // A probe of a half-open breaker.
@@ -139,10 +140,7 @@ void CircuitBreakerState::record(std::uint64_t phase, int outcome, bool slow) no
     const Totals t{probes_done_.fetch_add(1, std::memory_order_relaxed) + 1ull,
                    probe_failures_.fetch_add(failed ? 1 : 0, std::memory_order_relaxed) + (failed ? 1ull : 0ull),
                    probe_slows_.fetch_add(slow ? 1 : 0, std::memory_order_relaxed) + (slow ? 1ull : 0ull)};
-    // Over the threshold of all the probes already: open again at once.
-    const Totals of_all{policy_.half_open_calls, t.failures, t.slows};
-    if (over_threshold(of_all, 1)) next = CircuitState::open;
-    else if (t.calls >= policy_.half_open_calls) next = over_threshold(t, 1) ? CircuitState::open : CircuitState::closed;
+    next = circuit_probes_verdict(policy_, t);
   }
   if (next != CircuitState::half_open) move(phase, next);
 }
@@ -205,12 +203,6 @@ void CircuitBreakerState::clear_window() noexcept {
     b.failures.store(0, std::memory_order_relaxed);
     b.slows.store(0, std::memory_order_relaxed);
   }
-}
-
-bool CircuitBreakerState::over_threshold(const Totals& t, std::uint64_t min_calls) const noexcept {
-  if (t.calls == 0 || t.calls < min_calls) return false;
-  if (t.failures * 100 >= static_cast<std::uint64_t>(policy_.failure_rate) * t.calls) return true;
-  return policy_.slow_call.count() > 0 && t.slows * 100 >= static_cast<std::uint64_t>(policy_.slow_call_rate) * t.calls;
 }
 
 void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {

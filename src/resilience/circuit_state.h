@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/process.h"
+#include "resilience/circuit_rules.h"
 #include "weave/circuit_breaker.h"
 
 namespace WEAVE_NAMESPACE::detail {
@@ -52,13 +53,10 @@ class CircuitBreakerState {
     std::atomic<std::int64_t> epoch{-1};
     std::atomic<std::uint32_t> calls{0}, failures{0}, slows{0};
   };
-  struct Totals {
-    std::uint64_t calls = 0, failures = 0, slows = 0;
-  };
+  using Totals = CircuitOutcomes;
   void add_to_window(bool failed, bool slow) noexcept;
   Totals window_totals() const noexcept;
   void clear_window() noexcept WEAVE_REQUIRES(mutex_);
-  bool over_threshold(const Totals& t, std::uint64_t min_calls) const noexcept;
   // Moves from `from` to `to` unless another thread moved first.
   void move(std::uint64_t from, CircuitState to) noexcept;
 
