@@ -1,12 +1,12 @@
 // weave::Bulkhead: slots and a FIFO line in this process (BulkheadState),
 // and the process-wide bulkheads by name.
 #include <algorithm>
-#include <map>
 #include <string>
 #include <utility>
 
 #include "core/metrics.h"
 #include "resilience/bulkhead_state.h"
+#include "resilience/named_states.h"
 #include "weave/bulkhead.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -128,19 +128,11 @@ std::uint32_t Bulkhead::running() const noexcept { return state_->running(); }
 std::uint32_t Bulkhead::waiting() const noexcept { return state_->waiting(); }
 
 namespace {
-struct NamedBulkheads {
-  detail::Mutex mutex;
-  std::map<std::string, std::shared_ptr<detail::BulkheadState>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
-};
-NamedBulkheads& named_bulkheads() { return detail::fork_guarded<NamedBulkheads>(); }
-
 // weave_bulkhead_*: the bulkheads named through weave::bulkhead() or an annotation.
 [[maybe_unused]] const bool bulkhead_metrics_registered = [] {
   detail::register_metrics_source([](detail::MetricsWriter& w) {
-    NamedBulkheads& all = named_bulkheads();
-    detail::Guard g(all.mutex);
-    for (const auto& [name, state] : all.by_name) {
-      const detail::BulkheadState::Counts c = state->counts();
+    detail::for_each_named_state<detail::BulkheadState>([&](const std::string& name, const detail::BulkheadState& state) {
+      const detail::BulkheadState::Counts c = state.counts();
       w.counter("weave_bulkhead_calls_total", "Calls at a bulkhead: entered (a slot), full (none within the wait).",
                 {{"bulkhead", name}, {"outcome", "entered"}}, static_cast<double>(c.entered));
       w.counter("weave_bulkhead_calls_total", "Calls at a bulkhead: entered (a slot), full (none within the wait).",
@@ -149,25 +141,20 @@ NamedBulkheads& named_bulkheads() { return detail::fork_guarded<NamedBulkheads>(
                 static_cast<double>(c.waited));
       w.gauge("weave_bulkhead_running", "Slots held now.", {{"bulkhead", name}}, static_cast<double>(c.running));
       w.gauge("weave_bulkhead_waiting", "Calls in line now.", {{"bulkhead", name}}, static_cast<double>(c.waiting));
-    }
+    });
   });
   return true;
 }();
 }  // namespace
 
 Bulkhead bulkhead(std::string_view name, std::uint32_t max) {
-  NamedBulkheads& all = named_bulkheads();
-  detail::Guard g(all.mutex);
-  auto& named = all.by_name;
-  if (auto it = named.find(name); it != named.end()) {
-    if (it->second->max() != max)
-      throw UsageError("bulkhead '" + std::string(name) + "' has max " + std::to_string(it->second->max()) +
-                       " already, not " + std::to_string(max) + " (every user of a name must give the same)");
-    return Bulkhead(it->second);
-  }
-  auto state = detail::make_state(std::string(name), max);
-  named.emplace(std::string(name), state);
-  return Bulkhead(std::move(state));
+  return Bulkhead(detail::named_state<detail::BulkheadState>(
+      name, [&] { return detail::make_state(std::string(name), max); },
+      [&](const detail::BulkheadState& had) -> std::string {
+        if (had.max() == max) return "";
+        return "bulkhead '" + std::string(name) + "' has max " + std::to_string(had.max()) + " already, not " +
+               std::to_string(max) + " (every user of a name must give the same)";
+      }));
 }
 
 }  // namespace weave

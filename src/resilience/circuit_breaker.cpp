@@ -1,12 +1,12 @@
 // weave/circuit_breaker.h: the state machine (circuit_state.h), passes,
 // breakers shared by name, their events and metrics.
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "core/events.h"
 #include "core/metrics.h"
 #include "resilience/circuit_state.h"
+#include "resilience/named_states.h"
 #include "weave/circuit_breaker.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -97,13 +97,13 @@ std::uint64_t CircuitBreakerState::admit() noexcept {
         {
           Guard g(mutex_);
           if (phase_.load(std::memory_order_relaxed) != p) continue;
-          if (probes_out_.load(std::memory_order_relaxed) < policy_.half_open_calls) {
-            probes_out_.fetch_add(1, std::memory_order_relaxed);
+          if (probes_out_ + probes_ended_.calls < policy_.half_open_calls) {
+            ++probes_out_;
             return p;
           }
           // Every probe is out: past open_for since they went, they are
           // overdue (a body that never ends must not hold it half-open).
-          overdue = now_() - half_open_since_ns_.load(std::memory_order_relaxed) >=
+          overdue = now_() - half_open_since_ns_ >=
                     std::chrono::duration_cast<std::chrono::nanoseconds>(policy_.open_for).count();
         }
         counts_.refused.fetch_add(1, std::memory_order_relaxed);
@@ -133,14 +133,12 @@ void CircuitBreakerState::record(std::uint64_t phase, int outcome, bool slow) no
   {
     Guard g(mutex_);
     if (phase_.load(std::memory_order_relaxed) != phase) return;
-    if (outcome == 0) {  // its place goes to another call
-      probes_out_.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-    const Totals t{probes_done_.fetch_add(1, std::memory_order_relaxed) + 1ull,
-                   probe_failures_.fetch_add(failed ? 1 : 0, std::memory_order_relaxed) + (failed ? 1ull : 0ull),
-                   probe_slows_.fetch_add(slow ? 1 : 0, std::memory_order_relaxed) + (slow ? 1ull : 0ull)};
-    next = circuit_probes_verdict(policy_, t);
+    --probes_out_;
+    if (outcome == 0) return;  // its place goes to another call
+    ++probes_ended_.calls;
+    if (failed) ++probes_ended_.failures;
+    if (slow) ++probes_ended_.slows;
+    next = circuit_probes_verdict(policy_, probes_ended_);
   }
   if (next != CircuitState::half_open) move(phase, next);
 }
@@ -217,11 +215,9 @@ void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {
       open_for = policy_.open_for;
     }
     if (to == CircuitState::closed) clear_window();
-    if (to == CircuitState::half_open) half_open_since_ns_.store(now_(), std::memory_order_relaxed);
-    probes_out_.store(0, std::memory_order_relaxed);
-    probes_done_.store(0, std::memory_order_relaxed);
-    probe_failures_.store(0, std::memory_order_relaxed);
-    probe_slows_.store(0, std::memory_order_relaxed);
+    if (to == CircuitState::half_open) half_open_since_ns_ = now_();
+    probes_out_ = 0;
+    probes_ended_ = {};
     phase_.store(((from >> 2) + 1) << 2 | static_cast<std::uint64_t>(to), std::memory_order_release);
   }
   // (the hook runs outside the lock: it may ask the breaker anything)
@@ -303,18 +299,12 @@ const std::string& CircuitBreaker::name() const noexcept { return state_->name()
 const CircuitBreakerPolicy& CircuitBreaker::policy() const noexcept { return state_->policy(); }
 
 namespace {
-struct NamedBreakers {
-  detail::Mutex mutex;
-  std::map<std::string, std::shared_ptr<detail::CircuitBreakerState>, std::less<>> by_name WEAVE_GUARDED_BY(mutex);
-};
-NamedBreakers& named_breakers() { return detail::fork_guarded<NamedBreakers>(); }
-
+// weave_circuit_*: the breakers named through weave::circuit_breaker() or an annotation.
 [[maybe_unused]] const bool circuit_metrics_registered = [] {
   detail::register_metrics_source([](detail::MetricsWriter& w) {
-    NamedBreakers& all = named_breakers();
-    detail::Guard g(all.mutex);
-    for (const auto& [name, s] : all.by_name) {
-      const auto& c = s->counts();
+    using State = detail::CircuitBreakerState;
+    detail::for_each_named_state<State>([&](const std::string& name, const State& s) {
+      const auto& c = s.counts();
       auto n = [](const std::atomic<std::uint64_t>& a) { return static_cast<double>(a.load(std::memory_order_relaxed)); };
       w.counter("weave_circuit_calls_total", "Calls through a circuit breaker, by outcome.",
                 {{"breaker", name}, {"outcome", "succeeded"}}, n(c.succeeded));
@@ -325,25 +315,22 @@ NamedBreakers& named_breakers() { return detail::fork_guarded<NamedBreakers>(); 
       w.counter("weave_circuit_slow_calls_total", "Calls that took slow_call or more.", {{"breaker", name}}, n(c.slow));
       w.counter("weave_circuit_opened_total", "Times the breaker opened.", {{"breaker", name}}, n(c.opened));
       w.gauge("weave_circuit_state", "0 closed, 1 open, 2 half-open.", {{"breaker", name}},
-              static_cast<double>(static_cast<int>(s->state())));
-    }
+              static_cast<double>(static_cast<int>(s.state())));
+    });
   });
   return true;
 }();
 }  // namespace
 
 CircuitBreaker circuit_breaker(std::string_view name, const CircuitBreakerPolicy& policy) {
-  NamedBreakers& all = named_breakers();
-  detail::Guard g(all.mutex);
-  if (auto it = all.by_name.find(name); it != all.by_name.end()) {
-    if (!(it->second->policy() == policy))
-      throw UsageError("circuit breaker '" + std::string(name) +
-                       "' exists already with another policy (every user of a name must give the same)");
-    return CircuitBreaker(it->second);
-  }
-  auto state = std::make_shared<detail::CircuitBreakerState>(std::string(name), policy);
-  all.by_name.emplace(std::string(name), state);
-  return CircuitBreaker(std::move(state));
+  using State = detail::CircuitBreakerState;
+  return CircuitBreaker(detail::named_state<State>(
+      name, [&] { return std::make_shared<State>(std::string(name), policy); },
+      [&](const State& had) -> std::string {
+        if (had.policy() == policy) return "";
+        return "circuit breaker '" + std::string(name) +
+               "' exists already with another policy (every user of a name must give the same)";
+      }));
 }
 
 }  // namespace weave

@@ -66,16 +66,16 @@ class CircuitBreakerState {
   const std::int64_t bucket_ns_;  // time-based window: a tenth of it
   std::atomic<std::uint64_t> phase_;  // generation << 2 | state
   std::atomic<std::int64_t> open_until_ns_{0};
-  std::atomic<std::int64_t> half_open_since_ns_{0};
   // Count-based window: outcome codes (bit 0 a call, 1 failed, 2 slow).
   std::unique_ptr<std::atomic<std::uint8_t>[]> ring_;
   std::atomic<std::uint64_t> ring_next_{0};
   std::atomic<std::int64_t> ring_calls_{0}, ring_failures_{0}, ring_slows_{0};
   // Time-based window.
   Bucket buckets_[10];
-  // Half-open probes.
-  std::atomic<std::uint32_t> probes_out_{0}, probes_done_{0}, probe_failures_{0}, probe_slows_{0};
-  Mutex mutex_;  // changes of state
+  Mutex mutex_;  // changes of state, and the half-open probes below
+  std::int64_t half_open_since_ns_ WEAVE_GUARDED_BY(mutex_) = 0;
+  std::uint32_t probes_out_ WEAVE_GUARDED_BY(mutex_) = 0;  // let through, not yet ended
+  CircuitOutcomes probes_ended_ WEAVE_GUARDED_BY(mutex_);
   Counts counts_;
 };
 
