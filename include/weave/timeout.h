@@ -61,14 +61,12 @@ class WEAVE_API DeadlineScope {
   const ContextLink* pushed_;  // owned by this thread's context while it is the head
   std::shared_ptr<const ContextLink> previous_;
 };
-}  // namespace detail
-
-// f() under a deadline `after` from now: its result when it returns in
-// time; TimeoutExceeded when it returns or throws after the deadline.
+// weave::timeout() with the name TimeoutExceeded gives the call (the
+// [[timeout]] interceptor's: the method's).
 template <class F>
-auto timeout(std::chrono::milliseconds after, F&& f) -> std::invoke_result_t<F&> {
+auto run_before_deadline(std::chrono::milliseconds after, std::string_view name, F& f) -> std::invoke_result_t<F&> {
   using R = std::invoke_result_t<F&>;
-  detail::DeadlineScope scope(after, "the call");
+  const DeadlineScope scope(after, name);
   if constexpr (std::is_void_v<R>) {
     try {
       f();
@@ -87,6 +85,14 @@ auto timeout(std::chrono::milliseconds after, F&& f) -> std::invoke_result_t<F&>
     scope.throw_if_passed();
     return r;
   }
+}
+}  // namespace detail
+
+// f() under a deadline `after` from now: its result when it returns in
+// time; TimeoutExceeded when it returns or throws after the deadline.
+template <class F>
+auto timeout(std::chrono::milliseconds after, F&& f) -> std::invoke_result_t<F&> {
+  return detail::run_before_deadline(after, "the call", f);
 }
 
 }  // namespace weave

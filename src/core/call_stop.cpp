@@ -90,10 +90,18 @@ CallDeadline::~CallDeadline() {
   DeadlineTimer::instance().disarm(armed_);
 }
 
+namespace {
+// Asks each lease from `from` outward for its stop_token(), which also
+// checks its local deadline (a holder back from a pause learns of the loss
+// at once): before a cached join's token is handed out, which would not.
+void ask_leases(const ContextLink* from) noexcept {
+  for (const ContextLink* n = from; n; n = n->parent.get())
+    if (n->held) (void)n->held->stop_token();
+}
+}  // namespace
+
 std::stop_token CallDeadline::token(const ContextLink* outside) const {
-  if (asked_.load(std::memory_order_acquire))  // (the leases outside check their deadlines, as above)
-    for (const ContextLink* n = outside; n; n = n->parent.get())
-      if (n->held) (void)n->held->stop_token();
+  if (asked_.load(std::memory_order_acquire)) ask_leases(outside);
   Guard g(mutex_);
   if (!join_) {
     auto join = std::make_unique<StopJoin>();
@@ -108,10 +116,7 @@ std::stop_token CallDeadline::token(const ContextLink* outside) const {
 std::stop_token call_stop_token(const ContextLink* head) {
   if (!head) return {};
   if (const StopJoin* j = head->joined.peek()) {
-    // Each lease's stop_token() also checks its local deadline (a holder
-    // back from a pause learns of the loss at once): asked every time.
-    for (const ContextLink* n = head; n; n = n->parent.get())
-      if (n->held) (void)n->held->stop_token();
+    ask_leases(head);
     return j->token();
   }
   // Innermost first: the leases, up to the first deadline, whose token

@@ -27,15 +27,10 @@ class TimeoutInterceptor final : public Interceptor {
   std::shared_ptr<const void> prepare(const AnnotationSpec& spec) override { return detail::ParsedTimeout::parse(spec); }
 
   void around(Invocation& inv) override {
-    const detail::DeadlineScope scope(inv.prepared<detail::ParsedTimeout>()->after, inv.method());
-    try {
-      inv.proceed();
-    } catch (...) {
-      scope.rethrow();
-    }
     // (a late return stays a return: its work is done, a retry will not run
     // it again; a body that stops at its token should throw)
-    scope.throw_if_passed();
+    auto rest = [&inv] { inv.proceed(); };
+    detail::run_before_deadline(inv.prepared<detail::ParsedTimeout>()->after, inv.method(), rest);
   }
 };
 
