@@ -43,10 +43,8 @@ TEST_CASE("async bulkhead: a call cancelled while it waits ends at once, never r
   net::io_context io;
   async_test::Outcome first, waiting;
   net::co_spawn(io, api.work(300ms), async_test::record(first));
-  net::cancellation_signal cancel;
+  async_test::CancelAfter cancel(io, 100ms);
   net::co_spawn(io, api.work(0ms), net::bind_cancellation_slot(cancel.slot(), async_test::record(waiting)));
-  net::steady_timer soon(io, 100ms);
-  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
   const auto start = Clock::now();
   async_test::run_threads(io, 1);
   REQUIRE(waiting.done);

@@ -21,10 +21,8 @@ TEST_CASE("async circuit breaker: failures open it, a cancelled call is not one,
   {  // cancelled while it waits: not a failure
     net::io_context io;
     async_test::Outcome out;
-    net::cancellation_signal cancel;
+    async_test::CancelAfter cancel(io, 10ms);
     net::co_spawn(io, dep.call(true, 10'000), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
-    net::steady_timer soon(io, 10ms);
-    soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
     io.run();
     REQUIRE(out.done);
     CHECK(out.aborted());

@@ -31,12 +31,10 @@ TEST_CASE("async retry: a call cancelled in its backoff ends at once", "[async]"
   flaky.failures = 100;
   net::io_context io;
   async_test::Outcome out;
-  net::cancellation_signal cancel;
-  net::co_spawn(io, flaky.call(), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
   // Cancelled once the first run failed, while it waits (the first wait is
   // under 50 ms, every later one under 100 ms).
-  net::steady_timer soon(io, 20ms);
-  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
+  async_test::CancelAfter cancel(io, 20ms);
+  net::co_spawn(io, flaky.call(), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
   async_test::run_threads(io, 1);
   REQUIRE(out.done);
   CHECK(out.aborted());
@@ -47,10 +45,8 @@ TEST_CASE("async retry: a cancelled call is never run again, even when retry_on 
   weave::Woven<asyncresilient::Flaky> flaky;
   net::io_context io;
   async_test::Outcome out;
-  net::cancellation_signal cancel;
+  async_test::CancelAfter cancel(io, 20ms);
   net::co_spawn(io, flaky.locked_wait(10'000), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
-  net::steady_timer soon(io, 20ms);
-  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
   io.run();
   REQUIRE(out.done);
   CHECK(out.aborted());

@@ -52,10 +52,8 @@ TEST_CASE("async timeout: a caller's cancellation passes on as the body's, not a
   weave::Woven<asyncresilient::Sleepy> sleepy;
   net::io_context io;
   async_test::Outcome out;
-  net::cancellation_signal cancel;
+  async_test::CancelAfter cancel(io, 10ms);
   net::co_spawn(io, sleepy.sleep(10'000), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
-  net::steady_timer soon(io, 10ms);
-  soon.async_wait([&](auto) { cancel.emit(net::cancellation_type::terminal); });
   io.run();
   REQUIRE(out.done);
   CHECK(out.aborted());

@@ -2,7 +2,8 @@
 // run(io_threads, task) (spawns `task` on a fresh io_context run by
 // `io_threads` threads and returns its result, or rethrows its exception, once
 // everything on it finished), how a spawned call ended (Outcome, record), a
-// name no earlier run used, and the process's thread count.
+// cancellation at a time (CancelAfter), a name no earlier run used, and the
+// process's thread count.
 #pragma once
 
 #include <unistd.h>
@@ -75,6 +76,24 @@ auto record(Outcome& o) {
     o.done = true;
   };
 }
+
+// Cancels (terminal) the spawn bound to its slot() `after` from now, when
+// `io` runs; lives as long as `io` runs:
+//   async_test::CancelAfter cancel(io, 20ms);
+//   net::co_spawn(io, svc.call(), net::bind_cancellation_slot(cancel.slot(), async_test::record(out)));
+class CancelAfter {
+ public:
+  CancelAfter(weave::net::io_context& io, std::chrono::milliseconds after) : timer_(io, after) {
+    timer_.async_wait([this](auto) { signal_.emit(weave::net::cancellation_type::terminal); });
+  }
+  CancelAfter(const CancelAfter&) = delete;
+  CancelAfter& operator=(const CancelAfter&) = delete;
+  weave::net::cancellation_slot slot() { return signal_.slot(); }
+
+ private:
+  weave::net::cancellation_signal signal_;
+  weave::net::steady_timer timer_;
+};
 
 // Spawns a timer on `io` that ticks every `every` until `done()`, counting
 // its ticks in `ticks`: calls that wait suspended leave the io thread free to
