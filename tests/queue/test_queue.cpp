@@ -1045,7 +1045,10 @@ TEST_CASE("queue processes: a due message is delivered to a process that never o
 // Runs queue_worker under a clock `skew` from the real one (faketime); its
 // first output line.
 std::string worker_at(const char* skew, const std::string& args) {
-  return first_line(start_under_faketime(skew, std::string(WEAVE_QUEUE_WORKER) + " " + args));
+  SkewedRun worker(skew, std::string(WEAVE_QUEUE_WORKER) + " " + args);
+  const std::string answer = worker.answer();
+  UNSCOPED_INFO(args << " at " << skew << " answered '" << answer << "'; " << worker.errors());
+  return answer;
 }
 
 TEST_CASE("queue clocks: producers and consumers 5 minutes apart still see a message due by the server's clock", "[queue][processes][redis]") {

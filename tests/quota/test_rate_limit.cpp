@@ -238,12 +238,12 @@ TEST_CASE("rate limit: processes with clocks 5 minutes apart share one exact lim
   const std::string key = fresh_key("skewed");
   const std::string worker = std::string(WEAVE_RATE_WORKER) + " " + test_store_url() + " " + key + " 100 1000 10 1500 ";
   const auto start = Clock::now();
-  FILE* workers[] = {start_under_faketime("+5m", worker + "try"), start_under_faketime("-5m", worker + "try"),
-                     start_under_faketime("+5m", worker + "wait"), start_under_faketime("-5m", worker + "wait")};
+  SkewedRun workers[] = {{"+5m", worker + "try"}, {"-5m", worker + "try"}, {"+5m", worker + "wait"}, {"-5m", worker + "wait"}};
   long admitted = 0, refused = 0;
   for (std::size_t i = 0; i < std::size(workers); ++i) {
-    const std::string got = first_line(workers[i]);
+    const std::string got = workers[i].answer();
     INFO(got);
+    INFO(workers[i].errors());
     long a = -1, r = -1;
     REQUIRE(std::sscanf(got.c_str(), "admitted %ld refused %ld", &a, &r) == 2);
     if (i >= 2) CHECK(a > 0);  // a waiting process gets turns (the others may find every permit taken ahead)

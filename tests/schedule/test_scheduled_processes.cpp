@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "cluster_fixture.h"
+#include "faketime.h"
 #include "queue/queue_runtime.h"
 #include "redis_server.h"
 #include "sentinel_fixture.h"
@@ -51,21 +52,17 @@ std::string temp_dir() {
 }
 
 // tick_worker serving `url`, logging to `log`; under a wall clock `skew`
-// off ("-5m": Debian's libfaketime, preloaded here rather than through the
-// faketime command, whose child would outlive a SIGKILL of it) unless
-// empty; its first attempts working `slow_ms`.
+// off ("-5m": libfaketime preloaded, so a SIGKILL reaches the worker
+// itself) unless empty; its first attempts working `slow_ms`.
 pid_t spawn_worker(const std::string& url, const std::string& log, const std::string& skew, int slow_ms = 0) {
+  std::string args[] = {"tick_worker", url, log, std::to_string(slow_ms)};
+  char* argv[] = {args[0].data(), args[1].data(), args[2].data(), args[3].data(), nullptr};
+  const SkewedEnvironment skewed(skew);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const std::string slow = std::to_string(slow_ms);
-    if (!skew.empty()) {
-      ::setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
-      ::setenv("FAKETIME", skew.c_str(), 1);
-      ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-      ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);  // (ASan builds: libfaketime loads first)
-    }
-    ::execl(WEAVE_TICK_WORKER, "tick_worker", url.c_str(), log.c_str(), slow.c_str(), nullptr);
+    if (!skew.empty()) skewed.exec(WEAVE_TICK_WORKER, argv);
+    ::execv(WEAVE_TICK_WORKER, argv);
     ::_exit(127);
   }
   return pid;
@@ -143,17 +140,13 @@ struct ParisRun {
 };
 ParisRun run_paris_from(const std::string& start, int seconds) {
   const std::string dir = temp_dir(), log = dir + "/log";
+  std::string args[] = {"tick_worker", "mem://", log, "paris", std::to_string(seconds)};
+  char* argv[] = {args[0].data(), args[1].data(), args[2].data(), args[3].data(), args[4].data(), nullptr};
+  const SkewedEnvironment skewed("@" + start, {"TZ=UTC"});
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    ::setenv("LD_PRELOAD", "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", 1);
-    ::setenv("FAKETIME", ("@" + start).c_str(), 1);
-    ::setenv("FAKETIME_DONT_FAKE_MONOTONIC", "1", 1);
-    ::setenv("TZ", "UTC", 1);
-    ::setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 0);
-    const std::string s = std::to_string(seconds);
-    ::execl(WEAVE_TICK_WORKER, "tick_worker", "mem://", log.c_str(), "paris", s.c_str(), nullptr);
-    ::_exit(127);
+    skewed.exec(WEAVE_TICK_WORKER, argv);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
