@@ -11,10 +11,10 @@ set(WEAVE_INSTALL_ANNOTATIONSDIR "${CMAKE_INSTALL_DATADIR}/weave/annotations")
 
 # Every target a consumer can link, by export name (Weave::<name>; weave is Weave::weave).
 set(weave_export_sets core store lock lock_redis cache cache_redis dedupe dedupe_redis queue queue_redis quota quota_redis
-                      resilience schedule redis)
+                      resilience resilience_redis schedule redis)
 # The components WeaveConfig.cmake offers (asio only when built).
 set(WEAVE_INSTALLED_COMPONENTS core lock cache dedupe queue quota resilience schedule lock_redis cache_redis dedupe_redis queue_redis
-                               quota_redis redis)
+                               quota_redis resilience_redis redis)
 if(TARGET weave_asio)
   list(APPEND weave_export_sets store_asio asio)
   list(APPEND WEAVE_INSTALLED_COMPONENTS asio)

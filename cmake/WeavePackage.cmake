@@ -15,10 +15,10 @@ if(TARGET weave_shared)
 else()
   get_property(anchors GLOBAL PROPERTY WEAVE_LINK_ANCHORS)
   list(TRANSFORM anchors PREPEND "-Wl,-u,")
-  set(archives quota_redis queue_redis dedupe_redis cache_redis lock_redis quota resilience schedule queue dedupe cache lock store
-               core)
+  set(archives resilience_redis quota_redis queue_redis dedupe_redis cache_redis lock_redis quota resilience schedule queue dedupe cache
+               lock store core)
   if(TARGET weave_asio)
-    list(INSERT archives 5 asio store_asio)
+    list(INSERT archives 6 asio store_asio)
   endif()
   list(TRANSFORM archives PREPEND "-lweave_")
   string(JOIN " " WEAVE_PC_LIBS ${anchors} ${archives} -lcctz)  # (cctz has no .pc: named here)

@@ -7,6 +7,15 @@
 //   the same from code                 weave::retry / timeout / CircuitBreaker::
 //                                      call / Bulkhead::enter around a lambda,
 //                                      over the bare lambda
+//   shared breaker over the local one  [[circuit_breaker(shared=true)]] against
+//                                      the same local one in alternating turns
+//                                      (its store: mem://, or WEAVE_RESILIENCE_URL);
+//                                      target: <= 1.1x
+//   shared breaker opening             with a redis-server of its own: from one
+//                                      runtime's report opening it to another
+//                                      runtime's cached state being open (the
+//                                      report's round trip plus the feed);
+//                                      target: <= 10 ms
 //   async timeout overshoot            an awaitable body in a 10 s timer under
 //                                      [[timeout(after=20ms)]]: how long after
 //                                      the deadline the caller has
@@ -16,13 +25,17 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "bench_report.h"
+#include "redis_server.h"
+#include "resilience/resilience_runtime.h"
 #include "resilience_service.weave.h"
 #include "weave/bulkhead.h"
 #include "weave/circuit_breaker.h"
 #include "weave/interceptor.h"
+#include "weave/resilience.h"
 #include "weave/retry.h"
 #include "weave/timeout.h"
 #include "weave/woven.h"
@@ -40,6 +53,7 @@ long Guarded::timed(long x) { return x + 1; }
 long Guarded::bulkheaded(long x) { return x + 1; }
 long Guarded::breaker_count(long x) { return x + 1; }
 long Guarded::breaker_time(long x) { return x + 1; }
+long Guarded::breaker_shared(long x) { return x + 1; }
 
 namespace {
 
@@ -81,6 +95,14 @@ BENCHMARK(woven_closed_path<&Guarded::timed>)->Name("woven/timeout");
 BENCHMARK(woven_closed_path<&Guarded::bulkheaded>)->Name("woven/bulkhead");
 BENCHMARK(woven_closed_path<&Guarded::breaker_count>)->Name("woven/circuit_breaker_count");
 BENCHMARK(woven_closed_path<&Guarded::breaker_time>)->Name("woven/circuit_breaker_time");
+BENCHMARK(woven_closed_path<&Guarded::breaker_shared>)->Name("woven/circuit_breaker_shared");
+
+// The shared breaker against the local one (the same window), turn by turn.
+void woven_shared_over_local(benchmark::State& state) {
+  Guarded& g = woven();
+  alternate(state, [&g](long x) { return g.breaker_time(x); }, [&g](long x) { return g.breaker_shared(x); });
+}
+BENCHMARK(woven_shared_over_local)->Name("woven/shared_vs_local");
 
 [[gnu::noinline]] long body(long x) { return x + 1; }
 
@@ -109,6 +131,32 @@ void code_circuit_breaker(benchmark::State& state) {
   alternate(state, body, [](long x) { return b.call([x] { return body(x); }); });
 }
 BENCHMARK(code_circuit_breaker)->Name("code/circuit_breaker");
+
+// From runtime A's report opening a shared breaker to runtime B (its own
+// connections and feed) holding it open, on a redis-server of its own: us.
+std::vector<double> shared_open_us(int samples) {
+  redis_test::RedisServer server;
+  weave::ResilienceOptions o;
+  o.url = server.url();
+  o.flush_interval = std::chrono::hours(1);  // (the reports here are the bench's own)
+  weave::detail::ResilienceRuntime a(o), b(o);
+  const weave::CircuitBreakerPolicy policy{.window = std::chrono::seconds(60), .min_calls = 20, .shared = true};
+  std::vector<double> out;
+  for (int s = 0; s < samples; ++s) {
+    const std::string name = "bench:open:" + std::to_string(s);
+    weave::detail::SharedCircuit& ca = a.shared_circuit(name, policy);
+    weave::detail::SharedCircuit& cb = b.shared_circuit(name, policy);
+    for (int i = 0; i < 20; ++i) ca.count(ca.phase(), 2, false);
+    const auto start = Clock::now();
+    ca.flush(a.circuits());
+    while ((cb.phase() & 3) != static_cast<std::uint64_t>(weave::CircuitState::open) &&
+           Clock::now() - start < std::chrono::seconds(1)) {
+    }
+    if ((cb.phase() & 3) == static_cast<std::uint64_t>(weave::CircuitState::open))
+      out.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  return out;
+}
 
 #if defined(BENCH_WITH_ASYNC)
 // How long after [[timeout(after=20ms)]]'s deadline the caller of a body
@@ -145,9 +193,17 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&runs);
   std::printf("\nclosed path, ns per call over its baseline in the same turns (target <= 30 ns):\n");
   for (const char* name : {"woven/retry", "woven/timeout", "woven/bulkhead", "woven/circuit_breaker_count",
-                           "woven/circuit_breaker_time", "code/retry", "code/timeout", "code/bulkhead",
-                           "code/circuit_breaker"})
+                           "woven/circuit_breaker_time", "woven/circuit_breaker_shared", "code/retry", "code/timeout",
+                           "code/bulkhead", "code/circuit_breaker"})
     std::printf("  %-30s %6.1f ns over %6.1f ns\n", name, runs.counter(name, "over_ns"), runs.counter(name, "base_ns"));
+  std::printf("\nshared breaker's closed path over the local one's (same window, same turns): %.1f ns vs %.1f ns, "
+              "%.2fx (target <= 1.1x)\n",
+              runs.counter("woven/shared_vs_local", "policy_ns"), runs.counter("woven/shared_vs_local", "base_ns"),
+              runs.counter("woven/shared_vs_local", "policy_ns") / runs.counter("woven/shared_vs_local", "base_ns"));
+  const std::vector<double> open = shared_open_us(50);
+  std::printf("shared breaker opened by one runtime's report, held open by another's cache after: p50 %.0f us, "
+              "p99 %.0f us, max %.0f us (%zu/50; target <= 10 ms)\n",
+              bench::percentile(open, 0.5), bench::percentile(open, 0.99), bench::percentile(open, 1.0), open.size());
 #if defined(BENCH_WITH_ASYNC)
   const std::vector<double> late = timeout_overshoot_us(50);
   std::printf("\nasync [[timeout(after=20ms)]] on a 10 s body: TimeoutExceeded %zu/50 times, after the deadline by "

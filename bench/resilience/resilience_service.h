@@ -12,4 +12,5 @@ class Guarded {
   [[bulkhead(name="bench:bulkhead", max=64)]] virtual long bulkheaded(long x);
   [[circuit_breaker(name="bench:count", window_calls=100, min_calls=20)]] virtual long breaker_count(long x);
   [[circuit_breaker(name="bench:time", window=60s, min_calls=20)]] virtual long breaker_time(long x);
+  [[circuit_breaker(name="bench:shared", window=60s, min_calls=20, shared=true)]] virtual long breaker_shared(long x);
 };

@@ -19,7 +19,14 @@
 // `open_for`). Each change of state starts an empty
 // window, and outcomes of calls let through before it are not counted.
 // State changes are events (weave/event.h) and metrics (weave_circuit_*).
-// Thread-safe; this process only.
+// Thread-safe.
+//
+// `shared = true` makes it one breaker for the whole deployment: every
+// process reports its outcomes to the resilience store (weave/resilience.h)
+// within `flush_interval`, the store opens it on the fleet's totals and
+// tells every process at once, and `half_open_calls` counts probes across
+// the fleet. A closed call still costs no round trip; while the store is
+// unreachable each process falls back on its own local breaker.
 #pragma once
 
 #include "weave/abi.h"
@@ -48,6 +55,10 @@ struct CircuitBreakerPolicy {
   std::uint32_t min_calls = 20;  // calls the window needs before it can open
   std::chrono::milliseconds open_for{30'000};
   std::uint32_t half_open_calls = 5;  // probes let through when half-open
+  // One breaker for every process of the deployment: its window adds up
+  // their outcomes and its state lives in the resilience store
+  // (weave/resilience.h). Needs the time-based window.
+  bool shared = false;
 
   bool operator==(const CircuitBreakerPolicy&) const = default;
 };
@@ -84,6 +95,7 @@ class WEAVE_API CircuitPass {
   void end(int outcome) noexcept;  // 0: nothing, 1: succeeded, 2: failed
   std::shared_ptr<detail::CircuitBreakerState> state_;
   std::uint64_t phase_ = 0;  // the state and generation it was let through in
+  std::uint64_t probe_ = 0;  // a shared breaker's probe: its number
   std::int64_t started_ns_ = 0;
 };
 

@@ -55,6 +55,8 @@ enum class EventKind {
                       // failed): its calls are refused for open_for; key: the breaker's name
   circuit_half_open,  // info: an open breaker lets its probe calls through
   circuit_closed,     // info: a half-open breaker's probes passed: calls go through again
+  circuit_store_error,  // warning: a shared breaker's store failed (or its feed is behind): each
+                        // process decides on its local breaker until it answers; key: the breaker
 };
 
 // How much an operator should care; the default handler writes it first.
@@ -71,7 +73,8 @@ constexpr EventLevel level_of(EventKind kind) noexcept {
     case EventKind::failover_followed:
     case EventKind::feed_gap:
     case EventKind::quota_error:
-    case EventKind::circuit_opened: return EventLevel::warning;
+    case EventKind::circuit_opened:
+    case EventKind::circuit_store_error: return EventLevel::warning;
     case EventKind::lease_lost:
     case EventKind::dedupe_error:
     case EventKind::dead_lettered: return EventLevel::error;
@@ -94,6 +97,7 @@ inline std::string_view to_string(EventKind kind) noexcept {
     case EventKind::circuit_opened: return "circuit_opened";
     case EventKind::circuit_half_open: return "circuit_half_open";
     case EventKind::circuit_closed: return "circuit_closed";
+    case EventKind::circuit_store_error: return "circuit_store_error";
   }
   return "unknown";
 }

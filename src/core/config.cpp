@@ -62,7 +62,7 @@ namespace {
 // Every feature Weave has, in the order `weave config` shows them: a file
 // may have a section for one this program does not link (one file serves
 // several programs); its keys are then not checked here.
-constexpr std::string_view kFeatures[] = {"lock", "cache", "dedupe", "queue", "quota"};
+constexpr std::string_view kFeatures[] = {"lock", "cache", "dedupe", "queue", "quota", "resilience"};
 
 std::size_t feature_rank(std::string_view name) {
   return static_cast<std::size_t>(std::find(std::begin(kFeatures), std::end(kFeatures), name) - std::begin(kFeatures));

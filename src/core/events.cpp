@@ -17,7 +17,7 @@ namespace WEAVE_NAMESPACE {
 namespace {
 
 // (the last enumerator of EventKind: a kind added after it must move this)
-constexpr int kEventKinds = static_cast<int>(EventKind::circuit_closed) + 1;
+constexpr int kEventKinds = static_cast<int>(EventKind::circuit_store_error) + 1;
 constexpr int kLinesPerSecond = 10;
 
 struct Handler {

@@ -7,6 +7,7 @@
 #include "core/metrics.h"
 #include "resilience/circuit_state.h"
 #include "resilience/named_states.h"
+#include "resilience/resilience_runtime.h"
 #include "weave/circuit_breaker.h"
 #include "weave/duration.h"
 #include "weave/error.h"
@@ -46,6 +47,8 @@ void check_circuit_breaker_policy(const CircuitBreakerPolicy& p) {
         "): it could never open");
   if (p.open_for.count() < 1 || p.open_for > max_duration)
     bad("open_for must be 1 ms to weave::max_duration, not " + ms(p.open_for));
+  if (p.shared && p.window_calls > 0)
+    bad("a shared breaker needs the time-based window (window), not window_calls: the fleet's calls have no one order");
   if (p.half_open_calls < 1 || p.half_open_calls > kMaxHalfOpenCalls)
     bad("half_open_calls must be 1 to " + std::to_string(kMaxHalfOpenCalls) + ", not " +
         std::to_string(p.half_open_calls));
@@ -78,17 +81,44 @@ CircuitBreakerState::CircuitBreakerState(std::string name, const CircuitBreakerP
     ring_ = std::make_unique<std::atomic<std::uint8_t>[]>(policy_.window_calls);
     for (std::uint32_t i = 0; i < policy_.window_calls; ++i) ring_[i].store(0, std::memory_order_relaxed);
   }
+  if (policy_.shared) {
+    runtime_ = resilience_runtime_slot().get();
+    shared_ = &runtime_->shared_circuit(name_, policy_);
+  }
 }
 
-std::uint64_t CircuitBreakerState::admit() noexcept {
+CircuitAdmission CircuitBreakerState::admit() noexcept {
+  if (shared_) {
+    const std::uint64_t p = shared_->phase();
+    if (p != 0) {
+      if (state_of(p) == CircuitState::closed) return {p | SharedCircuit::kShared};
+      const CircuitAdmission a = shared_->ask(runtime_->circuits(), p);
+      if (a) return a;
+      if (!a.fallback) {
+        counts_.refused.fetch_add(1, std::memory_order_relaxed);
+        return {};
+      }
+    }
+    counts_.local.fetch_add(1, std::memory_order_relaxed);
+  }
+  return admit_local();
+}
+
+CircuitState CircuitBreakerState::state() const noexcept {
+  if (shared_)
+    if (const std::uint64_t p = shared_->phase()) return state_of(p);
+  return state_of(phase_.load(std::memory_order_acquire));
+}
+
+CircuitAdmission CircuitBreakerState::admit_local() noexcept {
   for (;;) {
     const std::uint64_t p = phase_.load(std::memory_order_acquire);
     switch (state_of(p)) {
-      case CircuitState::closed: return p;
+      case CircuitState::closed: return {p};
       case CircuitState::open:
         if (now_() < open_until_ns_.load(std::memory_order_acquire)) {
           counts_.refused.fetch_add(1, std::memory_order_relaxed);
-          return 0;
+          return {};
         }
         move(p, CircuitState::half_open);
         continue;  // (half-open now, or moved on by another thread)
@@ -99,7 +129,7 @@ std::uint64_t CircuitBreakerState::admit() noexcept {
           if (phase_.load(std::memory_order_relaxed) != p) continue;
           if (probes_out_ + probes_ended_.calls < policy_.half_open_calls) {
             ++probes_out_;
-            return p;
+            return {p};
           }
           // Every probe is out: past open_for since they went, they are
           // overdue (a body that never ends must not hold it half-open).
@@ -108,18 +138,25 @@ std::uint64_t CircuitBreakerState::admit() noexcept {
         }
         counts_.refused.fetch_add(1, std::memory_order_relaxed);
         if (overdue) move(p, CircuitState::open);
-        return 0;
+        return {};
       }
     }
   }
 }
 
-void CircuitBreakerState::record(std::uint64_t phase, int outcome, bool slow) noexcept {
+void CircuitBreakerState::record(const CircuitAdmission& a, int outcome, bool slow) noexcept {
   const bool failed = outcome == 2;
   if (outcome != 0) {
     (failed ? counts_.failed : counts_.succeeded).fetch_add(1, std::memory_order_relaxed);
     if (slow) counts_.slow.fetch_add(1, std::memory_order_relaxed);
   }
+  if (a.phase & SharedCircuit::kShared) {
+    const std::uint64_t phase = a.phase & ~SharedCircuit::kShared;
+    if (a.probe != 0) shared_->probe_ended(runtime_->circuits(), phase, a.probe, outcome, slow);
+    else shared_->count(phase, outcome, slow);
+    return;
+  }
+  const std::uint64_t phase = a.phase;
   if (phase_.load(std::memory_order_acquire) != phase) return;  // let through before a change: not counted
   if (state_of(phase) == CircuitState::closed) {
     if (outcome == 0) return;
@@ -240,6 +277,7 @@ void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {
 }
 
 std::chrono::milliseconds CircuitBreakerState::retry_after() const noexcept {
+  if (shared_ && shared_->phase() != 0) return shared_->retry_after();
   if (state() != CircuitState::open) return std::chrono::milliseconds(0);
   const std::int64_t left = open_until_ns_.load(std::memory_order_acquire) - now_();
   return std::chrono::milliseconds(left <= 0 ? 0 : (left + 999'999) / 1'000'000);
@@ -248,13 +286,14 @@ std::chrono::milliseconds CircuitBreakerState::retry_after() const noexcept {
 }  // namespace detail
 
 CircuitPass::CircuitPass(CircuitPass&& other) noexcept
-    : state_(std::move(other.state_)), phase_(other.phase_), started_ns_(other.started_ns_) {}
+    : state_(std::move(other.state_)), phase_(other.phase_), probe_(other.probe_), started_ns_(other.started_ns_) {}
 
 CircuitPass& CircuitPass::operator=(CircuitPass&& other) noexcept {
   if (this != &other) {
     end(0);
     state_ = std::move(other.state_);
     phase_ = other.phase_;
+    probe_ = other.probe_;
     started_ns_ = other.started_ns_;
   }
   return *this;
@@ -270,7 +309,7 @@ void CircuitPass::end(int outcome) noexcept {
   const std::chrono::milliseconds slow_call = state_->policy().slow_call;
   const bool slow = outcome != 0 && slow_call.count() > 0 &&
                     steady_ns() - started_ns_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(slow_call).count();
-  state_->record(phase_, outcome, slow);
+  state_->record({phase_, probe_}, outcome, slow);
   state_.reset();
 }
 
@@ -279,10 +318,11 @@ CircuitBreaker::CircuitBreaker(std::string name, const CircuitBreakerPolicy& pol
 
 CircuitPass CircuitBreaker::try_pass() const {
   CircuitPass pass;
-  const std::uint64_t phase = state_->admit();
-  if (phase == 0) return pass;
+  const detail::CircuitAdmission a = state_->admit();
+  if (!a) return pass;
   pass.state_ = state_;
-  pass.phase_ = phase;
+  pass.phase_ = a.phase;
+  pass.probe_ = a.probe;
   if (state_->policy().slow_call.count() > 0) pass.started_ns_ = steady_ns();
   return pass;
 }
@@ -313,7 +353,16 @@ namespace {
       w.counter("weave_circuit_calls_total", "Calls through a circuit breaker, by outcome.",
                 {{"breaker", name}, {"outcome", "refused"}}, n(c.refused));
       w.counter("weave_circuit_slow_calls_total", "Calls that took slow_call or more.", {{"breaker", name}}, n(c.slow));
-      w.counter("weave_circuit_opened_total", "Times the breaker opened.", {{"breaker", name}}, n(c.opened));
+      const detail::SharedCircuit* shared = s.shared();
+      w.counter("weave_circuit_opened_total", "Times the breaker opened (shared: times this process learned it).",
+                {{"breaker", name}}, n(c.opened) + (shared ? static_cast<double>(shared->opened()) : 0));
+      if (shared) {
+        w.counter("weave_circuit_store_errors_total", "A shared breaker's store failed (its feed included).",
+                  {{"breaker", name}}, static_cast<double>(shared->store_errors()));
+        w.counter("weave_circuit_local_calls_total",
+                  "Calls a shared breaker's local state decided, the store being unreachable.", {{"breaker", name}},
+                  n(c.local));
+      }
       w.gauge("weave_circuit_state", "0 closed, 1 open, 2 half-open.", {{"breaker", name}},
               static_cast<double>(static_cast<int>(s.state())));
     });

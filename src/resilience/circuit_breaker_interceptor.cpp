@@ -29,6 +29,7 @@ std::shared_ptr<const ParsedCircuitBreaker> ParsedCircuitBreaker::parse(const An
   p.open_for = a.has("open_for") ? a.duration("open_for") : vocab::open_for;
   p.half_open_calls =
       static_cast<std::uint32_t>(a.has("half_open_calls") ? a.integer("half_open_calls") : vocab::half_open_calls);
+  p.shared = a.has("shared") ? a.boolean("shared") : vocab::shared;
   // (weave::circuit_breaker(): the member `breaker` hides nothing here, but spelled alike)
   auto parsed = std::make_shared<ParsedCircuitBreaker>(::weave::circuit_breaker(a.text("name"), p));
   parsed->skip_when_open = (a.has("on_open") ? a.choice("on_open", vocab::on_open_values) : vocab::on_open) == 1;

@@ -6,6 +6,11 @@
 // coarse clock) and, when it failed or was slow, sums the window to decide.
 // Changes of state take the mutex, start a new generation and an empty
 // window: outcomes of passes from another generation are dropped.
+//
+// A shared breaker (policy.shared) decides by the fleet's phase, which its
+// SharedCircuit caches (resilience/shared_circuit.h); its passes carry
+// SharedCircuit::kShared. While that phase is unknown (the store is down),
+// the local state below decides.
 #pragma once
 
 #include <atomic>
@@ -16,9 +21,12 @@
 
 #include "core/process.h"
 #include "resilience/circuit_rules.h"
+#include "resilience/shared_circuit.h"
 #include "weave/circuit_breaker.h"
 
 namespace WEAVE_NAMESPACE::detail {
+
+class ResilienceRuntime;
 
 class CircuitBreakerState {
  public:
@@ -30,13 +38,13 @@ class CircuitBreakerState {
   // `now`: the clock (tests pass a fake one).
   CircuitBreakerState(std::string name, const CircuitBreakerPolicy& policy, NowNs now = &coarse_now_ns);
 
-  // The phase a call is let through in, or 0 when refused.
-  std::uint64_t admit() noexcept;
-  // A call let through in `phase` ended: outcome 0 (nothing: cancelled), 1
+  // The phase a call is let through in, or none when refused.
+  CircuitAdmission admit() noexcept;
+  // A call let through by `a` ended: outcome 0 (nothing: cancelled), 1
   // (succeeded), 2 (failed); `slow` when it took slow_call or more.
-  void record(std::uint64_t phase, int outcome, bool slow) noexcept;
+  void record(const CircuitAdmission& a, int outcome, bool slow) noexcept;
 
-  CircuitState state() const noexcept { return state_of(phase_.load(std::memory_order_acquire)); }
+  CircuitState state() const noexcept;
   std::chrono::milliseconds retry_after() const noexcept;
   const std::string& name() const noexcept { return name_; }
   const CircuitBreakerPolicy& policy() const noexcept { return policy_; }
@@ -44,8 +52,11 @@ class CircuitBreakerState {
   // Counts since the breaker was made (metrics, tests).
   struct Counts {
     std::atomic<std::uint64_t> succeeded{0}, failed{0}, slow{0}, refused{0}, opened{0};
+    std::atomic<std::uint64_t> local{0};  // shared: decided by the local state (the store unreachable)
   };
   const Counts& counts() const noexcept { return counts_; }
+  // The fleet's breaker (null unless policy.shared).
+  const SharedCircuit* shared() const noexcept { return shared_; }
 
  private:
   static CircuitState state_of(std::uint64_t phase) noexcept { return static_cast<CircuitState>(phase & 3); }
@@ -57,6 +68,7 @@ class CircuitBreakerState {
   void add_to_window(bool failed, bool slow) noexcept;
   Totals window_totals() const noexcept;
   void clear_window() noexcept WEAVE_REQUIRES(mutex_);
+  CircuitAdmission admit_local() noexcept;
   // Moves from `from` to `to` unless another thread moved first.
   void move(std::uint64_t from, CircuitState to) noexcept;
 
@@ -77,6 +89,9 @@ class CircuitBreakerState {
   std::uint32_t probes_out_ WEAVE_GUARDED_BY(mutex_) = 0;  // let through, not yet ended
   CircuitOutcomes probes_ended_ WEAVE_GUARDED_BY(mutex_);
   Counts counts_;
+  // Shared: the runtime (its store) and the fleet's breaker it keeps.
+  std::shared_ptr<ResilienceRuntime> runtime_;
+  SharedCircuit* shared_ = nullptr;
 };
 
 }  // namespace weave::detail

@@ -5,14 +5,22 @@
 // Each step first moves the record on by the store's clock (an open breaker
 // becomes half-open at open_until; expired probe leases give their places
 // back; probes all out for open_for open it again), then applies itself.
-// Times are the store's, in ms. mem:// will run these steps in the process;
-// Redis will run their mirror in one script per step, in the record's slot.
+// Times are the store's, in ms. mem:// runs these steps in the process
+// (circuit_mem.cpp); Redis runs their exact mirror, one script per step in
+// the record's slot (scripts/circuit_*.lua), on the server's clock.
+//
+// A CircuitStore (below) serves the steps by breaker name and tells every
+// process of the changes any step made.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,7 +31,10 @@ namespace WEAVE_NAMESPACE::detail {
 
 struct SharedCircuitRecord {
   CircuitState state = CircuitState::closed;
-  std::uint64_t generation = 1;  // + 1 at each change of state
+  // + 1 at each change of state. A record the store makes starts at its
+  // clock's ms (fresh_shared_circuit()): one made again after the old one
+  // expired still counts on from where any process may have seen it.
+  std::uint64_t generation = 1;
   std::int64_t open_until_ms = 0;       // open: when probes may start
   std::int64_t half_open_since_ms = 0;  // half-open: since when
   // Closed: the window, ten buckets of window / 10 keyed by now / bucket.
@@ -41,6 +52,19 @@ struct SharedCircuitView {
   bool granted = false;             // probe: a place is the caller's (or closed: no probe needed)
   bool changed = false;             // the step changed the state: publish it
 };
+
+// A record the store makes at `now` (ms).
+inline SharedCircuitRecord fresh_shared_circuit(std::int64_t now) {
+  SharedCircuitRecord r;
+  r.generation = static_cast<std::uint64_t>(std::max<std::int64_t>(1, now));
+  return r;
+}
+
+// How long a store keeps a record no step touched: every bucket and every
+// open or half-open phase has ended by then.
+inline std::int64_t shared_circuit_idle_ms(const CircuitBreakerPolicy& p) {
+  return 2 * (p.window.count() + p.open_for.count()) + 60'000;
+}
 
 namespace shared_circuit {
 
@@ -153,5 +177,50 @@ inline SharedCircuitView shared_circuit_probe_end(SharedCircuitRecord& r, const 
   }
   return shared_circuit::view(r, now, changed);
 }
+
+// A change as the store publishes it: "<state> <generation>
+// <retry_after_ms> <name>" (the name last: it may hold spaces).
+inline std::string encode_circuit_change(std::string_view name, const SharedCircuitView& v) {
+  return std::to_string(static_cast<int>(v.state)) + " " + std::to_string(v.generation) + " " +
+         std::to_string(v.retry_after_ms) + " " + std::string(name);
+}
+struct CircuitChange {
+  std::string name;
+  SharedCircuitView view;
+};
+// nullopt for a message that is not one.
+std::optional<CircuitChange> decode_circuit_change(std::string_view payload);
+
+class CircuitStore {
+ public:
+  virtual ~CircuitStore() = default;
+  // The steps above on the record of breaker `name` (made fresh when the
+  // store has none). Throw IoError (and its kinds) or ReplyError when the
+  // store fails.
+  virtual SharedCircuitView report(std::string_view name, const CircuitBreakerPolicy& p, std::uint64_t generation,
+                                   const CircuitOutcomes& delta) = 0;
+  virtual SharedCircuitView probe(std::string_view name, const CircuitBreakerPolicy& p, std::string_view owner,
+                                  std::chrono::milliseconds lease) = 0;
+  virtual SharedCircuitView probe_end(std::string_view name, const CircuitBreakerPolicy& p, std::uint64_t generation,
+                                      std::string_view owner, int outcome, bool slow) = 0;
+
+  struct Handlers {
+    // A step (of any process) changed breaker `name`'s state.
+    std::function<void(std::string_view name, const SharedCircuitView& view)> on_change;
+    // The feed may have missed changes: it went down (live() is false
+    // already), or it came up again (live() is true).
+    std::function<void()> on_down, on_up;
+  };
+  // Hands every change from now on to `handlers`, on a thread of the
+  // store's: quick, never calling back into the store. Once, before any step.
+  virtual void watch(Handlers handlers) = 0;
+  // Every change made since the feed last came up has been handed over
+  // (within the options' feed_lag).
+  virtual bool live() const noexcept = 0;
+};
+
+// mem://[table]: the records shared by every resilience store of the same
+// URL in this process (its clock: steady_clock).
+std::shared_ptr<CircuitStore> make_mem_circuits(std::string_view table);
 
 }  // namespace weave::detail

@@ -54,18 +54,11 @@
 
 #include "cache_methods.h"
 #include "weave/cache.h"
+#include "worker_lines.h"
 
 using cache_test::Found;
 
 namespace {
-
-std::int64_t mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-void say(const std::string& line) { std::cout << line << '\n' << std::flush; }
 
 // The database: one file per key.
 class Database {
@@ -204,24 +197,24 @@ std::string oracle(DbCatalog& catalog, const Database& db, const OracleArgs& a) 
       own.push_back(k);
       seq[k] = db.read("k" + std::to_string(k)).value_or(0);
     }
-  const std::int64_t start = mono_ns(), writes_end = start + a.run_ms * 1'000'000,
+  const std::int64_t start = monotonic_ns(), writes_end = start + a.run_ms * 1'000'000,
                      end = writes_end + a.quiet_ms * 1'000'000;
   long reads = 0, writes = 0;
-  for (std::int64_t now = start; now < end; now = mono_ns()) {
+  for (std::int64_t now = start; now < end; now = monotonic_ns()) {
     const bool write = !own.empty() && now < writes_end && int(rng() % 100) < a.write_pct;
     if (write) {
       const int k = own[rng() % own.size()];
       const long next = seq[k] + 1;
-      const std::int64_t invoked = mono_ns();
+      const std::int64_t invoked = monotonic_ns();
       catalog.save(a.name, shop::Product{"k" + std::to_string(k), int(next)});
-      ops.push_back({'W', k, next, invoked, mono_ns()});
+      ops.push_back({'W', k, next, invoked, monotonic_ns()});
       seq[k] = next;
       ++writes;
     } else {
       const int k = int(rng() % unsigned(a.keys));
-      const std::int64_t invoked = mono_ns();
+      const std::int64_t invoked = monotonic_ns();
       const Found f = catalog.find(a.name, "k" + std::to_string(k));
-      ops.push_back({'R', k, f ? long(f->cents) : -1, invoked, mono_ns()});
+      ops.push_back({'R', k, f ? long(f->cents) : -1, invoked, monotonic_ns()});
       ++reads;
     }
     // About 2,000 operations a second: enough to see every interleaving,

@@ -48,22 +48,11 @@
 #include "dedupe_methods.h"
 #include "weave/dedupe.h"
 #include "weave/error.h"
+#include "worker_lines.h"
 
 using std::chrono::milliseconds;
 
 namespace {
-
-std::mutex out_mutex;
-void say(const std::string& line) {
-  std::lock_guard g(out_mutex);
-  std::cout << line << '\n' << std::flush;
-}
-
-long long mono_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 struct Options {
   std::string url, key, log;
@@ -130,7 +119,7 @@ int run(const Options& o) {
             [&] {
               const std::string id = "r-" + std::to_string(::getpid()) + "-" + std::to_string(t);
               if (log >= 0) {
-                const std::string line = std::to_string(mono_ns()) + " " + std::to_string(::getpid()) + " " +
+                const std::string line = std::to_string(monotonic_ns()) + " " + std::to_string(::getpid()) + " " +
                                          std::to_string(t) + " " + id + "\n";
                 [[maybe_unused]] auto n = ::write(log, line.data(), line.size());
               }

@@ -29,18 +29,7 @@
 #include "weave/error.h"
 #include "weave/quota.h"
 #include "weave/semaphore.h"
-
-namespace {
-
-long long monotonic_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-void say(const std::string& line) { std::cout << line << '\n' << std::flush; }
-
-}  // namespace
+#include "worker_lines.h"
 
 int main(int argc, char** argv) {
   if (argc < 6) {

@@ -22,15 +22,12 @@
 #include "redis_server.h"
 #include "weave/error.h"
 #include "weave/lock.h"
+#include "worker_lines.h"
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 namespace {
-
-void say(const std::string& line) {
-  std::cout << line << '\n' << std::flush;
-}
 
 // "RELEASE released", or "RELEASE lost" when release() reports a lost lease.
 void say_release(weave::LeaseHandle& h) {

@@ -30,9 +30,9 @@ constexpr std::int64_t kMs = 1'000'000;
 
 // One call let through and ended: true when it was let through.
 bool call(State& s, int outcome, bool slow = false) {
-  const std::uint64_t phase = s.admit();
-  if (phase == 0) return false;
-  s.record(phase, outcome, slow);
+  const auto admitted = s.admit();
+  if (!admitted) return false;
+  s.record(admitted, outcome, slow);
   return true;
 }
 constexpr int kSucceeded = 1, kFailed = 2, kCancelled = 0;
@@ -88,17 +88,17 @@ TEST_CASE("circuit breaker: after open_for, half_open_calls probes pass and thei
   REQUIRE(call(s, kFailed));
   REQUIRE(s.state() == CircuitState::open);
   fake_ns = 99 * kMs;
-  CHECK(s.admit() == 0);
+  CHECK_FALSE(s.admit());
   fake_ns = 100 * kMs;
-  const std::uint64_t a = s.admit(), b = s.admit();
+  const auto a = s.admit(), b = s.admit();
   CHECK(s.state() == CircuitState::half_open);
-  REQUIRE(a != 0);
-  REQUIRE(b != 0);
-  CHECK(s.admit() == 0);  // every probe is out
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK_FALSE(s.admit());  // every probe is out
   CHECK(s.retry_after() == 0ms);
   s.record(a, kCancelled, false);  // a cancelled probe gives its place back
-  const std::uint64_t c = s.admit();
-  REQUIRE(c != 0);
+  const auto c = s.admit();
+  REQUIRE(c);
   s.record(b, kSucceeded, false);
   CHECK(s.state() == CircuitState::half_open);
   s.record(c, kSucceeded, false);
@@ -130,13 +130,13 @@ TEST_CASE("circuit breaker: probes still out open_for after it became half-open 
   REQUIRE(call(s, kFailed));
   REQUIRE(call(s, kFailed));
   fake_ns = 100 * kMs;
-  const std::uint64_t stuck = s.admit();  // a probe that does not come back
-  REQUIRE(stuck != 0);
+  const auto stuck = s.admit();  // a probe that does not come back
+  REQUIRE(stuck);
   fake_ns = 150 * kMs;
-  CHECK(s.admit() == 0);
+  CHECK_FALSE(s.admit());
   CHECK(s.state() == CircuitState::half_open);  // not overdue yet
   fake_ns = 200 * kMs;
-  CHECK(s.admit() == 0);
+  CHECK_FALSE(s.admit());
   CHECK(s.state() == CircuitState::open);  // overdue: open again, for open_for
   CHECK(s.retry_after() == 100ms);
   s.record(stuck, kSucceeded, false);  // its late outcome counts for nothing
@@ -150,7 +150,7 @@ TEST_CASE("circuit breaker: outcomes of calls let through before a change of sta
   fake_ns = 0;
   State s("t:stale", {.failure_rate = 50, .window_calls = 4, .min_calls = 2, .open_for = 100ms, .half_open_calls = 1},
           &fake_now);
-  const std::uint64_t early = s.admit();  // let through while closed, ends later
+  const auto early = s.admit();  // let through while closed, ends later
   REQUIRE(call(s, kFailed));
   REQUIRE(call(s, kFailed));
   REQUIRE(s.state() == CircuitState::open);

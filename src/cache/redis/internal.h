@@ -4,7 +4,6 @@
 //   keys.cpp          where an entry, its leases and the channel live, and what an entry holds
 //   invalidation.cpp  the invalidation channel's messages: writing and reading them
 //   fill_waiters.cpp  this process's callers waiting for another's fill lease, and their wakes
-//   feed_keeper.cpp   the subscription to the channel: liveness, and a thread that resubscribes
 //   redis_remote.cpp  RemoteTier over the store layer: the scripts, and the parts above wired up
 #pragma once
 
@@ -27,6 +26,7 @@
 #include "core/process.h"
 #include "core/wake_list.h"
 #include "store/executor.h"
+#include "store/feed_keeper.h"
 
 namespace WEAVE_NAMESPACE::cache_redis {
 
@@ -105,53 +105,6 @@ class FillWaiters {
   detail::KeyMap<Slot> waits_ WEAVE_GUARDED_BY(mutex_);
   std::uint64_t wake_all_ WEAVE_GUARDED_BY(mutex_) = 0;
   std::atomic<int> waiting_{0};
-};
-
-// ---- feed_keeper.cpp ----
-
-// The subscription to the invalidation channel: made at start(), made again
-// by a thread of its own whenever it went down. live() says whether the feed is
-// known to be complete up to about now.
-class FeedKeeper {
- public:
-  struct Handlers {
-    std::function<void(std::string_view payload)> on_message;  // a message on the current subscription
-    // The feed may have missed messages: it went down (live() is false
-    // already), or it is coming up again (live() turns true right after).
-    std::function<void()> on_down, on_up;
-  };
-  FeedKeeper(std::shared_ptr<store::Executor> exec, std::string channel, std::chrono::nanoseconds feed_lag);
-  // Stops the thread and drops the subscription: no handler runs after.
-  ~FeedKeeper();
-  FeedKeeper(const FeedKeeper&) = delete;
-  FeedKeeper& operator=(const FeedKeeper&) = delete;
-
-  // Subscribes now (a cache is live from its first call when Redis is up),
-  // then keeps the subscription. Once.
-  void start(Handlers handlers);
-  bool live(std::chrono::steady_clock::time_point now) const noexcept {
-    return live_.load(std::memory_order_acquire) &&
-           now.time_since_epoch().count() - drained_->load(std::memory_order_acquire) <= feed_lag_.count();
-  }
-
- private:
-  void subscribe_now();
-  void went_down();
-  void came_up();
-  void keep();
-
-  std::shared_ptr<store::Executor> exec_;
-  std::string channel_;
-  std::chrono::nanoseconds feed_lag_;  // how far behind the reader may be (CacheOptions::feed_lag)
-  Handlers handlers_;  // set by start() before any feed calls them
-  std::atomic<bool> live_{false};
-  std::shared_ptr<std::atomic<std::int64_t>> drained_ = std::make_shared<std::atomic<std::int64_t>>(0);
-  std::atomic<std::uint64_t> feed_id_{0};
-  detail::Mutex mutex_;
-  std::condition_variable cv_;
-  bool stop_ WEAVE_GUARDED_BY(mutex_) = false;
-  std::unique_ptr<store::Subscriber::Interest> interest_ WEAVE_GUARDED_BY(mutex_);
-  detail::OwnedThread keeper_;
 };
 
 }  // namespace weave::cache_redis

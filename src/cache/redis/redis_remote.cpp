@@ -232,7 +232,7 @@ class RedisRemote final : public detail::RemoteTier {
   std::string prefix_, channel_, fill_guard_, sender_;
   Listener listener_;
   FillWaiters waiters_;
-  FeedKeeper feed_;  // last: stopped, and its handlers silenced, before the rest goes
+  store::FeedKeeper feed_;  // last: stopped, and its handlers silenced, before the rest goes
 };
 
 }  // namespace

@@ -1,8 +1,5 @@
-// The subscription to the invalidation channel and its liveness: a local
-// tier may serve only while this feed is known to be complete (subscribed,
-// and its reader drained recently), so whoever keeps it must say exactly
-// when it went down and when it is back. A thread of its own subscribes again
-// after a drop, with a backoff, so no caller ever waits for a reconnection.
+// store/feed_keeper.h: a broadcast channel's subscription and its liveness
+// (a cache's local tier serves only while its invalidation feed is live).
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -10,9 +7,9 @@
 #include <mutex>
 #include <string>
 
-#include "cache/redis/internal.h"
+#include "store/feed_keeper.h"
 
-namespace WEAVE_NAMESPACE::cache_redis {
+namespace WEAVE_NAMESPACE::store {
 
 using std::chrono::milliseconds;
 
@@ -105,4 +102,4 @@ void FeedKeeper::keep() {
   }
 }
 
-}  // namespace weave::cache_redis
+}  // namespace weave::store

@@ -1,0 +1,123 @@
+// mem:// shared circuit breakers: the records of a table of this process,
+// under one lock; the steps of circuit_store.h on steady_clock ms. Every
+// store of the same table hears of the changes its steps make, on the
+// stepping thread, after the lock.
+#include <charconv>
+#include <chrono>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/feature_runtime.h"
+#include "core/process.h"
+#include "resilience/circuit_store.h"
+
+namespace WEAVE_NAMESPACE::detail {
+
+std::optional<CircuitChange> decode_circuit_change(std::string_view payload) {
+  long long field[3];
+  const char* at = payload.data();
+  const char* end = payload.data() + payload.size();
+  for (long long& f : field) {
+    const auto [next, ec] = std::from_chars(at, end, f);
+    if (ec != std::errc() || next == end || *next != ' ') return std::nullopt;
+    at = next + 1;
+  }
+  if (field[0] < 0 || field[0] > 2 || field[1] < 1 || field[2] < 0) return std::nullopt;
+  CircuitChange c;
+  c.name.assign(at, end);
+  c.view.state = static_cast<CircuitState>(field[0]);
+  c.view.generation = static_cast<std::uint64_t>(field[1]);
+  c.view.retry_after_ms = field[2];
+  c.view.changed = true;
+  return c;
+}
+
+namespace {
+
+using Handlers = CircuitStore::Handlers;
+
+struct CircuitTable {
+  Mutex mutex;
+  std::map<std::string, SharedCircuitRecord, std::less<>> records WEAVE_GUARDED_BY(mutex);
+  // Every watching store's handlers (a store's entry goes with it).
+  Mutex watchers_mutex;
+  std::list<std::shared_ptr<const Handlers>> watchers WEAVE_GUARDED_BY(watchers_mutex);
+};
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class MemCircuits final : public CircuitStore {
+ public:
+  explicit MemCircuits(std::shared_ptr<CircuitTable> table) : table_(std::move(table)) {}
+  ~MemCircuits() override {
+    if (!watching_) return;
+    Guard g(table_->watchers_mutex);
+    table_->watchers.remove(watching_);
+  }
+
+  SharedCircuitView report(std::string_view name, const CircuitBreakerPolicy& p, std::uint64_t generation,
+                           const CircuitOutcomes& delta) override {
+    return step(name, [&](SharedCircuitRecord& r, std::int64_t now) {
+      return shared_circuit_report(r, p, generation, delta, now);
+    });
+  }
+  SharedCircuitView probe(std::string_view name, const CircuitBreakerPolicy& p, std::string_view owner,
+                          std::chrono::milliseconds lease) override {
+    return step(name, [&](SharedCircuitRecord& r, std::int64_t now) {
+      return shared_circuit_probe(r, p, owner, lease.count(), now);
+    });
+  }
+  SharedCircuitView probe_end(std::string_view name, const CircuitBreakerPolicy& p, std::uint64_t generation,
+                              std::string_view owner, int outcome, bool slow) override {
+    return step(name, [&](SharedCircuitRecord& r, std::int64_t now) {
+      return shared_circuit_probe_end(r, p, generation, owner, outcome, slow, now);
+    });
+  }
+
+  void watch(Handlers handlers) override {
+    watching_ = std::make_shared<const Handlers>(std::move(handlers));
+    Guard g(table_->watchers_mutex);
+    table_->watchers.push_back(watching_);
+  }
+  bool live() const noexcept override { return true; }  // (every change is told before its step returns)
+
+ private:
+  template <class Step>
+  SharedCircuitView step(std::string_view name, Step&& s) {
+    SharedCircuitView v;
+    {
+      const std::int64_t now = steady_ms();
+      Guard g(table_->mutex);
+      auto it = table_->records.find(name);
+      if (it == table_->records.end()) it = table_->records.emplace(std::string(name), fresh_shared_circuit(now)).first;
+      v = s(it->second, now);
+    }
+    if (v.changed) {
+      std::vector<std::shared_ptr<const Handlers>> told;
+      {
+        Guard g(table_->watchers_mutex);
+        told.assign(table_->watchers.begin(), table_->watchers.end());
+      }
+      for (const auto& h : told)
+        if (h->on_change) h->on_change(name, v);
+    }
+    return v;
+  }
+
+  std::shared_ptr<CircuitTable> table_;
+  std::shared_ptr<const Handlers> watching_;
+};
+
+}  // namespace
+
+std::shared_ptr<CircuitStore> make_mem_circuits(std::string_view table) {
+  return std::make_shared<MemCircuits>(mem_table<CircuitTable>(table, [] { return std::make_shared<CircuitTable>(); }));
+}
+
+}  // namespace weave::detail
