@@ -32,7 +32,7 @@ struct WEAVE_API ResilienceOptions {
   std::chrono::milliseconds command_timeout{1'000};
   int pool_size = 2;
   // A shared breaker's record is "{<prefix>cb:<name>}"; its changes are
-  // published on "<prefix>cb" (one channel for all).
+  // published on "{<prefix>cb}" (one channel for all).
   std::string key_prefix = "weave:";
   // How often a process sends the outcomes it counted since its last report
   // (a closed breaker's calls themselves never wait for the store).

@@ -24,7 +24,7 @@ constexpr std::string_view kCommands[] = {
     "asking", "cluster|slots", "role",                                         // cluster routing, Sentinel's master check
     "blpop",                                                                   // a waiting thread's own inbox
     "time", "del", "exists", "pexpire",                                        // inside scripts
-    "incr", "incrby", "hget", "hmget", "hset", "hdel", "hincrby",              // inside scripts
+    "incr", "incrby", "hget", "hmget", "hset", "hdel", "hincrby", "hgetall",   // inside scripts
     "lindex", "lpop", "lrem", "rpush",                                         // inside scripts (fair locks)
     "zadd", "zrem", "zcard", "zcount", "zrange", "zrangebyscore", "zremrangebyscore", "zscore",  // (queues, locks,
     "zrank",                                                                                      //  semaphores)
@@ -51,6 +51,7 @@ end
 try('time'); try('del', k); try('exists', k); try('pexpire', k, 1000)
 try('incr', k); try('incrby', k, 1)
 try('hget', h, 'f'); try('hmget', h, 'f'); try('hset', h, 'f', '1'); try('hdel', h, 'f'); try('hincrby', h, 'f', 1)
+try('hgetall', h)
 try('lindex', l, 0); try('lpop', l); try('lrem', l, 0, 'x'); try('rpush', l, 'x')
 try('zadd', z, 1, 'm'); try('zrem', z, 'm'); try('zcard', z); try('zcount', z, '-inf', '+inf')
 try('zrange', z, 0, -1); try('zrangebyscore', z, '-inf', '+inf'); try('zremrangebyscore', z, '-inf', '+inf')

@@ -27,7 +27,7 @@ constexpr int kSucceeded = 1, kFailed = 2, kNothing = 0;
 weave::ResilienceOptions options() {
   weave::ResilienceOptions o;
   o.url = test_store_url();
-  o.key_prefix = "test:" + weave::detail::unique_token() + ":";
+  o.key_prefix = "weave:test:" + weave::detail::unique_token() + ":";  // (under the ACL suite's patterns)
   return o;
 }
 

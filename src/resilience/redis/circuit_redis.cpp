@@ -1,7 +1,7 @@
 // Shared circuit breakers on Redis (redis://, redis+cluster://,
 // redis+sentinel://): one script call per step (scripts/circuit_*.lua) on
 // the breaker's record "{<prefix>cb:<name>}" (one slot), and one feed of
-// their changes for the process, the broadcast channel "<prefix>cb".
+// their changes for the process, the broadcast channel "{<prefix>cb}".
 #include <memory>
 #include <string>
 
@@ -39,7 +39,7 @@ struct PolicyArgs {
 class RedisCircuits final : public CircuitStore {
  public:
   RedisCircuits(std::shared_ptr<store::Executor> exec, const ResilienceOptions& o)
-      : exec_(std::move(exec)), prefix_(o.key_prefix), channel_(o.key_prefix + "cb"), feed_(exec_, channel_, o.feed_lag) {}
+      : exec_(std::move(exec)), prefix_(o.key_prefix), channel_("{" + o.key_prefix + "cb}"), feed_(exec_, channel_, o.feed_lag) {}
 
   SharedCircuitView report(std::string_view name, const CircuitBreakerPolicy& p, std::uint64_t generation,
                            const CircuitOutcomes& delta) override {
