@@ -30,10 +30,10 @@ struct WEAVE_API ResilienceOptions {
   std::string url = "mem://";
   std::chrono::milliseconds connect_timeout{2'000};
   std::chrono::milliseconds command_timeout{1'000};
-  int pool_size = 2;
+  int pool_size = 4;
   // A shared breaker's record is "{<prefix>cb:<name>}"; its changes are
   // published on "{<prefix>cb}" (one channel for all).
-  std::string key_prefix = "weave:";
+  std::string key_prefix = "weave:resilience:";
   // How often a process sends the outcomes it counted since its last report
   // (a closed breaker's calls themselves never wait for the store).
   std::chrono::milliseconds flush_interval{50};

@@ -405,7 +405,7 @@ TEST_CASE("weave config: every option in force and where it came from, --no-orig
   const Ran listed = weave_cli({"--config", f.path(), "--json", "config"});
   REQUIRE(listed.code == 0);
   const nlohmann::json all = nlohmann::json::parse(listed.out);
-  CHECK(all.size() == 50);  // every option of the five features
+  CHECK(all.size() == 57);  // every option of the six features
   CHECK(all[0] == nlohmann::json({{"key", "lock.url"}, {"value", "redis://u:***@127.0.0.1:6390"},
                                   {"origin", "config file '" + f.path() + "'"}}));
 

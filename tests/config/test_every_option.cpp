@@ -23,6 +23,7 @@
 #include "weave/lock.h"
 #include "weave/queue.h"
 #include "weave/quota.h"
+#include "weave/resilience.h"
 
 extern char** environ;
 
@@ -47,7 +48,9 @@ const std::string kEveryOption = R"({
             "max_payload_bytes": 4096, "max_delay": "30h", "connect_timeout": "3s", "command_timeout": "1500ms",
             "pool_size": 8, "key_prefix": "t:queue:"},
   "quota": {"url": "mem://every-quota", "max_key_bytes": 512, "connect_timeout": "3s", "command_timeout": "1500ms",
-            "pool_size": 9, "key_prefix": "t:quota:", "permit_lease": "12s", "line_place": "900ms"}
+            "pool_size": 9, "key_prefix": "t:quota:", "permit_lease": "12s", "line_place": "900ms"},
+  "resilience": {"url": "mem://every-resilience", "flush_interval": "20ms", "feed_lag": "200ms",
+                 "connect_timeout": "3s", "command_timeout": "1500ms", "pool_size": 3, "key_prefix": "t:resilience:"}
 })";
 
 // No WEAVE_* variable of the test run's environment, for one scope.
@@ -130,12 +133,20 @@ TEST_CASE("config: one file sets every option of every feature", "[config]") {
   CHECK(quota.key_prefix == "t:quota:");
   CHECK(quota.permit_lease == 12s);
   CHECK(quota.line_place == 900ms);
+  const auto resilience = weave::load_options<weave::ResilienceOptions>(file_only(f));
+  CHECK(resilience.url == "mem://every-resilience");
+  CHECK(resilience.flush_interval == 20ms);
+  CHECK(resilience.feed_lag == 200ms);
+  CHECK(resilience.connect_timeout == 3s);
+  CHECK(resilience.command_timeout == 1500ms);
+  CHECK(resilience.pool_size == 3);
+  CHECK(resilience.key_prefix == "t:resilience:");
 
   // Every option the loader knows came from the file, as the file says it:
   // an option added to a feature and missing from the file above fails here.
   const nlohmann::json file = nlohmann::json::parse(kEveryOption);
   const std::vector<weave::ConfigSetting> settings = weave::effective_config(file_only(f));
-  CHECK(settings.size() == 13 + 10 + 8 + 11 + 8);
+  CHECK(settings.size() == 13 + 10 + 8 + 11 + 8 + 7);
   for (const weave::ConfigSetting& s : settings) {
     INFO(s.key);
     const std::size_t dot = s.key.find('.');
@@ -172,6 +183,9 @@ TEST_CASE("config: every option of every feature can be set from the environment
       {"quota.url", "mem://env-quota"}, {"quota.max_key_bytes", "1024"}, {"quota.connect_timeout", "4s"},
       {"quota.command_timeout", "2s"}, {"quota.pool_size", "13"}, {"quota.key_prefix", "e:quota:"},
       {"quota.permit_lease", "14s"}, {"quota.line_place", "2s"},
+      {"resilience.url", "mem://env-resilience"}, {"resilience.flush_interval", "30ms"},
+      {"resilience.feed_lag", "300ms"}, {"resilience.connect_timeout", "4s"}, {"resilience.command_timeout", "2s"},
+      {"resilience.pool_size", "14"}, {"resilience.key_prefix", "e:resilience:"},
   };
   std::vector<std::unique_ptr<ScopedEnv>> env;
   for (const auto& [key, value] : values) {
@@ -261,7 +275,7 @@ TEST_CASE("config: a mistake in any feature's options names the source, the key 
   SECTION("an unknown section") {
     TempFile f(R"({"caches": {}})");
     CHECK_THAT(error_of([&] { weave::configure(file_only(f)); }),
-               Contains("unknown key 'caches' (known: url, lock, cache, dedupe, queue, quota)"));
+               Contains("unknown key 'caches' (known: url, lock, cache, dedupe, queue, quota, resilience)"));
   }
   SECTION("a value of the wrong form in the file") {
     TempFile f(R"({"dedupe": {"max_key_bytes": "big"}})");
