@@ -64,11 +64,13 @@ void SharedCircuit::probe_ended(CircuitStore& store, std::uint64_t phase, std::u
 void SharedCircuit::flush(CircuitStore& store) noexcept {
   if (!store.live()) {
     lost();
-    if (mark_down())
+    if (mark_down()) {
+      store_errors_.fetch_add(1, std::memory_order_relaxed);
       emit_notice(hook_, EventKind::circuit_store_error, "circuit_breaker", name_,
                   "shared circuit breaker '" + name_ +
                       "': the store's change feed is down or behind: each process decides on its local breaker "
                       "until it is back");
+    }
     return;
   }
   const std::uint64_t phase = phase_.load(std::memory_order_acquire);

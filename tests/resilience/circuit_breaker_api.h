@@ -42,6 +42,11 @@ class Dependency {
     return 0;
   }
 
+  // One breaker for every process using the resilience store (mem:// here:
+  // this process's runtimes).
+  [[circuit_breaker(name="dep:shared", window=10s, min_calls=4, failure_rate=50%, open_for=10s, shared=true)]]
+  virtual int shared(bool fail) { return run(fail); }
+
   std::atomic<int> runs{0};
 
  private:

@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "circuit_breaker_api.weave.h"
+#include "event_recorder.h"
 #include "resilience/circuit_state.h"
 #include "weave/circuit_breaker.h"
 #include "weave/error.h"
 #include "weave/event.h"
 #include "weave/metrics.h"
+#include "weave/resilience.h"
 #include "weave/woven.h"
 
 using namespace std::chrono_literals;
@@ -306,4 +308,48 @@ TEST_CASE("circuit breaker: a named breaker's outcomes and state are metrics") {
   CHECK_THAT(text, Catch::Contains("weave_circuit_calls_total{breaker=\"metrics:cb\",outcome=\"refused\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("weave_circuit_opened_total{breaker=\"metrics:cb\"} 1\n"));
   CHECK_THAT(text, Catch::Contains("weave_circuit_state{breaker=\"metrics:cb\"} 1\n"));
+}
+
+TEST_CASE("circuit breaker: a shared one on a woven method opens once the flusher reported its failures, and says so in its metrics") {
+  weave::configure_resilience({.flush_interval = 5ms});
+  weave::Woven<resilient::Dependency> dep;
+  CHECK(dep.shared(false) == 1);
+  CHECK(dep.shared(false) == 2);
+  CHECK_THROWS_AS(dep.shared(true), weave::IoError);
+  CHECK_THROWS_AS(dep.shared(true), weave::IoError);  // 2 of 4 failed: the store opens it at the next report
+  const weave::CircuitBreaker breaker = weave::circuit_breaker(
+      "dep:shared", {.failure_rate = 50, .window = 10s, .min_calls = 4, .open_for = 10s, .shared = true});
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (breaker.state() != CircuitState::open && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);
+  REQUIRE(breaker.state() == CircuitState::open);
+  try {
+    dep.shared(false);
+    FAIL("an open breaker let the call through");
+  } catch (const weave::CircuitOpen& e) {
+    CHECK(e.retry_after() > 9s);
+  }
+  CHECK(dep.runs == 4);
+  const std::string text = weave::metrics_text();
+  CHECK_THAT(text, Catch::Contains("weave_circuit_opened_total{breaker=\"dep:shared\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_state{breaker=\"dep:shared\"} 1\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_store_errors_total{breaker=\"dep:shared\"} 0\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_local_calls_total{breaker=\"dep:shared\"} 0\n"));
+}
+
+TEST_CASE("circuit breaker: a shared one whose store cannot be reached decides on its local state, counted and told once") {
+  EventRecorder told({weave::EventKind::circuit_store_error});
+  weave::configure_resilience({.url = "redis://127.0.0.1:1", .connect_timeout = 50ms, .command_timeout = 50ms,
+                               .flush_interval = 5ms});
+  const weave::CircuitBreaker b = weave::circuit_breaker(
+      "unreachable:cb", {.failure_rate = 50, .window = 10s, .min_calls = 2, .open_for = 10s, .shared = true});
+  b.call([] {});
+  CHECK_THROWS_AS(b.call([] { throw std::runtime_error("down"); }), std::runtime_error);  // 1 of 2: opens it here
+  CHECK_THROWS_AS(b.call([] {}), weave::CircuitOpen);
+  std::this_thread::sleep_for(50ms);  // the flusher's turns find the store still gone
+  CHECK(told.keys() == std::vector<std::string>{"unreachable:cb"});
+  const std::string text = weave::metrics_text();
+  CHECK_THAT(text, Catch::Contains("weave_circuit_local_calls_total{breaker=\"unreachable:cb\"} 3\n"));
+  CHECK_THAT(text, Catch::Contains("weave_circuit_store_errors_total{breaker=\"unreachable:cb\"} 1\n"));
+  weave::configure_resilience({});
 }
