@@ -1,6 +1,7 @@
 // resilience/shared_circuit.h: one shared breaker as this process sees it.
 #include "resilience/shared_circuit.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -35,7 +36,9 @@ void SharedCircuit::count(std::uint64_t phase, int outcome, bool slow) noexcept 
 }
 
 CircuitAdmission SharedCircuit::ask(CircuitStore& store, std::uint64_t phase) noexcept {
-  if (state_of(phase) == CircuitState::open && steady_ns() < open_until_ns_.load(std::memory_order_acquire)) return {};
+  const std::int64_t now = steady_ns();
+  if (state_of(phase) == CircuitState::open && now < open_until_ns_.load(std::memory_order_acquire)) return {};
+  if (state_of(phase) == CircuitState::half_open && now < next_ask_ns_.load(std::memory_order_acquire)) return {};
   if (asking_.exchange(true, std::memory_order_acq_rel)) return {};  // another call of this process is asking
   const std::uint64_t probe = probes_.fetch_add(1, std::memory_order_relaxed) + 1;
   CircuitAdmission a;
@@ -44,6 +47,11 @@ CircuitAdmission SharedCircuit::ask(CircuitStore& store, std::uint64_t phase) no
     learn(v);
     if (v.granted && v.state == CircuitState::closed) a.phase = phase_of(v) | kShared;
     if (v.granted && v.state == CircuitState::half_open) a = {phase_of(v) | kShared, probe};
+    if (!v.granted && v.state == CircuitState::half_open) {  // every place is out: wait a little before asking again
+      const auto pause = std::clamp<std::chrono::nanoseconds>(policy_.open_for / 10, std::chrono::milliseconds(1),
+                                                              std::chrono::milliseconds(100));
+      next_ask_ns_.store(steady_ns() + pause.count(), std::memory_order_release);
+    }
   } catch (const std::exception& e) {
     failed(e, "ask for a probe place");
     a.fallback = true;
@@ -100,6 +108,7 @@ void SharedCircuit::learn(const SharedCircuitView& v) noexcept {
     if (v.state == CircuitState::open)
       open_until_ns_.store(steady_ns() + v.retry_after_ms * 1'000'000, std::memory_order_release);
     if (v.generation != known_generation_) {
+      next_ask_ns_.store(0, std::memory_order_release);
       calls_.store(0, std::memory_order_relaxed);  // (counted in another phase)
       failures_.store(0, std::memory_order_relaxed);
       slows_.store(0, std::memory_order_relaxed);

@@ -7,7 +7,9 @@
 // when it ends, adds to the counts the flusher (ResilienceRuntime) reports
 // every flush_interval. Open until its deadline, a call is refused at once;
 // past it, or half-open, a call asks the store for a fleet-wide probe place
-// (one ask at a time per process). When the store fails or its feed is not
+// (one ask at a time per process; after a refusal, none for a tenth of
+// open_for, at most 100 ms, unless the phase changes meanwhile). When the
+// store fails or its feed is not
 // live, the phase is unknown (0) and the breaker's local state decides,
 // until a report answers again.
 #pragma once
@@ -81,6 +83,9 @@ class SharedCircuit {
   std::atomic<std::int64_t> open_until_ns_{0};  // steady_clock: open, when a probe may be asked for
   std::atomic<std::uint64_t> calls_{0}, failures_{0}, slows_{0};  // since the last report
   std::atomic<bool> asking_{false};
+  // Half-open with every place taken: no ask before this (steady_clock ns;
+  // a change of phase, told by the feed, ends it sooner).
+  std::atomic<std::int64_t> next_ask_ns_{0};
   std::atomic<std::uint64_t> probes_{0};
   std::atomic<std::uint64_t> opened_{0}, store_errors_{0};
   Mutex mutex_;  // learning (and its events), in order
