@@ -22,6 +22,7 @@
 #include "weave/abi.h"
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <type_traits>
@@ -55,7 +56,11 @@ class WEAVE_API DeadlineScope {
   [[noreturn]] void rethrow() const;
 
  private:
+  // The deadline; or, timed by the cycle clock (start_ticks_ not 0), the
+  // coarse clock's reading at the start plus after_ (never after the
+  // deadline), for the end's quick check.
   std::chrono::steady_clock::time_point at_;
+  std::int64_t start_ticks_ = 0;
   std::chrono::milliseconds after_;
   std::string_view name_;
   const ContextLink* pushed_;  // owned by this thread's context while it is the head

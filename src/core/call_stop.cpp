@@ -2,6 +2,8 @@
 // deadline scope of [[timeout]] and weave::timeout() (core/call_stop.h).
 #include "core/call_stop.h"
 
+#include "core/cycle_clock.h"
+
 #include "core/recycled.h"
 
 #include <string>
@@ -106,6 +108,10 @@ std::stop_token CallDeadline::token(const ContextLink* outside) const {
   if (!join_) {
     auto join = std::make_unique<StopJoin>();
     join->follow(call_stop_token(outside));
+    if (start_ticks_ != 0) {  // now, less the time since the start by the counter, plus after
+      const std::int64_t ticks = cycle_clock::ready_ticks();
+      at_ = Clock::now() - std::chrono::nanoseconds(cycle_clock::ns_between(start_ticks_, ticks)) + after_;
+    }
     armed_ = DeadlineTimer::instance().arm(at_, join->source());
     join_ = std::move(join);
     asked_.store(true, std::memory_order_release);
@@ -145,7 +151,8 @@ namespace {
 struct DeadlineLink {
   ContextLink link;
   CallDeadline deadline;
-  explicit DeadlineLink(CallDeadline::Clock::time_point at) : deadline(at) {
+  DeadlineLink(CallDeadline::Clock::time_point at, std::int64_t start_ticks, std::chrono::milliseconds after)
+      : deadline(at, start_ticks, after) {
     link.kind = HeldKind::deadline;
     link.deadline = &deadline;
   }
@@ -155,9 +162,18 @@ struct DeadlineLink {
 DeadlineScope::DeadlineScope(std::chrono::milliseconds after, std::string_view name)
     : after_(after), name_(name) {
   check_timeout(after);  // (before the sum: an `after` out of range could overflow it)
-  at_ = std::chrono::steady_clock::now() + after;
+  // The start by the cycle clock (9 ns), with the coarse clock's deadline
+  // for the end's quick check; until that clock is ready, steady_clock's.
+  start_ticks_ = cycle_clock::ready_ticks();
+  if (start_ticks_ != 0) {
+    at_ = coarse_now() + after;  // (never after the deadline: the coarse clock is behind)
+  } else {
+    const auto now = std::chrono::steady_clock::now();
+    cycle_clock::calibrate(now);
+    at_ = now + after;
+  }
   std::shared_ptr<const ContextLink>& here = context_head();  // (a blocking call: read once)
-  auto made = std::allocate_shared<DeadlineLink>(Recycled<DeadlineLink>{}, at_);
+  auto made = std::allocate_shared<DeadlineLink>(Recycled<DeadlineLink>{}, at_, start_ticks_, after);
   made->link.parent = here;
   pushed_ = &made->link;
   previous_ = std::move(here);
@@ -171,14 +187,17 @@ DeadlineScope::~DeadlineScope() {
 }
 
 bool DeadlineScope::passed() const noexcept {
+  // Once the body asked for its token, by the time the timer fires it
+  // (steady_clock): the verdict must agree with what the body saw.
+  const CallDeadline& d = *pushed_->deadline;
+  if (d.asked()) return std::chrono::steady_clock::now() >= d.at();
   // Far from the deadline the coarse clock (3 ns, not 21) answers: steady_clock
   // runs about a tick ahead of it, more when the tick is late (measured: a
-  // little more on this VM), so it answers only with two ticks to spare, and
-  // never once the body asked for its token (which the timer fires by
-  // steady_clock: the verdict must agree with what the body saw).
-  if (!pushed_->deadline->asked() &&
-      coarse_now() + 2 * coarse_tick() < at_)
-    return false;
+  // little more on this VM), so it answers only with two ticks to spare.
+  if (coarse_now() + 2 * coarse_tick() < at_) return false;
+  if (start_ticks_ != 0)
+    return cycle_clock::ns_between(start_ticks_, cycle_clock::ready_ticks()) >=
+           std::chrono::duration_cast<std::chrono::nanoseconds>(after_).count();
   return std::chrono::steady_clock::now() >= at_;
 }
 

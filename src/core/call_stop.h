@@ -49,20 +49,28 @@ class DeadlineTimer final : public BackgroundThread {
 class CallDeadline {
  public:
   using Clock = DeadlineTimer::Clock;
-  explicit CallDeadline(Clock::time_point at) noexcept : at_(at) {}
+  // At `at`, or (`start_ticks` not 0: a scope timed by the cycle clock)
+  // `after` past the counter's `start_ticks`.
+  CallDeadline(Clock::time_point at, std::int64_t start_ticks, std::chrono::milliseconds after) noexcept
+      : at_(at), start_ticks_(start_ticks), after_(after) {}
   ~CallDeadline();
   CallDeadline(const CallDeadline&) = delete;
   CallDeadline& operator=(const CallDeadline&) = delete;
 
-  Clock::time_point at() const noexcept { return at_; }
   // Someone asked for its token: it is armed.
   bool asked() const noexcept { return asked_.load(std::memory_order_acquire); }
+  // The deadline on steady_clock, once asked(): the time the token fires.
+  Clock::time_point at() const noexcept { return at_; }
   // Stops at the deadline or when the call's token outside the scope
   // (`outside`, the link's parent) does. The first ask arms the timer.
   std::stop_token token(const ContextLink* outside) const;
 
  private:
-  const Clock::time_point at_;
+  // (A cycle-clock scope's own steady_clock deadline is worked out at the
+  // first ask, before asked_ publishes it.)
+  mutable Clock::time_point at_;
+  const std::int64_t start_ticks_;
+  const std::chrono::milliseconds after_;
   mutable Mutex mutex_;
   mutable std::unique_ptr<StopJoin> join_ WEAVE_GUARDED_BY(mutex_);
   mutable DeadlineTimer::Armed armed_ WEAVE_GUARDED_BY(mutex_);

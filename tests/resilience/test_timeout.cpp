@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/cycle_clock.h"
 #include "timeout_api.weave.h"
 #include "weave/call_context.h"
 #include "weave/duration.h"
@@ -145,4 +146,37 @@ TEST_CASE("timeout: after must be 1 ms to weave::max_duration") {
   CHECK_THROWS_AS(weave::timeout(-1ms, [] {}), weave::UsageError);
   CHECK_THROWS_AS(weave::check_timeout(weave::max_duration + 1ms), weave::UsageError);
   CHECK_NOTHROW(weave::check_timeout(weave::max_duration));
+}
+
+TEST_CASE("timeout: timed by the cycle clock once it is ready, a body is late exactly when it took after or more") {
+  namespace cycle_clock = weave::detail::cycle_clock;
+  cycle_clock::calibrate(Clock::now());
+  std::this_thread::sleep_for(25ms);
+  cycle_clock::calibrate(Clock::now());
+  REQUIRE((cycle_clock::ready_ticks() != 0) == cycle_clock::usable());
+  // Bodies around a 20 ms deadline that never ask for their token: the far
+  // ones answered by the coarse clock, the near ones by the counter.
+  for (const auto sleep : {5ms, 12ms, 16ms, 18ms, 19ms, 21ms, 23ms, 28ms, 40ms}) {
+    Clock::time_point start, end;
+    bool late = false;
+    try {
+      weave::timeout(20ms, [&] {
+        start = Clock::now();
+        std::this_thread::sleep_for(sleep);
+        end = Clock::now();
+      });
+    } catch (const weave::TimeoutExceeded&) {
+      late = true;
+    }
+    const auto took = end - start;
+    const double took_ms = std::chrono::duration<double, std::milli>(took).count();
+    INFO("slept " << sleep.count() << " ms, took " << took_ms << " ms");
+    if (took < 19ms) CHECK_FALSE(late);
+    if (took > 21ms) CHECK(late);
+  }
+  // One that asks: its token fires at the same deadline.
+  const auto t0 = Clock::now();
+  CHECK_THROWS_AS(weave::timeout(20ms, [] { return wait_for_stop(5s); }), weave::TimeoutExceeded);
+  CHECK(Clock::now() - t0 >= 20ms);
+  CHECK(Clock::now() - t0 < 4s);
 }

@@ -1,0 +1,71 @@
+// core/cycle_clock.h: whether the time-stamp counter can serve, and its rate.
+#include "core/cycle_clock.h"
+
+#include <fstream>
+#include <mutex>
+#include <string>
+
+#if defined(__x86_64__)
+#  include <cpuid.h>
+#endif
+
+namespace WEAVE_NAMESPACE::detail::cycle_clock {
+
+std::atomic<double> ns_per_tick{0};
+
+namespace {
+
+constexpr std::chrono::milliseconds kMeasureOver{20};
+
+bool counter_usable() {
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) return false;  // no invariant TSC
+  std::ifstream in("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string source;
+  return static_cast<bool>(in >> source) && source == "tsc";
+#else
+  return false;
+#endif
+}
+
+struct Anchor {
+  std::once_flag once;
+  bool usable = false;
+  std::int64_t ticks = 0;
+  std::chrono::steady_clock::time_point at{};
+};
+Anchor& anchor() {
+  static Anchor a;
+  return a;
+}
+
+}  // namespace
+
+bool usable() noexcept {
+  Anchor& a = anchor();
+  std::call_once(a.once, [&] { a.usable = counter_usable(); });
+  return a.usable;
+}
+
+void calibrate(std::chrono::steady_clock::time_point now) noexcept {
+#if defined(__x86_64__)
+  Anchor& a = anchor();
+  std::call_once(a.once, [&] { a.usable = counter_usable(); });
+  if (!a.usable || ns_per_tick.load(std::memory_order_relaxed) > 0) return;
+  static std::once_flag anchored;
+  std::call_once(anchored, [&] {
+    a.ticks = static_cast<std::int64_t>(__rdtsc());
+    a.at = now;
+  });
+  if (now - a.at < kMeasureOver) return;
+  const std::int64_t ticks = static_cast<std::int64_t>(__rdtsc()) - a.ticks;
+  if (ticks <= 0) return;
+  const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - a.at).count());
+  ns_per_tick.store(ns / static_cast<double>(ticks), std::memory_order_relaxed);
+#else
+  (void)now;
+#endif
+}
+
+}  // namespace weave::detail::cycle_clock
