@@ -68,8 +68,8 @@ struct Heard {
 
 TEST_CASE("shared circuit store: two processes' reports add up to open it, and the other hears of it") {
   const weave::ResilienceOptions o = options();
+  Heard heard;  // (first: it outlives the store whose feed calls it)
   auto a = weave::detail::open_circuit_store(o), b = weave::detail::open_circuit_store(o);
-  Heard heard;
   b->watch(heard.handlers());
   const std::string name = "psp " + weave::detail::unique_token();  // (a name may hold spaces)
   const SharedCircuitView first = a->report(name, policy(), 0, {});  // (generation 0: asks for the state)
@@ -107,8 +107,8 @@ TEST_CASE("shared circuit store: a stale generation's outcomes and a window unde
 
 TEST_CASE("shared circuit store: half_open_calls probe places across processes, then their verdict closes it") {
   const weave::ResilienceOptions o = options();
+  Heard heard;  // (first: it outlives the store whose feed calls it)
   auto a = weave::detail::open_circuit_store(o), b = weave::detail::open_circuit_store(o);
-  Heard heard;
   b->watch(heard.handlers());
   const std::string name = "probes-" + weave::detail::unique_token();
   const std::uint64_t g = a->report(name, policy(), 0, {}).generation;
