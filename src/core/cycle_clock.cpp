@@ -48,6 +48,33 @@ bool usable() noexcept {
   return a.usable;
 }
 
+#if defined(__x86_64__)
+namespace {
+// steady_clock and the counter read together: the counter between two
+// steady_clock reads less than 2 us apart (a thread preempted between them
+// tries again), against their midpoint.
+struct Pair {
+  std::chrono::steady_clock::time_point at;
+  std::int64_t ticks;
+};
+Pair read_together() noexcept {
+  Pair best{};
+  auto best_gap = std::chrono::steady_clock::duration::max();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const auto before = std::chrono::steady_clock::now();
+    const auto ticks = static_cast<std::int64_t>(__rdtsc());
+    const auto after = std::chrono::steady_clock::now();
+    if (after - before < best_gap) {
+      best_gap = after - before;
+      best = {before + (after - before) / 2, ticks};
+    }
+    if (best_gap < std::chrono::microseconds(2)) break;
+  }
+  return best;
+}
+}  // namespace
+#endif
+
 void calibrate(std::chrono::steady_clock::time_point now) noexcept {
 #if defined(__x86_64__)
   Anchor& a = anchor();
@@ -55,14 +82,15 @@ void calibrate(std::chrono::steady_clock::time_point now) noexcept {
   if (!a.usable || ns_per_tick.load(std::memory_order_relaxed) > 0) return;
   static std::once_flag anchored;
   std::call_once(anchored, [&] {
-    a.ticks = static_cast<std::int64_t>(__rdtsc());
-    a.at = now;
+    const Pair p = read_together();  // (its own reading: `now` may be long before the usability check)
+    a.at = p.at;
+    a.ticks = p.ticks;
   });
   if (now - a.at < kMeasureOver) return;
-  const std::int64_t ticks = static_cast<std::int64_t>(__rdtsc()) - a.ticks;
-  if (ticks <= 0) return;
-  const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - a.at).count());
-  ns_per_tick.store(ns / static_cast<double>(ticks), std::memory_order_relaxed);
+  const Pair p = read_together();
+  if (p.ticks <= a.ticks) return;
+  const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(p.at - a.at).count());
+  ns_per_tick.store(ns / static_cast<double>(p.ticks - a.ticks), std::memory_order_relaxed);
 #else
   (void)now;
 #endif
