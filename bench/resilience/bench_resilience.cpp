@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_report.h"
@@ -188,6 +189,10 @@ std::vector<double> timeout_overshoot_us(int samples) {
 
 int main(int argc, char** argv) {
   weave::InterceptorRegistry::global().add("noop", [](weave::Invocation& inv) { inv.proceed(); });
+  // A service has threads: with one, libstdc++'s shared_ptr counts become
+  // atomic operations (in a process of one thread they are plain ones).
+  std::thread idle([] { std::this_thread::sleep_for(std::chrono::hours(1)); });
+  idle.detach();
   benchmark::Initialize(&argc, argv);
   bench::RunCollector runs;
   benchmark::RunSpecifiedBenchmarks(&runs);

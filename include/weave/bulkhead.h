@@ -67,9 +67,15 @@ class WEAVE_API Bulkhead {
 
   // For the interceptors (src/resilience/).
   const std::shared_ptr<detail::BulkheadState>& state() const noexcept { return state_; }
+  // try_enter() whose slot borrows this bulkhead's state instead of sharing
+  // it (no reference count, two atomic operations fewer): the slot must end
+  // while this Bulkhead lives, as an interceptor's does within its call.
+  BulkheadSlot try_enter_borrowed(std::chrono::milliseconds wait) const;
 
  private:
   explicit Bulkhead(std::shared_ptr<detail::BulkheadState> state) noexcept : state_(std::move(state)) {}
+  // try_enter(), the slot holding `held` (this state, shared or borrowed).
+  BulkheadSlot try_enter_holding(std::chrono::milliseconds wait, std::shared_ptr<detail::BulkheadState> held) const;
   friend Bulkhead bulkhead(std::string_view, std::uint32_t);
   std::shared_ptr<detail::BulkheadState> state_;
 };

@@ -104,16 +104,24 @@ void BulkheadSlot::release() noexcept {
 
 Bulkhead::Bulkhead(std::string name, std::uint32_t max) : state_(detail::make_state(std::move(name), max)) {}
 
-BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) const {
+BulkheadSlot Bulkhead::try_enter_holding(std::chrono::milliseconds wait,
+                                         std::shared_ptr<detail::BulkheadState> held) const {
   detail::BulkheadState::Waiter w;
   using Clock = detail::BulkheadState::Clock;
-  if (wait.count() <= 0) return state_->enter_or_queue(w, false) ? BulkheadSlot(state_) : BulkheadSlot();
+  if (wait.count() <= 0) return state_->enter_or_queue(w, false) ? BulkheadSlot(std::move(held)) : BulkheadSlot();
   // (the clock is read only for a wait: the free path stays a lock's worth)
   const auto deadline = wait >= max_duration ? Clock::time_point::max() : Clock::now() + wait;
-  if (state_->enter_or_queue(w, true)) return BulkheadSlot(state_);
+  if (state_->enter_or_queue(w, true)) return BulkheadSlot(std::move(held));
   state_->wait(w, deadline);
-  if (state_->granted_or_leave(w)) return BulkheadSlot(state_);
+  if (state_->granted_or_leave(w)) return BulkheadSlot(std::move(held));
   return {};
+}
+
+BulkheadSlot Bulkhead::try_enter(std::chrono::milliseconds wait) const { return try_enter_holding(wait, state_); }
+
+BulkheadSlot Bulkhead::try_enter_borrowed(std::chrono::milliseconds wait) const {
+  // (a shared_ptr owning nothing: copied and dropped without a count)
+  return try_enter_holding(wait, std::shared_ptr<detail::BulkheadState>(std::shared_ptr<void>(), state_.get()));
 }
 
 BulkheadSlot Bulkhead::enter(std::chrono::milliseconds wait) const {

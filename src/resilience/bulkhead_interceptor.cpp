@@ -39,7 +39,8 @@ class BulkheadInterceptor final : public Interceptor {
 
   void around(Invocation& inv) override {
     const detail::ParsedBulkhead& p = *inv.prepared<detail::ParsedBulkhead>();
-    const BulkheadSlot slot = p.bulkhead.try_enter(p.wait);  // given back as the call returns or unwinds
+    // (borrowed: the parsed annotation, and its bulkhead, outlive the call)
+    const BulkheadSlot slot = p.bulkhead.try_enter_borrowed(p.wait);  // given back as the call returns or unwinds
     if (!slot) return p.full();  // skipped: the proxy decides what the call returns
     inv.proceed();
   }

@@ -316,15 +316,22 @@ void CircuitPass::end(int outcome) noexcept {
 CircuitBreaker::CircuitBreaker(std::string name, const CircuitBreakerPolicy& policy)
     : state_(std::make_shared<detail::CircuitBreakerState>(std::move(name), policy)) {}
 
-CircuitPass CircuitBreaker::try_pass() const {
+CircuitPass CircuitBreaker::try_pass_holding(std::shared_ptr<detail::CircuitBreakerState> held) const {
   CircuitPass pass;
   const detail::CircuitAdmission a = state_->admit();
   if (!a) return pass;
-  pass.state_ = state_;
+  pass.state_ = std::move(held);
   pass.phase_ = a.phase;
   pass.probe_ = a.probe;
   if (state_->policy().slow_call.count() > 0) pass.started_ns_ = steady_ns();
   return pass;
+}
+
+CircuitPass CircuitBreaker::try_pass() const { return try_pass_holding(state_); }
+
+CircuitPass CircuitBreaker::try_pass_borrowed() const {
+  // (a shared_ptr owning nothing: moved and dropped without a count)
+  return try_pass_holding(std::shared_ptr<detail::CircuitBreakerState>(std::shared_ptr<void>(), state_.get()));
 }
 
 CircuitPass CircuitBreaker::pass() const {

@@ -50,7 +50,7 @@ class CircuitBreakerInterceptor final : public Interceptor {
 
   void around(Invocation& inv) override {
     const detail::ParsedCircuitBreaker& p = *inv.prepared<detail::ParsedCircuitBreaker>();
-    CircuitPass pass = p.breaker.try_pass();
+    CircuitPass pass = p.breaker.try_pass_borrowed();  // (the parsed annotation, and its breaker, outlive the call)
     if (!pass) return p.refused();  // skipped: the proxy decides what the call returns
     try {
       inv.proceed();
