@@ -26,6 +26,14 @@ class Dependency {
     co_return n;
   }
 
+  // One breaker for every process using the resilience store (mem:// here).
+  [[circuit_breaker(name="async:shared", window=10s, min_calls=2, failure_rate=100%, open_for=10s, shared=true)]]
+  virtual weave::net::awaitable<int> shared(bool fail) {
+    const int n = ++runs;
+    if (fail) throw weave::IoError("dependency down");
+    co_return n;
+  }
+
   std::atomic<int> runs{0};
 };
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <thread>
 
 #include "async_circuit_breaker_api.weave.h"
 #include "async_test_support.h"
@@ -34,5 +35,20 @@ TEST_CASE("async circuit breaker: failures open it, a cancelled call is not one,
   CHECK(b.state() == weave::CircuitState::open);
   const int runs = dep.runs;
   CHECK_THROWS_AS(async_test::run(1, dep.call(false, 0)), weave::CircuitOpen);
+  CHECK(dep.runs == runs);
+}
+
+TEST_CASE("async circuit breaker: a shared one opens once its failures are reported, then refuses without running the body", "[async]") {
+  weave::Woven<asyncresilient::Dependency> dep;
+  CHECK_THROWS_AS(async_test::run(1, dep.shared(true)), weave::IoError);
+  CHECK_THROWS_AS(async_test::run(1, dep.shared(true)), weave::IoError);
+  const weave::CircuitBreaker b = weave::circuit_breaker(
+      "async:shared", {.failure_rate = 100, .window = 10s, .min_calls = 2, .open_for = 10s, .shared = true});
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (b.state() != weave::CircuitState::open && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);  // (the flusher reports within flush_interval)
+  REQUIRE(b.state() == weave::CircuitState::open);
+  const int runs = dep.runs;
+  CHECK_THROWS_AS(async_test::run(1, dep.shared(false)), weave::CircuitOpen);
   CHECK(dep.runs == runs);
 }
