@@ -3,13 +3,13 @@
 // thread that reports their counts. A breaker made under it keeps it.
 #pragma once
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-#include <condition_variable>
 
 #include "core/feature_runtime.h"
 #include "core/process.h"

@@ -9,9 +9,8 @@
 // past it, or half-open, a call asks the store for a fleet-wide probe place
 // (one ask at a time per process; after a refusal, none for a tenth of
 // open_for, at most 100 ms, unless the phase changes meanwhile). When the
-// store fails or its feed is not
-// live, the phase is unknown (0) and the breaker's local state decides,
-// until a report answers again.
+// store fails or its feed is not live, the phase is unknown (0) and the
+// breaker's local state decides, until a report answers again.
 #pragma once
 
 #include <atomic>
