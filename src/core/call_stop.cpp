@@ -3,7 +3,6 @@
 #include "core/call_stop.h"
 
 #include "core/cycle_clock.h"
-
 #include "core/recycled.h"
 
 #include <string>

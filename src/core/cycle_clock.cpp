@@ -77,9 +77,8 @@ Pair read_together() noexcept {
 
 void calibrate(std::chrono::steady_clock::time_point now) noexcept {
 #if defined(__x86_64__)
+  if (!usable() || ns_per_tick.load(std::memory_order_relaxed) > 0) return;
   Anchor& a = anchor();
-  std::call_once(a.once, [&] { a.usable = counter_usable(); });
-  if (!a.usable || ns_per_tick.load(std::memory_order_relaxed) > 0) return;
   static std::once_flag anchored;
   std::call_once(anchored, [&] {
     const Pair p = read_together();  // (its own reading: `now` may be long before the usability check)

@@ -61,6 +61,11 @@ inline std::chrono::steady_clock::time_point coarse_now() noexcept {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return std::chrono::steady_clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
 }
+// steady_clock::now() as a count of ns (a value an atomic holds).
+inline std::int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 // That clock's tick (its clock_getres, read once): how far steady_clock::now()
 // may be ahead of coarse_now() while the tick is on time.
 inline std::chrono::nanoseconds coarse_tick() noexcept {

@@ -21,10 +21,6 @@ constexpr std::uint32_t kMaxMinCalls = 1'000'000;
 constexpr std::uint32_t kMaxHalfOpenCalls = 10'000;
 constexpr int kBuckets = 10;
 
-std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 }  // namespace
 
 void check_circuit_breaker_policy(const CircuitBreakerPolicy& p) {
@@ -74,7 +70,7 @@ CircuitBreakerState::CircuitBreakerState(std::string name, const CircuitBreakerP
       policy_(policy),
       now_(now),
       bucket_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(policy.window).count() / kBuckets),
-      phase_(1 << 2 | static_cast<std::uint64_t>(CircuitState::closed)) {  // (generation 1: a phase is never 0)
+      phase_(circuit_phase(1, CircuitState::closed)) {
   if (name_.empty()) throw UsageError("circuit_breaker: the name is empty");
   check_circuit_breaker_policy(policy_);
   if (policy_.window_calls > 0) {
@@ -91,7 +87,7 @@ CircuitAdmission CircuitBreakerState::admit() noexcept {
   if (shared_) {
     const std::uint64_t p = shared_->phase();
     if (p != 0) {
-      if (state_of(p) == CircuitState::closed) return {p | SharedCircuit::kShared};
+      if (circuit_phase_state(p) == CircuitState::closed) return {p | SharedCircuit::kShared};
       const CircuitAdmission a = shared_->ask(runtime_->circuits(), p);
       if (a) return a;
       if (!a.fallback) {
@@ -106,14 +102,14 @@ CircuitAdmission CircuitBreakerState::admit() noexcept {
 
 CircuitState CircuitBreakerState::state() const noexcept {
   if (shared_)
-    if (const std::uint64_t p = shared_->phase()) return state_of(p);
-  return state_of(phase_.load(std::memory_order_acquire));
+    if (const std::uint64_t p = shared_->phase()) return circuit_phase_state(p);
+  return circuit_phase_state(phase_.load(std::memory_order_acquire));
 }
 
 CircuitAdmission CircuitBreakerState::admit_local() noexcept {
   for (;;) {
     const std::uint64_t p = phase_.load(std::memory_order_acquire);
-    switch (state_of(p)) {
+    switch (circuit_phase_state(p)) {
       case CircuitState::closed: return {p};
       case CircuitState::open:
         if (now_() < open_until_ns_.load(std::memory_order_acquire)) {
@@ -158,7 +154,7 @@ void CircuitBreakerState::record(const CircuitAdmission& a, int outcome, bool sl
   }
   const std::uint64_t phase = a.phase;
   if (phase_.load(std::memory_order_acquire) != phase) return;  // let through before a change: not counted
-  if (state_of(phase) == CircuitState::closed) {
+  if (circuit_phase_state(phase) == CircuitState::closed) {
     if (outcome == 0) return;
     add_to_window(failed, slow);
     if ((failed || slow) && circuit_over_threshold(policy_, window_totals(), policy_.min_calls))
@@ -255,7 +251,7 @@ void CircuitBreakerState::move(std::uint64_t from, CircuitState to) noexcept {
     if (to == CircuitState::half_open) half_open_since_ns_ = now_();
     probes_out_ = 0;
     probes_ended_ = {};
-    phase_.store(((from >> 2) + 1) << 2 | static_cast<std::uint64_t>(to), std::memory_order_release);
+    phase_.store(circuit_phase(circuit_phase_generation(from) + 1, to), std::memory_order_release);
   }
   // (the hook runs outside the lock: it may ask the breaker anything)
   switch (to) {
@@ -308,7 +304,7 @@ void CircuitPass::end(int outcome) noexcept {
   if (!state_) return;
   const std::chrono::milliseconds slow_call = state_->policy().slow_call;
   const bool slow = outcome != 0 && slow_call.count() > 0 &&
-                    steady_ns() - started_ns_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(slow_call).count();
+                    detail::steady_now_ns() - started_ns_ >= std::chrono::duration_cast<std::chrono::nanoseconds>(slow_call).count();
   state_->record({phase_, probe_}, outcome, slow);
   state_.reset();
 }
@@ -323,7 +319,7 @@ CircuitPass CircuitBreaker::try_pass_holding(std::shared_ptr<detail::CircuitBrea
   pass.state_ = std::move(held);
   pass.phase_ = a.phase;
   pass.probe_ = a.probe;
-  if (state_->policy().slow_call.count() > 0) pass.started_ns_ = steady_ns();
+  if (state_->policy().slow_call.count() > 0) pass.started_ns_ = detail::steady_now_ns();
   return pass;
 }
 

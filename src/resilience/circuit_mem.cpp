@@ -27,11 +27,6 @@ struct CircuitTable {
   std::list<std::shared_ptr<const Handlers>> watchers WEAVE_GUARDED_BY(watchers_mutex);
 };
 
-std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 class MemCircuits final : public CircuitStore {
  public:
   explicit MemCircuits(std::shared_ptr<CircuitTable> table) : table_(std::move(table)) {}
@@ -72,7 +67,7 @@ class MemCircuits final : public CircuitStore {
   SharedCircuitView step(std::string_view name, Step&& s) {
     SharedCircuitView v;
     {
-      const std::int64_t now = steady_ms();
+      const std::int64_t now = steady_now_ns() / 1'000'000;  // (the store's clock: ms)
       Guard g(table_->mutex);
       auto it = table_->records.find(name);
       if (it == table_->records.end()) it = table_->records.emplace(std::string(name), fresh_shared_circuit(now)).first;

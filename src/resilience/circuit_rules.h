@@ -10,6 +10,14 @@
 
 namespace WEAVE_NAMESPACE::detail {
 
+// A phase: the state and the generation it began (+ 1 at each change), in
+// one word, generation << 2 | state; never 0 (generations start at 1).
+inline std::uint64_t circuit_phase(std::uint64_t generation, CircuitState state) noexcept {
+  return generation << 2 | static_cast<std::uint64_t>(state);
+}
+inline CircuitState circuit_phase_state(std::uint64_t phase) noexcept { return static_cast<CircuitState>(phase & 3); }
+inline std::uint64_t circuit_phase_generation(std::uint64_t phase) noexcept { return phase >> 2; }
+
 // Outcomes of calls in a window (or of a half-open phase's probes).
 struct CircuitOutcomes {
   std::uint64_t calls = 0, failures = 0, slows = 0;

@@ -59,7 +59,6 @@ class CircuitBreakerState {
   const SharedCircuit* shared() const noexcept { return shared_; }
 
  private:
-  static CircuitState state_of(std::uint64_t phase) noexcept { return static_cast<CircuitState>(phase & 3); }
   struct Bucket {
     std::atomic<std::int64_t> epoch{-1};
     std::atomic<std::uint32_t> calls{0}, failures{0}, slows{0};

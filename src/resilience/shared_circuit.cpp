@@ -13,14 +13,7 @@
 namespace WEAVE_NAMESPACE::detail {
 namespace {
 
-std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-CircuitState state_of(std::uint64_t phase) noexcept { return static_cast<CircuitState>(phase & 3); }
-std::uint64_t phase_of(const SharedCircuitView& v) noexcept {
-  return v.generation << 2 | static_cast<std::uint64_t>(v.state);
-}
+std::uint64_t phase_of(const SharedCircuitView& v) noexcept { return circuit_phase(v.generation, v.state); }
 
 }  // namespace
 
@@ -36,9 +29,9 @@ void SharedCircuit::count(std::uint64_t phase, int outcome, bool slow) noexcept 
 }
 
 CircuitAdmission SharedCircuit::ask(CircuitStore& store, std::uint64_t phase) noexcept {
-  const std::int64_t now = steady_ns();
-  if (state_of(phase) == CircuitState::open && now < open_until_ns_.load(std::memory_order_acquire)) return {};
-  if (state_of(phase) == CircuitState::half_open && now < next_ask_ns_.load(std::memory_order_acquire)) return {};
+  const std::int64_t now = steady_now_ns();
+  if (circuit_phase_state(phase) == CircuitState::open && now < open_until_ns_.load(std::memory_order_acquire)) return {};
+  if (circuit_phase_state(phase) == CircuitState::half_open && now < next_ask_ns_.load(std::memory_order_acquire)) return {};
   if (asking_.exchange(true, std::memory_order_acq_rel)) return {};  // another call of this process is asking
   const std::uint64_t probe = probes_.fetch_add(1, std::memory_order_relaxed) + 1;
   CircuitAdmission a;
@@ -50,7 +43,7 @@ CircuitAdmission SharedCircuit::ask(CircuitStore& store, std::uint64_t phase) no
     if (!v.granted && v.state == CircuitState::half_open) {  // every place is out: wait a little before asking again
       const auto pause = std::clamp<std::chrono::nanoseconds>(policy_.open_for / 10, std::chrono::milliseconds(1),
                                                               std::chrono::milliseconds(100));
-      next_ask_ns_.store(steady_ns() + pause.count(), std::memory_order_release);
+      next_ask_ns_.store(steady_now_ns() + pause.count(), std::memory_order_release);
     }
   } catch (const std::exception& e) {
     failed(e, "ask for a probe place");
@@ -63,7 +56,7 @@ CircuitAdmission SharedCircuit::ask(CircuitStore& store, std::uint64_t phase) no
 void SharedCircuit::probe_ended(CircuitStore& store, std::uint64_t phase, std::uint64_t probe, int outcome,
                                 bool slow) noexcept {
   try {
-    learn(store.probe_end(name_, policy_, phase >> 2, owner(probe), outcome, slow));
+    learn(store.probe_end(name_, policy_, circuit_phase_generation(phase), owner(probe), outcome, slow));
   } catch (const std::exception& e) {
     failed(e, "end a probe");  // (its place comes back when its lease ends)
   }
@@ -89,7 +82,7 @@ void SharedCircuit::flush(CircuitStore& store) noexcept {
     delta.failures = failures_.exchange(0, std::memory_order_relaxed);
     delta.slows = slows_.exchange(0, std::memory_order_relaxed);
     if (delta.calls == 0) return;
-    generation = phase >> 2;
+    generation = circuit_phase_generation(phase);
   }
   try {
     learn(store.report(name_, policy_, generation, delta));  // (generation 0: counts nothing, answers the state)
@@ -106,7 +99,7 @@ void SharedCircuit::learn(const SharedCircuitView& v) noexcept {
     down_ = false;
     changed = known_generation_ != 0 && v.generation != known_generation_;  // (first news changes nothing here)
     if (v.state == CircuitState::open)
-      open_until_ns_.store(steady_ns() + v.retry_after_ms * 1'000'000, std::memory_order_release);
+      open_until_ns_.store(steady_now_ns() + v.retry_after_ms * 1'000'000, std::memory_order_release);
     if (v.generation != known_generation_) {
       next_ask_ns_.store(0, std::memory_order_release);
       calls_.store(0, std::memory_order_relaxed);  // (counted in another phase)
@@ -154,8 +147,8 @@ void SharedCircuit::failed(const std::exception& e, const char* step) noexcept {
 }
 
 std::chrono::milliseconds SharedCircuit::retry_after() const noexcept {
-  if (state_of(phase()) != CircuitState::open) return std::chrono::milliseconds(0);
-  const std::int64_t left = open_until_ns_.load(std::memory_order_acquire) - steady_ns();
+  if (circuit_phase_state(phase()) != CircuitState::open) return std::chrono::milliseconds(0);
+  const std::int64_t left = open_until_ns_.load(std::memory_order_acquire) - steady_now_ns();
   return std::chrono::milliseconds(left <= 0 ? 0 : (left + 999'999) / 1'000'000);
 }
 
