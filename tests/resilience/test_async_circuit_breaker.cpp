@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <thread>
 
 #include "async_circuit_breaker_api.weave.h"
 #include "async_test_support.h"
+#include "eventually.h"
 #include "weave/asio.h"
 #include "weave/circuit_breaker.h"
 #include "weave/error.h"
@@ -44,10 +44,8 @@ TEST_CASE("async circuit breaker: a shared one opens once its failures are repor
   CHECK_THROWS_AS(async_test::run(1, dep.shared(true)), weave::IoError);
   const weave::CircuitBreaker b = weave::circuit_breaker(
       "async:shared", {.failure_rate = 100, .window = 10s, .min_calls = 2, .open_for = 10s, .shared = true});
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (b.state() != weave::CircuitState::open && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);  // (the flusher reports within flush_interval)
-  REQUIRE(b.state() == weave::CircuitState::open);
+  // (the flusher reports within flush_interval)
+  REQUIRE(test_support::eventually([&] { return b.state() == weave::CircuitState::open; }, 5s));
   const int runs = dep.runs;
   CHECK_THROWS_AS(async_test::run(1, dep.shared(false)), weave::CircuitOpen);
   CHECK(dep.runs == runs);

@@ -13,6 +13,7 @@
 
 #include "circuit_breaker_api.weave.h"
 #include "event_recorder.h"
+#include "eventually.h"
 #include "resilience/circuit_state.h"
 #include "weave/circuit_breaker.h"
 #include "weave/error.h"
@@ -319,10 +320,7 @@ TEST_CASE("circuit breaker: a shared one on a woven method opens once the flushe
   CHECK_THROWS_AS(dep.shared(true), weave::IoError);  // 2 of 4 failed: the store opens it at the next report
   const weave::CircuitBreaker breaker = weave::circuit_breaker(
       "dep:shared", {.failure_rate = 50, .window = 10s, .min_calls = 4, .open_for = 10s, .shared = true});
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (breaker.state() != CircuitState::open && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);
-  REQUIRE(breaker.state() == CircuitState::open);
+  REQUIRE(test_support::eventually([&] { return breaker.state() == CircuitState::open; }, 5s));
   try {
     dep.shared(false);
     FAIL("an open breaker let the call through");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/unique_token.h"
+#include "eventually.h"
 #include "redis_server.h"
 #include "weave/circuit_breaker.h"
 #include "weave/resilience.h"
@@ -24,13 +25,6 @@ using weave::CircuitState;
 namespace {
 
 std::string fresh_name(const std::string& what) { return what + "-" + weave::detail::unique_token(); }
-
-// Until `breaker` is in `state` (5 s at most).
-bool becomes(const weave::CircuitBreaker& breaker, CircuitState state) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (breaker.state() != state && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-  return breaker.state() == state;
-}
 
 std::unique_ptr<redis_test::Child> worker(const std::string& name, int open_for_ms) {
   return std::make_unique<redis_test::Child>(
@@ -58,7 +52,7 @@ TEST_CASE("shared circuit breaker: its own failures, once reported, open it, and
     REQUIRE(p);
     p.failed();
   }
-  REQUIRE(becomes(breaker, CircuitState::open));  // (the flusher's report opened it)
+  REQUIRE(test_support::eventually([&] { return breaker.state() == CircuitState::open; }, 5s));  // (the flusher's report opened it)
   CHECK_FALSE(breaker.try_pass());
   CHECK(breaker.retry_after() > 0ms);
   CHECK_THROWS_AS(breaker.call([] { return 1; }), weave::CircuitOpen);

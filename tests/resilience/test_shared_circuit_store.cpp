@@ -64,6 +64,14 @@ struct Heard {
   }
 };
 
+// A breaker `what`-<token> that `s` has just opened (20 calls, all failed).
+std::string opened_breaker(CircuitStore& s, const std::string& what) {
+  const std::string name = what + "-" + weave::detail::unique_token();
+  const std::uint64_t g = s.report(name, policy(), 0, {}).generation;
+  REQUIRE(s.report(name, policy(), g, {20, 20, 0}).state == CircuitState::open);
+  return name;
+}
+
 }  // namespace
 
 TEST_CASE("shared circuit store: two processes' reports add up to open it, and the other hears of it") {
@@ -110,9 +118,7 @@ TEST_CASE("shared circuit store: half_open_calls probe places across processes, 
   Heard heard;  // (first: it outlives the store whose feed calls it)
   auto a = weave::detail::open_circuit_store(o), b = weave::detail::open_circuit_store(o);
   b->watch(heard.handlers());
-  const std::string name = "probes-" + weave::detail::unique_token();
-  const std::uint64_t g = a->report(name, policy(), 0, {}).generation;
-  REQUIRE(a->report(name, policy(), g, {20, 20, 0}).state == CircuitState::open);
+  const std::string name = opened_breaker(*a, "probes");
   const SharedCircuitView early = b->probe(name, policy(), "b1", 5s);
   CHECK_FALSE(early.granted);
   CHECK(early.state == CircuitState::open);
@@ -138,9 +144,7 @@ TEST_CASE("shared circuit store: half_open_calls probe places across processes, 
 TEST_CASE("shared circuit store: a failed probe opens it again, and a dead holder's place comes back at its lease's end") {
   const weave::ResilienceOptions o = options();
   auto a = weave::detail::open_circuit_store(o);
-  const std::string name = "dead-" + weave::detail::unique_token();
-  const std::uint64_t g = a->report(name, policy(), 0, {}).generation;
-  REQUIRE(a->report(name, policy(), g, {20, 20, 0}).state == CircuitState::open);
+  const std::string name = opened_breaker(*a, "dead");
   std::this_thread::sleep_for(350ms);
   const SharedCircuitView p1 = a->probe(name, policy(), "dies", 100ms);
   REQUIRE(p1.granted);
@@ -161,9 +165,7 @@ TEST_CASE("shared circuit store: a failed probe opens it again, and a dead holde
 TEST_CASE("shared circuit store: probes all out for open_for open it again") {
   const weave::ResilienceOptions o = options();
   auto a = weave::detail::open_circuit_store(o);
-  const std::string name = "stuck-" + weave::detail::unique_token();
-  const std::uint64_t g = a->report(name, policy(), 0, {}).generation;
-  REQUIRE(a->report(name, policy(), g, {20, 20, 0}).state == CircuitState::open);
+  const std::string name = opened_breaker(*a, "stuck");
   std::this_thread::sleep_for(350ms);
   REQUIRE(a->probe(name, policy(), "x", 10s).granted);
   REQUIRE(a->probe(name, policy(), "y", 10s).granted);
